@@ -1,0 +1,1 @@
+"""hir: stream- and device-parallel tensor programs lowered to host programs, on xDSL + PyTorch."""

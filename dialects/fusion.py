@@ -1,0 +1,421 @@
+"""
+The fusion dialect: tensor programs with value semantics whose parallelization lives in the tensor
+types' `#fusion.parallel` encoding.
+
+Every op prints as
+
+    %r = fusion.OP %a, %b [dims = [..] | perm = [..]] attr-dict : type(a), type(b) -> type(r)
+
+and exposes `axis_map()` (see `shape_rules`): for each result axis, the operand axes it comes from.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, TensorType
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects import shape_rules as rules
+from hir.dialects.parallel_encoding import ParallelAttr, verify_tensor_type
+from hir.dialects.syntax import (
+    array_values,
+    format_int_list,
+    int_array,
+    parse_int_list,
+    parse_optional_operands,
+    parse_type_list,
+    print_types,
+    print_values,
+)
+
+
+def shape_of(value: SSAValue | Attribute) -> rules.Shape:
+    t = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(t, TensorType)
+    return t.get_shape()
+
+
+def element_type_of(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
+
+
+class FusionOp(IRDLOperation, ABC):
+    """Base of every fusion op: shared syntax, type checks and the axis-mapping interface."""
+
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ()
+    """Integer-array properties, printed `name = [..]` after the operands."""
+
+    traits = traits_def(Pure())
+
+    @abstractmethod
+    def axis_map(self) -> rules.AxisMap:
+        """For each result axis, the `(operand index, operand axis)` pairs it comes from."""
+
+    def result_shape(self) -> rules.Shape:
+        """The result shape the operands imply; ops whose result shape is free return it as is."""
+        return shape_of(self.results[0])
+
+    def verify_(self) -> None:
+        for i, operand in enumerate(self.operands):
+            if not isinstance(operand.type, TensorType):
+                raise VerifyException(f"operand #{i} must be a tensor, got {operand.type}")
+            verify_tensor_type(operand.type, f"operand #{i}")
+        result_type = self.results[0].type
+        if not isinstance(result_type, TensorType):
+            raise VerifyException(f"result must be a tensor, got {result_type}")
+        verify_tensor_type(result_type, "result")
+        self.verify_element_types()
+        expected = self.result_shape()
+        if not rules.shapes_match(expected, shape_of(self.results[0])):
+            raise VerifyException(
+                f"result shape {rules.fmt(shape_of(self.results[0]))} does not match "
+                f"the expected shape {rules.fmt(expected)}"
+            )
+
+    def verify_element_types(self) -> None:
+        """By default every operand and the result share one element type."""
+        result_elt = element_type_of(self.results[0])
+        for i, operand in enumerate(self.operands):
+            if element_type_of(operand) != result_elt:
+                raise VerifyException(
+                    f"operand #{i} has element type {element_type_of(operand)}, the result {result_elt}"
+                )
+
+    # -- custom syntax ---------------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusionOp:
+        pos = parser.pos
+        operands = parse_optional_operands(parser)
+        properties: dict[str, Attribute] = {}
+        for name in cls.ARRAY_PROPS:
+            parser.parse_keyword(name)
+            parser.parse_punctuation("=")
+            properties[name] = int_array(parse_int_list(parser))
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        operand_types = parse_type_list(parser) if operands else []
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        resolved = parser.resolve_operands(operands, operand_types, pos)
+        return cls.create(operands=resolved, result_types=[result_type], properties=properties, attributes=attributes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_values(printer, self.operands)
+        for name in self.ARRAY_PROPS:
+            printer.print_string(f" {name} = {format_int_list(array_values(self.properties[name]))}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        if self.operands:
+            print_types(printer, [o.type for o in self.operands])
+            printer.print_string(" ")
+        printer.print_string("-> ")
+        printer.print_attribute(self.results[0].type)
+
+
+# -- unary ops ------------------------------------------------------------------------------------
+
+
+class UnaryFusionOp(FusionOp, ABC):
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[x], result_types=[result_type or x.type])
+
+    def result_shape(self) -> rules.Shape:
+        return shape_of(self.x)
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
+
+
+class FloatUnaryFusionOp(UnaryFusionOp, ABC):
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if not isinstance(element_type_of(self.x), AnyFloat):
+            raise VerifyException(f"{self.name} needs a floating-point element type, got {element_type_of(self.x)}")
+
+
+@irdl_op_definition
+class SetOp(UnaryFusionOp):
+    """A copy; when input and result sharding differ it is a *resharding* (a communication)."""
+
+    name = "fusion.set"
+
+
+@irdl_op_definition
+class NegOp(UnaryFusionOp):
+    name = "fusion.neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryFusionOp):
+    name = "fusion.abs"
+
+
+@irdl_op_definition
+class ReluOp(UnaryFusionOp):
+    name = "fusion.relu"
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryFusionOp):
+    name = "fusion.exp"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryFusionOp):
+    name = "fusion.tanh"
+
+
+@irdl_op_definition
+class CastOp(UnaryFusionOp):
+    """Element-type conversion (the result type says to what)."""
+
+    name = "fusion.cast"
+
+    def verify_element_types(self) -> None:
+        pass
+
+
+# -- binary elementwise ops -----------------------------------------------------------------------
+
+
+class BinaryFusionOp(FusionOp, ABC):
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
+
+    def result_shape(self) -> rules.Shape:
+        a, b = shape_of(self.lhs), shape_of(self.rhs)
+        if not rules.shapes_match(a, b):
+            raise VerifyException(f"operands must have the same shape, got {rules.fmt(a)} and {rules.fmt(b)}")
+        return a
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.lhs)), 2)
+
+
+@irdl_op_definition
+class AddOp(BinaryFusionOp):
+    name = "fusion.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryFusionOp):
+    name = "fusion.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryFusionOp):
+    name = "fusion.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryFusionOp):
+    name = "fusion.div"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if not isinstance(element_type_of(self.lhs), AnyFloat):
+            raise VerifyException(f"fusion.div needs a floating-point element type, got {element_type_of(self.lhs)}")
+
+
+@irdl_op_definition
+class MaximumOp(BinaryFusionOp):
+    name = "fusion.maximum"
+
+
+# -- shape ops ------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BroadcastOp(FusionOp):
+    """Unsqueeze + expand: `dims` are the new axes of the result."""
+
+    name = "fusion.broadcast"
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("dims",)
+
+    x = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+
+    def result_shape(self) -> rules.Shape:
+        result = shape_of(self.result)
+        dims = array_values(self.dims)
+        rules.check_dims(dims, len(result), "broadcast dims")
+        kept = rules.reduce_shape(result, dims)
+        if not rules.shapes_match(kept, shape_of(self.x)):
+            raise VerifyException(
+                f"broadcast of {rules.fmt(shape_of(self.x))} with new dims {list(dims)} "
+                f"cannot produce {rules.fmt(result)}"
+            )
+        return result
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.broadcast_map(len(shape_of(self.result)), array_values(self.dims))
+
+
+@irdl_op_definition
+class PermuteOp(FusionOp):
+    """`x.permute(perm)`: result axis i is operand axis perm[i]."""
+
+    name = "fusion.permute"
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("perm",)
+
+    x = operand_def(TensorType)
+    perm = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, perm: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[x], result_types=[result_type], properties={"perm": int_array(perm)})
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        perm = array_values(self.perm)
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of the {len(shape)} operand axes")
+        return tuple(shape[p] for p in perm)
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.permute_map(array_values(self.perm))
+
+
+# -- reductions -----------------------------------------------------------------------------------
+
+
+class ReductionFusionOp(FusionOp, ABC):
+    """Reduces the axes `dims`; the result drops them."""
+
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("dims",)
+
+    x = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        dims = array_values(self.dims)
+        if not dims:
+            raise VerifyException("dims must name at least one axis to reduce")
+        rules.check_dims(dims, len(shape), "dims")
+        return rules.reduce_shape(shape, dims)
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.reduce_map(len(shape_of(self.x)), array_values(self.dims))
+
+
+@irdl_op_definition
+class SumOp(ReductionFusionOp):
+    name = "fusion.sum"
+
+
+@irdl_op_definition
+class MaxOp(ReductionFusionOp):
+    name = "fusion.max"
+
+
+@irdl_op_definition
+class MinOp(ReductionFusionOp):
+    name = "fusion.min"
+
+
+# -- contractions ---------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MatmulOp(FusionOp):
+    """`torch.matmul` (1-D promotion, batch broadcasting)."""
+
+    name = "fusion.matmul"
+
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
+        super().__init__(operands=[a, b], result_types=[result_type])
+
+    def result_shape(self) -> rules.Shape:
+        return rules.matmul_rule(shape_of(self.a), shape_of(self.b))[0]
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.matmul_rule(shape_of(self.a), shape_of(self.b))[1]
+
+
+@irdl_op_definition
+class LinearOp(FusionOp):
+    """`torch.nn.functional.linear(x, w, bias)`."""
+
+    name = "fusion.linear"
+
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, w: SSAValue, bias: SSAValue | None, result_type: Attribute):
+        super().__init__(operands=[x, w, [bias] if bias else []], result_types=[result_type])
+
+    def _rule(self) -> tuple[rules.Shape, rules.AxisMap]:
+        bias = shape_of(self.bias) if self.bias is not None else None
+        return rules.linear_rule(shape_of(self.x), shape_of(self.w), bias)
+
+    def result_shape(self) -> rules.Shape:
+        return self._rule()[0]
+
+    def axis_map(self) -> rules.AxisMap:
+        return self._rule()[1]
+
+
+FUSION_OPS: tuple[type[FusionOp], ...] = (
+    SetOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    MaximumOp,
+    NegOp,
+    AbsOp,
+    ExpOp,
+    ReluOp,
+    TanhOp,
+    CastOp,
+    BroadcastOp,
+    PermuteOp,
+    SumOp,
+    MaxOp,
+    MinOp,
+    MatmulOp,
+    LinearOp,
+)
+
+Fusion = Dialect("fusion", list(FUSION_OPS), [ParallelAttr])

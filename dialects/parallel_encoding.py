@@ -1,0 +1,197 @@
+"""
+The `#fusion.parallel<...>` tensor encoding: how each axis of a tensor is parallelized.
+
+    tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+    tensor<?x?xf32, #fusion.parallel<[stream(4), serial]>>
+    tensor<4x2x64x1024xbf16, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>
+
+`serial`: an ordinary axis. `stream`: one host-loop iteration per index of the axis.
+`stream(N)`: the axis outer-split into N chunks, one iteration per chunk. `didx`: sharded over
+the mesh; its logical extent equals the mesh size and each device holds extent 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntAttr, NoneAttr, StringAttr, TensorType
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+SERIAL = "serial"
+STREAM = "stream"
+DIDX = "didx"
+AXIS_KINDS = (SERIAL, STREAM, DIDX)
+
+
+@irdl_attr_definition
+class ParallelAttr(ParametrizedAttribute):
+    """Per-axis parallel types of a tensor, plus the device mesh it lives on."""
+
+    name = "fusion.parallel"
+
+    kinds: ArrayAttr[StringAttr]
+    """One of `serial`, `stream`, `didx` per axis."""
+    chunks: ArrayAttr[IntAttr]
+    """Per axis: N for `stream(N)`, 0 otherwise."""
+    mesh: ArrayAttr[IntAttr]
+    """Device ids; empty means a single device."""
+
+    def __init__(self, kinds: Sequence[str], chunks: Sequence[int] | None = None, mesh: Sequence[int] = ()):
+        chunks = [0] * len(kinds) if chunks is None else chunks
+        super().__init__(
+            ArrayAttr([StringAttr(k) for k in kinds]),
+            ArrayAttr([IntAttr(c) for c in chunks]),
+            ArrayAttr([IntAttr(d) for d in mesh]),
+        )
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def axis_kinds(self) -> tuple[str, ...]:
+        return tuple(k.data for k in self.kinds.data)
+
+    @property
+    def mesh_ids(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.mesh.data)
+
+    @property
+    def stream_axis(self) -> int | None:
+        return _index_of(self.axis_kinds, STREAM)
+
+    @property
+    def stream_chunks(self) -> int | None:
+        """N for a `stream(N)` axis, None for a plain `stream` axis or none at all."""
+        axis = self.stream_axis
+        if axis is None or self.chunks.data[axis].data == 0:
+            return None
+        return self.chunks.data[axis].data
+
+    @property
+    def didx_axis(self) -> int | None:
+        return _index_of(self.axis_kinds, DIDX)
+
+    # -- syntax ----------------------------------------------------------------------------------
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            axes = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_axis(parser))
+            mesh: list[int] = []
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("mesh")
+                parser.parse_punctuation("=")
+                mesh = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                )
+        return (
+            ArrayAttr([StringAttr(kind) for kind, _ in axes]),
+            ArrayAttr([IntAttr(n) for _, n in axes]),
+            ArrayAttr([IntAttr(d) for d in mesh]),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        axes = [f"{kind}({n.data})" if n.data else kind for kind, n in zip(self.axis_kinds, self.chunks.data)]
+        text = f"<[{', '.join(axes)}]"
+        if self.mesh.data:
+            text += f", mesh = [{', '.join(str(d) for d in self.mesh_ids)}]"
+        printer.print_string(text + ">")
+
+    # -- verification ----------------------------------------------------------------------------
+
+    def verify(self) -> None:
+        kinds = self.axis_kinds
+        if len(kinds) != len(self.chunks.data):
+            raise VerifyException("#fusion.parallel needs one chunk count per axis")
+        for kind, n in zip(kinds, self.chunks.data):
+            if kind not in AXIS_KINDS:
+                raise VerifyException(f"unknown parallel type '{kind}', expected one of {', '.join(AXIS_KINDS)}")
+            if n.data < 0 or (n.data and kind != STREAM):
+                raise VerifyException(f"only a stream axis takes a chunk count, got {kind}({n.data})")
+        for kind in (STREAM, DIDX):
+            if kinds.count(kind) > 1:
+                raise VerifyException(f"at most one {kind} axis per tensor, found {kinds.count(kind)}")
+        mesh = self.mesh_ids
+        if len(set(mesh)) != len(mesh) or any(d < 0 for d in mesh):
+            raise VerifyException(f"mesh device ids must be distinct and non-negative, got {list(mesh)}")
+        if DIDX in kinds and not mesh:
+            raise VerifyException("a didx axis needs a mesh: add `mesh = [ids]`")
+
+
+def _index_of(items: tuple[str, ...], item: str) -> int | None:
+    return items.index(item) if item in items else None
+
+
+def _parse_axis(parser: AttrParser) -> tuple[str, int]:
+    pos = parser.pos
+    kind = parser.parse_identifier()
+    if kind not in AXIS_KINDS:
+        parser.raise_error(f"unknown parallel type '{kind}', expected one of {', '.join(AXIS_KINDS)}", pos)
+    chunks = 0
+    if kind == STREAM and parser.parse_optional_punctuation("("):
+        chunks = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        if chunks <= 0:
+            parser.raise_error("stream(N) needs N >= 1", pos)
+        parser.parse_punctuation(")")
+    return kind, chunks
+
+
+# -- tensor-type helpers used by every fusion op --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The parallelization of one tensor type, with defaults for a plain tensor."""
+
+    kinds: tuple[str, ...]
+    stream_chunks: int | None
+    mesh: tuple[int, ...]
+
+    @property
+    def stream_axis(self) -> int | None:
+        return _index_of(self.kinds, STREAM)
+
+    @property
+    def didx_axis(self) -> int | None:
+        return _index_of(self.kinds, DIDX)
+
+    @property
+    def sharding(self) -> tuple[int | None, tuple[int, ...]]:
+        """What decides where data lives: the didx axis and the mesh."""
+        return self.didx_axis, self.mesh
+
+
+def layout_of(t: Attribute) -> Layout:
+    """The parallel layout of a tensor type (all serial, single device when no encoding)."""
+    assert isinstance(t, TensorType)
+    enc = t.encoding
+    if isinstance(enc, ParallelAttr):
+        return Layout(enc.axis_kinds, enc.stream_chunks, enc.mesh_ids)
+    return Layout((SERIAL,) * len(t.get_shape()), None, ())
+
+
+def verify_tensor_type(t: TensorType, what: str) -> None:
+    """Checks a tensor type's encoding against its shape; `what` names the value in messages."""
+    enc = t.encoding
+    if isinstance(enc, NoneAttr):
+        return
+    if not isinstance(enc, ParallelAttr):
+        raise VerifyException(f"{what} has an encoding that is not #fusion.parallel: {enc}")
+    shape = t.get_shape()
+    if len(enc.axis_kinds) != len(shape):
+        raise VerifyException(
+            f"{what}: #fusion.parallel lists {len(enc.axis_kinds)} axes but the tensor has rank {len(shape)}"
+        )
+    didx = enc.didx_axis
+    if didx is not None and shape[didx] != DYNAMIC_INDEX and shape[didx] != len(enc.mesh_ids):
+        raise VerifyException(
+            f"{what}: didx axis {didx} has extent {shape[didx]} but the mesh has {len(enc.mesh_ids)} devices"
+        )
+    chunks = enc.stream_chunks
+    axis = enc.stream_axis
+    if chunks is not None and axis is not None and shape[axis] != DYNAMIC_INDEX and shape[axis] % chunks:
+        raise VerifyException(f"{what}: stream({chunks}) does not divide the extent {shape[axis]} of axis {axis}")

@@ -1,0 +1,93 @@
+"""Small parsing/printing helpers shared by the custom assembly formats of both dialects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+
+
+def parse_int_list(parser: Parser) -> list[int]:
+    """`[1, 2, 3]`"""
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def int_array(values: Iterable[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, tuple(values))
+
+
+def array_values(attr: Attribute) -> tuple[int, ...]:
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.iter_values())
+
+
+def format_int_list(values: Iterable[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def parse_optional_operands(parser: Parser) -> list[UnresolvedOperand]:
+    """An undelimited, possibly empty `%a, %b, ...` list."""
+    first = parser.parse_optional_unresolved_operand()
+    if first is None:
+        return []
+    operands = [first]
+    while parser.parse_optional_punctuation(","):
+        operands.append(parser.parse_unresolved_operand())
+    return operands
+
+
+def parse_type_list(parser: Parser) -> list[Attribute]:
+    """An undelimited, non-empty `t1, t2, ...` list."""
+    types = [parser.parse_type()]
+    while parser.parse_optional_punctuation(","):
+        types.append(parser.parse_type())
+    return types
+
+
+def print_values(printer: Printer, values: Sequence[SSAValue]) -> None:
+    printer.print_list(values, printer.print_operand)
+
+
+def print_types(printer: Printer, types: Sequence[Attribute]) -> None:
+    printer.print_list(types, printer.print_attribute)
+
+
+@irdl_custom_directive
+class IntList(CustomDirective):
+    """An i64 dense-array property written `[0, 1]` (like MLIR's `custom<DenseI64Array>`)."""
+
+    values: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.values.set(state, int_array(parse_int_list(parser)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_string(format_int_list(array_values(self.values.get(op))))
+
+
+@irdl_custom_directive
+class BareWord(CustomDirective):
+    """A string property written as a bare identifier, e.g. `kind = sum`."""
+
+    word: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.word.set(state, StringAttr(parser.parse_identifier()))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        word = self.word.get(op)
+        assert isinstance(word, StringAttr)
+        printer.print_string(word.data)

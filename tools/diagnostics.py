@@ -1,0 +1,81 @@
+"""
+Located diagnostics: every op parsed from text remembers its `file:line:col`, and verifier, pass
+and runtime errors name it, MLIR style:
+
+    ex.mlir:3:8: error: 'fusion.add' op operands must have the same shape, got 4x8 and 4x4
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+
+class LocatedParser(Parser):
+    """A parser that gives every op without an explicit `loc(...)` its source position."""
+
+    def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
+        super().__init__(ctx, input, name)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        span = self._current_token.span
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            where = span.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col)
+            )
+        return op
+
+
+def location_of(op: Operation) -> str | None:
+    """`file:line:col` of `op`, or of its closest ancestor that has one."""
+    current: Operation | None = op
+    while current is not None:
+        loc = current.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        current = current.parent_op()
+    return None
+
+
+def located(op: Operation, message: str) -> str:
+    """`file:line:col: error: 'op.name' op message`."""
+    prefix = location_of(op) or "<unknown>"
+    return f"{prefix}: error: '{op.name}' op {message}"
+
+
+class LocatedError(DiagnosticException):
+    """A verifier, pass or runtime error that names the op's source position."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(located(op, message))
+        self.op = op
+        self.message = message
+
+
+def verify_located(module: ModuleOp) -> None:
+    """`module.verify()`, but the error names the first failing op's location."""
+    try:
+        module.verify()
+    except VerifyException as err:
+        for op in module.walk():
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as inner:
+                raise LocatedError(op, _strip_prefix(str(inner))) from None
+        raise LocatedError(module, _strip_prefix(str(err))) from None
+
+
+def _strip_prefix(message: str) -> str:
+    return message.removeprefix("Operation does not verify: ")
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message` followed by the source line and a caret."""
+    where = error.span.get_location()
+    context = error.span.print_with_context().split("\n", 1)[1].rstrip("\n")
+    return f"{where}: error: {error.msg}\n{context}"
