@@ -1,1 +1,26 @@
-"""hir: stream- and device-parallel tensor programs lowered to host programs, on xDSL + PyTorch."""
+"""
+hir: tensor programs with stream- and device-parallel axes, lowered to host programs that pipeline
+work over CUDA streams and overlap communication with compute; on xDSL, executed with PyTorch.
+
+The Python API (see README):
+
+    parse(text) / parse_file(path) -> ModuleOp        parse and verify
+    run_pipeline(module, "stream-lowering")           apply passes (hir-opt's -p syntax)
+    execute(module, inputs, num_streams=4, ...)       run @main with torch (CPU or CUDA)
+    compile_program(module) -> Program                compile once, call many times
+"""
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import hir.dialects` (e.g. by hir-opt) must not pay for torch.
+    if name in ("parse", "parse_file", "run_pipeline", "make_context"):
+        from hir import api
+
+        return getattr(api, name)
+    if name in ("execute", "compile_program", "Program"):
+        from hir.runtime import executor
+
+        return getattr(executor, name)
+    raise AttributeError(f"module 'hir' has no attribute {name!r}")

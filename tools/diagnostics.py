@@ -30,6 +30,13 @@ class LocatedParser(Parser):
             )
         return op
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        first = module.ops.first
+        if isinstance(module.location, UnknownLoc) and first is not None:
+            module.location = first.location  # an implicit module: errors on it name where it starts
+        return module
+
 
 def location_of(op: Operation) -> str | None:
     """`file:line:col` of `op`, or of its closest ancestor that has one."""

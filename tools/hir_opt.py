@@ -138,9 +138,9 @@ class HirOptMain(xDSLOptMain):
         """xDSLOptMain.run with located, traceback-free diagnostics."""
         try:
             chunks, file_extension = self.prepare_input()
+            output = self.prepare_output()
         except (OSError, ValueError) as err:
             _fail(f"hir-opt: error: {err}")
-        output = self.prepare_output()
         failed = False
         try:
             for i, (chunk, offset) in enumerate(chunks):

@@ -1,0 +1,224 @@
+"""
+Running a module's entry function: a fusion-level function is the reference (eager torch on whole
+tensors), a hir function is the lowered program. Inputs and preallocated outputs are checked
+against the function's types first; errors name the function's source location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute
+
+from hir.dialects import hir
+
+# The per-dialect step compilers register themselves on import.
+from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
+from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
+from hir.runtime.dtypes import shaped_dtype
+from hir.runtime.streams import streams_for
+from hir.tools.diagnostics import LocatedError
+
+FUSION_TYPE_ATTR = "fusion.type"
+"""Arg/result attribute of a lowered function: the fusion-level tensor type the buffer stands for."""
+
+
+@dataclass
+class Program:
+    """A compiled entry function, ready to run many times."""
+
+    func: func.FuncOp
+    body: CompiledBlock
+    slots: dict
+    arg_slots: list[int]
+    result_slots: list[int]
+    allocated_results: dict[int, int]
+    """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
+
+    @property
+    def input_types(self) -> Sequence[Attribute]:
+        return self.func.function_type.inputs.data
+
+    @property
+    def output_types(self) -> Sequence[Attribute]:
+        return self.func.function_type.outputs.data
+
+    @property
+    def global_input_types(self) -> list[Attribute]:
+        """The unsharded (fusion-level) input types: a lowered function records them as arg attributes."""
+        arg_attrs = self.func.arg_attrs.data if self.func.arg_attrs is not None else ()
+        types = list(self.input_types)
+        for i, attrs in enumerate(arg_attrs):
+            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
+                types[i] = original
+        return types
+
+    def __call__(
+        self,
+        inputs: Sequence[Any],
+        *,
+        device: str | torch.device | None = None,
+        num_streams: int = 4,
+        outputs: Sequence[torch.Tensor | None] | None = None,
+        communicator: Any = None,
+    ) -> list[Any]:
+        run_device = _pick_device(device, inputs)
+        self._check_inputs(inputs, run_device)
+        outputs = self._check_outputs(outputs, inputs, run_device)
+        if num_streams < 1:
+            raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
+        streams = streams_for(run_device)
+        frame = Frame(
+            env=[UNSET] * len(self.slots),
+            device=run_device,
+            streams=streams,
+            num_streams=num_streams,
+            communicator=communicator,
+            preallocated={
+                self.allocated_results[k]: t
+                for k, t in enumerate(outputs)
+                if t is not None and k in self.allocated_results
+            },
+            slots=self.slots,
+        )
+        for slot, value in zip(self.arg_slots, inputs):
+            frame.env[slot] = value
+        caller_stream = streams.current()
+        try:
+            self.body.run(frame)
+        finally:
+            streams.set_current(caller_stream)
+        results = [frame.env[s] for s in self.result_slots]
+        for k, out in enumerate(outputs):
+            if out is not None and results[k] is not out:
+                out.copy_(results[k])
+                results[k] = out
+        return results
+
+    # -- checks ----------------------------------------------------------------------------------
+
+    def _check_inputs(self, inputs: Sequence[Any], device: torch.device) -> None:
+        types = self.input_types
+        if len(inputs) != len(types):
+            raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
+        for i, (value, t) in enumerate(zip(inputs, types)):
+            _check_value(self.func, f"input #{i}", value, t, device)
+
+    def _check_outputs(
+        self, outputs: Sequence[torch.Tensor | None] | None, inputs: Sequence[Any], device: torch.device
+    ) -> list[torch.Tensor | None]:
+        types = self.output_types
+        if outputs is None:
+            return [None] * len(types)
+        if len(outputs) != len(types):
+            raise LocatedError(
+                self.func, f"@{self.func.sym_name.data} has {len(types)} outputs, {len(outputs)} were preallocated"
+            )
+        for k, (out, t) in enumerate(zip(outputs, types)):
+            if out is None:
+                continue
+            _check_value(self.func, f"preallocated output #{k}", out, t, device)
+            for i, value in enumerate(inputs):
+                if isinstance(value, torch.Tensor) and _overlap(out, value):
+                    raise LocatedError(
+                        self.func, f"inputs cannot be aliased: preallocated output #{k} overlaps input #{i}"
+                    )
+        return list(outputs)
+
+
+def compile_program(module: ModuleOp, entry: str = "main") -> Program:
+    """Compiles `@entry` of a verified module."""
+    function = _find_function(module, entry)
+    ctx = CompileContext()
+    args = function.body.block.args
+    arg_slots = ctx.slots_of(args)
+    body = ctx.compile_block(function.body.block)
+    terminator = function.body.block.last_op
+    assert isinstance(terminator, func.ReturnOp)
+    result_slots = ctx.slots_of(terminator.arguments)
+    allocated = {
+        k: ctx.slot(v)
+        for k, v in enumerate(terminator.arguments)
+        if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
+    }
+    return Program(function, body, ctx.slots, arg_slots, result_slots, allocated)
+
+
+def execute(module: ModuleOp, inputs: Sequence[Any], *, entry: str = "main", **options: Any) -> list[Any]:
+    """Compiles and runs `@entry` once; `options` are those of `Program.__call__`."""
+    return compile_program(module, entry)(inputs, **options)
+
+
+def is_hir_function(function: func.FuncOp) -> bool:
+    """A lowered program works on buffers; a fusion-level one on tensors."""
+    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
+    return any(isinstance(t, MemRefType) for t in types)
+
+
+def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
+    names = []
+    for op in module.walk():
+        if isinstance(op, func.FuncOp):
+            if op.sym_name.data == entry:
+                if not op.body.blocks:
+                    raise LocatedError(op, f"@{entry} is a declaration without a body")
+                return op
+            names.append(op.sym_name.data)
+    available = ", ".join(f"@{n}" for n in names) or "none"
+    raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
+
+
+def _pick_device(device: str | torch.device | None, inputs: Sequence[Any]) -> torch.device:
+    if device is not None:
+        return torch.device(device)
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            return value.device
+    return torch.device("cpu")
+
+
+def _fmt_shape(shape: Sequence[int]) -> str:
+    return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) or "scalar"
+
+
+def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
+    if isinstance(t, IndexType | IntegerType):
+        if not isinstance(value, int):
+            raise LocatedError(where, f"{what} must be an integer ({t}), got {type(value).__name__}")
+        return
+    if not isinstance(t, TensorType | MemRefType):
+        raise LocatedError(where, f"{what} has type {t}, which the runtime cannot take")
+    if not isinstance(value, torch.Tensor):
+        raise LocatedError(where, f"{what} must be a torch.Tensor ({t}), got {type(value).__name__}")
+    expected = t.get_shape()
+    if len(expected) != value.dim() or any(e not in (DYNAMIC_INDEX, d) for e, d in zip(expected, value.shape)):
+        raise LocatedError(
+            where, f"{what} has shape {_fmt_shape(tuple(value.shape))}, expected {_fmt_shape(expected)} ({t})"
+        )
+    dtype = shaped_dtype(t)
+    if value.dtype != dtype:
+        raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
+    if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
+        raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
+
+
+def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors share any bytes of storage."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    a_lo, a_hi = _byte_range(a)
+    b_lo, b_hi = _byte_range(b)
+    return a_lo < b_hi and b_lo < a_hi
+
+
+def _byte_range(t: torch.Tensor) -> tuple[int, int]:
+    start = t.data_ptr()
+    extent = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()) if size > 0)
+    return start, start + (extent + 1) * t.element_size()

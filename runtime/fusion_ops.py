@@ -1,0 +1,20 @@
+"""Fusion ops outside a launch: the reference semantics, eager torch on whole tensors."""
+
+from __future__ import annotations
+
+from hir.dialects import fusion
+from hir.runtime.compiler import CompileContext, Frame, Step, compiles
+from hir.runtime.kernels import eager_kernel
+
+
+@compiles(*fusion.FUSION_OPS)
+def fusion_op(op: fusion.FusionOp, ctx: CompileContext) -> Step:
+    kernel = eager_kernel(op)
+    ins = ctx.slots_of(op.operands)
+    out = ctx.slot(op.results[0])
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        env[out] = kernel(*[env[i] for i in ins])
+
+    return step

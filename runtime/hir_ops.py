@@ -1,0 +1,212 @@
+"""hir ops: buffers are torch tensors (views alias their base), streams come from `Frame.streams`."""
+
+from __future__ import annotations
+
+import torch
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+
+from hir.dialects import fusion, hir
+from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, compiles
+from hir.runtime.dtypes import shaped_dtype
+from hir.runtime.kernels import out_kernel
+
+# -- buffers --------------------------------------------------------------------------------------
+
+
+@compiles(hir.AllocateOp)
+def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
+    t = op.result.type
+    assert isinstance(t, MemRefType)
+    dtype = shaped_dtype(t)
+    static_shape = t.get_shape()
+    dynamic = iter(ctx.slots_of(op.dynamic_sizes))
+    # Per axis: ("static", extent) or ("dynamic", slot).
+    extents = [(False, d) if d != DYNAMIC_INDEX else (True, next(dynamic)) for d in static_shape]
+    out = ctx.slot(op.result)
+    symmetric = op.symmetric is not None
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        preallocated = frame.preallocated.get(out)
+        if preallocated is not None:
+            env[out] = preallocated
+            return
+        shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
+        if symmetric and frame.communicator is not None:
+            env[out] = frame.communicator.empty_symmetric(shape, dtype, frame.device)
+        else:
+            env[out] = torch.empty(shape, dtype=dtype, device=frame.device)
+
+    return step
+
+
+@compiles(hir.DeallocateOp)
+def deallocate(op: hir.DeallocateOp, ctx: CompileContext) -> Step:
+    buffer = ctx.slot(op.buffer)
+
+    def step(frame: Frame) -> None:
+        frame.env[buffer] = UNSET
+
+    return step
+
+
+@compiles(hir.AliasSelectOp)
+def alias_select(op: hir.AliasSelectOp, ctx: CompileContext) -> Step:
+    buffer, index, out = ctx.slot(op.buffer), ctx.slot(op.index), ctx.slot(op.result)
+    axis = op.axis_value
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        env[out] = env[buffer].select(axis, env[index])
+
+    return step
+
+
+# -- control flow ---------------------------------------------------------------------------------
+
+
+@compiles(hir.ForOp)
+def for_loop(op: hir.ForOp, ctx: CompileContext) -> Step:
+    lb, ub, st, iv = ctx.slot(op.lb), ctx.slot(op.ub), ctx.slot(op.step), ctx.slot(op.induction_var)
+    body = ctx.compile_block(op.body.block)
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        run = body.run
+        for i in range(env[lb], env[ub], env[st]):
+            env[iv] = i
+            run(frame)
+
+    return step
+
+
+# -- compute --------------------------------------------------------------------------------------
+
+
+@compiles(hir.LaunchOp)
+def launch(op: hir.LaunchOp, ctx: CompileContext) -> Step:
+    block = op.body.block
+    ins, outs = ctx.slots_of(op.ins), ctx.slots_of(op.outs)
+    ops = list(block.ops)
+    terminator = ops[-1]
+    assert isinstance(terminator, hir.YieldOp)
+    arg_index = {arg: i for i, arg in enumerate(block.args)}
+
+    # One standard op whose operands are region arguments: its out= form writes the destination.
+    if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp):
+        only = ops[0]
+        if terminator.values[0] is only.results[0] and all(o in arg_index for o in only.operands):
+            kernel = out_kernel(only)
+            operand_slots = [ins[arg_index[o]] for o in only.operands]
+            out = outs[0]
+
+            def single(frame: Frame) -> None:
+                env = frame.env
+                kernel(env[out], *[env[s] for s in operand_slots])
+
+            return single
+
+    # A segment: run op by op, then copy each yielded value into its destination once.
+    arg_slots = ctx.slots_of(block.args)
+    body = ctx.compile_block(block)
+    yielded = ctx.slots_of(terminator.values)
+
+    def segment(frame: Frame) -> None:
+        env = frame.env
+        for arg, src in zip(arg_slots, ins):
+            env[arg] = env[src]
+        body.run(frame)
+        for out, value in zip(outs, yielded):
+            env[out].copy_(env[value])
+
+    return segment
+
+
+# -- streams --------------------------------------------------------------------------------------
+
+
+@compiles(hir.GetCurrentStreamOp)
+def get_current_stream(op: hir.GetCurrentStreamOp, ctx: CompileContext) -> Step:
+    out = ctx.slot(op.result)
+
+    def step(frame: Frame) -> None:
+        frame.env[out] = frame.streams.current()
+
+    return step
+
+
+@compiles(hir.StreamOp)
+def stream(op: hir.StreamOp, ctx: CompileContext) -> Step:
+    index, out = ctx.slot(op.index), ctx.slot(op.result)
+
+    def step(frame: Frame) -> None:
+        frame.env[out] = frame.streams.pool(frame.env[index])
+
+    return step
+
+
+@compiles(hir.NumStreamsOp)
+def num_streams(op: hir.NumStreamsOp, ctx: CompileContext) -> Step:
+    out = ctx.slot(op.result)
+
+    def step(frame: Frame) -> None:
+        frame.env[out] = frame.num_streams
+
+    return step
+
+
+@compiles(hir.SetCurrentStreamOp)
+def set_current_stream(op: hir.SetCurrentStreamOp, ctx: CompileContext) -> Step:
+    stream_slot = ctx.slot(op.stream)
+
+    def step(frame: Frame) -> None:
+        frame.streams.set_current(frame.env[stream_slot])
+
+    return step
+
+
+@compiles(hir.SynchronizeOp)
+def synchronize(op: hir.SynchronizeOp, ctx: CompileContext) -> Step:
+    stream_slot = ctx.slot(op.stream)
+
+    def step(frame: Frame) -> None:
+        frame.streams.wait_for(frame.env[stream_slot])
+
+    return step
+
+
+# -- communication --------------------------------------------------------------------------------
+
+
+@compiles(hir.AllgatherOp, hir.AllreduceOp, hir.ReduceScatterOp, hir.BroadcastOp, hir.SendOp, hir.RecvOp)
+def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
+    operands = ctx.slots_of(op.operands)
+    out = ctx.slot(op.result)
+    mesh = op.mesh_ids
+    name = op.name.removeprefix("hir.")
+    props = {k: (v.value.data if hasattr(v, "value") else getattr(v, "data", v)) for k, v in op.properties.items()}
+    props.pop("mesh", None)
+
+    def step(frame: Frame) -> None:
+        communicator = frame.communicator
+        if communicator is None:
+            raise RuntimeError(
+                f"{op.name} needs the devices of mesh {list(mesh)}: run the program with one process per "
+                "device (hir-run under torchrun, or execute(..., communicator=...))"
+            )
+        env = frame.env
+        env[out] = communicator.post(name, [env[s] for s in operands], mesh, props)
+
+    return step
+
+
+@compiles(hir.WaitOp)
+def wait(op: hir.WaitOp, ctx: CompileContext) -> Step:
+    work = ctx.slot(op.work)
+
+    def step(frame: Frame) -> None:
+        handle = frame.env[work]
+        if handle is not None:
+            handle.wait()
+
+    return step
