@@ -16,19 +16,23 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, TensorType
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_operand_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
+    var_operand_def,
+    var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
@@ -396,6 +400,136 @@ class LinearOp(FusionOp):
         return self._rule()[1]
 
 
+# -- segments -------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of `fusion.segment`: the segment's results."""
+
+    name = "fusion.yield"
+
+    values = var_operand_def(TensorType)
+
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(SegmentOp), Pure()))
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class SegmentOp(IRDLOperation):
+    """
+    A group of fusion ops run as one kernel (made by `fusion-segment`). The region sees one
+    argument per operand (same type) and yields the results; it is isolated from above.
+
+        %r = fusion.segment ins(%x = %a : tensor<4x8xf32>) -> tensor<4x8xf32> {
+          %e = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32>
+          %n = fusion.neg %e : tensor<4x8xf32> -> tensor<4x8xf32>
+          fusion.yield %n : tensor<4x8xf32>
+        }
+    """
+
+    name = "fusion.segment"
+
+    ins = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), RecursiveMemoryEffect())
+
+    def __init__(self, ins: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region):
+        super().__init__(operands=[ins], result_types=[result_types], regions=[body])
+
+    @property
+    def yield_op(self) -> YieldOp:
+        terminator = self.body.block.last_op
+        assert isinstance(terminator, YieldOp)
+        return terminator
+
+    @property
+    def inner_ops(self) -> list[FusionOp]:
+        return [op for op in self.body.block.ops if isinstance(op, FusionOp)]
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if len(block.args) != len(self.ins):
+            raise VerifyException(f"the region takes {len(block.args)} arguments for {len(self.ins)} operands")
+        for i, (arg, operand) in enumerate(zip(block.args, self.ins)):
+            if arg.type != operand.type:
+                raise VerifyException(f"region argument #{i} has type {arg.type}, operand #{i} {operand.type}")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("the region must end with fusion.yield")
+        yielded = [v.type for v in terminator.values]
+        if yielded != [r.type for r in self.outs]:
+            raise VerifyException("fusion.yield types must equal the segment's result types")
+        for op in block.ops:
+            if op is not terminator and not isinstance(op, FusionOp):
+                raise VerifyException(f"a segment holds fusion ops only, found {op.name}")
+
+    def print(self, printer: Printer) -> None:
+        args = self.body.block.args
+        printer.print_string(" ins(")
+        printer.print_list(
+            zip(args, self.ins),
+            lambda pair: (
+                printer.print_ssa_value(pair[0]),
+                printer.print_string(" = "),
+                printer.print_ssa_value(pair[1]),
+            ),
+        )
+        if self.ins:
+            printer.print_string(" : ")
+            print_types(printer, [v.type for v in self.ins])
+        printer.print_string(") -> ")
+        types = [r.type for r in self.outs]
+        if len(types) == 1:
+            printer.print_attribute(types[0])
+        else:
+            printer.print_string("(")
+            print_types(printer, types)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SegmentOp:
+        pos = parser.pos
+        parser.parse_keyword("ins")
+        parser.parse_punctuation("(")
+        pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
+        types: list[Attribute] = []
+        if not parser.parse_optional_punctuation(")"):
+
+            def pair() -> tuple[Parser.UnresolvedArgument, UnresolvedOperand]:
+                arg = parser.parse_argument(expect_type=False)
+                parser.parse_punctuation("=")
+                return arg, parser.parse_unresolved_operand()
+
+            pairs = [pair()]
+            while parser.parse_optional_punctuation(","):
+                pairs.append(pair())
+            parser.parse_punctuation(":")
+            types = parse_type_list(parser)
+            parser.parse_punctuation(")")
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("("):
+            result_types = parse_type_list(parser)
+            parser.parse_punctuation(")")
+        else:
+            result_types = [parser.parse_type()]
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        ins = parser.resolve_operands([u for _, u in pairs], types, pos)
+        body = parser.parse_region([arg.resolve(t) for (arg, _), t in zip(pairs, types)])
+        op = cls(ins, result_types, body)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+
 FUSION_OPS: tuple[type[FusionOp], ...] = (
     SetOp,
     AddOp,
@@ -418,4 +552,4 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     LinearOp,
 )
 
-Fusion = Dialect("fusion", list(FUSION_OPS), [ParallelAttr])
+Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])

@@ -251,6 +251,68 @@ class AliasSelectOp(IRDLOperation):
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")
 
 
+def chunk_result_type(base: MemRefType, axis: int, chunks: int) -> MemRefType:
+    """The type of one of `chunks` equal chunks of `base` along `axis`: same rank, dynamic offset."""
+    shape = list(base.get_shape())
+    if shape[axis] != DYNAMIC_INDEX:
+        shape[axis] //= chunks
+    return MemRefType(base.element_type, shape, StridedLayoutAttr(memref_strides(base), None))
+
+
+@irdl_op_definition
+class AliasChunkOp(IRDLOperation):
+    """
+    A view of chunk `index` of `buffer` split into `chunks` equal parts along `axis` (the
+    iteration of a `stream(N)` axis, like nvFuser's ShardByStream). The extent must divide.
+    """
+
+    name = "hir.alias_chunk"
+
+    buffer = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    axis = prop_def(IntegerAttr[I64])
+    chunks = prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$buffer `[` $index `]` `axis` $axis `chunks` $chunks attr-dict `:` type($buffer) `->` type($result)"
+    )
+
+    def __init__(self, buffer: SSAValue, index: SSAValue, axis: int, chunks: int):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, index],
+            result_types=[chunk_result_type(buffer.type, axis, chunks)],
+            properties={"axis": IntegerAttr(axis, i64), "chunks": IntegerAttr(chunks, i64)},
+        )
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    @property
+    def chunks_value(self) -> int:
+        return self.chunks.value.data
+
+    def verify_(self) -> None:
+        base = self.buffer.type
+        assert isinstance(base, MemRefType)
+        shape = base.get_shape()
+        if not 0 <= self.axis_value < len(shape):
+            raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")
+        if self.chunks_value < 1:
+            raise VerifyException(f"chunks must be >= 1, got {self.chunks_value}")
+        extent = shape[self.axis_value]
+        if extent != DYNAMIC_INDEX and extent % self.chunks_value:
+            raise VerifyException(
+                f"{self.chunks_value} chunks do not divide the extent {extent} of axis {self.axis_value}"
+            )
+        expected = chunk_result_type(base, self.axis_value, self.chunks_value)
+        if self.result.type != expected:
+            raise VerifyException(f"result type must be {expected}, got {self.result.type}")
+
+
 # -- loops and terminators ------------------------------------------------------------------------
 
 
@@ -807,6 +869,7 @@ HIR_OPS = (
     AllocateOp,
     DeallocateOp,
     AliasSelectOp,
+    AliasChunkOp,
     LaunchOp,
     ForOp,
     YieldOp,

@@ -79,6 +79,7 @@ class ParallelAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        pos = parser.pos
         with parser.in_angle_brackets():
             axes = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_axis(parser))
             mesh: list[int] = []
@@ -88,11 +89,16 @@ class ParallelAttr(ParametrizedAttribute):
                 mesh = parser.parse_comma_separated_list(
                     parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
                 )
-        return (
+        params = (
             ArrayAttr([StringAttr(kind) for kind, _ in axes]),
             ArrayAttr([IntAttr(n) for _, n in axes]),
             ArrayAttr([IntAttr(d) for d in mesh]),
         )
+        try:
+            cls.new(params)
+        except VerifyException as err:  # report it at the attribute, not as an unlocated error
+            parser.raise_error(str(err), pos, parser.pos)
+        return params
 
     def print_parameters(self, printer: Printer) -> None:
         axes = [f"{kind}({n.data})" if n.data else kind for kind, n in zip(self.axis_kinds, self.chunks.data)]

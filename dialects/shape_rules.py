@@ -2,7 +2,8 @@
 Shape rules and axis mappings of the fusion ops, on plain tuples (`-1` is a dynamic extent `?`).
 
 An *axis map* says, for each result axis, which operand axes it comes from, as
-`(operand index, operand axis)` pairs. Passes use only this to decide which operand axis a stream
+`(operand index, operand axis)` pairs. A source of extent 1 under a larger result extent is a
+broadcast (matmul batch axes): a loop over the result axis reads its index 0. Passes use only this to decide which operand axis a stream
 loop slices; an operand axis that no result axis maps to (a reduced or contracted axis) is never
 sliced, and an operand with no mapped axis is passed whole.
 """
@@ -106,10 +107,11 @@ def matmul_rule(a: Shape, b: Shape) -> tuple[Shape, AxisMap]:
         eb = batch_b[jb] if jb >= 0 else 1
         extent = _broadcast_extent(ea, eb)
         batch.append(extent)
+        # A broadcast (extent-1) batch axis is still a source: slicing it means index 0.
         src: list[tuple[int, int]] = []
-        if ja >= 0 and extents_match(ea, extent) and not (ea == 1 and extent != 1):
+        if ja >= 0:
             src.append((0, ja))
-        if jb >= 0 and extents_match(eb, extent) and not (eb == 1 and extent != 1):
+        if jb >= 0:
             src.append((1, jb))
         sources.append(tuple(src))
     shape = (*batch, a[-2], b[-1])

@@ -1,10 +1,23 @@
-"""Passes over fusion and hir modules."""
+"""Passes over fusion and hir modules, registered by name with lazy factories."""
 
 from collections.abc import Callable
+from importlib import import_module
 
 from xdsl.passes import ModulePass
+
+# pass name -> (module under hir.passes, class)
+_PASSES: dict[str, tuple[str, str]] = {
+    "fusion-segment": ("fusion_segment", "FusionSegmentPass"),
+    "convert-fusion-to-hir": ("convert_fusion_to_hir", "ConvertFusionToHirPass"),
+    "hir-loop-fusion": ("hir_loop_fusion", "HirLoopFusionPass"),
+    "stream-lowering": ("stream_lowering", "StreamLoweringPass"),
+}
+
+
+def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(import_module(f"hir.passes.{module}"), cls)
 
 
 def get_all_hir_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name -> lazy factory, like `xdsl.transforms.get_all_passes`."""
-    return {}
+    return {name: _factory(module, cls) for name, (module, cls) in _PASSES.items()}

@@ -18,3 +18,21 @@ def fusion_op(op: fusion.FusionOp, ctx: CompileContext) -> Step:
         env[out] = kernel(*[env[i] for i in ins])
 
     return step
+
+
+@compiles(fusion.SegmentOp)
+def segment(op: fusion.SegmentOp, ctx: CompileContext) -> Step:
+    block = op.body.block
+    ins, args = ctx.slots_of(op.ins), ctx.slots_of(block.args)
+    body = ctx.compile_block(block)
+    yielded, outs = ctx.slots_of(op.yield_op.values), ctx.slots_of(op.outs)
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        for arg, src in zip(args, ins):
+            env[arg] = env[src]
+        body.run(frame)
+        for out, value in zip(outs, yielded):
+            env[out] = env[value]
+
+    return step

@@ -62,6 +62,23 @@ def alias_select(op: hir.AliasSelectOp, ctx: CompileContext) -> Step:
     return step
 
 
+@compiles(hir.AliasChunkOp)
+def alias_chunk(op: hir.AliasChunkOp, ctx: CompileContext) -> Step:
+    buffer, index, out = ctx.slot(op.buffer), ctx.slot(op.index), ctx.slot(op.result)
+    axis, chunks = op.axis_value, op.chunks_value
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        base = env[buffer]
+        extent = base.shape[axis]
+        if extent % chunks:
+            raise ValueError(f"{chunks} chunks do not divide the extent {extent} of axis {axis}")
+        size = extent // chunks
+        env[out] = base.narrow(axis, env[index] * size, size)
+
+    return step
+
+
 # -- control flow ---------------------------------------------------------------------------------
 
 

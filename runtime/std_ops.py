@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 
 from hir.runtime.compiler import CompileContext, Frame, Step, compiles
@@ -118,5 +118,16 @@ def index_cast(op: arith.IndexCastOp, ctx: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.env[src]
+
+    return step
+
+
+@compiles(memref.DimOp)
+def dim(op: memref.DimOp, ctx: CompileContext) -> Step:
+    source, index, out = ctx.slot(op.source), ctx.slot(op.index), ctx.slot(op.result)
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        env[out] = env[source].shape[env[index]]
 
     return step
