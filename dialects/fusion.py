@@ -76,6 +76,16 @@ class FusionOp(IRDLOperation, ABC):
         """The result shape the operands imply; ops whose result shape is free return it as is."""
         return shape_of(self.results[0])
 
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        """
+        The properties of this op once a loop has removed `result_axis` from the result and
+        `operand_axes[k]` from operand k (None: nothing removed). Only ops whose properties
+        name axes (dims, perm) need to renumber them.
+        """
+        return dict(self.properties)
+
     def verify_(self) -> None:
         for i, operand in enumerate(self.operands):
             if not isinstance(operand.type, TensorType):
@@ -284,6 +294,13 @@ class BroadcastOp(FusionOp):
     def axis_map(self) -> rules.AxisMap:
         return rules.broadcast_map(len(shape_of(self.result)), array_values(self.dims))
 
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        if result_axis is None:
+            return dict(self.properties)
+        return {"dims": int_array(d - (d > result_axis) for d in array_values(self.dims) if d != result_axis)}
+
 
 @irdl_op_definition
 class PermuteOp(FusionOp):
@@ -308,6 +325,15 @@ class PermuteOp(FusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         return rules.permute_map(array_values(self.perm))
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        if result_axis is None:
+            return dict(self.properties)
+        perm = array_values(self.perm)
+        removed = perm[result_axis]
+        return {"perm": int_array(p - (p > removed) for i, p in enumerate(perm) if i != result_axis)}
 
 
 # -- reductions -----------------------------------------------------------------------------------
@@ -335,6 +361,14 @@ class ReductionFusionOp(FusionOp, ABC):
 
     def axis_map(self) -> rules.AxisMap:
         return rules.reduce_map(len(shape_of(self.x)), array_values(self.dims))
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        removed = operand_axes[0]
+        if removed is None:
+            return dict(self.properties)
+        return {"dims": int_array(d - (d > removed) for d in array_values(self.dims))}
 
 
 @irdl_op_definition

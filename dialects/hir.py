@@ -347,6 +347,8 @@ class ForOp(IRDLOperation):
     def __init__(self, lb: SSAValue, ub: SSAValue, step: SSAValue, body: Region | Block):
         region = body if isinstance(body, Region) else Region(body)
         super().__init__(operands=[lb, ub, step], regions=[region])
+        for trait in self.get_traits_of_type(SingleBlockImplicitTerminator):
+            ensure_terminator(self, trait)
 
     @property
     def induction_var(self) -> SSAValue:

@@ -1,0 +1,342 @@
+"""
+`convert-fusion-to-hir`: a fusion-level function becomes a host program over buffers.
+
+Each *unit* (a bare fusion op or a `fusion.segment`) becomes, in program order:
+
+- not stream-parallel: `hir.allocate` of its outputs, then one `hir.launch` on whole buffers;
+- stream-parallel (DESIGN.md section 4): the allocations, a *fork* loop in which every worker
+  stream waits for the caller's stream, then the *main* loop: set stream `i mod num_streams`,
+  a view (`hir.alias_select`, or `hir.alias_chunk` for `stream(N)`) of every operand whose axis
+  the loop iterates (found through the ops' axis maps, see `stream_axes`), a `hir.launch` into
+  the output views, back to the caller's stream, which waits for the worker.
+
+The fork loop stays out of the main loop: inside it, iteration i+1's worker would wait for
+everything the caller's stream waited for at the end of iteration i, serializing the pipeline.
+`hir-loop-fusion` later merges adjacent loops. Buffers have the *local* shape (a `didx` axis has
+extent 1); each argument and result records its fusion-level type as `fusion.type`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from hir.dialects import fusion, hir
+from hir.dialects.parallel_encoding import layout_of
+from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
+from hir.tools.diagnostics import located
+
+FUSION_TYPE_ATTR = "fusion.type"
+
+
+def local_shape(t: TensorType) -> list[int]:
+    """The shape one device holds: a didx axis has extent 1."""
+    shape = list(t.get_shape())
+    if (didx := layout_of(t).didx_axis) is not None:
+        shape[didx] = 1
+    return shape
+
+
+def buffer_type(t: Attribute) -> MemRefType:
+    assert isinstance(t, TensorType)
+    return MemRefType(t.element_type, local_shape(t))
+
+
+def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None) -> TensorType:
+    """What a launch region sees of a value: local shape, minus the iterated axis (or one chunk of it)."""
+    assert isinstance(t, TensorType)
+    shape = local_shape(t)
+    if axis is not None:
+        if chunks is None:
+            del shape[axis]
+        elif shape[axis] != DYNAMIC_INDEX:
+            shape[axis] //= chunks
+    return TensorType(t.element_type, shape)
+
+
+def is_resharding(op: Operation) -> bool:
+    result = layout_of(op.results[0].type).sharding
+    return any(layout_of(o.type).sharding != result for o in op.operands)
+
+
+@dataclass
+class FunctionConverter:
+    """Builds the hir body of one fusion-level function."""
+
+    source: func.FuncOp
+    block: Block = field(init=False)
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Fusion-level value -> the buffer holding it."""
+    _constants: dict[int, SSAValue] = field(default_factory=dict)
+    _prelude: list[Operation] = field(default_factory=list)
+    _main_stream: SSAValue | None = None
+    _num_streams: SSAValue | None = None
+
+    def convert(self) -> func.FuncOp:
+        src_block = self.source.body.block
+        self.block = Block(arg_types=[buffer_type(t) for t in self.source.function_type.inputs.data])
+        for old, new in zip(src_block.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.buffers[old] = new
+        body: list[Operation] = []
+        for op in src_block.ops:
+            body.extend(self.convert_op(op))
+        self.block.add_ops([*self._prelude, *body])
+        return self._new_function()
+
+    def convert_op(self, op: Operation) -> list[Operation]:
+        if isinstance(op, func.ReturnOp):
+            return [func.ReturnOp(*[self.buffers[v] for v in op.arguments])]
+        if not isinstance(op, fusion.FusionOp | fusion.SegmentOp):
+            raise PassFailedException(located(op, "convert-fusion-to-hir expects only fusion ops in the function"))
+        if any(is_resharding(inner) for inner in unit_ops(op)):
+            raise PassFailedException(
+                located(
+                    op,
+                    "is a resharding (its operands and result are sharded differently): "
+                    "run hir-lower-communication (part of --stream-lowering) on it",
+                )
+            )
+        iteration = iteration_of(op)
+        if iteration is None:
+            return self.whole_launch(op)
+        return self.stream_loops(op, iteration)
+
+    # -- units ------------------------------------------------------------------------------------
+
+    def whole_launch(self, unit: Operation) -> list[Operation]:
+        ops, outs = self.allocate_outputs(unit)
+        ins = [self.buffers[v] for v in unit.operands]
+        ops.append(hir.LaunchOp(ins, outs, self.launch_region(unit, {}, None)))
+        return ops
+
+    def stream_loops(self, unit: Operation, iteration: Iteration) -> list[Operation]:
+        axes = propagate_axes(unit)
+        ops, outs = self.allocate_outputs(unit)
+        trip_ops, trip_count = self.trip_count(unit, outs, iteration)
+        ops.extend(trip_ops)
+        ops.append(self.fork_loop(trip_count))
+
+        body = Block(arg_types=[IndexType()])
+        i = body.args[0]
+        i.name_hint = "i"
+        stream = self.loop_prologue(body, i)
+        inputs = unit_inputs(unit)
+        ins: list[SSAValue] = []
+        region_axes: dict[SSAValue, int | None] = dict(axes)
+        for inner, operand in zip(inputs, unit.operands):
+            axis = axes.get(inner)
+            buffer = self.buffers[operand]
+            if axis is None:
+                ins.append(buffer)
+            elif is_broadcast_axis(inner, axis, iteration):
+                if iteration.chunks is None:
+                    ins.append(self.view(body, buffer, self.constant(0), axis, None))
+                else:  # a chunk of a broadcast axis is the whole extent-1 axis
+                    ins.append(buffer)
+                    region_axes[inner] = None
+            else:
+                ins.append(self.view(body, buffer, i, axis, iteration.chunks))
+        out_views = [
+            self.view(body, out, i, layout_of(result.type).stream_axis, iteration.chunks)
+            for out, result in zip(outs, unit.results)
+        ]
+        body.add_op(hir.LaunchOp(ins, out_views, self.launch_region(unit, region_axes, iteration)))
+        body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
+        ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
+        return ops
+
+    # -- pieces -----------------------------------------------------------------------------------
+
+    def allocate_outputs(self, unit: Operation) -> tuple[list[Operation], list[SSAValue]]:
+        ops: list[Operation] = []
+        outs: list[SSAValue] = []
+        for result in unit.results:
+            sizes_ops, sizes = self.dynamic_sizes(unit, result)
+            ops.extend(sizes_ops)
+            alloc = hir.AllocateOp(buffer_type(result.type), sizes)
+            alloc.result.name_hint = result.name_hint
+            ops.append(alloc)
+            self.buffers[result] = alloc.result
+            outs.append(alloc.result)
+        return ops, outs
+
+    def dynamic_sizes(self, unit: Operation, result: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+        """`memref.dim` of an input buffer for each dynamic extent of `result` (found through the axis maps)."""
+        assert isinstance(result.type, TensorType)
+        ops: list[Operation] = []
+        sizes: list[SSAValue] = []
+        for axis, extent in enumerate(local_shape(result.type)):
+            if extent != DYNAMIC_INDEX:
+                continue
+            source = self.extent_source(unit, result, axis)
+            if source is None:
+                raise PassFailedException(
+                    located(unit, f"cannot infer the dynamic extent of axis {axis} of the result from its inputs")
+                )
+            buffer, source_axis = source
+            dim = memref.DimOp.from_source_and_index(buffer, self.constant(source_axis))
+            ops.append(dim)
+            sizes.append(dim.result)
+        return ops, sizes
+
+    def extent_source(self, unit: Operation, value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
+        """An input buffer axis with the same extent as `value`'s `axis`."""
+        inputs = list(unit_inputs(unit))
+        if value in inputs:
+            return self.buffers[unit.operands[inputs.index(value)]], axis
+        if isinstance(unit, fusion.SegmentOp) and value in unit.results:
+            value = unit.yield_op.values[unit.results.index(value)]
+        op = value.owner
+        assert isinstance(op, fusion.FusionOp)
+        for operand_index, operand_axis in op.axis_map()[axis]:
+            operand = op.operands[operand_index]
+            assert isinstance(operand.type, TensorType)
+            if operand.type.get_shape()[operand_axis] == 1:
+                continue  # a broadcast source says nothing about the extent
+            if (found := self.extent_source(unit, operand, operand_axis)) is not None:
+                return found
+        return None
+
+    def trip_count(
+        self, unit: Operation, outs: Sequence[SSAValue], iteration: Iteration
+    ) -> tuple[list[Operation], SSAValue]:
+        if iteration.trip_count != DYNAMIC_INDEX:
+            return [], self.constant(iteration.trip_count)
+        axis = layout_of(unit.results[0].type).stream_axis
+        assert axis is not None
+        dim = memref.DimOp.from_source_and_index(outs[0], self.constant(axis))
+        return [dim], dim.result
+
+    def fork_loop(self, trip_count: SSAValue) -> hir.ForOp:
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = "i"
+        self.loop_prologue(body, body.args[0])
+        body.add_op(hir.SynchronizeOp(self.main_stream()))
+        return hir.ForOp(self.constant(0), trip_count, self.constant(1), body)
+
+    def loop_prologue(self, body: Block, i: SSAValue) -> SSAValue:
+        """`stream(i mod num_streams)` made current; returns the stream."""
+        k = arith.RemUIOp(i, self.num_streams())
+        k.result.name_hint = "k"
+        stream = hir.StreamOp(k.result)
+        stream.result.name_hint = "s"
+        body.add_ops([k, stream, hir.SetCurrentStreamOp(stream.result)])
+        return stream.result
+
+    def view(self, body: Block, buffer: SSAValue, index: SSAValue, axis: int | None, chunks: int | None) -> SSAValue:
+        assert axis is not None
+        op = hir.AliasSelectOp(buffer, index, axis) if chunks is None else hir.AliasChunkOp(buffer, index, axis, chunks)
+        if buffer.name_hint:
+            op.result.name_hint = f"{buffer.name_hint}_i"
+        body.add_op(op)
+        return op.result
+
+    def launch_region(self, unit: Operation, axes: dict[SSAValue, int | None], iteration: Iteration | None) -> Region:
+        """Clones of the unit's ops on the per-iteration local tensors."""
+        chunks = iteration.chunks if iteration is not None else None
+        inputs = unit_inputs(unit)
+        block = Block(arg_types=[sliced_tensor_type(v.type, axes.get(v), chunks) for v in inputs])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+        for old, new in zip(inputs, block.args):
+            new.name_hint = old.name_hint
+        for op in unit_ops(unit):
+            operand_axes = [axes.get(o) for o in op.operands]
+            result_axis = axes.get(op.results[0])
+            properties = (
+                op.properties_without_axes(operand_axes, result_axis) if chunks is None else dict(op.properties)
+            )
+            clone = type(op).create(
+                operands=[mapping[o] for o in op.operands],
+                result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks)],
+                properties=properties,
+                attributes=dict(op.attributes),
+            )
+            clone.results[0].name_hint = op.results[0].name_hint
+            mapping[op.results[0]] = clone.results[0]
+            block.add_op(clone)
+        yielded = unit.yield_op.values if isinstance(unit, fusion.SegmentOp) else unit.results
+        block.add_op(hir.YieldOp(*[mapping[v] for v in yielded]))
+        return Region(block)
+
+    # -- shared values at the top of the function ---------------------------------------------------
+
+    def constant(self, value: int) -> SSAValue:
+        if (c := self._constants.get(value)) is None:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op.result.name_hint = f"c{value}"
+            self._prelude.append(op)
+            c = self._constants[value] = op.result
+        return c
+
+    def main_stream(self) -> SSAValue:
+        if self._main_stream is None:
+            op = hir.GetCurrentStreamOp()
+            op.result.name_hint = "main"
+            self._prelude.append(op)
+            self._main_stream = op.result
+        return self._main_stream
+
+    def num_streams(self) -> SSAValue:
+        if self._num_streams is None:
+            op = hir.NumStreamsOp()
+            op.result.name_hint = "num_streams"
+            self._prelude.append(op)
+            self._num_streams = op.result
+        return self._num_streams
+
+    def _new_function(self) -> func.FuncOp:
+        ftype = self.source.function_type
+        outputs = [buffer_type(t) for t in ftype.outputs.data]
+        arg_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.inputs.data])
+        res_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.outputs.data])
+        converted = func.FuncOp(
+            self.source.sym_name.data,
+            (list(self.block.arg_types), outputs),
+            Region(self.block),
+            self.source.sym_visibility,
+            arg_attrs=arg_attrs,
+            res_attrs=res_attrs,
+        )
+        converted.location = self.source.location
+        return converted
+
+
+def is_fusion_function(op: Operation) -> bool:
+    if not isinstance(op, func.FuncOp) or not op.body.blocks:
+        return False
+    types = [*op.function_type.inputs.data, *op.function_type.outputs.data]
+    return not any(isinstance(t, MemRefType) for t in types) and any(isinstance(t, TensorType) for t in types)
+
+
+@dataclass(frozen=True)
+class ConvertFusionToHirPass(ModulePass):
+    """Converts every fusion-level function of the module into a hir host program."""
+
+    name = "convert-fusion-to-hir"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.walk() if is_fusion_function(f)]:
+            assert isinstance(function, func.FuncOp)
+            converted = FunctionConverter(function).convert()
+            parent = function.parent_block()
+            assert parent is not None
+            parent.insert_op_before(converted, function)
+            function.detach()
+            function.erase()
