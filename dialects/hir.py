@@ -60,6 +60,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from hir.dialects.parallel_encoding import local_shape
 from hir.dialects.shape_rules import fmt
 from hir.dialects.syntax import BareWord, IntList, array_values, int_array, parse_type_list, print_types
 
@@ -155,6 +156,22 @@ def select_result_type(base: MemRefType, axis: int) -> MemRefType:
 def tensor_type_of(t: MemRefType) -> TensorType:
     """The tensor a launch region sees for a buffer: same shape and element type."""
     return TensorType(t.element_type, t.get_shape())
+
+
+def tensor_fits_buffer(t: Attribute, buffer: Attribute) -> bool:
+    """
+    A region value fits a buffer when it has the buffer's shape and element type, or, for a
+    resharding launch, when it is a #fusion.parallel-encoded global tensor whose local shape (the
+    shard this device holds) is the buffer's shape.
+    """
+    if not isinstance(t, TensorType) or not isinstance(buffer, MemRefType):
+        return False
+    return t.element_type == buffer.element_type and tuple(local_shape(t)) == buffer.get_shape()
+
+
+def is_resharding_launch(op: LaunchOp) -> bool:
+    """A launch whose region sees global, encoded tensors: a communication to be lowered."""
+    return any(isinstance(a.type, TensorType) and not isinstance(a.type.encoding, NoneAttr) for a in op.body.block.args)
 
 
 @irdl_op_definition
@@ -429,10 +446,10 @@ class LaunchOp(IRDLOperation):
         if len(block.args) != len(self.ins):
             raise VerifyException(f"the region takes {len(block.args)} arguments for {len(self.ins)} ins buffers")
         for i, (arg, buffer) in enumerate(zip(block.args, self.ins)):
-            assert isinstance(buffer.type, MemRefType)
-            if arg.type != tensor_type_of(buffer.type):
+            if not tensor_fits_buffer(arg.type, buffer.type):
                 raise VerifyException(
-                    f"region argument #{i} must be {tensor_type_of(buffer.type)} to match ins #{i}, got {arg.type}"
+                    f"region argument #{i} of type {arg.type} does not fit ins #{i}: {buffer.type} "
+                    f"(expected {tensor_type_of(buffer.type)} or an encoded tensor whose local shape fits)"
                 )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
@@ -440,14 +457,8 @@ class LaunchOp(IRDLOperation):
         if len(terminator.values) != len(self.outs):
             raise VerifyException(f"hir.yield gives {len(terminator.values)} values for {len(self.outs)} outs buffers")
         for i, (value, buffer) in enumerate(zip(terminator.values, self.outs)):
-            assert isinstance(buffer.type, MemRefType)
-            if not isinstance(value.type, TensorType) or value.type.get_shape() != buffer.type.get_shape():
+            if not tensor_fits_buffer(value.type, buffer.type):
                 raise VerifyException(f"yielded value #{i} of type {value.type} does not fit outs #{i}: {buffer.type}")
-            if value.type.element_type != buffer.type.element_type:
-                raise VerifyException(
-                    f"yielded value #{i} has element type {value.type.element_type}, outs #{i} "
-                    f"{buffer.type.element_type}"
-                )
         for op in block.ops:
             if op is not terminator and not isinstance(op, FusionOp):
                 raise VerifyException(f"a launch region holds fusion ops only, found {op.name}")
@@ -465,7 +476,7 @@ class LaunchOp(IRDLOperation):
         )
         if self.ins:
             printer.print_string(" : ")
-            print_types(printer, [v.type for v in self.ins])
+            printer.print_list(zip(self.ins, args), lambda pair: self._print_in_type(printer, *pair))
         printer.print_string(") outs(")
         printer.print_list(self.outs, printer.print_operand)
         if self.outs:
@@ -476,6 +487,14 @@ class LaunchOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
 
+    @staticmethod
+    def _print_in_type(printer: Printer, buffer: SSAValue, arg: SSAValue) -> None:
+        printer.print_attribute(buffer.type)
+        assert isinstance(buffer.type, MemRefType)
+        if arg.type != tensor_type_of(buffer.type):  # a resharding launch sees the global tensor
+            printer.print_string(" as ")
+            printer.print_attribute(arg.type)
+
     @classmethod
     def parse(cls, parser: Parser) -> LaunchOp:
         pos = parser.pos
@@ -483,6 +502,7 @@ class LaunchOp(IRDLOperation):
         parser.parse_punctuation("(")
         pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
         ins_types: list[Attribute] = []
+        region_types: list[Attribute | None] = []
         if not parser.parse_optional_punctuation(")"):
 
             def pair() -> tuple[Parser.UnresolvedArgument, UnresolvedOperand]:
@@ -490,11 +510,19 @@ class LaunchOp(IRDLOperation):
                 parser.parse_punctuation("=")
                 return arg, parser.parse_unresolved_operand()
 
+            def in_type() -> tuple[Attribute, Attribute | None]:
+                t = parser.parse_type()
+                return t, parser.parse_type() if parser.parse_optional_keyword("as") else None
+
             pairs = [pair()]
             while parser.parse_optional_punctuation(","):
                 pairs.append(pair())
             parser.parse_punctuation(":")
-            ins_types = parse_type_list(parser)
+            typed = [in_type()]
+            while parser.parse_optional_punctuation(","):
+                typed.append(in_type())
+            ins_types = [t for t, _ in typed]
+            region_types = [seen for _, seen in typed]
             parser.parse_punctuation(")")
         parser.parse_keyword("outs")
         parser.parse_punctuation("(")
@@ -511,10 +539,10 @@ class LaunchOp(IRDLOperation):
         ins = parser.resolve_operands([u for _, u in pairs], ins_types, pos)
         resolved_outs = parser.resolve_operands(outs, outs_types, pos)
         block_args = []
-        for (arg, _), t in zip(pairs, ins_types):
+        for (arg, _), t, seen in zip(pairs, ins_types, region_types):
             if not isinstance(t, MemRefType):
                 parser.raise_error(f"ins buffers must be memrefs, got {t}", pos)
-            block_args.append(arg.resolve(tensor_type_of(t)))
+            block_args.append(arg.resolve(seen or tensor_type_of(t)))
         body = parser.parse_region(block_args)
         op = cls(ins, resolved_outs, body)
         if attributes is not None:

@@ -201,3 +201,11 @@ def verify_tensor_type(t: TensorType, what: str) -> None:
     axis = enc.stream_axis
     if chunks is not None and axis is not None and shape[axis] != DYNAMIC_INDEX and shape[axis] % chunks:
         raise VerifyException(f"{what}: stream({chunks}) does not divide the extent {shape[axis]} of axis {axis}")
+
+
+def local_shape(t: TensorType) -> list[int]:
+    """The shape one device holds of a (global) tensor type: a didx axis has extent 1."""
+    shape = list(t.get_shape())
+    if isinstance(t.encoding, ParallelAttr) and (didx := t.encoding.didx_axis) is not None:
+        shape[didx] = 1
+    return shape

@@ -7,9 +7,11 @@ from xdsl.passes import ModulePass
 
 # pass name -> (module under hir.passes, class)
 _PASSES: dict[str, tuple[str, str]] = {
+    "fusion-decompose-resharding": ("decompose_resharding", "DecomposeReshardingPass"),
     "fusion-segment": ("fusion_segment", "FusionSegmentPass"),
     "convert-fusion-to-hir": ("convert_fusion_to_hir", "ConvertFusionToHirPass"),
     "hir-loop-fusion": ("hir_loop_fusion", "HirLoopFusionPass"),
+    "hir-lower-communication": ("lower_communication", "LowerCommunicationPass"),
     "stream-lowering": ("stream_lowering", "StreamLoweringPass"),
 }
 

@@ -38,19 +38,12 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion, hir
-from hir.dialects.parallel_encoding import layout_of
+from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
+from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
 from hir.tools.diagnostics import located
 
 FUSION_TYPE_ATTR = "fusion.type"
-
-
-def local_shape(t: TensorType) -> list[int]:
-    """The shape one device holds: a didx axis has extent 1."""
-    shape = list(t.get_shape())
-    if (didx := layout_of(t).didx_axis) is not None:
-        shape[didx] = 1
-    return shape
 
 
 def buffer_type(t: Attribute) -> MemRefType:
@@ -58,21 +51,28 @@ def buffer_type(t: Attribute) -> MemRefType:
     return MemRefType(t.element_type, local_shape(t))
 
 
-def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None) -> TensorType:
-    """What a launch region sees of a value: local shape, minus the iterated axis (or one chunk of it)."""
+def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, global_view: bool = False) -> TensorType:
+    """
+    What a launch region sees of a value in one iteration: its local shape minus the iterated
+    axis (or one chunk of it). A communication's region sees the global view instead, with the
+    encoding that says how it is sharded (the loop's stream axis consumed).
+    """
     assert isinstance(t, TensorType)
-    shape = local_shape(t)
+    shape = list(t.get_shape()) if global_view else local_shape(t)
+    kinds = list(layout_of(t).kinds)
     if axis is not None:
         if chunks is None:
             del shape[axis]
-        elif shape[axis] != DYNAMIC_INDEX:
-            shape[axis] //= chunks
-    return TensorType(t.element_type, shape)
-
-
-def is_resharding(op: Operation) -> bool:
-    result = layout_of(op.results[0].type).sharding
-    return any(layout_of(o.type).sharding != result for o in op.operands)
+            del kinds[axis]
+        else:
+            if shape[axis] != DYNAMIC_INDEX:
+                shape[axis] //= chunks
+            kinds[axis] = SERIAL
+    mesh = layout_of(t).mesh
+    if not global_view or (set(kinds) <= {SERIAL} and not mesh):
+        return TensorType(t.element_type, shape)
+    kinds = [SERIAL if k == STREAM else k for k in kinds]
+    return TensorType(t.element_type, shape, ParallelAttr(kinds, None, mesh))
 
 
 @dataclass
@@ -105,28 +105,30 @@ class FunctionConverter:
             return [func.ReturnOp(*[self.buffers[v] for v in op.arguments])]
         if not isinstance(op, fusion.FusionOp | fusion.SegmentOp):
             raise PassFailedException(located(op, "convert-fusion-to-hir expects only fusion ops in the function"))
-        if any(is_resharding(inner) for inner in unit_ops(op)):
+        global_view = is_communication(op)
+        if not global_view and any(is_resharding(inner) for inner in unit_ops(op)):
             raise PassFailedException(
                 located(
                     op,
-                    "is a resharding (its operands and result are sharded differently): "
-                    "run hir-lower-communication (part of --stream-lowering) on it",
+                    "computes on operands sharded differently from its result: run "
+                    "fusion-decompose-resharding first (part of --stream-lowering)",
                 )
             )
         iteration = iteration_of(op)
-        if iteration is None:
-            return self.whole_launch(op)
-        return self.stream_loops(op, iteration)
+        ops = self.whole_launch(op, global_view) if iteration is None else self.stream_loops(op, iteration, global_view)
+        for new in ops:
+            new.location = op.location
+        return ops
 
     # -- units ------------------------------------------------------------------------------------
 
-    def whole_launch(self, unit: Operation) -> list[Operation]:
+    def whole_launch(self, unit: Operation, global_view: bool) -> list[Operation]:
         ops, outs = self.allocate_outputs(unit)
         ins = [self.buffers[v] for v in unit.operands]
-        ops.append(hir.LaunchOp(ins, outs, self.launch_region(unit, {}, None)))
+        ops.append(hir.LaunchOp(ins, outs, self.launch_region(unit, {}, None, global_view)))
         return ops
 
-    def stream_loops(self, unit: Operation, iteration: Iteration) -> list[Operation]:
+    def stream_loops(self, unit: Operation, iteration: Iteration, global_view: bool) -> list[Operation]:
         axes = propagate_axes(unit)
         ops, outs = self.allocate_outputs(unit)
         trip_ops, trip_count = self.trip_count(unit, outs, iteration)
@@ -157,7 +159,9 @@ class FunctionConverter:
             self.view(body, out, i, layout_of(result.type).stream_axis, iteration.chunks)
             for out, result in zip(outs, unit.results)
         ]
-        body.add_op(hir.LaunchOp(ins, out_views, self.launch_region(unit, region_axes, iteration)))
+        launch = hir.LaunchOp(ins, out_views, self.launch_region(unit, region_axes, iteration, global_view))
+        launch.location = unit.location
+        body.add_op(launch)
         body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
         ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
         return ops
@@ -248,11 +252,13 @@ class FunctionConverter:
         body.add_op(op)
         return op.result
 
-    def launch_region(self, unit: Operation, axes: dict[SSAValue, int | None], iteration: Iteration | None) -> Region:
-        """Clones of the unit's ops on the per-iteration local tensors."""
+    def launch_region(
+        self, unit: Operation, axes: dict[SSAValue, int | None], iteration: Iteration | None, global_view: bool
+    ) -> Region:
+        """Clones of the unit's ops on the per-iteration tensors (local ones, or global views for a communication)."""
         chunks = iteration.chunks if iteration is not None else None
         inputs = unit_inputs(unit)
-        block = Block(arg_types=[sliced_tensor_type(v.type, axes.get(v), chunks) for v in inputs])
+        block = Block(arg_types=[sliced_tensor_type(v.type, axes.get(v), chunks, global_view) for v in inputs])
         mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
         for old, new in zip(inputs, block.args):
             new.name_hint = old.name_hint
@@ -264,7 +270,7 @@ class FunctionConverter:
             )
             clone = type(op).create(
                 operands=[mapping[o] for o in op.operands],
-                result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks)],
+                result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks, global_view)],
                 properties=properties,
                 attributes=dict(op.attributes),
             )

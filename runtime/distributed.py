@@ -1,31 +1,159 @@
 """
-How a run is placed: one process on one device, or (under torchrun) one process per device, each
-running the same program on its shards (SPMD).
+How a run is placed: one process on one device, or, under torchrun, one process per device, each
+running the same hir program on its own shards (SPMD). Device id == global rank.
+
+`Session` turns the user's global inputs into this rank's shards (by the `fusion.type` each
+argument of a lowered function records) and gathers the outputs back; `Communicator` carries the
+hir collectives over torch.distributed process groups, one per mesh (gloo on CPU, NCCL on CUDA),
+posted asynchronously and waited by `hir.wait` on the current stream.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import torch
+import torch.distributed as dist
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from hir.dialects.parallel_encoding import layout_of
+
+_REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
+
+
+class _CopyBack:
+    """A pending collective that wrote into a contiguous temporary: waiting also copies it out."""
+
+    def __init__(self, work: Any, target: torch.Tensor, temporary: torch.Tensor):
+        self.work, self.target, self.temporary = work, target, temporary
+
+    def wait(self) -> None:
+        self.work.wait()
+        self.target.copy_(self.temporary)
+
+
+class Communicator:
+    """hir collectives among the processes of a torch.distributed job."""
+
+    def __init__(self, rank: int, world_size: int):
+        self.rank = rank
+        self.world_size = world_size
+        self.groups: dict[tuple[int, ...], Any] = {}
+
+    def prepare(self, meshes: Iterable[tuple[int, ...]]) -> None:
+        """Creates a process group per mesh; every rank calls this with the same meshes (collective)."""
+        for mesh in sorted(set(meshes)):
+            if mesh in self.groups:
+                continue
+            if max(mesh) >= self.world_size:
+                raise ValueError(f"mesh {list(mesh)} needs {max(mesh) + 1} processes, the job has {self.world_size}")
+            if list(mesh) != sorted(mesh):
+                raise ValueError(f"collectives need a mesh in ascending device order, got {list(mesh)}")
+            full = mesh == tuple(range(self.world_size))
+            self.groups[mesh] = dist.group.WORLD if full else dist.new_group(list(mesh))
+
+    def post(self, name: str, operands: Sequence[Any], mesh: tuple[int, ...], props: dict[str, Any]) -> Any:
+        if self.rank not in mesh:
+            return None  # this device takes no part; its buffers are not meaningful
+        if mesh not in self.groups:
+            self.prepare([mesh])
+        group = self.groups[mesh]
+        return getattr(self, f"_{name}")(group, mesh, *operands, **props)
+
+    def _allgather(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, axis: int) -> Any:
+        if any(d != 1 for d in out.shape[:axis]):
+            raise ValueError(f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(out.shape)}")
+        if out.is_contiguous():
+            return dist.all_gather_into_tensor(out, inp.contiguous(), group=group, async_op=True)
+        temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
+        work = dist.all_gather_into_tensor(temporary, inp.contiguous(), group=group, async_op=True)
+        return _CopyBack(work, out, temporary)
+
+    def _allreduce(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, kind: str) -> Any:
+        if inp.data_ptr() != out.data_ptr():
+            out.copy_(inp)
+        if out.is_contiguous():
+            return dist.all_reduce(out, op=_REDUCE_OPS[kind], group=group, async_op=True)
+        temporary = out.contiguous()
+        return _CopyBack(dist.all_reduce(temporary, op=_REDUCE_OPS[kind], group=group, async_op=True), out, temporary)
+
+    def _reduce_scatter(
+        self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, axis: int, kind: str
+    ) -> Any:
+        if any(d != 1 for d in inp.shape[:axis]):
+            raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(inp.shape)}")
+        op = _REDUCE_OPS[kind]
+        if out.is_contiguous():
+            return dist.reduce_scatter_tensor(out, inp.contiguous(), op=op, group=group, async_op=True)
+        temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
+        return _CopyBack(
+            dist.reduce_scatter_tensor(temporary, inp.contiguous(), op=op, group=group, async_op=True), out, temporary
+        )
+
+    def _broadcast(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, root: int) -> Any:
+        if self.rank == mesh[root] and inp.data_ptr() != out.data_ptr():
+            out.copy_(inp)
+        if out.is_contiguous():
+            return dist.broadcast(out, src=mesh[root], group=group, async_op=True)
+        temporary = out.contiguous()
+        return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), out, temporary)
+
+    def _send(self, group: Any, mesh: tuple[int, ...], buffer: torch.Tensor, peer: int) -> Any:
+        return dist.isend(buffer.contiguous(), dst=mesh[peer])
+
+    def _recv(self, group: Any, mesh: tuple[int, ...], buffer: torch.Tensor, peer: int) -> Any:
+        if buffer.is_contiguous():
+            return dist.irecv(buffer, src=mesh[peer])
+        temporary = torch.empty(buffer.shape, dtype=buffer.dtype, device=buffer.device)
+        return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
+
+
+def shard(value: Any, global_type: Attribute, rank: int) -> Any:
+    """This rank's shard of a global input: extent 1 along the didx axis, at the rank's mesh position."""
+    if not isinstance(value, torch.Tensor) or not isinstance(global_type, TensorType):
+        return value
+    layout = layout_of(global_type)
+    if layout.didx_axis is None:
+        return value
+    position = layout.mesh.index(rank) if rank in layout.mesh else 0
+    return value.narrow(layout.didx_axis, position, 1).contiguous()
 
 
 class Session:
-    """The processes and device of a run; single-process unless WORLD_SIZE says otherwise."""
+    """The processes and device of a run; SPMD over torch.distributed when WORLD_SIZE > 1."""
 
     def __init__(self, device: torch.device, rank: int = 0, world_size: int = 1):
         self.device = device
         self.rank = rank
         self.world_size = world_size
+        self.communicator = Communicator(rank, world_size) if world_size > 1 else None
 
     @classmethod
     def from_environment(cls, device: str | None = None) -> Session:
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device == "cuda" and not torch.cuda.is_available():
             raise ValueError("--device cuda, but torch sees no CUDA device")
-        return cls(torch.device(device))
+        if world_size == 1:
+            return cls(torch.device(device))
+        rank = int(os.environ["RANK"])
+        local_rank = int(os.environ.get("LOCAL_RANK", rank))
+        timeout = timedelta(seconds=float(os.environ.get("HIR_DIST_TIMEOUT", "120")))
+        if device == "cuda":
+            if local_rank >= torch.cuda.device_count():
+                raise ValueError(f"local rank {local_rank} but only {torch.cuda.device_count()} CUDA devices")
+            torch.cuda.set_device(local_rank)
+            run_device = torch.device("cuda", local_rank)
+            dist.init_process_group("nccl", timeout=timeout, device_id=run_device)
+        else:
+            run_device = torch.device("cpu")
+            dist.init_process_group("gloo", timeout=timeout)
+        return cls(run_device, rank, world_size)
 
     @property
     def is_main(self) -> bool:
@@ -35,17 +163,39 @@ class Session:
         return f"{self.device}" + (f", rank {self.rank} of {self.world_size}" if self.world_size > 1 else "")
 
     def run(self, program: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
+        """Runs a lowered program on this rank's shards and returns the global outputs."""
+        if self.communicator is not None and program.is_hir:
+            self.communicator.prepare(program.meshes)
+            inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
-        outputs = program(local, device=self.device, num_streams=num_streams)
+        outputs = program(local, device=self.device, num_streams=num_streams, communicator=self.communicator)
+        if self.communicator is not None and program.is_hir:
+            outputs = [self.unshard(v, t) for v, t in zip(outputs, program.global_output_types)]
         self.synchronize()
         return outputs
 
     def run_reference(self, program: Any, inputs: Sequence[Any]) -> list[Any]:
-        return self.run(program, inputs)
+        """The fusion-level reference: eager torch on the unsharded inputs."""
+        outputs = program([t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs], device=self.device)
+        self.synchronize()
+        return outputs
+
+    def unshard(self, value: Any, global_type: Attribute) -> Any:
+        """Gathers a sharded output along its didx axis (every mesh member gets the global tensor)."""
+        if not isinstance(value, torch.Tensor) or not isinstance(global_type, TensorType):
+            return value
+        layout = layout_of(global_type)
+        if layout.didx_axis is None or self.communicator is None or self.rank not in layout.mesh:
+            return value
+        self.communicator.prepare([layout.mesh])
+        parts = [torch.empty_like(value) for _ in layout.mesh]
+        dist.all_gather(parts, value.contiguous(), group=self.communicator.groups[layout.mesh])
+        return torch.cat(parts, dim=layout.didx_axis)
 
     def synchronize(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
     def close(self) -> None:
-        pass
+        if self.world_size > 1 and dist.is_initialized():
+            dist.destroy_process_group()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -40,6 +41,10 @@ class Program:
     allocated_results: dict[int, int]
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
 
+    @cached_property
+    def is_hir(self) -> bool:
+        return is_hir_function(self.func)
+
     @property
     def input_types(self) -> Sequence[Attribute]:
         return self.func.function_type.inputs.data
@@ -47,6 +52,21 @@ class Program:
     @property
     def output_types(self) -> Sequence[Attribute]:
         return self.func.function_type.outputs.data
+
+    @cached_property
+    def meshes(self) -> list[tuple[int, ...]]:
+        """The meshes the program communicates over (each needs a process group)."""
+        return sorted({op.mesh_ids for op in self.func.walk() if isinstance(op, hir.CommunicationOp)})
+
+    @property
+    def global_output_types(self) -> list[Attribute]:
+        """The unsharded (fusion-level) output types, recorded as result attributes by the lowering."""
+        res_attrs = self.func.res_attrs.data if self.func.res_attrs is not None else ()
+        types = list(self.output_types)
+        for i, attrs in enumerate(res_attrs):
+            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
+                types[i] = original
+        return types
 
     @property
     def global_input_types(self) -> list[Attribute]:
@@ -98,6 +118,8 @@ class Program:
             if out is not None and results[k] is not out:
                 out.copy_(results[k])
                 results[k] = out
+        if not self.is_hir:
+            _own_results(results, outputs, inputs)
         return results
 
     # -- checks ----------------------------------------------------------------------------------
@@ -205,6 +227,23 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
     if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
         raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
+
+
+def _own_results(results: list[Any], outputs: Sequence[torch.Tensor | None], inputs: Sequence[Any]) -> None:
+    """
+    Value semantics of a fusion-level function: each result gets memory of its own. Eager torch
+    returns views where it can (a returned argument, an identity permute or cast, a broadcast's
+    expand), which would let the caller's writes reach an input or another result.
+    """
+    seen = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
+    for k, t in enumerate(results):
+        if not isinstance(t, torch.Tensor) or not t.numel() or outputs[k] is not None:
+            continue
+        storage = t.untyped_storage().data_ptr()
+        expanded = any(stride == 0 and size > 1 for size, stride in zip(t.shape, t.stride()))
+        if storage in seen or expanded:
+            t = results[k] = t.clone(memory_format=torch.contiguous_format)
+        seen.add(t.untyped_storage().data_ptr())
 
 
 def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:

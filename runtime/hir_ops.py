@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Attribute
 
 from hir.dialects import fusion, hir
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, compiles
@@ -102,6 +103,8 @@ def for_loop(op: hir.ForOp, ctx: CompileContext) -> Step:
 
 @compiles(hir.LaunchOp)
 def launch(op: hir.LaunchOp, ctx: CompileContext) -> Step:
+    if hir.is_resharding_launch(op):
+        raise ValueError("this launch reshards data between devices: lower it with hir-lower-communication first")
     block = op.body.block
     ins, outs = ctx.slots_of(op.ins), ctx.slots_of(op.outs)
     ops = list(block.ops)
@@ -201,8 +204,7 @@ def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
     out = ctx.slot(op.result)
     mesh = op.mesh_ids
     name = op.name.removeprefix("hir.")
-    props = {k: (v.value.data if hasattr(v, "value") else getattr(v, "data", v)) for k, v in op.properties.items()}
-    props.pop("mesh", None)
+    props = {name: _python_value(v) for name, v in op.properties.items() if name != "mesh"}
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
@@ -215,6 +217,13 @@ def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
         env[out] = communicator.post(name, [env[s] for s in operands], mesh, props)
 
     return step
+
+
+def _python_value(attr: Attribute) -> int | str:
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    assert isinstance(attr, StringAttr)
+    return attr.data
 
 
 @compiles(hir.WaitOp)

@@ -1,0 +1,89 @@
+"""
+`fusion-decompose-resharding`: a computing op whose operands are sharded differently from its
+result (e.g. `matmul(A[didx, ...], B) -> C[...]`, the all-gather + GEMM of tensor parallelism)
+gets a resharding `fusion.set` on each such operand, so that the op itself computes locally and
+every resharding is a pure communication (nvFuser's DecomposeReshardings, "insert before").
+
+The new set's result keeps the operand's shape; its axes are `didx` where they feed the result's
+`didx` axis, `stream` where they feed the result's stream axis (so the communication runs
+chunk by chunk in the same host loop as the op), `serial` otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from hir.dialects import fusion
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
+from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.passes.sharding import is_communication, resharded_operands
+
+
+def local_operand_type(op: fusion.FusionOp, k: int) -> TensorType:
+    """The layout operand k must have for `op` to compute locally."""
+    operand = op.operands[k]
+    assert isinstance(operand.type, TensorType)
+    result = layout_of(op.results[0].type)
+    kinds: list[str] = []
+    chunks: list[int] = []
+    for axis in range(len(operand.type.get_shape())):
+        mapped = operand_axis_to_result_axis(op.axis_map(), k, axis)
+        if mapped is not None and mapped == result.didx_axis:
+            kinds.append(DIDX)
+        elif mapped is not None and mapped == result.stream_axis:
+            kinds.append(STREAM)
+            chunks.append(result.stream_chunks or 0)
+            continue
+        else:
+            kinds.append(SERIAL)
+        chunks.append(0)
+    mesh = result.mesh or layout_of(operand.type).mesh
+    encoding = ParallelAttr(kinds, chunks, mesh) if (mesh or set(kinds) != {SERIAL}) else None
+    if encoding is None:
+        return TensorType(operand.type.element_type, operand.type.get_shape())
+    return TensorType(operand.type.element_type, operand.type.get_shape(), encoding)
+
+
+class ReshardOperandsFirst(RewritePattern):
+    """op(x_sharded, ...) -> op(fusion.set(x_sharded) -> x_local, ...)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: fusion.FusionOp, rewriter: PatternRewriter) -> None:
+        if is_communication(op):
+            return
+        flagged = resharded_operands(op)
+        if not flagged:
+            return
+        operands: list[SSAValue] = list(op.operands)
+        for k in flagged:
+            reshard = fusion.SetOp(operands[k], local_operand_type(op, k))
+            if operands[k].name_hint:
+                reshard.result.name_hint = f"{operands[k].name_hint}_gathered"
+            rewriter.insert(reshard)
+            operands[k] = reshard.result
+        op.operands = operands
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class DecomposeReshardingPass(ModulePass):
+    """Makes every resharding a pure communication (a set, or a sum over the didx axis)."""
+
+    name = "fusion-decompose-resharding"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ReshardOperandsFirst()], dce_enabled=False), apply_recursively=False
+        ).rewrite_module(op)

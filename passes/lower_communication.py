@@ -1,0 +1,163 @@
+"""
+`hir-lower-communication`: a resharding launch (a `hir.launch` whose region sees global, encoded
+tensors: one `fusion.set` or a `fusion.sum` over the didx axis) becomes communication on the
+current stream, followed by `hir.wait`:
+
+| resharding (src -> dst)                           | becomes                                     |
+|---------------------------------------------------|---------------------------------------------|
+| set: didx axis a -> replicated, same mesh         | `hir.allgather` along a                     |
+| set: replicated on mesh M -> replicated on M' ⊇ M | `hir.broadcast` from M's first device        |
+| sum over didx axis -> replicated                  | local sum launch, `hir.allreduce` in place  |
+| sum over didx axis -> didx axis b                 | local sum into a partial buffer, `hir.reduce_scatter` along b |
+
+Inside a stream loop the launch already works on one chunk, so these are per-chunk collectives:
+the collective-based pipelines. Collectives need the communicated axis outermost in memory (all
+axes before it of extent 1 in the buffer); anything else is reported, not guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import PassFailedException
+
+from hir.dialects import fusion, hir
+from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
+from hir.dialects.syntax import array_values
+from hir.tools.diagnostics import located
+
+
+def _outermost_in_memory(buffer: SSAValue, axis: int) -> bool:
+    assert isinstance(buffer.type, MemRefType)
+    return all(extent == 1 for extent in buffer.type.get_shape()[:axis])
+
+
+def _local(t: TensorType) -> TensorType:
+    return TensorType(t.element_type, local_shape(t))
+
+
+def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> hir.LaunchOp:
+    """The sum over this device's shard only (a partial sum), written into `out`."""
+    assert isinstance(op.x.type, TensorType)
+    assert isinstance(out.type, MemRefType)
+    block = Block(arg_types=[_local(op.x.type)])
+    local = fusion.SumOp(block.args[0], array_values(op.dims), TensorType(out.type.element_type, out.type.get_shape()))
+    block.add_ops([local, hir.YieldOp(local.result)])
+    new = hir.LaunchOp([launch.ins[0]], [out], Region(block))
+    new.location = launch.location
+    return new
+
+
+class LowerReshardingLaunch(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, launch: hir.LaunchOp, rewriter: PatternRewriter) -> None:
+        if not hir.is_resharding_launch(launch):
+            return
+        ops = [o for o in launch.body.block.ops if not isinstance(o, hir.YieldOp)]
+        if len(ops) != 1 or not isinstance(ops[0], fusion.SetOp | fusion.SumOp) or len(launch.outs) != 1:
+            raise PassFailedException(
+                located(launch, "a resharding launch must hold exactly one fusion.set or fusion.sum")
+            )
+        op = ops[0]
+        src, dst = op.operands[0].type, op.results[0].type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        new_ops = (
+            self.lower_set(launch, layout_of(src), layout_of(dst))
+            if isinstance(op, fusion.SetOp)
+            else self.lower_partial_sum(launch, op, layout_of(src), layout_of(dst))
+        )
+        for new in new_ops:
+            new.location = launch.location
+        rewriter.replace(launch, new_ops, [])
+
+    def lower_set(self, launch: hir.LaunchOp, src: Layout, dst: Layout) -> list[Operation]:
+        source, target = launch.ins[0], launch.outs[0]
+        mesh_changes = bool(src.mesh) and bool(dst.mesh) and src.mesh != dst.mesh
+        axis_changes = src.didx_axis != dst.didx_axis
+        if mesh_changes and axis_changes:
+            raise PassFailedException(
+                located(launch, "more than one sharding change in one op (mesh and sharded axis): split it in two sets")
+            )
+        if mesh_changes:
+            if src.didx_axis is not None or not set(src.mesh) <= set(dst.mesh):
+                raise PassFailedException(
+                    located(
+                        launch,
+                        f"cannot lower a copy from mesh {list(src.mesh)} to {list(dst.mesh)}: "
+                        "only replicated data moving to a mesh that contains its own is supported (broadcast)",
+                    )
+                )
+            mesh = sorted(dst.mesh)
+            root = arith.ConstantOp(IntegerAttr(mesh.index(src.mesh[0]), IndexType()))
+            broadcast = hir.BroadcastOp(source, target, root.result, mesh)
+            return [root, broadcast, hir.WaitOp(broadcast.result)]
+        if src.didx_axis is not None and dst.didx_axis is None:
+            axis = src.didx_axis
+            if not _outermost_in_memory(target, axis):
+                raise PassFailedException(
+                    located(
+                        launch,
+                        f"all-gather along axis {axis} needs it outermost in memory, but the buffer "
+                        f"{target.type} has larger axes before it; put the didx axis first",
+                    )
+                )
+            gather = hir.AllgatherOp(source, target, axis, src.mesh or dst.mesh)
+            return [gather, hir.WaitOp(gather.result)]
+        raise PassFailedException(
+            located(
+                launch,
+                f"cannot lower a resharding from didx axis {src.didx_axis} to didx axis {dst.didx_axis} "
+                "(scatter and all-to-all are not supported)",
+            )
+        )
+
+    def lower_partial_sum(self, launch: hir.LaunchOp, op: fusion.SumOp, src: Layout, dst: Layout) -> list[Operation]:
+        target = launch.outs[0]
+        mesh = dst.mesh or src.mesh
+        if src.mesh and dst.mesh and src.mesh != dst.mesh:
+            raise PassFailedException(
+                located(launch, "more than one sharding change in one op (a reduction and a mesh change)")
+            )
+        if dst.didx_axis is None:
+            local = _local_sum_launch(launch, op, target)
+            reduce = hir.AllreduceOp(target, target, mesh, "sum")
+            return [local, reduce, hir.WaitOp(reduce.result)]
+        axis = dst.didx_axis
+        assert isinstance(target.type, MemRefType)
+        shape = list(target.type.get_shape())
+        shape[axis] *= len(mesh)
+        partial = hir.AllocateOp(MemRefType(target.type.element_type, shape))
+        partial.result.name_hint = "partial"
+        if not _outermost_in_memory(partial.result, axis):
+            raise PassFailedException(
+                located(
+                    launch, f"reduce-scatter along axis {axis} needs it outermost in memory; put the didx axis first"
+                )
+            )
+        local = _local_sum_launch(launch, op, partial.result)
+        scatter = hir.ReduceScatterOp(partial.result, target, axis, mesh, "sum")
+        return [partial, local, scatter, hir.WaitOp(scatter.result)]
+
+
+@dataclass(frozen=True)
+class LowerCommunicationPass(ModulePass):
+    """Resharding launches become collectives + hir.wait on the current stream."""
+
+    name = "hir-lower-communication"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
+        ).rewrite_module(op)

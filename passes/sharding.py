@@ -1,0 +1,65 @@
+"""
+Which operands of a fusion op are sharded differently from what the op can compute locally.
+
+An op computes locally (every device works on its own shard, no communication) when, through
+the op's axis map, each operand's `didx` axis becomes the result's `didx` axis, every operand axis
+feeding the result's `didx` axis is itself sharded (or a broadcast of extent 1), and the meshes
+agree. Otherwise the op *reshards*: a `fusion.set` or a `fusion.sum` over the `didx` axis is then
+a communication (all-gather, all-reduce, reduce-scatter, ...); any other op first gets its
+operands resharded by `fusion-decompose-resharding`.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from hir.dialects import fusion
+from hir.dialects.parallel_encoding import Layout, layout_of
+from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.dialects.syntax import array_values
+
+
+def meshes_differ(a: Layout, b: Layout) -> bool:
+    """A tensor without a mesh lives wherever the program runs: it agrees with any mesh."""
+    return bool(a.mesh) and bool(b.mesh) and a.mesh != b.mesh
+
+
+def resharded_operands(op: fusion.FusionOp) -> list[int]:
+    """Indices of the operands whose sharding the op cannot consume locally."""
+    result = layout_of(op.results[0].type)
+    axis_map = op.axis_map()
+    flagged: set[int] = set()
+    for k, operand in enumerate(op.operands):
+        layout = layout_of(operand.type)
+        if meshes_differ(layout, result):
+            flagged.add(k)
+        if layout.didx_axis is not None:
+            if operand_axis_to_result_axis(axis_map, k, layout.didx_axis) != result.didx_axis:
+                flagged.add(k)
+    if result.didx_axis is not None:
+        for k, axis in axis_map[result.didx_axis]:
+            operand = op.operands[k]
+            assert isinstance(operand.type, TensorType)
+            if layout_of(operand.type).didx_axis != axis and operand.type.get_shape()[axis] != 1:
+                flagged.add(k)
+    return sorted(flagged)
+
+
+def is_resharding(op: Operation) -> bool:
+    return isinstance(op, fusion.FusionOp) and bool(resharded_operands(op))
+
+
+def is_partial_sum(op: fusion.FusionOp) -> bool:
+    """A `fusion.sum` over its operand's didx axis: each device holds a partial sum."""
+    if not isinstance(op, fusion.SumOp):
+        return False
+    didx = layout_of(op.x.type).didx_axis
+    return didx is not None and didx in array_values(op.dims)
+
+
+def is_communication(op: Operation) -> bool:
+    """A resharding that is itself a communication (no compute besides a local partial reduction)."""
+    if isinstance(op, fusion.SetOp):
+        return is_resharding(op)
+    return isinstance(op, fusion.SumOp) and is_partial_sum(op)
