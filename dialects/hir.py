@@ -32,6 +32,8 @@ from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute,
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -895,6 +897,89 @@ class WaitOp(IRDLOperation):
         return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE}
 
 
+# -- symmetric memory (peer-to-peer copies over the copy engines) ---------------------------------
+
+
+@irdl_op_definition
+class DeviceIndexOp(IRDLOperation):
+    """This device's position in `mesh` (0 on a single device)."""
+
+    name = "hir.device_index"
+
+    mesh = prop_def(DenseArrayBase)
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = "`mesh` `=` custom<IntList>($mesh) attr-dict"
+
+    def __init__(self, mesh: Sequence[int]):
+        super().__init__(result_types=[IndexType()], properties={"mesh": int_array(mesh)})
+
+    @property
+    def mesh_ids(self) -> tuple[int, ...]:
+        return array_values(self.mesh)
+
+
+@irdl_op_definition
+class PeerViewOp(IRDLOperation):
+    """
+    The copy held by mesh position `device` of a symmetric buffer (`hir.allocate symmetric`),
+    mapped into this device's address space: reading it pulls the peer's data over NVLink with
+    no kernel of the peer involved. Reads see what the peer wrote before the last `hir.barrier`.
+    """
+
+    name = "hir.peer_view"
+
+    T: ClassVar = VarConstraint("T", base(MemRefType))
+    buffer = operand_def(T)
+    device = operand_def(IndexType)
+    mesh = prop_def(DenseArrayBase)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = "$buffer `device` $device `mesh` `=` custom<IntList>($mesh) attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, device: SSAValue, mesh: Sequence[int]):
+        super().__init__(operands=[buffer, device], result_types=[buffer.type], properties={"mesh": int_array(mesh)})
+
+    @property
+    def mesh_ids(self) -> tuple[int, ...]:
+        return array_values(self.mesh)
+
+    def verify_(self) -> None:
+        owner = self.buffer.owner
+        if isinstance(owner, AllocateOp) and owner.symmetric is None:
+            raise VerifyException("hir.peer_view needs a buffer from `hir.allocate symmetric`")
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """
+    Every device of `mesh` reaches this point of its current stream before any goes on: writes to
+    symmetric buffers before it are visible to peer views after it.
+    """
+
+    name = "hir.barrier"
+
+    mesh = prop_def(DenseArrayBase)
+
+    traits = traits_def(HirEffects())
+    custom_directives = (IntList,)
+    assembly_format = "`mesh` `=` custom<IntList>($mesh) attr-dict"
+
+    def __init__(self, mesh: Sequence[int]):
+        super().__init__(properties={"mesh": int_array(mesh)})
+
+    @property
+    def mesh_ids(self) -> tuple[int, ...]:
+        return array_values(self.mesh)
+
+    def effects(self) -> set[EffectInstance]:
+        return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE, write()}
+
+
 HIR_OPS = (
     AllocateOp,
     DeallocateOp,
@@ -915,6 +1000,9 @@ HIR_OPS = (
     SendOp,
     RecvOp,
     WaitOp,
+    DeviceIndexOp,
+    PeerViewOp,
+    BarrierOp,
 )
 
 Hir = Dialect("hir", list(HIR_OPS), [StreamType, WorkType])

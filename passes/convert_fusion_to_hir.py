@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from hir.dialects import fusion, hir
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
@@ -75,6 +75,39 @@ def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, globa
     return TensorType(t.element_type, shape, ParallelAttr(kinds, None, mesh))
 
 
+def check_slice_semantics(
+    op: fusion.FusionOp, clone: fusion.FusionOp, operand_axes: Sequence[int | None], result_axis: int | None
+) -> None:
+    """
+    `clone` (`op` on the operands without their iterated axes) must map its axes as `op` does minus
+    those axes; otherwise it computes something else than one slice of `op`'s result. E.g. a matmul
+    operand of rank >= 3 sliced on its M or N axis: torch.matmul then reads a batch axis as M or K.
+    """
+
+    def kept(k: int, a: int) -> tuple[int, int]:
+        removed = operand_axes[k]
+        return k, a - (removed is not None and a > removed)
+
+    expected = [
+        sorted(kept(k, a) for k, a in sources if a != operand_axes[k])
+        for r, sources in enumerate(op.axis_map())
+        if r != result_axis
+    ]
+    try:
+        actual = [sorted(sources) for sources in clone.axis_map()]
+    except VerifyException:  # the sliced operands do not even fit together
+        actual = None
+    if actual != expected:
+        removed = ", ".join(f"axis {a} of operand #{k}" for k, a in enumerate(operand_axes) if a is not None)
+        raise PassFailedException(
+            located(
+                op,
+                f"cannot run slice by slice on result axis {result_axis}: on its operands without "
+                f"{removed or 'that axis'} it computes something else (stream another axis)",
+            )
+        )
+
+
 @dataclass
 class FunctionConverter:
     """Builds the hir body of one fusion-level function."""
@@ -84,6 +117,7 @@ class FunctionConverter:
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
     """Fusion-level value -> the buffer holding it."""
     _constants: dict[int, SSAValue] = field(default_factory=dict)
+    _dims: dict[tuple[SSAValue, int], SSAValue] = field(default_factory=dict)
     _prelude: list[Operation] = field(default_factory=list)
     _main_stream: SSAValue | None = None
     _num_streams: SSAValue | None = None
@@ -131,14 +165,18 @@ class FunctionConverter:
     def stream_loops(self, unit: Operation, iteration: Iteration, global_view: bool) -> list[Operation]:
         axes = propagate_axes(unit)
         ops, outs = self.allocate_outputs(unit)
-        trip_ops, trip_count = self.trip_count(unit, outs, iteration)
-        ops.extend(trip_ops)
+        trip_count = self.trip_count(unit, outs, iteration)
         ops.append(self.fork_loop(trip_count))
 
         body = Block(arg_types=[IndexType()])
         i = body.args[0]
         i.name_hint = "i"
         stream = self.loop_prologue(body, i)
+        if global_view and (shard_axis := device_iterated_axis(unit, axes)) is not None:
+            body.add_ops(self.shard_broadcast(unit, iteration, shard_axis, i, outs, body))
+            body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
+            ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
+            return ops
         inputs = unit_inputs(unit)
         ins: list[SSAValue] = []
         region_axes: dict[SSAValue, int | None] = dict(axes)
@@ -166,25 +204,44 @@ class FunctionConverter:
         ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
         return ops
 
+    def shard_broadcast(
+        self, unit: Operation, iteration: Iteration, axis: int, i: SSAValue, outs: Sequence[SSAValue], body: Block
+    ) -> list[Operation]:
+        """
+        A loop over a sharded axis (didx -> stream): iteration i needs device i's shard, which
+        device i broadcasts to the mesh (nvFuser's broadcast-based all-gather).
+        """
+        source, result = unit.operands[0], unit.results[0]
+        src_layout, dst_layout = layout_of(source.type), layout_of(result.type)
+        if iteration.chunks is not None:
+            raise PassFailedException(
+                located(unit, "a stream(N) loop over a sharded axis is not supported; use stream")
+            )
+        if dst_layout.didx_axis is not None or (dst_layout.mesh and dst_layout.mesh != src_layout.mesh):
+            raise PassFailedException(located(unit, "more than one sharding change in one op"))
+        shard = self.view(body, self.buffers[source], self.constant(0), axis, None)
+        target = self.view(body, outs[0], i, dst_layout.stream_axis, None)
+        broadcast = hir.BroadcastOp(shard, target, i, src_layout.mesh)
+        wait = hir.WaitOp(broadcast.result)
+        broadcast.location = wait.location = unit.location
+        return [broadcast, wait]
+
     # -- pieces -----------------------------------------------------------------------------------
 
     def allocate_outputs(self, unit: Operation) -> tuple[list[Operation], list[SSAValue]]:
         ops: list[Operation] = []
         outs: list[SSAValue] = []
         for result in unit.results:
-            sizes_ops, sizes = self.dynamic_sizes(unit, result)
-            ops.extend(sizes_ops)
-            alloc = hir.AllocateOp(buffer_type(result.type), sizes)
+            alloc = hir.AllocateOp(buffer_type(result.type), self.dynamic_sizes(unit, result))
             alloc.result.name_hint = result.name_hint
             ops.append(alloc)
             self.buffers[result] = alloc.result
             outs.append(alloc.result)
         return ops, outs
 
-    def dynamic_sizes(self, unit: Operation, result: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
-        """`memref.dim` of an input buffer for each dynamic extent of `result` (found through the axis maps)."""
+    def dynamic_sizes(self, unit: Operation, result: SSAValue) -> list[SSAValue]:
+        """The extent of an input buffer axis for each dynamic extent of `result` (found through the axis maps)."""
         assert isinstance(result.type, TensorType)
-        ops: list[Operation] = []
         sizes: list[SSAValue] = []
         for axis, extent in enumerate(local_shape(result.type)):
             if extent != DYNAMIC_INDEX:
@@ -194,11 +251,27 @@ class FunctionConverter:
                 raise PassFailedException(
                     located(unit, f"cannot infer the dynamic extent of axis {axis} of the result from its inputs")
                 )
-            buffer, source_axis = source
-            dim = memref.DimOp.from_source_and_index(buffer, self.constant(source_axis))
-            ops.append(dim)
-            sizes.append(dim.result)
-        return ops, sizes
+            sizes.append(self.extent(*source))
+        return sizes
+
+    def extent(self, buffer: SSAValue, axis: int) -> SSAValue:
+        """
+        A buffer axis's extent: a constant, the size its `hir.allocate` was given, or one
+        `memref.dim` of an argument at the top. So two loops over the same extent get the same
+        bound value, which hir-loop-fusion needs to merge them, and nothing sits between them.
+        """
+        assert isinstance(buffer.type, MemRefType)
+        shape = buffer.type.get_shape()
+        if shape[axis] != DYNAMIC_INDEX:
+            return self.constant(shape[axis])
+        if isinstance(alloc := buffer.owner, hir.AllocateOp):
+            dynamic_axes = [a for a, extent in enumerate(shape) if extent == DYNAMIC_INDEX]
+            return alloc.dynamic_sizes[dynamic_axes.index(axis)]
+        if (dim := self._dims.get((buffer, axis))) is None:
+            op = memref.DimOp.from_source_and_index(buffer, self.constant(axis))
+            self._prelude.append(op)
+            dim = self._dims[(buffer, axis)] = op.result
+        return dim
 
     def extent_source(self, unit: Operation, value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         """An input buffer axis with the same extent as `value`'s `axis`."""
@@ -218,15 +291,12 @@ class FunctionConverter:
                 return found
         return None
 
-    def trip_count(
-        self, unit: Operation, outs: Sequence[SSAValue], iteration: Iteration
-    ) -> tuple[list[Operation], SSAValue]:
+    def trip_count(self, unit: Operation, outs: Sequence[SSAValue], iteration: Iteration) -> SSAValue:
         if iteration.trip_count != DYNAMIC_INDEX:
-            return [], self.constant(iteration.trip_count)
+            return self.constant(iteration.trip_count)
         axis = layout_of(unit.results[0].type).stream_axis
         assert axis is not None
-        dim = memref.DimOp.from_source_and_index(outs[0], self.constant(axis))
-        return [dim], dim.result
+        return self.extent(outs[0], axis)
 
     def fork_loop(self, trip_count: SSAValue) -> hir.ForOp:
         body = Block(arg_types=[IndexType()])
@@ -274,6 +344,8 @@ class FunctionConverter:
                 properties=properties,
                 attributes=dict(op.attributes),
             )
+            if chunks is None:
+                check_slice_semantics(op, clone, operand_axes, result_axis)
             clone.results[0].name_hint = op.results[0].name_hint
             mapping[op.results[0]] = clone.results[0]
             block.add_op(clone)
@@ -322,6 +394,14 @@ class FunctionConverter:
         )
         converted.location = self.source.location
         return converted
+
+
+def device_iterated_axis(unit: Operation, axes: dict[SSAValue, int]) -> int | None:
+    """For a resharding set whose loop iterates the operand's didx axis: that axis."""
+    if not isinstance(unit, fusion.SetOp):
+        return None
+    axis = axes.get(unit.operands[0])
+    return axis if axis is not None and axis == layout_of(unit.operands[0].type).didx_axis else None
 
 
 def is_fusion_function(op: Operation) -> bool:

@@ -11,8 +11,9 @@ current stream, followed by `hir.wait`:
 | sum over didx axis -> didx axis b                 | local sum into a partial buffer, `hir.reduce_scatter` along b |
 
 Inside a stream loop the launch already works on one chunk, so these are per-chunk collectives:
-the collective-based pipelines. Collectives need the communicated axis outermost in memory (all
-axes before it of extent 1 in the buffer); anything else is reported, not guessed.
+the collective-based pipelines. Collectives need contiguous buffers with the communicated axis
+outermost in memory (all axes before it of extent 1, no strided view such as a chunk of a buffer
+whose stream axis lies inside the didx axis); anything else is reported, not guessed.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -34,14 +35,25 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion, hir
+from hir.dialects.hir import contiguous_strides, memref_strides
 from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
 from hir.dialects.syntax import array_values
+from hir.passes.copy_engine import pull_shards_over_copy_engine
 from hir.tools.diagnostics import located
 
 
-def _outermost_in_memory(buffer: SSAValue, axis: int) -> bool:
-    assert isinstance(buffer.type, MemRefType)
-    return all(extent == 1 for extent in buffer.type.get_shape()[:axis])
+def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
+    """Why a collective cannot use `buffer` (along `axis`): None when it is contiguous with `axis` outermost."""
+    t = buffer.type
+    assert isinstance(t, MemRefType)
+    if axis is not None and any(extent != 1 for extent in t.get_shape()[:axis]):
+        return f"the buffer {t} has larger axes before it"
+    if isinstance(t.layout, NoneAttr):
+        return None  # a whole buffer is contiguous
+    strides = memref_strides(t)
+    if None in strides or strides != contiguous_strides(t.get_shape()):
+        return f"the buffer {t} is a strided view (the stream axis is not outside the communicated axes)"
+    return None
 
 
 def _local(t: TensorType) -> TensorType:
@@ -60,6 +72,19 @@ def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> 
     return new
 
 
+def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSAValue, int | None]]) -> None:
+    """Reports (not guesses around) a buffer the collective cannot use as it is."""
+    for buffer, axis in buffers:
+        if (reason := _not_outermost(buffer, axis)) is not None:
+            raise PassFailedException(
+                located(
+                    launch,
+                    f"{what} needs contiguous buffers with the communicated axis outermost in memory, but "
+                    f"{reason}; make the didx axis the outermost axis after the stream axis",
+                )
+            )
+
+
 class LowerReshardingLaunch(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, launch: hir.LaunchOp, rewriter: PatternRewriter) -> None:
@@ -72,7 +97,8 @@ class LowerReshardingLaunch(RewritePattern):
             )
         op = ops[0]
         src, dst = op.operands[0].type, op.results[0].type
-        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        assert isinstance(src, TensorType)
+        assert isinstance(dst, TensorType)
         new_ops = (
             self.lower_set(launch, layout_of(src), layout_of(dst))
             if isinstance(op, fusion.SetOp)
@@ -99,27 +125,21 @@ class LowerReshardingLaunch(RewritePattern):
                         "only replicated data moving to a mesh that contains its own is supported (broadcast)",
                     )
                 )
+            _require_contiguous(launch, "a broadcast", [(source, None), (target, None)])
             mesh = sorted(dst.mesh)
             root = arith.ConstantOp(IntegerAttr(mesh.index(src.mesh[0]), IndexType()))
             broadcast = hir.BroadcastOp(source, target, root.result, mesh)
             return [root, broadcast, hir.WaitOp(broadcast.result)]
         if src.didx_axis is not None and dst.didx_axis is None:
             axis = src.didx_axis
-            if not _outermost_in_memory(target, axis):
-                raise PassFailedException(
-                    located(
-                        launch,
-                        f"all-gather along axis {axis} needs it outermost in memory, but the buffer "
-                        f"{target.type} has larger axes before it; put the didx axis first",
-                    )
-                )
+            _require_contiguous(launch, f"all-gather along axis {axis}", [(target, axis), (source, axis)])
             gather = hir.AllgatherOp(source, target, axis, src.mesh or dst.mesh)
             return [gather, hir.WaitOp(gather.result)]
+        kind = "a scatter (replicated" if src.didx_axis is None else f"an all-to-all (didx axis {src.didx_axis}"
         raise PassFailedException(
             located(
                 launch,
-                f"cannot lower a resharding from didx axis {src.didx_axis} to didx axis {dst.didx_axis} "
-                "(scatter and all-to-all are not supported)",
+                f"cannot lower {kind} -> didx axis {dst.didx_axis}): scatter and all-to-all are not supported",
             )
         )
 
@@ -131,6 +151,7 @@ class LowerReshardingLaunch(RewritePattern):
                 located(launch, "more than one sharding change in one op (a reduction and a mesh change)")
             )
         if dst.didx_axis is None:
+            _require_contiguous(launch, "all-reduce", [(target, None)])
             local = _local_sum_launch(launch, op, target)
             reduce = hir.AllreduceOp(target, target, mesh, "sum")
             return [local, reduce, hir.WaitOp(reduce.result)]
@@ -140,24 +161,35 @@ class LowerReshardingLaunch(RewritePattern):
         shape[axis] *= len(mesh)
         partial = hir.AllocateOp(MemRefType(target.type.element_type, shape))
         partial.result.name_hint = "partial"
-        if not _outermost_in_memory(partial.result, axis):
-            raise PassFailedException(
-                located(
-                    launch, f"reduce-scatter along axis {axis} needs it outermost in memory; put the didx axis first"
-                )
-            )
+        _require_contiguous(launch, f"reduce-scatter along axis {axis}", [(partial.result, axis), (target, None)])
         local = _local_sum_launch(launch, op, partial.result)
         scatter = hir.ReduceScatterOp(partial.result, target, axis, mesh, "sum")
         return [partial, local, scatter, hir.WaitOp(scatter.result)]
 
 
+BACKENDS = ("nccl", "copy-engine")
+
+
 @dataclass(frozen=True)
 class LowerCommunicationPass(ModulePass):
-    """Resharding launches become collectives + hir.wait on the current stream."""
+    """
+    Resharding launches become collectives + hir.wait on the current stream. `backend`:
+    `nccl` (collectives; the portable default) or `copy-engine`, which also turns loops over the
+    devices' shards into pulls from peers' symmetric memory (see `copy_engine`).
+    """
 
     name = "hir-lower-communication"
 
+    backend: str = "nccl"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.backend not in BACKENDS:
+            raise PassFailedException(
+                f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
+            )
         PatternRewriteWalker(
             GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
+        if self.backend == "copy-engine":
+            for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
+                pull_shards_over_copy_engine(function)

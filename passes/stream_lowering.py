@@ -7,26 +7,36 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from hir.passes.convert_fusion_to_hir import ConvertFusionToHirPass
+from hir.passes.decompose_resharding import DecomposeReshardingPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
+from hir.passes.lower_communication import LowerCommunicationPass
 
 
 @dataclass(frozen=True)
 class StreamLoweringPass(ModulePass):
     """
-    fusion-segment, convert-fusion-to-hir, hir-loop-fusion (each also a pass of its own).
-    `policy` is fusion-segment's merge policy.
+    fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
+    hir-lower-communication, cse; each is also a pass of its own. `policy` is fusion-segment's
+    option, `backend` hir-lower-communication's.
     """
 
     name = "stream-lowering"
 
     policy: str = "standalone-host-ops"
+    backend: str = "nccl"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        FusionSegmentPass(policy=self.policy).apply(ctx, op)
-        op.verify()
-        ConvertFusionToHirPass().apply(ctx, op)
-        op.verify()
-        HirLoopFusionPass().apply(ctx, op)
+        stages: list[ModulePass] = [
+            DecomposeReshardingPass(),
+            FusionSegmentPass(policy=self.policy),
+            ConvertFusionToHirPass(),
+            HirLoopFusionPass(),
+            LowerCommunicationPass(backend=self.backend),
+            CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
+        ]
+        for stage in stages:
+            stage.apply(ctx, op)

@@ -43,6 +43,24 @@ class Communicator:
         self.rank = rank
         self.world_size = world_size
         self.groups: dict[tuple[int, ...], Any] = {}
+        self.symmetric = SymmetricHeap(self)
+
+    def position_in(self, mesh: tuple[int, ...]) -> int:
+        if self.rank not in mesh:
+            raise ValueError(f"device {self.rank} is not in mesh {list(mesh)}")
+        return mesh.index(self.rank)
+
+    def empty_symmetric(
+        self, key: object, shape: Sequence[int], dtype: torch.dtype, device: torch.device
+    ) -> torch.Tensor:
+        return self.symmetric.empty(key, tuple(shape), dtype, device)
+
+    def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
+        return self.symmetric.peer_view(buffer, device_id)
+
+    def barrier(self, mesh: tuple[int, ...]) -> None:
+        if self.rank in mesh:
+            self.symmetric.barrier(mesh)
 
     def prepare(self, meshes: Iterable[tuple[int, ...]]) -> None:
         """Creates a process group per mesh; every rank calls this with the same meshes (collective)."""
@@ -110,6 +128,57 @@ class Communicator:
             return dist.irecv(buffer, src=mesh[peer])
         temporary = torch.empty(buffer.shape, dtype=buffer.dtype, device=buffer.device)
         return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
+
+
+class SymmetricHeap:
+    """
+    Buffers every device allocates alike, so that peers can read each other's copies.
+
+    On CUDA this is torch's symmetric memory (`torch.distributed._symmetric_memory`): a peer view
+    maps the peer's buffer, and copying from it runs on the copy engines over NVLink; the barrier
+    runs on the current stream. Elsewhere (CPU, gloo) it is emulated with the same semantics: a
+    barrier all-gathers each symmetric buffer, and a peer view reads the snapshot taken there.
+    """
+
+    def __init__(self, communicator: Communicator):
+        self.communicator = communicator
+        self.buffers: dict[object, torch.Tensor] = {}
+        self.handles: dict[int, Any] = {}
+        self.snapshots: dict[int, list[torch.Tensor]] = {}
+
+    def empty(self, key: object, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        cached = self.buffers.get(key)
+        if cached is not None and tuple(cached.shape) == shape and cached.dtype == dtype:
+            return cached
+        if device.type == "cuda":
+            import torch.distributed._symmetric_memory as symm_mem
+
+            buffer = symm_mem.empty(shape, dtype=dtype, device=device)
+            self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, dist.group.WORLD.group_name)
+        else:
+            buffer = torch.empty(shape, dtype=dtype, device=device)
+        self.buffers[key] = buffer
+        return buffer
+
+    def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
+        if device_id == self.communicator.rank:
+            return buffer
+        if (handle := self.handles.get(buffer.data_ptr())) is not None:
+            return handle.get_buffer(device_id, tuple(buffer.shape), buffer.dtype, 0)
+        if (snapshot := self.snapshots.get(buffer.data_ptr())) is None:
+            raise ValueError("a peer view needs a symmetric buffer and a hir.barrier after it was written")
+        return snapshot[device_id]
+
+    def barrier(self, mesh: tuple[int, ...]) -> None:
+        if self.handles:
+            next(iter(self.handles.values())).barrier(channel=0)
+            return
+        group = self.communicator.groups.get(mesh, dist.group.WORLD)
+        for buffer in self.buffers.values():
+            parts = [torch.empty_like(buffer) for _ in range(self.communicator.world_size)]
+            dist.all_gather(parts, buffer.contiguous())
+            self.snapshots[buffer.data_ptr()] = parts
+        dist.barrier(group=group)
 
 
 def shard(value: Any, global_type: Attribute, rank: int) -> Any:

@@ -25,6 +25,7 @@ def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
     extents = [(False, d) if d != DYNAMIC_INDEX else (True, next(dynamic)) for d in static_shape]
     out = ctx.slot(op.result)
     symmetric = op.symmetric is not None
+    key = id(op)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -34,7 +35,8 @@ def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
             return
         shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
         if symmetric and frame.communicator is not None:
-            env[out] = frame.communicator.empty_symmetric(shape, dtype, frame.device)
+            # Cached per op: symmetric allocation is collective and costly, the buffer is reused.
+            env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
         else:
             env[out] = torch.empty(shape, dtype=dtype, device=frame.device)
 
@@ -234,5 +236,49 @@ def wait(op: hir.WaitOp, ctx: CompileContext) -> Step:
         handle = frame.env[work]
         if handle is not None:
             handle.wait()
+
+    return step
+
+
+# -- symmetric memory -----------------------------------------------------------------------------
+
+
+@compiles(hir.DeviceIndexOp)
+def device_index(op: hir.DeviceIndexOp, ctx: CompileContext) -> Step:
+    out = ctx.slot(op.result)
+    mesh = op.mesh_ids
+
+    def step(frame: Frame) -> None:
+        communicator = frame.communicator
+        frame.env[out] = 0 if communicator is None else communicator.position_in(mesh)
+
+    return step
+
+
+@compiles(hir.PeerViewOp)
+def peer_view(op: hir.PeerViewOp, ctx: CompileContext) -> Step:
+    buffer, device, out = ctx.slot(op.buffer), ctx.slot(op.device), ctx.slot(op.result)
+    mesh = op.mesh_ids
+
+    def step(frame: Frame) -> None:
+        env = frame.env
+        communicator = frame.communicator
+        if communicator is None:
+            if env[device] != 0:
+                raise ValueError(f"peer view of device {env[device]} on a single device")
+            env[out] = env[buffer]
+            return
+        env[out] = communicator.peer_view(env[buffer], mesh[env[device]])
+
+    return step
+
+
+@compiles(hir.BarrierOp)
+def barrier(op: hir.BarrierOp, ctx: CompileContext) -> Step:
+    mesh = op.mesh_ids
+
+    def step(frame: Frame) -> None:
+        if frame.communicator is not None:
+            frame.communicator.barrier(mesh)
 
     return step

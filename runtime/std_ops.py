@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 
 from hir.runtime.compiler import CompileContext, Frame, Step, compiles
@@ -129,5 +129,22 @@ def dim(op: memref.DimOp, ctx: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env = frame.env
         env[out] = env[source].shape[env[index]]
+
+    return step
+
+
+@compiles(scf.IfOp)
+def if_then_else(op: scf.IfOp, ctx: CompileContext) -> Step:
+    if op.results:
+        raise ValueError("scf.if with results is not supported by the runtime")
+    cond = ctx.slot(op.cond)
+    then_body = ctx.compile_block(op.true_region.block)
+    else_body = ctx.compile_block(op.false_region.block) if op.false_region.blocks else None
+
+    def step(frame: Frame) -> None:
+        if frame.env[cond]:
+            then_body.run(frame)
+        elif else_body is not None:
+            else_body.run(frame)
 
     return step

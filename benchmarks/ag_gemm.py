@@ -1,0 +1,202 @@
+"""
+All-gather + GEMM (column-parallel linear layer) on D GPUs, in one run and on the same tensors:
+
+  gemm        C = A @ B on the already gathered A (no communication)
+  allgather   NCCL all-gather of the A shards alone
+  ag+gemm     all-gather, then GEMM, on one stream (no overlap)
+  torch-fused torch.ops.symm_mem.fused_all_gather_matmul
+  hir:<p>     the fusion module below lowered by `hir-opt -p <p>` and run by hir's runtime
+
+Each rank holds A_shard [M/D, K] and its own B [K, N] (N per rank); C [M, N]. Every result is
+checked against A_full @ B. Times are CUDA-event medians over repetitions, each started after a
+barrier; the table reports the max over ranks of the per-rank median.
+
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
+      python -m torch.distributed.run --nproc-per-node 2 benchmarks/ag_gemm.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import statistics
+from collections.abc import Callable
+
+import torch
+import torch.distributed as dist
+
+import hir
+from hir.runtime.distributed import Communicator
+
+FUSION_MODULE = """
+func.func @main(%a: tensor<{D}x{MD}x{K}x{T}, #fusion.parallel<[didx, serial, serial], mesh = [{MESH}]>>,
+                %b: tensor<{K}x{N}x{T}>)
+    -> tensor<{D}x{MD}x{N}x{T}, #fusion.parallel<[stream, serial, serial]>> {{
+  %c = fusion.matmul %a, %b : tensor<{D}x{MD}x{K}x{T}, #fusion.parallel<[didx, serial, serial], mesh = [{MESH}]>>, tensor<{K}x{N}x{T}> -> tensor<{D}x{MD}x{N}x{T}, #fusion.parallel<[stream, serial, serial]>>
+  func.return %c : tensor<{D}x{MD}x{N}x{T}, #fusion.parallel<[stream, serial, serial]>>
+}}
+"""
+
+# The seed's collective-based form: S chunks, each all-gathered then multiplied.
+CHUNKED_MODULE = """
+func.func @main(%a: tensor<{S}x{D}x{MSD}x{K}x{T}, #fusion.parallel<[serial, didx, serial, serial], mesh = [{MESH}]>>,
+                %b: tensor<{K}x{N}x{T}>)
+    -> tensor<{S}x{D}x{MSD}x{N}x{T}, #fusion.parallel<[stream, serial, serial, serial]>> {{
+  %c = fusion.matmul %a, %b : tensor<{S}x{D}x{MSD}x{K}x{T}, #fusion.parallel<[serial, didx, serial, serial], mesh = [{MESH}]>>, tensor<{K}x{N}x{T}> -> tensor<{S}x{D}x{MSD}x{N}x{T}, #fusion.parallel<[stream, serial, serial, serial]>>
+  func.return %c : tensor<{S}x{D}x{MSD}x{N}x{T}, #fusion.parallel<[stream, serial, serial, serial]>>
+}}
+"""
+
+DTYPES = {"bf16": (torch.bfloat16, "bf16"), "f16": (torch.float16, "f16"), "f32": (torch.float32, "f32")}
+
+
+def timed(fn: Callable[[], object], reps: int, warmup: int) -> float:
+    """Median ms of `fn`, each repetition after a barrier, measured with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def run_program(program: hir.Program, inputs: list, num_streams: int, communicator: Communicator, sink: list) -> None:
+    sink[:] = program(inputs, num_streams=num_streams, communicator=communicator)
+
+
+def max_over_ranks(value: float) -> float:
+    t = torch.tensor([value], device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def build_program(text: str, pipeline: str) -> hir.Program:
+    module = hir.parse(text, "ag_gemm")
+    hir.run_pipeline(module, pipeline)
+    return hir.compile_program(module)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", default="16384x4096,32768x2048,16384x1024", help="MxN_per_rank list")
+    p.add_argument("--k", type=int, default=8192)
+    p.add_argument("--dtype", default="bf16", choices=DTYPES)
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument(
+        "--variants",
+        default="stream-lowering:2",
+        help="comma list of PIPELINE:NUM_STREAMS[:chunks=S] for the hir programs",
+    )
+    args = p.parse_args()
+
+    dist.init_process_group("nccl", device_id=torch.device("cuda", int(os.environ["LOCAL_RANK"])))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    dtype, type_name = DTYPES[args.dtype]
+    communicator = Communicator(rank, world)
+    rows = []
+    for size in args.sizes.split(","):
+        M, N = (int(x) for x in size.split("x"))
+        rows.append((M, N, *measure(M, N, args, dtype, type_name, communicator)))
+
+    if rank == 0:
+        print_table(rows, args.k, args.dtype, world)
+    dist.destroy_process_group()
+
+
+def measure(
+    M: int, N: int, args: argparse.Namespace, dtype: torch.dtype, type_name: str, communicator: Communicator
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Times and relative errors of every variant for one size, maxed over ranks."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    group_name = dist.group.WORLD.group_name
+    mesh = ", ".join(str(d) for d in range(world))
+    K = args.k
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    A_full = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)  # the same on every rank
+    B = torch.randn(K, N, device="cuda", dtype=dtype, generator=torch.Generator(device="cuda").manual_seed(rank))
+    A_shard = A_full.chunk(world)[rank].contiguous()
+    reference = A_full @ B
+    A_gather = torch.empty_like(A_full)
+    C = torch.empty(M, N, device="cuda", dtype=dtype)
+    results: dict[str, float] = {}
+    errors: dict[str, float] = {}
+
+    results["gemm"] = timed(lambda: torch.mm(A_full, B, out=C), args.reps, args.warmup)
+    errors["gemm"] = relative_error(C, reference)
+    results["allgather"] = timed(lambda: dist.all_gather_into_tensor(A_gather, A_shard), args.reps, args.warmup)
+    errors["allgather"] = relative_error(A_gather, A_full)
+
+    def ag_then_gemm() -> None:
+        dist.all_gather_into_tensor(A_gather, A_shard)
+        torch.mm(A_gather, B, out=C)
+
+    results["ag+gemm"] = timed(ag_then_gemm, args.reps, args.warmup)
+    errors["ag+gemm"] = relative_error(C, reference)
+
+    fused_out: list[torch.Tensor] = []
+
+    def fused() -> None:
+        fused_out[:] = torch.ops.symm_mem.fused_all_gather_matmul(A_shard, [B], 0, group_name)[1]
+
+    try:
+        results["torch-fused"] = timed(fused, args.reps, args.warmup)
+        errors["torch-fused"] = relative_error(fused_out[0], reference)
+    except Exception as err:  # report and go on: the baseline may be missing on this build
+        if rank == 0:
+            print(f"torch-fused failed: {err}")
+
+    for variant in args.variants.split(","):
+        pipeline, num_streams, *rest = variant.split(":")
+        chunks = int(rest[0].removeprefix("chunks=")) if rest else 0
+        if chunks:
+            text = CHUNKED_MODULE.format(S=chunks, D=world, MSD=M // (chunks * world), K=K, N=N, T=type_name, MESH=mesh)
+            a_local = _chunked_shard(A_full, chunks, world, rank)
+        else:
+            text = FUSION_MODULE.format(D=world, MD=M // world, K=K, N=N, T=type_name, MESH=mesh)
+            a_local = A_shard.view(1, M // world, K)
+        program = build_program(text, pipeline)
+        communicator.prepare(program.meshes)
+        name = f"hir:{variant}"
+        outputs: list[torch.Tensor] = []
+        run = functools.partial(run_program, program, [a_local, B], int(num_streams), communicator, outputs)
+        results[name] = timed(run, args.reps, args.warmup)
+        errors[name] = relative_error(outputs[0].reshape(M, N), reference)
+
+    return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}
+
+
+def _chunked_shard(A_full: torch.Tensor, chunks: int, world: int, rank: int) -> torch.Tensor:
+    """A[S, D, M/(S*D), K] layout: chunk s of the gathered A is rows [s*M/S, (s+1)*M/S)."""
+    M, K = A_full.shape
+    return A_full.view(chunks, world, M // (chunks * world), K)[:, rank : rank + 1].contiguous()
+
+
+def print_table(rows: list, K: int, dtype: str, world: int) -> None:
+    print(f"\nAG+GEMM, D={world}, K={K}, {dtype}; ms (max over ranks of per-rank median); rel. error in []")
+    for M, N, results, errors in rows:
+        bound = max(results["gemm"], results["allgather"])
+        print(f"\nM={M} N/rank={N}: max(GEMM, AG) = {bound:.3f} ms")
+        fused = results.get("torch-fused")
+        for name, ms in results.items():
+            extra = f"  x{ms / bound:.2f} of max(GEMM,AG)"
+            if fused:
+                extra += f"  x{ms / fused:.2f} of torch-fused"
+            print(f"  {name:<40} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
+
+
+if __name__ == "__main__":
+    main()
