@@ -69,7 +69,7 @@ def eager_kernel(op: fusion.FusionOp) -> Eager:
     if kind is fusion.MatmulOp:
         return torch.matmul
     if kind is fusion.LinearOp:
-        return F.linear
+        return _linear
     raise NotImplementedError(f"no kernel for {op.name}")
 
 
@@ -96,17 +96,31 @@ def out_kernel(op: fusion.FusionOp) -> Into:
             return lambda out, x: torch.sum(x, dims, dtype=out.dtype, out=out)
         return lambda out, x: fn(x, dims, out=out)
     if kind is fusion.MatmulOp:
-        return lambda out, a, b: torch.matmul(a, b, out=out)
+        return _matmul_into
     if kind is fusion.LinearOp:
         return _linear_into
     raise NotImplementedError(f"no kernel for {op.name}")
+
+
+def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    if a.dim() == 1 and b.dim() == 2:
+        # torch.matmul(out=) resizes a 1-D `out` to [1, N] here, which scrambles a strided view.
+        torch.mm(a.unsqueeze(0), b, out=out.unsqueeze(0))
+        return
+    torch.matmul(a, b, out=out)
+
+
+def _linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    if w.dim() == 1 and bias is not None:  # F.linear rejects a bias with a 1-D weight; the dialect allows a scalar one
+        return torch.matmul(x, w) + bias
+    return F.linear(x, w, bias)
 
 
 def _linear_into(out: torch.Tensor, x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = None) -> None:
     if w.dim() == 2 and x.dim() == 2 and bias is not None:
         torch.addmm(bias, x, w.t(), out=out)
         return
-    torch.matmul(x, w.t() if w.dim() == 2 else w, out=out)
+    _matmul_into(out, x, w.t() if w.dim() == 2 else w)
     if bias is not None:
         out.add_(bias)
 

@@ -118,6 +118,13 @@ class _Clock:
 
 
 def _fail(err: Exception) -> NoReturn:
+    from xdsl.utils.exceptions import ParseError
+
+    from hir.tools.diagnostics import format_parse_error
+
+    if isinstance(err, ParseError):  # `file:line:col: error: message` and the source line, as hir-opt prints it
+        print(format_parse_error(err), file=sys.stderr)
+        sys.exit(1)
     message = str(err).split("\n\n")[0].strip() or type(err).__name__
     print(message if ": error:" in message else f"hir-run: error: {message}", file=sys.stderr)
     sys.exit(1)

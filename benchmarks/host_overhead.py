@@ -1,0 +1,261 @@
+"""
+Host overhead of the hir runtime: microseconds per executed hir op for a stream-pipelined loop of
+small launches (DESIGN.md section 4: fork loop + main loop), against the same torch calls written
+by hand, on one machine in one run. Then xDSL's own `Interpreter` against our closures on a
+straight-line chain of trivial ops (the reason runtime/compiler.py compiles to closures).
+
+    python benchmarks/host_overhead.py                  # CUDA if there is a GPU, else CPU (with a note)
+    python benchmarks/host_overhead.py --device cpu --iterations 256 --width 1024 --num-streams 4
+
+Each run of the program is timed with perf_counter after a device synchronize: "host" stops when
+the call returns (the time the host spends enqueueing), "wall" after a second synchronize (all
+work done). Reported: medians over --repeats runs, after --warmup runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from xdsl.dialects import func
+
+import hir
+from hir.dialects import hir as hir_dialect
+from hir.runtime.streams import streams_for
+
+
+def program_text(iterations: int, width: int) -> str:
+    """`out = relu(x)` over x[iterations, width], one launch per row on pool stream `i mod num_streams`."""
+    row = f"memref<{width}xf32, strided<[1], offset: ?>>"
+    whole = f"memref<{iterations}x{width}xf32>"
+    return f"""
+func.func @main(%x: {whole}) -> {whole} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cn = arith.constant {iterations} : index
+  %buf = hir.allocate() : {whole}
+  %main = hir.get_current_stream
+  %n = hir.num_streams
+  hir.for %i = %c0 to %cn step %c1 {{
+    %k = arith.remui %i, %n : index
+    %s = hir.stream %k
+    hir.set_current_stream %s
+    hir.synchronize %main
+  }}
+  hir.for %i = %c0 to %cn step %c1 {{
+    %k = arith.remui %i, %n : index
+    %s = hir.stream %k
+    hir.set_current_stream %s
+    %in = hir.alias_select %x[%i] axis 0 : {whole} -> {row}
+    %out = hir.alias_select %buf[%i] axis 0 : {whole} -> {row}
+    hir.launch ins(%v = %in : {row}) outs(%out : {row}) {{
+      %r = fusion.relu %v : tensor<{width}xf32> -> tensor<{width}xf32>
+      hir.yield %r : tensor<{width}xf32>
+    }}
+    hir.set_current_stream %main
+    hir.synchronize %s
+  }}
+  func.return %buf : {whole}
+}}
+"""
+
+
+def executed_ops(function: func.FuncOp, iterations: int) -> tuple[int, list[int]]:
+    """Ops one run executes (terminators and launch bodies not counted), and the ops per loop iteration."""
+    top = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)]
+    per_iteration = [
+        sum(1 for inner in op.body.block.ops if not isinstance(inner, hir_dialect.YieldOp))
+        for op in top
+        if isinstance(op, hir_dialect.ForOp)
+    ]
+    return len(top) + iterations * sum(per_iteration), per_iteration
+
+
+def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The same work with the torch calls the runtime makes, written by hand (streams from the same pool)."""
+    if device.type != "cuda":
+
+        def run_cpu(x: torch.Tensor) -> torch.Tensor:
+            out = torch.empty_like(x)
+            for i in range(x.shape[0]):
+                torch.clamp_min(x.select(0, i), 0, out=out.select(0, i))
+            return out
+
+        return run_cpu
+    pool = [streams_for(device).pool(k) for k in range(num_streams)]
+
+    def run_cuda(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        main = torch.cuda.current_stream()
+        for i in range(x.shape[0]):
+            stream = pool[i % num_streams]
+            torch.cuda.set_stream(stream)
+            stream.wait_stream(main)
+        for i in range(x.shape[0]):
+            stream = pool[i % num_streams]
+            torch.cuda.set_stream(stream)
+            torch.clamp_min(x.select(0, i), 0, out=out.select(0, i))
+            torch.cuda.set_stream(main)
+            main.wait_stream(stream)
+        return out
+
+    return run_cuda
+
+
+@dataclass
+class Timing:
+    host: list[float]
+    """Seconds until the call returned (the host enqueueing), one per repeat."""
+    wall: list[float]
+    """Seconds until the device was done too."""
+
+
+def time_interleaved(
+    runs: dict[str, Callable[[], object]], device: torch.device, warmup: int, repeats: int
+) -> dict[str, Timing]:
+    """Times each run `repeats` times, taking turns, so that drift of the machine hits all alike."""
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    for run in runs.values():
+        for _ in range(warmup):
+            run()
+    timings = {name: Timing([], []) for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            sync()
+            start = time.perf_counter()
+            run()
+            returned = time.perf_counter()
+            sync()
+            timings[name].host.append(returned - start)
+            timings[name].wall.append(time.perf_counter() - start)
+    return timings
+
+
+def median_us(values: list[float], per: int = 1) -> str:
+    """`median [p10-p90]` in microseconds, divided by `per`."""
+    q = statistics.quantiles(values, n=10)
+    digits = 3 if per > 1 else 1
+    low, mid, high = (v * 1e6 / per for v in (q[0], statistics.median(values), q[-1]))
+    return f"{mid:.{digits}f} [{low:.{digits}f}-{high:.{digits}f}]"
+
+
+def stream_loop(args: argparse.Namespace, device: torch.device) -> None:
+    module = hir.parse(program_text(args.iterations, args.width), "host_overhead.hir.mlir")
+    program = hir.compile_program(module)
+    ops, per_iteration = executed_ops(program.func, args.iterations)
+    x = torch.randn(args.iterations, args.width, device=device)
+    by_hand = eager(device, args.num_streams)
+    # Correct first: both compute relu(x).
+    (out,) = program([x], num_streams=args.num_streams)
+    expected = torch.relu(x)
+    if not (torch.equal(out, expected) and torch.equal(by_hand(x), expected)):
+        raise SystemExit("error: the results differ from torch.relu")
+
+    timings = time_interleaved(
+        {"hir runtime": lambda: program([x], num_streams=args.num_streams), "torch by hand": lambda: by_hand(x)},
+        device,
+        args.warmup,
+        args.repeats,
+    )
+    print(
+        f"stream loop: relu over [{args.iterations}, {args.width}] float32, one launch per row, "
+        f"num_streams {args.num_streams}; {ops} hir ops executed per run "
+        f"({' + '.join(map(str, per_iteration))} per iteration of the fork and main loops, "
+        f"{ops - args.iterations * sum(per_iteration)} outside them)"
+    )
+    print(f"median [p10-p90] of {args.repeats} runs each, taking turns, after {args.warmup} warm-up runs")
+    print(f"{'':16}{'host us/run':>26}{'wall us/run':>26}{'host us/hir op':>22}")
+    for name, t in timings.items():
+        print(f"{name:16}{median_us(t.host):>26}{median_us(t.wall):>26}{median_us(t.host, ops):>22}")
+    ours, theirs = timings.values()
+    ratio = statistics.median(a / b for a, b in zip(ours.host, theirs.host))
+    extra = statistics.median(a - b for a, b in zip(ours.host, theirs.host))
+    print(f"ratio hir/hand (host, median of per-turn ratios): {ratio:.2f}")
+    print(f"hir overhead over the hand-written calls: {extra * 1e6 / ops:.3f} us per hir op (host)")
+    print("('torch by hand' makes the same torch calls without the IR; its us/op divides by the same op count)")
+
+
+def primitives(device: torch.device, repeats: int = 2000) -> None:
+    """Host cost of each torch call the loop makes, one at a time (where the microseconds go)."""
+    x = torch.randn(4, 1024, device=device)
+    row, out_row = x.select(0, 1), torch.empty_like(x).select(0, 1)
+    calls: dict[str, Callable[[], object]] = {
+        "x.select(0, i)": lambda: x.select(0, 1),
+        "clamp_min(row, 0, out=row)": lambda: torch.clamp_min(row, 0, out=out_row),
+    }
+    if device.type == "cuda":
+        main, side = torch.cuda.current_stream(), streams_for(device).pool(0)
+        calls |= {
+            "torch.cuda.current_stream()": torch.cuda.current_stream,
+            "torch.cuda.set_stream(main)": lambda: torch.cuda.set_stream(main),
+            "main.wait_stream(side)": lambda: main.wait_stream(side),
+            "current_stream().wait_stream": lambda: torch.cuda.current_stream().wait_stream(side),
+        }
+    print("\nhost cost of single torch calls (median of 5 batches):")
+    for name, call in calls.items():
+
+        def batch(call: Callable[[], object] = call) -> None:
+            for _ in range(repeats):
+                call()
+
+        seconds = statistics.median(time_interleaved({name: batch}, device, 1, 5)[name].host)
+        print(f"  {name:32}{seconds * 1e6 / repeats:8.3f} us")
+
+
+def interpreter_chain(length: int, repeats: int) -> None:
+    """xDSL's Interpreter against our closures on `length` chained arith.addi (CPU, no torch work)."""
+    from xdsl.interpreter import Interpreter
+    from xdsl.interpreters.arith import ArithFunctions
+    from xdsl.interpreters.func import FuncFunctions
+
+    lines = ["func.func @main() -> index {", "  %c1 = arith.constant 1 : index", "  %v0 = arith.constant 0 : index"]
+    lines += [f"  %v{i + 1} = arith.addi %v{i}, %c1 : index" for i in range(length)]
+    lines += [f"  func.return %v{length} : index", "}"]
+    module = hir.parse("\n".join(lines), "chain.mlir")
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(FuncFunctions())
+    program = hir.compile_program(module)
+    if interpreter.call_op("main", ()) != (length,) or program([]) != [length]:
+        raise SystemExit("error: the chain computed a wrong sum")
+    ops = length + 3  # constants, adds, return
+    cpu = torch.device("cpu")
+    timings = time_interleaved(
+        {"xdsl": lambda: interpreter.call_op("main", ()), "ours": lambda: program([])}, cpu, 1, repeats
+    )
+    xdsl, ours = (statistics.median(timings[name].host) for name in ("xdsl", "ours"))
+    print(f"\nstraight-line chain of {length} arith.addi on CPU (median of {repeats}):")
+    print(f"{'xDSL Interpreter':22}{xdsl * 1e6 / ops:8.3f} us/op")
+    print(f"{'hir closure runtime':22}{ours * 1e6 / ops:8.3f} us/op")
+    print(f"{'ratio xDSL/hir':22}{xdsl / ours:8.1f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda if available")
+    p.add_argument("--iterations", type=int, default=256, help="main-loop iterations (rows)")
+    p.add_argument("--width", type=int, default=1024, help="elements per row")
+    p.add_argument("--num-streams", type=int, default=4)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--repeats", type=int, default=50)
+    p.add_argument("--chain", type=int, default=10_000, help="length of the interpreter comparison (0: skip)")
+    args = p.parse_args()
+    name = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda":
+        print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}")
+    else:
+        print(f"device: CPU ({torch.get_num_threads()} threads), torch {torch.__version__}")
+        print("note: no GPU: streams are no-ops, so this measures the closures and the CPU kernels only")
+    stream_loop(args, device)
+    primitives(device)
+    if args.chain:
+        interpreter_chain(args.chain, repeats=11)
+
+
+if __name__ == "__main__":
+    main()
