@@ -551,8 +551,10 @@ class SegmentOp(IRDLOperation):
             parser.parse_punctuation(")")
         parser.parse_punctuation("->")
         if parser.parse_optional_punctuation("("):
-            result_types = parse_type_list(parser)
-            parser.parse_punctuation(")")
+            result_types = []  # `-> ()`: a segment whose values are all dead has no results
+            if not parser.parse_optional_punctuation(")"):
+                result_types = parse_type_list(parser)
+                parser.parse_punctuation(")")
         else:
             result_types = [parser.parse_type()]
         attributes = parser.parse_optional_attr_dict_with_keyword()

@@ -36,6 +36,11 @@ class _CopyBack:
         self.target.copy_(self.temporary)
 
 
+def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
+    """A contiguous `t` without its extent-1 axes before `axis`: torch concatenates and splits along dim 0."""
+    return t.view(t.shape[axis:])
+
+
 class Communicator:
     """hir collectives among the processes of a torch.distributed job."""
 
@@ -85,10 +90,11 @@ class Communicator:
     def _allgather(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, axis: int) -> Any:
         if any(d != 1 for d in out.shape[:axis]):
             raise ValueError(f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(out.shape)}")
+        source = _from_axis(inp.contiguous(), axis)
         if out.is_contiguous():
-            return dist.all_gather_into_tensor(out, inp.contiguous(), group=group, async_op=True)
+            return dist.all_gather_into_tensor(_from_axis(out, axis), source, group=group, async_op=True)
         temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
-        work = dist.all_gather_into_tensor(temporary, inp.contiguous(), group=group, async_op=True)
+        work = dist.all_gather_into_tensor(_from_axis(temporary, axis), source, group=group, async_op=True)
         return _CopyBack(work, out, temporary)
 
     def _allreduce(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, kind: str) -> Any:
@@ -105,11 +111,14 @@ class Communicator:
         if any(d != 1 for d in inp.shape[:axis]):
             raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(inp.shape)}")
         op = _REDUCE_OPS[kind]
+        source = _from_axis(inp.contiguous(), axis)
         if out.is_contiguous():
-            return dist.reduce_scatter_tensor(out, inp.contiguous(), op=op, group=group, async_op=True)
+            return dist.reduce_scatter_tensor(_from_axis(out, axis), source, op=op, group=group, async_op=True)
         temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
         return _CopyBack(
-            dist.reduce_scatter_tensor(temporary, inp.contiguous(), op=op, group=group, async_op=True), out, temporary
+            dist.reduce_scatter_tensor(_from_axis(temporary, axis), source, op=op, group=group, async_op=True),
+            out,
+            temporary,
         )
 
     def _broadcast(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, root: int) -> Any:
@@ -145,6 +154,7 @@ class SymmetricHeap:
         self.buffers: dict[object, torch.Tensor] = {}
         self.handles: dict[int, Any] = {}
         self.snapshots: dict[int, list[torch.Tensor]] = {}
+        self.peer_views: dict[tuple[int, int], torch.Tensor] = {}
 
     def empty(self, key: object, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         cached = self.buffers.get(key)
@@ -153,8 +163,13 @@ class SymmetricHeap:
         if device.type == "cuda":
             import torch.distributed._symmetric_memory as symm_mem
 
+            group_name = dist.group.WORLD.group_name
+            if hasattr(symm_mem, "enable_symm_mem_for_group") and not symm_mem.is_symm_mem_enabled_for_group(
+                group_name
+            ):
+                symm_mem.enable_symm_mem_for_group(group_name)
             buffer = symm_mem.empty(shape, dtype=dtype, device=device)
-            self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, dist.group.WORLD.group_name)
+            self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
         else:
             buffer = torch.empty(shape, dtype=dtype, device=device)
         self.buffers[key] = buffer
@@ -164,7 +179,10 @@ class SymmetricHeap:
         if device_id == self.communicator.rank:
             return buffer
         if (handle := self.handles.get(buffer.data_ptr())) is not None:
-            return handle.get_buffer(device_id, tuple(buffer.shape), buffer.dtype, 0)
+            key = (buffer.data_ptr(), device_id)
+            if (view := self.peer_views.get(key)) is None:  # mapping a peer's buffer costs host time: once
+                view = self.peer_views[key] = handle.get_buffer(device_id, tuple(buffer.shape), buffer.dtype, 0)
+            return view
         if (snapshot := self.snapshots.get(buffer.data_ptr())) is None:
             raise ValueError("a peer view needs a symmetric buffer and a hir.barrier after it was written")
         return snapshot[device_id]
