@@ -120,27 +120,31 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp) -> bool:
     if any(not isinstance(root.type, MemRefType) or DYNAMIC_INDEX in root.type.get_shape() for root, _ in sources):  # type: ignore[misc]
         return False
 
-    # Before the loops (and before the fork loop that precedes this one): the comm stream stages
-    # every source in its symmetric mirror, then all devices meet at a barrier.
+    # Before the loops: this device's index in the mesh and the comm stream.
     anchor: Operation = loop
     if isinstance(prev := loop.prev_op, hir.ForOp):
-        anchor = prev
+        anchor = prev  # the fork loop that precedes this one
     rank = hir.DeviceIndexOp(mesh)
     rank.result.name_hint = "rank"
     comm = hir.StreamOp(main_loop.num_streams)
     comm.result.name_hint = "comm"
-    staging: list[Operation] = [rank, comm, hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
     mirrors: dict[SSAValue, SSAValue] = {}
+    setup: list[Operation] = [rank, comm]
     for root, _ in sources:  # type: ignore[misc]
-        if root in mirrors:
-            continue
-        assert isinstance(root.type, MemRefType)
-        mirror = hir.AllocateOp(_contiguous(root.type), symmetric=True)
-        mirror.result.name_hint = f"{root.name_hint or 'shard'}_symmetric"
-        staging += [mirror, _copy_launch(root, mirror.result)]
-        mirrors[root] = mirror.result
+        if root not in mirrors:
+            assert isinstance(root.type, MemRefType)
+            mirror = hir.AllocateOp(_contiguous(root.type), symmetric=True)
+            mirror.result.name_hint = f"{root.name_hint or 'shard'}_symmetric"
+            setup.append(mirror)
+            mirrors[root] = mirror.result
+    Rewriter.insert_op(setup, InsertPoint.before(anchor))
+
+    # Right before the main loop, on the comm stream: every source copied into its symmetric
+    # mirror, then all devices meet at a barrier (peers may read the mirrors after it).
+    staging: list[Operation] = [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
+    staging += [_copy_launch(root, mirror) for root, mirror in mirrors.items()]
     staging += [hir.BarrierOp(mesh), hir.SetCurrentStreamOp(main_loop.main)]
-    Rewriter.insert_op(staging, InsertPoint.before(anchor))
+    Rewriter.insert_op(staging, InsertPoint.before(loop))
 
     # In the loop: work on device d = (i + rank) mod trip count.
     iv = loop.induction_var
@@ -157,11 +161,31 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp) -> bool:
     for broadcast, (root, chain) in zip(broadcasts, sources):  # type: ignore[misc]
         _rewrite_broadcast(broadcast, mirrors[root], chain, device.result, rank.result, comm.result, main_loop)
 
+    # The first iteration works on the local shard and needs no peer: enqueue it before the
+    # staging, so the local GEMM starts at once instead of after the host has issued everything.
+    _peel_first_iteration(loop, staging[0])
+
     # At the end: wait for the comm stream, and meet once more before mirrors may be rewritten.
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
     Rewriter.insert_op([hir.SynchronizeOp(comm.result), hir.BarrierOp(mesh)], InsertPoint.before(ret))
     return True
+
+
+def _peel_first_iteration(loop: hir.ForOp, before: Operation) -> None:
+    """Runs iteration `lb` as straight-line code before `before`; the loop starts one step later."""
+    bounds = [v.owner for v in (loop.lb, loop.ub)]
+    if not all(isinstance(b, arith.ConstantOp) for b in bounds):
+        return
+    lb, ub = (b.value.value.data for b in bounds)  # type: ignore[union-attr]
+    if ub <= lb:
+        return
+    mapping: dict[SSAValue, SSAValue] = {loop.induction_var: loop.lb}
+    body = [op.clone(value_mapper=mapping) for op in loop.body.block.ops if not isinstance(op, hir.YieldOp)]
+    Rewriter.insert_op(body, InsertPoint.before(before))
+    start = arith.AddiOp(loop.lb, loop.step)
+    Rewriter.insert_op(start, InsertPoint.before(loop))
+    loop.operands = [start.result, loop.ub, loop.step]
 
 
 def _rewrite_broadcast(
