@@ -1,19 +1,24 @@
 """
 The copy-engine backend of `hir-lower-communication` (`backend=copy-engine`): a host loop over the
 devices' shards (didx -> stream: iteration i needs device i's shard, lowered to
-`hir.broadcast ... root %i`) pulls each shard from the peer's symmetric memory with a copy, which
-the GPU's copy engines carry over NVLink without taking SMs from the compute, instead of a
-collective kernel:
+`hir.broadcast ... root %i`) becomes peer-to-peer *pushes* into symmetric memory, which the GPU's
+copy engines carry over NVLink without taking SMs from the compute, instead of a collective kernel:
 
-    before the loops:  %rank = hir.device_index; on a dedicated comm stream (pool stream
-                       num_streams): copy each source into its symmetric mirror, hir.barrier
+    before the loops:  %rank = hir.device_index; the slot buffer becomes symmetric; a dedicated
+                       comm stream (pool stream num_streams) forks from the caller's stream
     in the loop:       iteration i works on device d = (i + rank) mod D, so every device starts
-                       with its own shard at once (nvFuser's offset_stream_indexing_by_rank);
-                       if d != rank: on the comm stream, copy hir.peer_view(mirror, d) into
-                       the slot, and the worker stream waits for it; if d == rank the consumers
-                       read the local shard directly (no copy)
+                       with its own shard at once (nvFuser's offset_stream_indexing_by_rank),
+                       and that first iteration is peeled so its GEMM is enqueued first;
+                       if d != rank: on the comm stream, copy the local shard into slot `rank`
+                       of device (rank - i) mod D's symmetric buffer (a copy-engine write over
+                       NVLink), hir.barrier (every device has received shard d), and the worker
+                       stream waits for the comm stream; consumers read slot d, or the local
+                       shard itself when d == rank (no copy at all)
     at the end:        the caller's stream waits for the comm stream, then hir.barrier, so no
-                       device reuses its mirror while a peer may still read it
+                       device writes into a peer's buffer again while the peer may still read it
+
+Pushing rather than pulling avoids staging the shard into symmetric memory first: that local copy
+runs on SMs and would queue behind the first GEMM.
 
 Rotating iterations is only valid for one-sided transfers: with NCCL every device must post the
 broadcasts with the same roots in the same order, so the nccl backend keeps `root %i`.
@@ -63,17 +68,6 @@ class MainLoop:
         return MainLoop(loop, stream.result, restore.stream, remui.rhs, set_stream)
 
 
-def _root(value: SSAValue, inside: Block) -> tuple[SSAValue, list[Operation]] | None:
-    """The buffer defined outside `inside` that `value` views, and the view ops from it."""
-    chain: list[Operation] = []
-    while isinstance(value.owner, hir.AliasSelectOp | hir.AliasChunkOp) and value.owner.parent_block() is inside:
-        chain.append(value.owner)
-        value = value.owner.buffer
-    if isinstance(value.owner, Operation) and value.owner.parent_block() is inside:
-        return None
-    return value, list(reversed(chain))
-
-
 def _copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
     assert isinstance(source.type, MemRefType)
     assert isinstance(target.type, MemRefType)
@@ -83,27 +77,36 @@ def _copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
     return hir.LaunchOp([source], [target], Region(block))
 
 
-def _replay(chain: list[Operation], base: SSAValue) -> list[Operation]:
-    """The same views as `chain`, taken of `base`."""
-    replayed: list[Operation] = []
-    for view in chain:
-        clone = view.clone()
-        clone.operands = [base, *view.operands[1:]]
-        replayed.append(clone)
-        base = clone.results[0]
-    return replayed
-
-
-def _contiguous(t: MemRefType) -> MemRefType:
-    return MemRefType(t.element_type, t.get_shape())
-
-
-def pull_shards_over_copy_engine(function: func.FuncOp) -> bool:
+def exchange_shards_over_copy_engine(function: func.FuncOp) -> bool:
     """Rewrites every didx -> stream broadcast loop of `function`; True if any was."""
     changed = False
     for loop in [op for op in function.body.block.ops if isinstance(op, hir.ForOp)]:
         changed |= _rewrite_loop(function, loop)
     return changed
+
+
+@dataclass
+class _Exchange:
+    """One broadcast of the loop: its local shard, its slot view `G[i]` and the slot buffer G."""
+
+    broadcast: hir.BroadcastOp
+    slot_view: hir.AliasSelectOp
+    slots: SSAValue
+
+
+def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.ForOp) -> _Exchange | None:
+    view = broadcast.output.owner
+    if not isinstance(view, hir.AliasSelectOp) or view.index is not loop.induction_var:
+        return None
+    slots = view.buffer
+    if not isinstance(slots.owner, hir.AllocateOp) or slots.owner.parent_block() is loop.body.block:
+        return None
+    assert isinstance(slots.type, MemRefType)
+    if DYNAMIC_INDEX in slots.type.get_shape() or broadcast.input.type != broadcast.output.type:
+        return None
+    if not _only_used_in(slots, loop):
+        return None  # the gathered buffer is needed after the loop: keep every slot written
+    return _Exchange(broadcast, view, slots)
 
 
 def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp) -> bool:
@@ -112,15 +115,14 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp) -> bool:
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
     if main_loop is None or not broadcasts:
         return False
+    exchanges = [_exchange_of(b, loop) for b in broadcasts]
     meshes = {b.mesh_ids for b in broadcasts}
-    sources = [_root(b.input, body) for b in broadcasts]
-    if len(meshes) != 1 or any(s is None for s in sources):
+    if len(meshes) != 1 or any(e is None for e in exchanges):
         return False
     mesh = meshes.pop()
-    if any(not isinstance(root.type, MemRefType) or DYNAMIC_INDEX in root.type.get_shape() for root, _ in sources):  # type: ignore[misc]
-        return False
 
-    # Before the loops: this device's index in the mesh and the comm stream.
+    # Before the loops: this device's index, the comm stream (forked from the caller's stream
+    # together with the worker streams), and symmetric slot buffers in place of the plain ones.
     anchor: Operation = loop
     if isinstance(prev := loop.prev_op, hir.ForOp):
         anchor = prev  # the fork loop that precedes this one
@@ -128,44 +130,49 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp) -> bool:
     rank.result.name_hint = "rank"
     comm = hir.StreamOp(main_loop.num_streams)
     comm.result.name_hint = "comm"
-    mirrors: dict[SSAValue, SSAValue] = {}
     setup: list[Operation] = [rank, comm]
-    for root, _ in sources:  # type: ignore[misc]
-        if root not in mirrors:
-            assert isinstance(root.type, MemRefType)
-            mirror = hir.AllocateOp(_contiguous(root.type), symmetric=True)
-            mirror.result.name_hint = f"{root.name_hint or 'shard'}_symmetric"
-            setup.append(mirror)
-            mirrors[root] = mirror.result
+    symmetric: dict[SSAValue, SSAValue] = {}
+    for exchange in exchanges:
+        assert exchange is not None
+        if exchange.slots not in symmetric:
+            assert isinstance(exchange.slots.type, MemRefType)
+            buffer = hir.AllocateOp(exchange.slots.type, symmetric=True)
+            buffer.result.name_hint = f"{exchange.slots.name_hint or 'slots'}_symmetric"
+            setup.append(buffer)
+            symmetric[exchange.slots] = buffer.result
+    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
+    setup.append(hir.SetCurrentStreamOp(main_loop.main))
     Rewriter.insert_op(setup, InsertPoint.before(anchor))
 
-    # Right before the main loop, on the comm stream: every source copied into its symmetric
-    # mirror, then all devices meet at a barrier (peers may read the mirrors after it).
-    staging: list[Operation] = [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
-    staging += [_copy_launch(root, mirror) for root, mirror in mirrors.items()]
-    staging += [hir.BarrierOp(mesh), hir.SetCurrentStreamOp(main_loop.main)]
-    Rewriter.insert_op(staging, InsertPoint.before(loop))
-
-    # In the loop: work on device d = (i + rank) mod trip count.
-    iv = loop.induction_var
+    # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
+    iv, trips = loop.induction_var, loop.ub
     total = arith.AddiOp(iv, rank.result)
-    device = arith.RemUIOp(total.result, loop.ub)
+    device = arith.RemUIOp(total.result, trips)
     device.result.name_hint = "d"
-    Rewriter.insert_op([total, device], InsertPoint.after(main_loop.prologue_end))
-    op = device.next_op
+    ahead = arith.AddiOp(rank.result, trips)
+    behind = arith.SubiOp(ahead.result, iv)
+    target = arith.RemUIOp(behind.result, trips)
+    target.result.name_hint = "to"
+    Rewriter.insert_op([total, device, ahead, behind, target], InsertPoint.after(main_loop.prologue_end))
+    op = target.next_op
     while op is not None:  # the work and the epilogue: everything after the prologue
         if iv in op.operands:
             op.operands = [device.result if o is iv else o for o in op.operands]
         op = op.next_op
 
-    for broadcast, (root, chain) in zip(broadcasts, sources):  # type: ignore[misc]
-        _rewrite_broadcast(broadcast, mirrors[root], chain, device.result, rank.result, comm.result, main_loop)
+    for exchange in exchanges:
+        assert exchange is not None
+        _rewrite_broadcast(
+            exchange, symmetric[exchange.slots], device.result, target.result, rank.result, comm.result, main_loop
+        )
+    for old in symmetric:
+        if not old.uses:
+            Rewriter.erase_op(old.owner)  # type: ignore[arg-type]
 
-    # The first iteration works on the local shard and needs no peer: enqueue it before the
-    # staging, so the local GEMM starts at once instead of after the host has issued everything.
-    _peel_first_iteration(loop, staging[0])
+    _peel_first_iteration(loop, loop)
 
-    # At the end: wait for the comm stream, and meet once more before mirrors may be rewritten.
+    # At the end: wait for the comm stream, and meet once more, so no device pushes into a peer's
+    # buffer (in its next run) while the peer may still read it.
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
     Rewriter.insert_op([hir.SynchronizeOp(comm.result), hir.BarrierOp(mesh)], InsertPoint.before(ret))
@@ -189,51 +196,52 @@ def _peel_first_iteration(loop: hir.ForOp, before: Operation) -> None:
 
 
 def _rewrite_broadcast(
-    broadcast: hir.BroadcastOp,
-    mirror: SSAValue,
-    chain: list[Operation],
+    exchange: _Exchange,
+    symmetric: SSAValue,
     device: SSAValue,
+    target: SSAValue,
     rank: SSAValue,
     comm: SSAValue,
     main_loop: MainLoop,
 ) -> None:
-    target = broadcast.output
-    local_shard = broadcast.input
-    waits = [use.operation for use in broadcast.result.uses]
+    broadcast, view = exchange.broadcast, exchange.slot_view
+    axis = view.axis_value
+    mesh = broadcast.mesh_ids
     remote = arith.CmpiOp(device, rank, "ne")
     remote.result.name_hint = "remote"
-    peer = hir.PeerViewOp(mirror, device, broadcast.mesh_ids)
-    peer_chain = _replay(chain, peer.result)
-    pulled = peer_chain[-1].results[0] if peer_chain else peer.result
+    peer = hir.PeerViewOp(symmetric, target, mesh)
+    peer_slot = hir.AliasSelectOp(peer.result, rank, axis)
     then = Block()
     then.add_ops(
         [
             hir.SetCurrentStreamOp(comm),
-            _copy_launch(pulled, target),
+            peer,
+            peer_slot,
+            _copy_launch(broadcast.input, peer_slot.result),
+            hir.BarrierOp(mesh),
             hir.SetCurrentStreamOp(main_loop.stream),
             hir.SynchronizeOp(comm),
             scf.YieldOp(),
         ]
     )
-    pull = scf.IfOp(remote.result, [], Region(then))
-    new_ops: list[Operation] = [remote, peer, *peer_chain, pull]
+    push = scf.IfOp(remote.result, [], Region(then))
+    received = hir.AliasSelectOp(symmetric, device, axis)
+    received.result.name_hint = "received"
+    shard = arith.SelectOp(remote.result, received.result, broadcast.input)
+    shard.result.name_hint = "shard"
+    Rewriter.insert_op([remote, push, received, shard], InsertPoint.before(broadcast))
 
-    # Consumers of the slot read the local shard in place on the local iteration, when the slot's
-    # buffer is not needed after the loop and both views have the same type.
-    loop_body = main_loop.loop.body.block
-    slot = _root(target, loop_body)
-    if slot is not None and local_shard.type == target.type and _only_used_in(slot[0], main_loop.loop):
-        chosen = arith.SelectOp(remote.result, target, local_shard)
-        chosen.result.name_hint = "shard"
-        new_ops.append(chosen)
-        readers = [op for op in loop_body.ops if op is not broadcast and broadcast.is_before_in_block(op)]
-        for reader in readers:
-            if any(_same_view(o, target) for o in reader.operands):
-                reader.operands = [chosen.result if _same_view(o, target) else o for o in reader.operands]
-    Rewriter.insert_op(new_ops, InsertPoint.before(broadcast))
-    for wait in waits:
+    # Readers of the slot read the received shard, or the local one in place.
+    body = main_loop.loop.body.block
+    for reader in [op for op in body.ops if broadcast.is_before_in_block(op)]:
+        if any(_same_view(o, broadcast.output) for o in reader.operands):
+            reader.operands = [shard.result if _same_view(o, broadcast.output) else o for o in reader.operands]
+    for wait in [use.operation for use in broadcast.result.uses]:
         Rewriter.erase_op(wait)
     Rewriter.erase_op(broadcast)
+    for other in [o for o in body.ops if isinstance(o, hir.AliasSelectOp) and o.buffer is view.buffer]:
+        if not other.result.uses:
+            Rewriter.erase_op(other)
 
 
 def _same_view(a: SSAValue, b: SSAValue) -> bool:

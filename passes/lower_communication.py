@@ -38,7 +38,7 @@ from hir.dialects import fusion, hir
 from hir.dialects.hir import contiguous_strides, memref_strides
 from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
 from hir.dialects.syntax import array_values
-from hir.passes.copy_engine import pull_shards_over_copy_engine
+from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.tools.diagnostics import located
 
 
@@ -175,7 +175,7 @@ class LowerCommunicationPass(ModulePass):
     """
     Resharding launches become collectives + hir.wait on the current stream. `backend`:
     `nccl` (collectives; the portable default) or `copy-engine`, which also turns loops over the
-    devices' shards into pulls from peers' symmetric memory (see `copy_engine`).
+    devices' shards into pushes into peers' symmetric memory (see `copy_engine`).
     """
 
     name = "hir-lower-communication"
@@ -192,4 +192,4 @@ class LowerCommunicationPass(ModulePass):
         ).rewrite_module(op)
         if self.backend == "copy-engine":
             for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-                pull_shards_over_copy_engine(function)
+                exchange_shards_over_copy_engine(function)

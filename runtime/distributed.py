@@ -10,6 +10,7 @@ posted asynchronously and waited by `hir.wait` on the current stream.
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
@@ -141,62 +142,108 @@ class Communicator:
 
 class SymmetricHeap:
     """
-    Buffers every device allocates alike, so that peers can read each other's copies.
+    Buffers every device allocates alike, so that peers can read and write each other's copies.
 
     On CUDA this is torch's symmetric memory (`torch.distributed._symmetric_memory`): a peer view
-    maps the peer's buffer, and copying from it runs on the copy engines over NVLink; the barrier
-    runs on the current stream. Elsewhere (CPU, gloo) it is emulated with the same semantics: a
-    barrier all-gathers each symmetric buffer, and a peer view reads the snapshot taken there.
+    maps the peer's buffer into this device's address space, copies to or from it run on the copy
+    engines over NVLink, and the barrier runs on the current stream. On CPU the processes of the
+    job share the buffers through POSIX shared memory, with the same semantics (a barrier is a
+    process-group barrier, since CPU work runs in order).
     """
 
     def __init__(self, communicator: Communicator):
         self.communicator = communicator
         self.buffers: dict[object, torch.Tensor] = {}
         self.handles: dict[int, Any] = {}
-        self.snapshots: dict[int, list[torch.Tensor]] = {}
+        self.peers: dict[int, list[torch.Tensor]] = {}
         self.peer_views: dict[tuple[int, int], torch.Tensor] = {}
+        self._segments: list[Any] = []
+        self._owned: list[Any] = []
 
     def empty(self, key: object, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         cached = self.buffers.get(key)
         if cached is not None and tuple(cached.shape) == shape and cached.dtype == dtype:
             return cached
-        if device.type == "cuda":
-            import torch.distributed._symmetric_memory as symm_mem
-
-            group_name = dist.group.WORLD.group_name
-            if hasattr(symm_mem, "enable_symm_mem_for_group") and not symm_mem.is_symm_mem_enabled_for_group(
-                group_name
-            ):
-                symm_mem.enable_symm_mem_for_group(group_name)
-            buffer = symm_mem.empty(shape, dtype=dtype, device=device)
-            self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
-        else:
-            buffer = torch.empty(shape, dtype=dtype, device=device)
+        buffer = self._cuda_buffer(shape, dtype, device) if device.type == "cuda" else self._shared_buffer(shape, dtype)
         self.buffers[key] = buffer
+        return buffer
+
+    def _cuda_buffer(self, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        import torch.distributed._symmetric_memory as symm_mem
+
+        group_name = dist.group.WORLD.group_name
+        if hasattr(symm_mem, "enable_symm_mem_for_group") and not symm_mem.is_symm_mem_enabled_for_group(group_name):
+            symm_mem.enable_symm_mem_for_group(group_name)
+        buffer = symm_mem.empty(shape, dtype=dtype, device=device)
+        self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
+        return buffer
+
+    def _shared_buffer(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        import math
+        import uuid
+        from multiprocessing import resource_tracker, shared_memory
+
+        nbytes = max(1, math.prod(shape) * torch.empty((), dtype=dtype).element_size())
+        own = shared_memory.SharedMemory(name=f"hir_{uuid.uuid4().hex[:16]}", create=True, size=nbytes)
+        self._owned.append(own)
+        atexit.register(_unlink_quietly, own)
+        names: list[str] = [""] * self.communicator.world_size
+        dist.all_gather_object(names, own.name)
+        tensors = []
+        for rank, name in enumerate(names):
+            segment = own if rank == self.communicator.rank else shared_memory.SharedMemory(name=name)
+            if segment is not own:  # the owner unlinks it; attaching must not register it again
+                resource_tracker.unregister(segment._name, "shared_memory")  # type: ignore[attr-defined]
+            self._segments.append(segment)
+            count = math.prod(shape)
+            tensors.append(torch.frombuffer(segment.buf, dtype=dtype, count=count).view(shape))
+        buffer = tensors[self.communicator.rank]
+        self.peers[buffer.data_ptr()] = tensors
         return buffer
 
     def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
         if device_id == self.communicator.rank:
             return buffer
-        if (handle := self.handles.get(buffer.data_ptr())) is not None:
-            key = (buffer.data_ptr(), device_id)
-            if (view := self.peer_views.get(key)) is None:  # mapping a peer's buffer costs host time: once
-                view = self.peer_views[key] = handle.get_buffer(device_id, tuple(buffer.shape), buffer.dtype, 0)
+        key = (buffer.data_ptr(), device_id)
+        if (view := self.peer_views.get(key)) is not None:
             return view
-        if (snapshot := self.snapshots.get(buffer.data_ptr())) is None:
-            raise ValueError("a peer view needs a symmetric buffer and a hir.barrier after it was written")
-        return snapshot[device_id]
+        if (handle := self.handles.get(buffer.data_ptr())) is not None:
+            # Mapping a peer's buffer costs host time: do it once.
+            view = handle.get_buffer(device_id, tuple(buffer.shape), buffer.dtype, 0)
+        elif (tensors := self.peers.get(buffer.data_ptr())) is not None:
+            view = tensors[device_id]
+        else:
+            raise ValueError("hir.peer_view needs a buffer from `hir.allocate symmetric`")
+        self.peer_views[key] = view
+        return view
 
     def barrier(self, mesh: tuple[int, ...]) -> None:
         if self.handles:
             next(iter(self.handles.values())).barrier(channel=0)
-            return
-        group = self.communicator.groups.get(mesh, dist.group.WORLD)
-        for buffer in self.buffers.values():
-            parts = [torch.empty_like(buffer) for _ in range(self.communicator.world_size)]
-            dist.all_gather(parts, buffer.contiguous())
-            self.snapshots[buffer.data_ptr()] = parts
-        dist.barrier(group=group)
+        else:
+            dist.barrier(group=self.communicator.groups.get(mesh, dist.group.WORLD))
+
+    def close(self) -> None:
+        """Drops the buffers and unmaps the shared segments (the owner also removes its own)."""
+        self.peer_views.clear()
+        self.peers.clear()
+        self.buffers.clear()
+        for segment in self._segments:
+            try:
+                segment.close()
+            except BufferError:  # a caller still holds a tensor on it: the OS unmaps it at exit
+                pass
+        for segment in self._owned:
+            _unlink_quietly(segment)
+        self._segments.clear()
+        self._owned.clear()
+
+
+def _unlink_quietly(segment: Any) -> None:
+    try:
+        segment.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def shard(value: Any, global_type: Attribute, rank: int) -> Any:
@@ -284,5 +331,7 @@ class Session:
             torch.cuda.synchronize(self.device)
 
     def close(self) -> None:
+        if self.communicator is not None:
+            self.communicator.symmetric.close()
         if self.world_size > 1 and dist.is_initialized():
             dist.destroy_process_group()
