@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
+import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
 
 import hir
 from hir.runtime.distributed import Communicator
@@ -95,6 +96,7 @@ def main() -> None:
     p.add_argument("--dtype", default="bf16", choices=DTYPES)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--profile", help="trace one run of the first hir variant on the first size into this dir")
     p.add_argument(
         "--variants",
         default="stream-lowering:2",
@@ -106,6 +108,8 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     dtype, type_name = DTYPES[args.dtype]
+    if hasattr(symm_mem, "enable_symm_mem_for_group"):
+        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
     communicator = Communicator(rank, world)
     rows = []
     for size in args.sizes.split(","):
@@ -175,8 +179,27 @@ def measure(
         run = functools.partial(run_program, program, [a_local, B], int(num_streams), communicator, outputs)
         results[name] = timed(run, args.reps, args.warmup)
         errors[name] = relative_error(outputs[0].reshape(M, N), reference)
+        if args.profile and not getattr(args, "profiled", False):
+            args.profiled = True
+            profile_run(run, args.profile, f"{name} M={M} N={N} K={K}", rank)
 
     return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}
+
+
+def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int) -> None:
+    """A torch.profiler trace of one run, and on rank 0 its timeline as a PNG."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        dist.barrier()
+        run()
+        torch.cuda.synchronize()
+    if rank == 0:
+        from timeline import render
+
+        trace = os.path.join(out_dir, "ag_gemm_trace.json")
+        prof.export_chrome_trace(trace)
+        render(trace, os.path.join(out_dir, "ag_gemm_timeline.png"), title)
 
 
 def _chunked_shard(A_full: torch.Tensor, chunks: int, world: int, rank: int) -> torch.Tensor:

@@ -17,6 +17,13 @@ def render(trace_path: str, png_path: str, title: str) -> None:
     gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e]
     if not gpu:
         raise SystemExit(f"no GPU events in {trace_path}")
+    # The traced region starts with a barrier (an NCCL all-reduce) that waits for the other ranks:
+    # show what follows it.
+    barriers = [e for e in gpu if "nccl" in e["name"].lower()]
+    if barriers:
+        first_end = min(barriers, key=lambda e: e["ts"])
+        cut = first_end["ts"] + first_end["dur"]
+        gpu = [e for e in gpu if e["ts"] >= cut]
     start = min(e["ts"] for e in gpu)
     by_stream: dict[int, list[dict]] = defaultdict(list)
     for e in gpu:
