@@ -3,9 +3,10 @@ Shape rules and axis mappings of the fusion ops, on plain tuples (`-1` is a dyna
 
 An *axis map* says, for each result axis, which operand axes it comes from, as
 `(operand index, operand axis)` pairs. A source of extent 1 under a larger result extent is a
-broadcast (matmul batch axes): a loop over the result axis reads its index 0. Passes use only this to decide which operand axis a stream
-loop slices; an operand axis that no result axis maps to (a reduced or contracted axis) is never
-sliced, and an operand with no mapped axis is passed whole.
+broadcast (matmul batch axes): a loop over the result axis reads its index 0. Passes use only
+this to decide which operand axis a stream loop slices; an operand axis that no result axis maps
+to (a reduced or contracted axis) is never sliced, and an operand with no mapped axis is passed
+whole.
 """
 
 from __future__ import annotations

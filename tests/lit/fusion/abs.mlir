@@ -1,0 +1,28 @@
+// RUN: HIR_ROUNDTRIP
+// RUN: HIR_GENERIC_ROUNDTRIP
+
+// fusion.abs: elementwise unary; plain, stream-parallel result and bf16.
+
+// CHECK-LABEL: func.func @abs(
+func.func @abs(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-NEXT: %r = fusion.abs %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = fusion.abs %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK-NEXT: func.return %r : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @abs_stream(
+func.func @abs_stream(%x: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>> {
+  // CHECK-NEXT: %r = fusion.abs %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+  %r = fusion.abs %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+  // CHECK-NEXT: func.return %r : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+  func.return %r : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+}
+
+// CHECK-LABEL: func.func @abs_bf16(
+func.func @abs_bf16(%x: tensor<2x16xbf16>) -> tensor<2x16xbf16> {
+  // CHECK-NEXT: %r = fusion.abs %x : tensor<2x16xbf16> -> tensor<2x16xbf16>
+  %r = fusion.abs %x : tensor<2x16xbf16> -> tensor<2x16xbf16>
+  // CHECK-NEXT: func.return %r : tensor<2x16xbf16>
+  func.return %r : tensor<2x16xbf16>
+}

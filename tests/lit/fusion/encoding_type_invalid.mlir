@@ -1,0 +1,57 @@
+// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Rules tying a #fusion.parallel encoding to its tensor's shape, checked on every fusion operand and result.
+
+func.func @result_rank_mismatch(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: #fusion.parallel lists 1 axes but the tensor has rank 2
+  %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream]>>
+  func.return
+}
+
+// -----
+
+func.func @operand_rank_mismatch(%x: tensor<4x8xf32, #fusion.parallel<[serial, stream, serial]>>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op operand #0: #fusion.parallel lists 3 axes but the tensor has rank 2
+  %0 = fusion.set %x : tensor<4x8xf32, #fusion.parallel<[serial, stream, serial]>> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @didx_extent_not_mesh_size(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices
+  %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return
+}
+
+// -----
+
+func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.neg' op operand #0: didx axis 1 has extent 2 but the mesh has 3 devices
+  %0 = fusion.neg %x : tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>> -> tensor<4x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @stream_chunks_do_not_divide(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: stream(3) does not divide the extent 4 of axis 0
+  %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(3), serial]>>
+  func.return
+}
+
+// -----
+
+func.func @stream_chunks_larger_than_extent(%x: tensor<4x2xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.relu' op result: stream(4) does not divide the extent 2 of axis 1
+  %0 = fusion.relu %x : tensor<4x2xf32> -> tensor<4x2xf32, #fusion.parallel<[serial, stream(4)]>>
+  func.return
+}
+
+// -----
+
+func.func @foreign_encoding(%x: tensor<4x8xf32, "rows">) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op operand #0 has an encoding that is not #fusion.parallel: "rows"
+  %0 = fusion.set %x : tensor<4x8xf32, "rows"> -> tensor<4x8xf32>
+  func.return
+}

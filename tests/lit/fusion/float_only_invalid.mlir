@@ -1,0 +1,39 @@
+// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// fusion.exp, fusion.tanh and fusion.div need a floating-point element type.
+
+func.func @exp_int(%x: tensor<4xi32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.exp' op fusion.exp needs a floating-point element type, got i32
+  %0 = fusion.exp %x : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @tanh_int(%x: tensor<4xi8>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.tanh' op fusion.tanh needs a floating-point element type, got i8
+  %0 = fusion.tanh %x : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @div_int(%a: tensor<4xi64>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.div' op fusion.div needs a floating-point element type, got i64
+  %0 = fusion.div %a, %a : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// The other elementwise ops accept integers.
+// CHECK-LABEL: func.func @int_ok(
+func.func @int_ok(%a: tensor<4xi32>) {
+  // CHECK-NEXT: fusion.add
+  %0 = fusion.add %a, %a : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  // CHECK-NEXT: fusion.neg
+  %1 = fusion.neg %a : tensor<4xi32> -> tensor<4xi32>
+  // CHECK-NEXT: fusion.relu
+  %2 = fusion.relu %a : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}

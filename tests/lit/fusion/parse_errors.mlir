@@ -1,0 +1,49 @@
+// RUN: hir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+
+// Syntax errors in the custom form `fusion.OP %a, %b [dims|perm = [..]] attr-dict : types -> type`.
+
+func.func @missing_arrow(%x: tensor<4xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:38: error: Expected '->'
+  %0 = fusion.neg %x : tensor<4xf32> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @missing_dims(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:22: error: Expected 'dims'
+  %0 = fusion.sum %x : tensor<4x8xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @perm_for_dims(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:22: error: Expected 'dims'
+  %0 = fusion.sum %x perm = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @too_few_types(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:19: error: expected 1 operand types but had 2
+  %0 = fusion.add %a, %a : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @operand_type_mismatch(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:19: error: operand is used with type tensor<8xf32>, but has been previously used or defined with type tensor<4xf32>
+  %0 = fusion.neg %a : tensor<8xf32> -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @dims_not_a_list(%x: tensor<4x8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:29: error: '[' expected
+  %0 = fusion.max %x dims = 1 : tensor<4x8xf32> -> tensor<4xf32>
+  func.return
+}

@@ -1,0 +1,65 @@
+// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// hir.for: one index block argument, no loop-carried values, index bounds.
+
+func.func @yield_values(%c: index) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for carries no values: its hir.yield takes no operands
+  hir.for %i = %c to %c step %c {
+    hir.yield %c : index
+  }
+  func.return
+}
+
+// -----
+
+func.func @two_block_args(%c: index) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  "hir.for"(%c, %c, %c) ({
+  ^bb0(%i: index, %j: index):
+    hir.yield
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// -----
+
+func.func @no_block_arg(%c: index) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  "hir.for"(%c, %c, %c) ({
+    hir.yield
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// -----
+
+func.func @block_arg_not_index(%c: index) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  "hir.for"(%c, %c, %c) ({
+  ^bb0(%i: i64):
+    hir.yield
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// -----
+
+func.func @bound_not_index(%c: index, %n: i64) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op operand 'ub' at position 1 does not verify:
+  "hir.for"(%c, %n, %c) ({
+  ^bb0(%i: index):
+    hir.yield
+  }) : (index, i64, index) -> ()
+  func.return
+}
+
+// -----
+
+func.func @wrong_terminator(%c: index) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op 'hir.for' terminates with operation func.return instead of hir.yield
+  "hir.for"(%c, %c, %c) ({
+  ^bb0(%i: index):
+    func.return
+  }) : (index, index, index) -> ()
+  func.return
+}

@@ -1,0 +1,79 @@
+// RUN: hir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+
+// Syntax errors in `hir.launch ins(%arg = %buf, .. : types) outs(%buf, .. : types) [attributes {..}] {region}`.
+
+func.func @missing_ins(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: Expected 'ins'
+  hir.launch outs(%m : memref<8xf32>) {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @missing_outs(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:43: error: Expected 'outs'
+  hir.launch ins(%x = %m : memref<8xf32>) {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @ins_without_binding(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:21: error: Expected '='
+  hir.launch ins(%m : memref<8xf32>) outs() {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @ins_without_types(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:25: error: Expected ':'
+  hir.launch ins(%x = %m) outs() {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @outs_without_types(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:27: error: Expected ':'
+  hir.launch ins() outs(%m) {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @ins_not_memref(%t: tensor<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: ins buffers must be memrefs, got tensor<8xf32>
+  hir.launch ins(%x = %t : tensor<8xf32>) outs() {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @type_count(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: expected 2 operand types but had 1
+  hir.launch ins(%x = %m : memref<8xf32>, memref<8xf32>) outs() {
+    hir.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @missing_region(%m: memref<8xf32>) {
+  // CHECK: {{.*}}:[[# @LINE + 2]]:3: error: Expected region!
+  hir.launch ins() outs()
+  func.return
+}
