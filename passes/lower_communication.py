@@ -47,12 +47,14 @@ def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
     t = buffer.type
     assert isinstance(t, MemRefType)
     if axis is not None and any(extent != 1 for extent in t.get_shape()[:axis]):
-        return f"the buffer {t} has larger axes before it"
+        return (
+            f"the buffer {t} has larger axes before it; make the didx axis the outermost axis (after the stream axis)"
+        )
     if isinstance(t.layout, NoneAttr):
         return None  # a whole buffer is contiguous
     strides = memref_strides(t)
     if None in strides or strides != contiguous_strides(t.get_shape()):
-        return f"the buffer {t} is a strided view (the stream axis is not outside the communicated axes)"
+        return f"the buffer {t} is a strided view (a chunk along an inner stream axis); make the stream axis outermost"
     return None
 
 
@@ -72,6 +74,18 @@ def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> 
     return new
 
 
+def _is_resharding(launch: hir.LaunchOp) -> bool:
+    """
+    `hir.is_resharding_launch`, or a launch that yields an encoded tensor: a set from a tensor
+    without a mesh (its region argument has no encoding) to a sharded one is a scatter too.
+    """
+    terminator = launch.body.block.last_op
+    yielded = terminator.operands if isinstance(terminator, hir.YieldOp) else ()
+    return hir.is_resharding_launch(launch) or any(
+        isinstance(v.type, TensorType) and not isinstance(v.type.encoding, NoneAttr) for v in yielded
+    )
+
+
 def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSAValue, int | None]]) -> None:
     """Reports (not guesses around) a buffer the collective cannot use as it is."""
     for buffer, axis in buffers:
@@ -79,8 +93,7 @@ def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSA
             raise PassFailedException(
                 located(
                     launch,
-                    f"{what} needs contiguous buffers with the communicated axis outermost in memory, but "
-                    f"{reason}; make the didx axis the outermost axis after the stream axis",
+                    f"{what} needs contiguous buffers with the communicated axis outermost in memory, but {reason}",
                 )
             )
 
@@ -88,7 +101,7 @@ def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSA
 class LowerReshardingLaunch(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, launch: hir.LaunchOp, rewriter: PatternRewriter) -> None:
-        if not hir.is_resharding_launch(launch):
+        if not _is_resharding(launch):
             return
         ops = [o for o in launch.body.block.ops if not isinstance(o, hir.YieldOp)]
         if len(ops) != 1 or not isinstance(ops[0], fusion.SetOp | fusion.SumOp) or len(launch.outs) != 1:
@@ -181,6 +194,8 @@ class LowerCommunicationPass(ModulePass):
     name = "hir-lower-communication"
 
     backend: str = "nccl"
+    chunks: int = 0
+    """copy-engine: pushes per remote shard (0: chosen from the shard's size)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.backend not in BACKENDS:
@@ -192,4 +207,4 @@ class LowerCommunicationPass(ModulePass):
         ).rewrite_module(op)
         if self.backend == "copy-engine":
             for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-                exchange_shards_over_copy_engine(function)
+                exchange_shards_over_copy_engine(function, self.chunks)

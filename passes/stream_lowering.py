@@ -21,13 +21,14 @@ class StreamLoweringPass(ModulePass):
     """
     fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
     hir-lower-communication, cse; each is also a pass of its own. `policy` is fusion-segment's
-    option, `backend` hir-lower-communication's.
+    option, `backend` and `chunks` hir-lower-communication's.
     """
 
     name = "stream-lowering"
 
     policy: str = "standalone-host-ops"
     backend: str = "nccl"
+    chunks: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stages: list[ModulePass] = [
@@ -35,7 +36,7 @@ class StreamLoweringPass(ModulePass):
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend),
+            LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         ]
         for stage in stages:
