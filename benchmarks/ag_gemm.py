@@ -96,7 +96,9 @@ def main() -> None:
     p.add_argument("--dtype", default="bf16", choices=DTYPES)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--profile", help="trace one run of the first hir variant on the first size into this dir")
+    p.add_argument("--profile", help="trace one run of a hir variant into this dir (timeline PNG on rank 0)")
+    p.add_argument("--profile-variant", type=int, default=1, help="which hir variant to trace (1-based)")
+    p.add_argument("--profile-size", type=int, default=1, help="on which size (1-based)")
     p.add_argument(
         "--variants",
         default="stream-lowering:2",
@@ -112,9 +114,9 @@ def main() -> None:
         symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
     communicator = Communicator(rank, world)
     rows = []
-    for size in args.sizes.split(","):
+    for size_number, size in enumerate(args.sizes.split(","), start=1):
         M, N = (int(x) for x in size.split("x"))
-        rows.append((M, N, *measure(M, N, args, dtype, type_name, communicator)))
+        rows.append((M, N, *measure(M, N, args, dtype, type_name, communicator, size_number)))
 
     if rank == 0:
         print_table(rows, args.k, args.dtype, world)
@@ -122,7 +124,13 @@ def main() -> None:
 
 
 def measure(
-    M: int, N: int, args: argparse.Namespace, dtype: torch.dtype, type_name: str, communicator: Communicator
+    M: int,
+    N: int,
+    args: argparse.Namespace,
+    dtype: torch.dtype,
+    type_name: str,
+    communicator: Communicator,
+    size_number: int = 1,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Times and relative errors of every variant for one size, maxed over ranks."""
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -163,7 +171,7 @@ def measure(
         if rank == 0:
             print(f"torch-fused failed: {err}")
 
-    for variant in args.variants.split(","):
+    for number, variant in enumerate(args.variants.split(","), start=1):
         pipeline, num_streams, *rest = variant.split(":")
         chunks = int(rest[0].removeprefix("chunks=")) if rest else 0
         if chunks:
@@ -179,8 +187,7 @@ def measure(
         run = functools.partial(run_program, program, [a_local, B], int(num_streams), communicator, outputs)
         results[name] = timed(run, args.reps, args.warmup)
         errors[name] = relative_error(outputs[0].reshape(M, N), reference)
-        if args.profile and not getattr(args, "profiled", False):
-            args.profiled = True
+        if args.profile and number == args.profile_variant and size_number == args.profile_size:
             profile_run(run, args.profile, f"{name} M={M} N={N} K={K}", rank)
 
     return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}

@@ -90,16 +90,17 @@ def exchange_shards_over_copy_engine(function: func.FuncOp, chunks: int = 0) -> 
     return changed
 
 
-CHUNK_BYTES = 64 * 2**20
-"""Target size of one push: large enough to run the copy engines at full speed, small enough that
-the consumer of the first chunk starts early (measured on 2x H200: 64-128 MiB pushes)."""
+CHUNK_BYTES = 32 * 2**20
+MAX_CHUNKS = 4
+"""Pushes of about 32 MiB, at most 4 per shard: on 2x H200 (docs/benchmarks.md) 2 and 4 chunks
+beat 1 on 128-268 MiB shards (the first chunk's GEMM starts sooner), and 4 never lost to 2."""
 
 
 def auto_chunks(shard: MemRefType) -> int:
-    """Pushes per shard: about CHUNK_BYTES each, at most 8, dividing the outer extent."""
+    """Pushes per shard: about CHUNK_BYTES each, at most MAX_CHUNKS, dividing the outer extent."""
     extent = shard.get_shape()[0]
     size = extent * _row_bytes(shard)
-    wanted = max(1, min(8, size // CHUNK_BYTES))
+    wanted = max(1, min(MAX_CHUNKS, size // CHUNK_BYTES))
     while wanted > 1 and extent % wanted:
         wanted -= 1
     return wanted
