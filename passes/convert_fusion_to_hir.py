@@ -268,7 +268,7 @@ class FunctionConverter:
             dynamic_axes = [a for a, extent in enumerate(shape) if extent == DYNAMIC_INDEX]
             return alloc.dynamic_sizes[dynamic_axes.index(axis)]
         if (dim := self._dims.get((buffer, axis))) is None:
-            op = memref.DimOp.from_source_and_index(buffer, self.constant(axis))
+            op = memref.DimOp(buffer, self.constant(axis))
             self._prelude.append(op)
             dim = self._dims[(buffer, axis)] = op.result
         return dim

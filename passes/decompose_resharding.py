@@ -69,6 +69,7 @@ class ReshardOperandsFirst(RewritePattern):
         operands: list[SSAValue] = list(op.operands)
         for k in flagged:
             reshard = fusion.SetOp(operands[k], local_operand_type(op, k))
+            reshard.location = op.location  # its diagnostics name the op it was inserted for
             if operands[k].name_hint:
                 reshard.result.name_hint = f"{operands[k].name_hint}_gathered"
             rewriter.insert(reshard)

@@ -93,12 +93,17 @@ def propagate_axes(unit: Operation) -> dict[SSAValue, int]:
         assert axis is not None
         _assign(axes, inner, axis, unit)
     for op in reversed(unit_ops(unit)):
-        result_axis = axes.get(op.results[0])
+        result = op.results[0]
+        if result not in axes and not result.uses and (declared := layout_of(result.type).stream_axis) is not None:
+            # A dead value (a segment yields only what is used): the loop still runs its op, on its own axis.
+            _assign(axes, result, declared, op)
+        result_axis = axes.get(result)
         if result_axis is None:
             continue
         for operand_index, operand_axis in op.axis_map()[result_axis]:
             _assign(axes, op.operands[operand_index], operand_axis, op)
     _check_declared_stream_axes(unit, axes)
+    _check_uses(unit, axes)
     return axes
 
 
@@ -125,6 +130,31 @@ def _check_declared_stream_axes(unit: Operation, axes: dict[SSAValue, int]) -> N
                 "reduces or does not iterate, so one loop cannot run both",
             )
         )
+
+
+def _check_uses(unit: Operation, axes: dict[SSAValue, int]) -> None:
+    """
+    A value is sliced once per iteration, so every use must read it as the loop slices it: not
+    `matmul %x, %x` streamed on M, which needs %x sliced as the left operand and whole as the right.
+    """
+    for op in unit_ops(unit):
+        wanted: list[int | None] = [None] * len(op.operands)
+        if (result_axis := axes.get(op.results[0])) is not None:
+            for operand_index, operand_axis in op.axis_map()[result_axis]:
+                wanted[operand_index] = operand_axis
+        for k, (operand, axis) in enumerate(zip(op.operands, wanted)):
+            if axes.get(operand) != axis:
+                raise PassFailedException(
+                    located(
+                        op,
+                        f"reads {_name(operand)} as operand #{k} {_slicing(axis)}, but another use has the loop "
+                        f"read it {_slicing(axes.get(operand))}: copy it (fusion.set) for one of the uses",
+                    )
+                )
+
+
+def _slicing(axis: int | None) -> str:
+    return "whole" if axis is None else f"sliced on axis {axis}"
 
 
 def is_broadcast_axis(value: SSAValue, axis: int, iteration: Iteration) -> bool:
