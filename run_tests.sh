@@ -7,4 +7,4 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 ruff check .
 ruff format --check .
 lit -q tests/lit
-python3 -m pytest tests -q -p no:cacheprovider --durations=15
+python3 -m pytest tests -p no:cacheprovider --durations=15
