@@ -1,0 +1,43 @@
+"""
+Where the numeric tests run the lowered programs: CPU by default, or a GPU with real streams when
+HIR_TEST_DEVICE=cuda. On a GPU every pool stream and the caller's stream start with a long sleep
+(torch.cuda._sleep) and the outputs are copied on the caller's stream right after the run, so a
+missing or misplaced hir.synchronize gives a wrong answer instead of passing by luck.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+
+import hir
+from hir.runtime.streams import streams_for
+
+DEVICE = os.environ.get("HIR_TEST_DEVICE", "cpu")
+SLEEP_CYCLES = 20_000_000  # ~10 ms on an H100/H200: far longer than any kernel of these tests
+
+
+def execute_lowered(module: ModuleOp, inputs: list[Any], *, entry: str = "main", num_streams: int = 4) -> list[Any]:
+    """Runs a lowered (hir) module on DEVICE; results come back on the CPU."""
+    if DEVICE == "cpu":
+        return hir.execute(module, inputs, entry=entry, num_streams=num_streams)
+    device = torch.device(DEVICE)
+    on_device = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+    pool = streams_for(device)
+    torch.cuda.synchronize()
+    for k in range(num_streams + 1):  # the compute streams and a comm stream
+        with torch.cuda.stream(pool.pool(k)):
+            torch.cuda._sleep(SLEEP_CYCLES)
+    caller = torch.cuda.Stream(device)
+    with torch.cuda.stream(caller):
+        torch.cuda._sleep(SLEEP_CYCLES // 4)
+        outputs = hir.execute(module, on_device, entry=entry, num_streams=num_streams)
+        copies = [o.clone() if isinstance(o, torch.Tensor) else o for o in outputs]
+    torch.cuda.synchronize()
+    for given, seen in zip(inputs, on_device):  # let the caller check its inputs were only read
+        if isinstance(given, torch.Tensor):
+            given.copy_(seen)
+    return [c.cpu() if isinstance(c, torch.Tensor) else c for c in copies]
