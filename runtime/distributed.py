@@ -333,5 +333,9 @@ class Session:
     def close(self) -> None:
         if self.communicator is not None:
             self.communicator.symmetric.close()
+            # The communicator and its heap refer to each other: drop the process groups here, or
+            # gloo's are only freed at interpreter exit, with live threads (std::terminate, SIGABRT).
+            self.communicator.groups.clear()
         if self.world_size > 1 and dist.is_initialized():
+            dist.barrier()  # no rank tears its connections down while a peer still uses them
             dist.destroy_process_group()

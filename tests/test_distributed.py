@@ -1,0 +1,191 @@
+"""
+Multi-device programs on 2 CPU processes (gloo) under torchrun: the lowered examples against the
+fusion-level reference (through tests/distributed_driver.py, one job for all the modules, since a
+job costs seconds to start), `hir-run` itself under torchrun, and a failing rank ending the job
+instead of hanging it. Marked `distributed`; together well under 90 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import hir
+from hir.runtime.inputs import random_inputs
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+DRIVER = Path(__file__).resolve().parent / "distributed_driver.py"
+
+# The seven main cases of the multi-device issue.
+MAIN_EXAMPLES = [
+    EXAMPLES / "multidevice" / "allgather.mlir",
+    EXAMPLES / "multidevice" / "allreduce.mlir",
+    EXAMPLES / "multidevice" / "reduce_scatter.mlir",
+    EXAMPLES / "ag_matmul.mlir",
+    EXAMPLES / "multidevice" / "ag_matmul_by_device.mlir",
+    EXAMPLES / "multidevice" / "ag_linear.mlir",
+    EXAMPLES / "multidevice" / "matmul_allreduce.mlir",
+    EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir",
+]
+
+# Smaller shapes of the same machinery that the examples do not reach.
+EXTRA_MODULES = {
+    # stream(4) chunks (hir.alias_chunk) of one row block each: the all-gather runs along axis 1
+    # of a 1x2x16x32 chunk, after an axis of extent 1.
+    "ag_matmul_chunks": """
+func.func @main(%a: tensor<4x2x16x32xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, %b: tensor<32x24xf32>) -> tensor<4x2x16x24xf32, #fusion.parallel<[stream(4), serial, serial, serial]>> {
+  %c = fusion.matmul %a, %b : tensor<4x2x16x32xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<32x24xf32> -> tensor<4x2x16x24xf32, #fusion.parallel<[stream(4), serial, serial, serial]>>
+  func.return %c : tensor<4x2x16x24xf32, #fusion.parallel<[stream(4), serial, serial, serial]>>
+}
+""",
+    # A reduce-scatter along axis 1, after an axis of extent 1.
+    "reduce_scatter_axis1": """
+func.func @main(%x: tensor<2x1x2x8xf32, #fusion.parallel<[didx, serial, serial, serial], mesh = [0, 1]>>) -> tensor<1x2x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>> {
+  %y = fusion.sum %x dims = [0] : tensor<2x1x2x8xf32, #fusion.parallel<[didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<1x2x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>
+  func.return %y : tensor<1x2x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>
+}
+""",
+    # Replicated on device 1 only -> on both devices: a broadcast from device 1.
+    "broadcast": """
+func.func @main(%x: tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [1]>>) -> tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>> {
+  %y = fusion.set %x : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [1]>> -> tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  func.return %y : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+}
+""",
+    # Compute on the shards, an all-reduce, compute on the replicated result.
+    "allreduce_between_compute": """
+func.func @main(%x: tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>> {
+  %r = fusion.relu %x : tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>
+  %y = fusion.sum %r dims = [0] : tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  %e = fusion.tanh %y : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>> -> tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  func.return %e : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+}
+""",
+    # An elementwise op on a sharded and a replicated operand with an unsharded result: the
+    # sharded operand is gathered first (fusion-decompose-resharding).
+    "gather_then_add": """
+func.func @main(%x: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, %y: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %z = fusion.add %x, %y : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, tensor<2x8xf32> -> tensor<2x8xf32>
+  func.return %z : tensor<2x8xf32>
+}
+""",
+}
+
+NUM_STREAMS = (1, 3)
+PIPELINES = ("nccl", "copy-engine")  # the driver runs every module with both backends
+
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(
+        not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo"
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(args: list[str], log_dir: Path, *, timeout: float, dist_timeout: int = 30) -> subprocess.CompletedProcess:
+    """A 2-process job on this machine (its own port, so jobs may run side by side)."""
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(_free_port()),
+        "--log-dir",
+        str(log_dir),
+        *args,
+    ]
+    env = {
+        **os.environ,
+        "HIR_DIST_TIMEOUT": str(dist_timeout),
+        "PYTHONWARNINGS": "ignore::FutureWarning",  # torch's deprecation notes on the collectives
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _output(result: subprocess.CompletedProcess) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+def test_examples_match_reference(tmp_path: Path) -> None:
+    """Every example, lowered and run on 2 ranks with 1 and 3 streams, matches the reference."""
+    extra = []
+    for name, text in EXTRA_MODULES.items():
+        path = tmp_path / f"{name}.mlir"
+        path.write_text(text)
+        extra.append(path)
+    modules = [*MAIN_EXAMPLES, *extra]
+    result = torchrun([str(DRIVER), *map(str, modules)], tmp_path / "logs", timeout=120)
+    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
+    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
+    assert set(cases) == expected, _output(result)
+    failed = {name: verdict for name, verdict in cases.items() if verdict != "OK"}
+    assert not failed, f"{failed}\n{_output(result)}"
+    assert result.returncode == 0, _output(result)
+
+
+def test_hir_run_under_torchrun(tmp_path: Path) -> None:
+    """`hir-run` on 2 ranks: a lowered module checked against --reference, outputs saved global."""
+    example = EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir"  # its output is sharded
+    lowered = tmp_path / "lowered.mlir"
+    lowered.write_text(str(hir.run_pipeline(hir.parse_file(example), "stream-lowering")))
+    outputs = tmp_path / "out.pt"
+    result = torchrun(
+        ["-m", "hir.tools.hir_run", str(lowered), "--reference", str(example), "--outputs", str(outputs)],
+        tmp_path / "logs",
+        timeout=90,
+    )
+    assert result.returncode == 0, _output(result)
+    assert result.stdout.count("check: OK") == 1, _output(result)  # rank 0 reports
+    saved = torch.load(outputs)
+    reference = hir.compile_program(hir.parse_file(example))
+    expected = reference(random_inputs(reference.input_types, seed=0), device="cpu")
+    assert [tuple(t.shape) for t in saved] == [(4, 2, 16, 48)]  # global, not the 4x1x16x48 shard
+    torch.testing.assert_close(saved[0], expected[0], rtol=1e-5, atol=1e-5)
+
+    # The one-command form of docs/multidevice.md: --check lowers the fusion-level module itself.
+    result = torchrun(
+        ["-m", "hir.tools.hir_run", str(EXAMPLES / "ag_matmul.mlir"), "--check", "--num-streams", "3"],
+        tmp_path / "logs2",
+        timeout=90,
+    )
+    assert result.returncode == 0, _output(result)
+    assert "check: OK (1 outputs match the reference)" in result.stdout, _output(result)
+
+
+def test_failing_rank_ends_the_job(tmp_path: Path) -> None:
+    """Rank 1 raises while rank 0 waits in the all-gather: the job fails quickly, it does not hang."""
+    start = time.monotonic()
+    result = torchrun(
+        [str(DRIVER), "--fail-rank", "1", str(EXAMPLES / "multidevice" / "allgather.mlir")],
+        tmp_path / "logs",
+        timeout=80,
+        dist_timeout=20,
+    )
+    elapsed = time.monotonic() - start
+    assert result.returncode != 0, _output(result)
+    assert "rank 1 fails on purpose before the collectives of allgather" in result.stdout + result.stderr, _output(
+        result
+    )
+    assert "CASE" not in result.stdout, _output(result)
+    assert elapsed < 60, f"the job took {elapsed:.0f} s to fail\n{_output(result)}"
