@@ -103,6 +103,12 @@ def out_kernel(op: fusion.FusionOp) -> Into:
 
 
 def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    if not out.is_contiguous():
+        # torch.matmul(out=) into a strided view fails or scrambles it when it folds batch axes
+        # (a of rank >= 3 against a matrix); a stream loop over an inner result axis gives such
+        # views. Loops over the outer axis, the pipelines' case, keep the copy-free path.
+        out.copy_(torch.matmul(a, b))
+        return
     if a.dim() == 1 and b.dim() == 2:
         # torch.matmul(out=) resizes a 1-D `out` to [1, N] here, which scrambles a strided view.
         torch.mm(a.unsqueeze(0), b, out=out.unsqueeze(0))
