@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> None:
     clock = _Clock(args.verbose)
     import hir
-    from hir.runtime.compare import mismatches
+    from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
     from hir.runtime.distributed import Session
     from hir.runtime.executor import compile_program, is_hir_function
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> None:
         expected = session.run_reference(reference, inputs)
         clock.lap("ran the reference")
         if session.is_main:
-            problems = mismatches(outputs, expected)
+            problems = mismatches(outputs, expected, tolerance_for(computed_dtypes(reference.func)))
             if problems:
                 raise ValueError("check failed: lowered program != reference\n  " + "\n  ".join(problems))
             print(f"check: OK ({len(outputs)} outputs match the reference)")
