@@ -624,6 +624,7 @@ def check_lowering(
     then it returns None.
     """
     import torch
+    from device_under_test import execute_lowered
 
     import hir
     from hir.runtime.compare import mismatches
@@ -660,7 +661,7 @@ def check_lowering(
         raise fail(f"the lowered module does not verify: {err}", lowered) from err
     given = [x.clone() for x in inputs]
     try:
-        outputs = hir.execute(module, given, num_streams=num_streams)
+        outputs = execute_lowered(module, given, num_streams=num_streams)
     except Exception as err:
         raise fail(f"the lowered program crashed: {type(err).__name__}: {err}", lowered) from err
     problems = [
