@@ -98,14 +98,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def torchrun(args: list[str], log_dir: Path, *, timeout: float, dist_timeout: int = 30) -> subprocess.CompletedProcess:
-    """A 2-process job on this machine (its own port, so jobs may run side by side)."""
+def torchrun(
+    args: list[str], log_dir: Path, *, timeout: float, dist_timeout: int = 30, processes: int = 2
+) -> subprocess.CompletedProcess:
+    """A job of `processes` processes on this machine (its own port, so jobs may run side by side)."""
     command = [
         sys.executable,
         "-m",
         "torch.distributed.run",
         "--nproc-per-node",
-        "2",
+        str(processes),
         "--master-addr",
         "127.0.0.1",
         "--master-port",
@@ -189,3 +191,35 @@ def test_failing_rank_ends_the_job(tmp_path: Path) -> None:
     )
     assert "CASE" not in result.stdout, _output(result)
     assert elapsed < 60, f"the job took {elapsed:.0f} s to fail\n{_output(result)}"
+
+
+FOUR_DEVICES = {
+    "ag_by_device_4": """
+func.func @main(%a: tensor<4x16x32xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<32x24xf32>) -> tensor<4x16x24xf32, #fusion.parallel<[stream, serial, serial]>> {
+  %c = fusion.matmul %a, %b : tensor<4x16x32xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<32x24xf32> -> tensor<4x16x24xf32, #fusion.parallel<[stream, serial, serial]>>
+  func.return %c : tensor<4x16x24xf32, #fusion.parallel<[stream, serial, serial]>>
+}
+""",
+    "ag_by_chunk_4": """
+func.func @main(%a: tensor<2x4x8x32xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<32x24xf32>) -> tensor<2x4x8x24xf32, #fusion.parallel<[stream, serial, serial, serial]>> {
+  %c = fusion.matmul %a, %b : tensor<2x4x8x32xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<32x24xf32> -> tensor<2x4x8x24xf32, #fusion.parallel<[stream, serial, serial, serial]>>
+  func.return %c : tensor<2x4x8x24xf32, #fusion.parallel<[stream, serial, serial, serial]>>
+}
+""",
+}
+
+
+def test_four_devices(tmp_path: Path) -> None:
+    """AG+GEMM over 4 ranks, by device (rotated copy-engine pushes to 3 peers) and by chunk."""
+    modules = []
+    for name, text in FOUR_DEVICES.items():
+        path = tmp_path / f"{name}.mlir"
+        path.write_text(text)
+        modules.append(path)
+    result = torchrun([str(DRIVER), *map(str, modules)], tmp_path / "logs", timeout=180, processes=4)
+    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
+    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
+    assert set(cases) == expected, _output(result)
+    assert all(verdict == "OK" for verdict in cases.values()), _output(result)
