@@ -41,9 +41,11 @@ from hir.dialects.syntax import (
     array_values,
     format_int_list,
     int_array,
+    parse_assignments,
     parse_int_list,
     parse_optional_operands,
     parse_type_list,
+    print_assignments,
     print_types,
     print_values,
 )
@@ -506,14 +508,7 @@ class SegmentOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         args = self.body.block.args
         printer.print_string(" ins(")
-        printer.print_list(
-            zip(args, self.ins),
-            lambda pair: (
-                printer.print_ssa_value(pair[0]),
-                printer.print_string(" = "),
-                printer.print_ssa_value(pair[1]),
-            ),
-        )
+        print_assignments(printer, args, self.ins)
         if self.ins:
             printer.print_string(" : ")
             print_types(printer, [v.type for v in self.ins])
@@ -537,15 +532,7 @@ class SegmentOp(IRDLOperation):
         pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
         types: list[Attribute] = []
         if not parser.parse_optional_punctuation(")"):
-
-            def pair() -> tuple[Parser.UnresolvedArgument, UnresolvedOperand]:
-                arg = parser.parse_argument(expect_type=False)
-                parser.parse_punctuation("=")
-                return arg, parser.parse_unresolved_operand()
-
-            pairs = [pair()]
-            while parser.parse_optional_punctuation(","):
-                pairs.append(pair())
+            pairs = parse_assignments(parser)
             parser.parse_punctuation(":")
             types = parse_type_list(parser)
             parser.parse_punctuation(")")

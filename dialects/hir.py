@@ -64,7 +64,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.parallel_encoding import local_shape
 from hir.dialects.shape_rules import fmt
-from hir.dialects.syntax import BareWord, IntList, array_values, int_array, parse_type_list, print_types
+from hir.dialects.syntax import (
+    BareWord,
+    IntList,
+    array_values,
+    int_array,
+    parse_type_list,
+    print_assignments,
+    print_types,
+)
 
 # -- types ----------------------------------------------------------------------------------------
 
@@ -468,14 +476,7 @@ class LaunchOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         args = self.body.block.args
         printer.print_string(" ins(")
-        printer.print_list(
-            zip(args, self.ins),
-            lambda pair: (
-                printer.print_ssa_value(pair[0]),
-                printer.print_string(" = "),
-                printer.print_ssa_value(pair[1]),
-            ),
-        )
+        print_assignments(printer, args, self.ins)
         if self.ins:
             printer.print_string(" : ")
             printer.print_list(zip(self.ins, args), lambda pair: self._print_in_type(printer, *pair))

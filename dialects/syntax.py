@@ -55,6 +55,28 @@ def parse_type_list(parser: Parser) -> list[Attribute]:
     return types
 
 
+def parse_assignments(parser: Parser) -> list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]]:
+    """`%arg = %value, ...` (non-empty): region arguments bound to operands, as scf.for's iter_args."""
+
+    def assignment() -> tuple[Parser.UnresolvedArgument, UnresolvedOperand]:
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        return arg, parser.parse_unresolved_operand()
+
+    pairs = [assignment()]
+    while parser.parse_optional_punctuation(","):
+        pairs.append(assignment())
+    return pairs
+
+
+def print_assignments(printer: Printer, args: Sequence[SSAValue], values: Sequence[SSAValue]) -> None:
+    """`%arg = %value, ...`"""
+    printer.print_list(
+        zip(args, values),
+        lambda pair: (printer.print_ssa_value(pair[0]), printer.print_string(" = "), printer.print_ssa_value(pair[1])),
+    )
+
+
 def print_values(printer: Printer, values: Sequence[SSAValue]) -> None:
     printer.print_list(values, printer.print_operand)
 
