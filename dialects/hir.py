@@ -180,8 +180,10 @@ def tensor_fits_buffer(t: Attribute, buffer: Attribute) -> bool:
 
 
 def is_resharding_launch(op: LaunchOp) -> bool:
-    """A launch whose region sees global, encoded tensors: a communication to be lowered."""
-    return any(isinstance(a.type, TensorType) and not isinstance(a.type.encoding, NoneAttr) for a in op.body.block.args)
+    """A launch whose region sees or yields global, encoded tensors: a communication to be lowered."""
+    terminator = op.body.block.last_op
+    values = [*op.body.block.args, *(terminator.operands if terminator is not None else ())]
+    return any(isinstance(v.type, TensorType) and not isinstance(v.type.encoding, NoneAttr) for v in values)
 
 
 @irdl_op_definition
@@ -678,8 +680,12 @@ class CommunicationOp(IRDLOperation, ABC):
         for name in (*self.READ_OPERANDS, *self.WRITTEN_OPERANDS):
             t = getattr(self, name).type
             if isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr):
-                strides = memref_strides(t)
-                if strides != contiguous_strides(t.get_shape()) or None in strides:
+                # Contiguous in memory: row-major strides on every axis longer than 1 (the stride of
+                # an extent-1 axis never matters).
+                long_axes = [i for i, extent in enumerate(t.get_shape()) if extent != 1]
+                strides = [memref_strides(t)[i] for i in long_axes]
+                expected = [contiguous_strides(t.get_shape())[i] for i in long_axes]
+                if strides != expected or None in strides:
                     raise VerifyException(
                         f"{self.name} needs contiguous buffers (the communicated axis outermost in memory), got {t}"
                     )

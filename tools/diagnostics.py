@@ -8,7 +8,7 @@ and runtime errors name it, MLIR style:
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
@@ -65,7 +65,7 @@ class LocatedError(DiagnosticException):
 
 
 def verify_located(module: ModuleOp) -> None:
-    """`module.verify()`, but the error names the first failing op's location."""
+    """`module.verify()` plus dominance, but the error names the first failing op's location."""
     try:
         module.verify()
     except VerifyException as err:
@@ -75,6 +75,38 @@ def verify_located(module: ModuleOp) -> None:
             except VerifyException as inner:
                 raise LocatedError(op, _strip_prefix(str(inner))) from None
         raise LocatedError(module, _strip_prefix(str(err))) from None
+    check_dominance(module)
+
+
+def check_dominance(module: ModuleOp) -> None:
+    """
+    Every operand is defined before its use, in the same block or an enclosing one (single-block
+    regions, as all of ours are). xDSL's verifier does not check this, and a pass that moves or
+    clones ops could otherwise produce a program that reads a value never produced.
+    """
+    positions: dict[Block, dict[Operation, int]] = {}
+
+    def position(op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        if block not in positions:
+            positions[block] = {o: k for k, o in enumerate(block.ops)}
+        return positions[block][op]
+
+    for user in module.walk():
+        for k, value in enumerate(user.operands):
+            if isinstance(value, BlockArgument):
+                scope, definer = value.block, None
+            else:
+                definer = value.owner
+                assert isinstance(definer, Operation)
+                scope = definer.parent_block()
+            at: Operation | None = user  # the ancestor of `user` in the defining block
+            while at is not None and at.parent_block() is not scope:
+                at = at.parent_op()
+            if at is None or (definer is not None and (at is definer or position(definer) > position(at))):
+                name = f"%{value.name_hint}" if value.name_hint else "a value"
+                raise LocatedError(user, f"operand #{k} ({name}) is used before it is defined, or out of its scope")
 
 
 def _strip_prefix(message: str) -> str:

@@ -50,6 +50,10 @@ class HirArgumentParser(argparse.ArgumentParser):
 
     pass_names: Sequence[str] = ()
 
+    def __init__(self, **kwargs: object):
+        # No abbreviations: `--stream-lowerin` must be an error, not silently `--stream-lowering`.
+        super().__init__(allow_abbrev=False, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         hint = f"\navailable passes (as flags or in -p): {', '.join(self.pass_names)}" if self.pass_names else ""
