@@ -14,10 +14,8 @@ copy engines carry over NVLink without taking SMs from the compute, instead of a
                        NVLink), hir.barrier (every device has received shard d), and the worker
                        stream waits for the comm stream; consumers read slot d, or the local
                        shard itself when d == rank (no copy at all)
-    at the start:      the comm stream meets the peers (hir.barrier) before its first push, so no
-                       device writes into a peer's slots while the peer may still read them from
-                       its previous run; on the comm stream this hides behind the local GEMM
-    at the end:        the caller's stream waits for the comm stream
+    at the end:        the caller's stream waits for the comm stream, then hir.barrier, so no
+                       device writes into a peer's buffer again while the peer may still read it
 
 Pushing rather than pulling avoids staging the shard into symmetric memory first: that local copy
 runs on SMs and would queue behind the first GEMM.
@@ -172,10 +170,7 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
             buffer.result.name_hint = f"{exchange.slots.name_hint or 'slots'}_symmetric"
             setup.append(buffer)
             symmetric[exchange.slots] = buffer.result
-    # Before its first push the comm stream meets the peers: each has then finished its previous
-    # run (its caller's stream joined that run's GEMMs before forking this comm stream), so no push
-    # overwrites a slot a peer still reads. On the comm stream, this wait hides behind the local GEMM.
-    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main), hir.BarrierOp(mesh)]
+    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
     setup.append(hir.SetCurrentStreamOp(main_loop.main))
     Rewriter.insert_op(setup, InsertPoint.before(anchor))
 
@@ -213,10 +208,11 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
 
     _peel_first_iteration(loop, loop)
 
-    # At the end the caller's stream waits for the comm stream (nothing may outlive the program).
+    # At the end: wait for the comm stream, and meet once more, so no device pushes into a peer's
+    # buffer (in its next run) while the peer may still read it.
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
-    Rewriter.insert_op(hir.SynchronizeOp(comm.result), InsertPoint.before(ret))
+    Rewriter.insert_op([hir.SynchronizeOp(comm.result), hir.BarrierOp(mesh)], InsertPoint.before(ret))
     return True
 
 
