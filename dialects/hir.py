@@ -674,9 +674,7 @@ class CommunicationOp(IRDLOperation, ABC):
         )
 
     def verify_(self) -> None:
-        mesh = self.mesh_ids
-        if not mesh or len(set(mesh)) != len(mesh) or min(mesh) < 0:
-            raise VerifyException(f"mesh must list distinct non-negative device ids, got {list(mesh)}")
+        verify_mesh(self.mesh_ids)
         for name in (*self.READ_OPERANDS, *self.WRITTEN_OPERANDS):
             t = getattr(self, name).type
             if isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr):
@@ -693,6 +691,11 @@ class CommunicationOp(IRDLOperation, ABC):
 
     def verify_shapes(self) -> None:
         pass
+
+
+def verify_mesh(mesh: tuple[int, ...]) -> None:
+    if not mesh or len(set(mesh)) != len(mesh) or min(mesh) < 0:
+        raise VerifyException(f"mesh must list distinct non-negative device ids, got {list(mesh)}")
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -927,6 +930,9 @@ class DeviceIndexOp(IRDLOperation):
     def mesh_ids(self) -> tuple[int, ...]:
         return array_values(self.mesh)
 
+    def verify_(self) -> None:
+        verify_mesh(self.mesh_ids)
+
 
 @irdl_op_definition
 class PeerViewOp(IRDLOperation):
@@ -956,6 +962,7 @@ class PeerViewOp(IRDLOperation):
         return array_values(self.mesh)
 
     def verify_(self) -> None:
+        verify_mesh(self.mesh_ids)
         owner = self.buffer.owner
         if isinstance(owner, AllocateOp) and owner.symmetric is None:
             raise VerifyException("hir.peer_view needs a buffer from `hir.allocate symmetric`")
@@ -985,6 +992,9 @@ class BarrierOp(IRDLOperation):
 
     def effects(self) -> set[EffectInstance]:
         return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE, write()}
+
+    def verify_(self) -> None:
+        verify_mesh(self.mesh_ids)
 
 
 HIR_OPS = (

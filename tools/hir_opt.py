@@ -182,7 +182,11 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    HirOptMain(args).run()
+    try:
+        HirOptMain(args).run()
+    except BrokenPipeError:  # `hir-opt ... | head`: the reader is gone, which is not an error of ours
+        sys.stderr.close()
+        sys.exit(0)
 
 
 if __name__ == "__main__":
