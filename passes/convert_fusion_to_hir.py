@@ -179,9 +179,9 @@ class FunctionConverter:
             return ops
         inputs = unit_inputs(unit)
         ins: list[SSAValue] = []
-        region_axes: dict[SSAValue, int | None] = dict(axes)
-        for inner, operand in zip(inputs, unit.operands):
-            axis = axes.get(inner)
+        arg_axes = input_axes(unit, axes)
+        for k, (inner, operand) in enumerate(zip(inputs, unit.operands)):
+            axis = arg_axes[k]
             buffer = self.buffers[operand]
             if axis is None:
                 ins.append(buffer)
@@ -190,14 +190,15 @@ class FunctionConverter:
                     ins.append(self.view(body, buffer, self.constant(0), axis, None))
                 else:  # a chunk of a broadcast axis is the whole extent-1 axis
                     ins.append(buffer)
-                    region_axes[inner] = None
+                    arg_axes[k] = None
             else:
                 ins.append(self.view(body, buffer, i, axis, iteration.chunks))
         out_views = [
             self.view(body, out, i, layout_of(result.type).stream_axis, iteration.chunks)
             for out, result in zip(outs, unit.results)
         ]
-        launch = hir.LaunchOp(ins, out_views, self.launch_region(unit, region_axes, iteration, global_view))
+        region = self.launch_region(unit, axes, iteration, global_view, arg_axes)
+        launch = hir.LaunchOp(ins, out_views, region)
         launch.location = unit.location
         body.add_op(launch)
         body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
@@ -323,35 +324,69 @@ class FunctionConverter:
         return op.result
 
     def launch_region(
-        self, unit: Operation, axes: dict[SSAValue, int | None], iteration: Iteration | None, global_view: bool
+        self,
+        unit: Operation,
+        axes: dict[SSAValue, int | None],
+        iteration: Iteration | None,
+        global_view: bool,
+        arg_axes: list[int | None] | None = None,
     ) -> Region:
-        """Clones of the unit's ops on the per-iteration tensors (local ones, or global views for a communication)."""
+        """
+        Clones of the unit's ops on the per-iteration tensors (local ones, or global views for a
+        communication). `arg_axes`: the iterated axis of each region argument (default: `axes`).
+        """
         chunks = iteration.chunks if iteration is not None else None
         inputs = unit_inputs(unit)
-        block = Block(arg_types=[sliced_tensor_type(v.type, axes.get(v), chunks, global_view) for v in inputs])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+        if arg_axes is None:
+            arg_axes = [axes.get(v) for v in inputs]
+        block = Block(arg_types=[sliced_tensor_type(v.type, a, chunks, global_view) for v, a in zip(inputs, arg_axes)])
         for old, new in zip(inputs, block.args):
             new.name_hint = old.name_hint
+        if isinstance(unit, fusion.FusionOp):
+            # A bare op reads its region arguments by position: one value used twice may be read
+            # sliced by one use and whole by the other (`matmul %x, %x` over M).
+            clone = self.clone_for_iteration(
+                unit, list(block.args), arg_axes, axes.get(unit.results[0]), chunks, global_view
+            )
+            block.add_ops([clone, hir.YieldOp(clone.results[0])])
+            return Region(block)
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
         for op in unit_ops(unit):
-            operand_axes = [axes.get(o) for o in op.operands]
-            result_axis = axes.get(op.results[0])
-            properties = (
-                op.properties_without_axes(operand_axes, result_axis) if chunks is None else dict(op.properties)
+            clone = self.clone_for_iteration(
+                op,
+                [mapping[o] for o in op.operands],
+                [axes.get(o) for o in op.operands],
+                axes.get(op.results[0]),
+                chunks,
+                global_view,
             )
-            clone = type(op).create(
-                operands=[mapping[o] for o in op.operands],
-                result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks, global_view)],
-                properties=properties,
-                attributes=dict(op.attributes),
-            )
-            if chunks is None:
-                check_slice_semantics(op, clone, operand_axes, result_axis)
-            clone.results[0].name_hint = op.results[0].name_hint
             mapping[op.results[0]] = clone.results[0]
             block.add_op(clone)
         yielded = unit.yield_op.values if isinstance(unit, fusion.SegmentOp) else unit.results
         block.add_op(hir.YieldOp(*[mapping[v] for v in yielded]))
         return Region(block)
+
+    @staticmethod
+    def clone_for_iteration(
+        op: fusion.FusionOp,
+        operands: list[SSAValue],
+        operand_axes: list[int | None],
+        result_axis: int | None,
+        chunks: int | None,
+        global_view: bool,
+    ) -> Operation:
+        """`op` on one iteration's slices: the iterated axes removed (or chunked) from its types."""
+        properties = op.properties_without_axes(operand_axes, result_axis) if chunks is None else dict(op.properties)
+        clone = type(op).create(
+            operands=operands,
+            result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks, global_view)],
+            properties=properties,
+            attributes=dict(op.attributes),
+        )
+        if chunks is None:
+            check_slice_semantics(op, clone, operand_axes, result_axis)
+        clone.results[0].name_hint = op.results[0].name_hint
+        return clone
 
     # -- shared values at the top of the function ---------------------------------------------------
 
@@ -394,6 +429,18 @@ class FunctionConverter:
         )
         converted.location = self.source.location
         return converted
+
+
+def input_axes(unit: Operation, axes: dict[SSAValue, int]) -> list[int | None]:
+    """
+    The iterated axis of each unit input, by position: a bare op reads each operand position
+    through its own axis map entry, a segment each region argument through `axes`.
+    """
+    if isinstance(unit, fusion.FusionOp):
+        result_axis = axes.get(unit.results[0])
+        sources = dict(unit.axis_map()[result_axis]) if result_axis is not None else {}
+        return [sources.get(k) for k in range(len(unit.operands))]
+    return [axes.get(v) for v in unit_inputs(unit)]
 
 
 def device_iterated_axis(unit: Operation, axes: dict[SSAValue, int]) -> int | None:

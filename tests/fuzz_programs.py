@@ -163,7 +163,8 @@ PER_USE_SLICING = "per-use slicing"
 One value that loops over one iteration space read sliced differently: `matmul %x, %x` streamed
 on M (%x sliced as the left operand, whole as the right one), or two ops that may share a segment
 and read an input on different axes. stream-lowering slices a value once per unit, so it refuses
-this when the uses land in one unit ("copy it (fusion.set) for one of the uses").
+this when the uses land in one segment ("copy it (fusion.set) for one of the uses"); a bare op
+reads each operand position on its own and lowers.
 """
 REFUSAL_RATE = 10
 """One in this many ops with such a stream axis keeps it (the program may then be refused); the others turn serial."""

@@ -91,6 +91,7 @@ LIT_FUNCTIONS = lit_functions()
 # Stream loops after stream-lowering (a fork loop and a main loop per group of fused units).
 LIT_LOOPS = {
     ("single_set.mlir", "main"): 2,
+    ("per_use_slicing.mlir", "matmul_square"): 2,
     ("set_non_outermost.mlir", "non_outermost"): 2,
     ("binary_op.mlir", "binary"): 2,
     ("two_sets.mlir", "two_sets"): 2,

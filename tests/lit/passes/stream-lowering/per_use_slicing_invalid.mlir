@@ -1,18 +1,10 @@
 // RUN: hir-opt %s --split-input-file --verify-diagnostics --stream-lowering | filecheck %s
 
-// A stream loop slices each value once per iteration, so every use of a value in one unit must
-// read it the same way. `matmul %x, %x` streamed on M needs %x sliced (row i) as the left operand
-// and whole as the right one; slicing both would compute wrong values.
+// In a kernel (segment) the loop slices each region value once per iteration, so every use of a
+// value inside it must read it the same way (a bare op reads each operand position on its own:
+// per_use_slicing.mlir).
 
-func.func @matmul_square(%x: tensor<4x4xf32>) -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>> {
-  // CHECK: {{.*}}per_use_slicing_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.matmul' op reads %x as operand #1 whole, but another use has the loop read it sliced on axis 0: copy it (fusion.set) for one of the uses
-  %c = fusion.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
-  func.return %c : tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
-}
-
-// -----
-
-// The same inside a kernel: the segment's input %a is read by two ops.
+// The segment's input %a is read by two ops.
 
 func.func @in_a_segment(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>> {
   %r = fusion.segment ins(%a = %x, %b = %w : tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>> {
