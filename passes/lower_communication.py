@@ -198,6 +198,10 @@ class LowerCommunicationPass(ModulePass):
     """copy-engine: pushes per remote shard (0: chosen from the shard's size)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.chunks < 0:
+            raise PassFailedException(
+                f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
+            )
         if self.backend not in BACKENDS:
             raise PassFailedException(
                 f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
