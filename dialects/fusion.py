@@ -89,13 +89,12 @@ class FusionOp(IRDLOperation, ABC):
         return dict(self.properties)
 
     def verify_(self) -> None:
+        # Operands and the result are tensors by their IRDL constraints (checked before this).
         for i, operand in enumerate(self.operands):
-            if not isinstance(operand.type, TensorType):
-                raise VerifyException(f"operand #{i} must be a tensor, got {operand.type}")
+            assert isinstance(operand.type, TensorType)
             verify_tensor_type(operand.type, f"operand #{i}")
         result_type = self.results[0].type
-        if not isinstance(result_type, TensorType):
-            raise VerifyException(f"result must be a tensor, got {result_type}")
+        assert isinstance(result_type, TensorType)
         verify_tensor_type(result_type, "result")
         self.verify_element_types()
         expected = self.result_shape()

@@ -279,12 +279,7 @@ def _rewrite_broadcast(
     for reader in [op for op in body.ops if broadcast.is_before_in_block(op)]:
         if any(_same_view(o, broadcast.output) for o in reader.operands):
             reader.operands = [shard.result if _same_view(o, broadcast.output) else o for o in reader.operands]
-    for wait in [use.operation for use in broadcast.result.uses]:
-        Rewriter.erase_op(wait)
-    Rewriter.erase_op(broadcast)
-    for other in [o for o in body.ops if isinstance(o, hir.AliasSelectOp) and o.buffer is view.buffer]:
-        if not other.result.uses:
-            Rewriter.erase_op(other)
+    _erase_broadcast(broadcast, view, body)
 
 
 @dataclass
@@ -409,11 +404,15 @@ def _rewrite_chunked(
     branch = scf.IfOp(remote.result, [], Region(then), Region(local))
     Rewriter.insert_op([remote, zero, step, trips, branch], InsertPoint.before(reader))
     Rewriter.erase_op(reader)
+    _erase_broadcast(broadcast, view, main_loop.loop.body.block)
+
+
+def _erase_broadcast(broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, body: Block) -> None:
+    """Drops the replaced broadcast, its waits, and the views of the old slot buffer left unused."""
     for wait in [use.operation for use in broadcast.result.uses]:
         Rewriter.erase_op(wait)
     Rewriter.erase_op(broadcast)
-    loop_body = main_loop.loop.body.block
-    for other in [o for o in loop_body.ops if isinstance(o, hir.AliasSelectOp) and o.buffer is view.buffer]:
+    for other in [o for o in body.ops if isinstance(o, hir.AliasSelectOp) and o.buffer is view.buffer]:
         if not other.result.uses:
             Rewriter.erase_op(other)
 

@@ -21,7 +21,7 @@ def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
     dtype = shaped_dtype(t)
     static_shape = t.get_shape()
     dynamic = iter(ctx.slots_of(op.dynamic_sizes))
-    # Per axis: ("static", extent) or ("dynamic", slot).
+    # Per axis: (False, static extent) or (True, slot of the dynamic size).
     extents = [(False, d) if d != DYNAMIC_INDEX else (True, next(dynamic)) for d in static_shape]
     out = ctx.slot(op.result)
     symmetric = op.symmetric is not None
