@@ -9,19 +9,39 @@ The Python API: parse, transform and execute fusion and hir modules.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline
 
-from hir.tools.diagnostics import LocatedParser, verify_located
+from hir.diagnostics import LocatedParser, verify_located
+from hir.dialects import get_all_hir_dialects
+from hir.passes import get_all_hir_passes
+
+# xDSL dialects a hir program may use besides our own.
+XDSL_DIALECTS = ("builtin", "func", "arith", "memref", "scf", "test")
+# xDSL passes that make sense on fusion and hir modules.
+XDSL_PASSES = ("canonicalize", "cse", "dce")
+
+
+def available_dialects() -> dict[str, Callable]:
+    from xdsl.dialects import get_all_dialects
+
+    xdsl_dialects = get_all_dialects()
+    return {name: xdsl_dialects[name] for name in XDSL_DIALECTS} | get_all_hir_dialects()
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from xdsl.transforms import get_all_passes
+
+    xdsl_passes = get_all_passes()
+    return {name: xdsl_passes[name] for name in XDSL_PASSES} | get_all_hir_passes()
 
 
 def make_context() -> Context:
     """A context with the fusion and hir dialects and the xDSL dialects hir programs use."""
-    from hir.tools.hir_opt import available_dialects
-
     ctx = Context()
     for name, factory in available_dialects().items():
         ctx.register_dialect(name, factory)
@@ -41,7 +61,6 @@ def parse_file(path: str | Path, ctx: Context | None = None) -> ModuleOp:
 
 def run_pipeline(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
     """Applies a pass pipeline (`-p` syntax, e.g. "stream-lowering,canonicalize") in place and returns the module."""
-    from hir.tools.hir_opt import available_passes
 
     def verify_between(_prev: object, m: ModuleOp, _next: object) -> None:
         verify_located(m)

@@ -34,12 +34,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.hir import contiguous_strides, memref_strides
 from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
-from hir.tools.diagnostics import located
 
 
 def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:

@@ -16,9 +16,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from hir.diagnostics import located
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
-from hir.tools.diagnostics import located
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import torch
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from hir.tools.diagnostics import LocatedError
+from hir.diagnostics import LocatedError
 
 
 class _Unset:

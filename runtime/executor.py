@@ -16,6 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
+from hir.diagnostics import LocatedError
 from hir.dialects import hir
 
 # The per-dialect step compilers register themselves on import.
@@ -23,7 +24,6 @@ from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.streams import streams_for
-from hir.tools.diagnostics import LocatedError
 
 FUSION_TYPE_ATTR = "fusion.type"
 """Arg/result attribute of a lowered function: the fusion-level tensor type the buffer stands for."""

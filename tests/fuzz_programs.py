@@ -628,10 +628,10 @@ def check_lowering(
     from device_under_test import execute_lowered
 
     import hir
+    from hir.diagnostics import verify_located
     from hir.runtime.compare import mismatches
     from hir.runtime.executor import compile_program
     from hir.runtime.inputs import random_inputs
-    from hir.tools.diagnostics import verify_located
 
     module = hir.parse(text)  # a generated program that does not verify is a generator bug: let it raise
     reference_program = compile_program(module)

@@ -29,10 +29,10 @@ from xdsl.traits import MemoryEffectKind, get_effects
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from hir.diagnostics import LocatedError, LocatedParser, format_parse_error, location_of, verify_located
 from hir.dialects import fusion, hir
 from hir.dialects import shape_rules as rules
 from hir.dialects.parallel_encoding import ParallelAttr, layout_of, verify_tensor_type
-from hir.tools.diagnostics import LocatedError, LocatedParser, format_parse_error, location_of, verify_located
 from hir.tools.hir_opt import available_dialects
 
 Q = DYNAMIC_INDEX

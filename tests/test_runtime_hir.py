@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 
 import hir
+from hir.diagnostics import LocatedError
 from hir.runtime import streams as runtime_streams
 from hir.runtime.inputs import random_inputs
-from hir.tools.diagnostics import LocatedError
 from hir.tools.hir_run import main as hir_run_main
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO, NoReturn
 
 from xdsl.context import Context
@@ -21,28 +21,8 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import _empty_post_init, xDSLOptMain
 
-from hir.dialects import get_all_hir_dialects
-from hir.passes import get_all_hir_passes
-from hir.tools.diagnostics import LocatedParser, format_parse_error, verify_located
-
-# xDSL dialects a hir program may use besides our own.
-XDSL_DIALECTS = ("builtin", "func", "arith", "memref", "scf", "test")
-# xDSL passes that make sense on fusion and hir modules.
-XDSL_PASSES = ("canonicalize", "cse", "dce")
-
-
-def available_dialects() -> dict[str, Callable]:
-    from xdsl.dialects import get_all_dialects
-
-    xdsl_dialects = get_all_dialects()
-    return {name: xdsl_dialects[name] for name in XDSL_DIALECTS} | get_all_hir_dialects()
-
-
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    from xdsl.transforms import get_all_passes
-
-    xdsl_passes = get_all_passes()
-    return {name: xdsl_passes[name] for name in XDSL_PASSES} | get_all_hir_passes()
+from hir.api import available_dialects, available_passes
+from hir.diagnostics import LocatedParser, format_parse_error, verify_located
 
 
 class HirArgumentParser(argparse.ArgumentParser):

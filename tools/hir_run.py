@@ -120,7 +120,7 @@ class _Clock:
 def _fail(err: Exception) -> NoReturn:
     from xdsl.utils.exceptions import ParseError
 
-    from hir.tools.diagnostics import format_parse_error
+    from hir.diagnostics import format_parse_error
 
     if isinstance(err, ParseError):  # `file:line:col: error: message` and the source line, as hir-opt prints it
         print(format_parse_error(err), file=sys.stderr)
