@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# All tests: lint, FileCheck (lit), pytest (CPU; CUDA tests are skipped without a GPU; the
-# 2-process gloo tests and the differential fuzzer included).
+# All tests: lint, the FileCheck suite (lit), pytest (CPU; CUDA tests are skipped without a GPU;
+# the 2- and 4-process gloo tests and the differential fuzzer included), each with progress.
+# Uses the environment setup.sh made (.venv) when there is one.
 set -euo pipefail
 cd "$(dirname "$0")"
+if [ -x .venv/bin/python ]; then
+  export PATH="$PWD/.venv/bin:$PATH"
+fi
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+jobs=$(python3 -c 'import os; print(max(1, min(len(os.sched_getaffinity(0)), 8)))')
+start=$SECONDS
+step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - start))"; }
+
+step "ruff"
 ruff check .
 ruff format --check .
-lit -q tests/lit
-python3 -m pytest tests -p no:cacheprovider --durations=15
+step "FileCheck suite: lit tests/lit, $jobs workers"
+lit tests/lit -j "$jobs"
+step "pytest, $jobs workers"
+python3 -m pytest tests -p no:cacheprovider -n "$jobs" --dist worksteal --durations=10
+step "all tests passed"

@@ -1,15 +1,54 @@
 #!/usr/bin/env bash
-# Installs hir and its tools into the current Python environment (a venv is recommended).
-# Chooses PyTorch's CPU build where no NVIDIA GPU is present, so a CI machine does not download CUDA.
+# Installs hir, its tools and its test dependencies.
+#
+# Where: the active virtual environment when there is one, otherwise a project-local `.venv`
+# (created here, so a system Python that refuses `pip install` as "externally managed" works too).
+# Either way `.venv` afterwards names the environment: `. .venv/bin/activate` puts hir-opt and
+# hir-run on PATH, and run_tests.sh uses it.
+#
+# PyTorch: kept when the environment already has one (any >= 2.4). Otherwise the CUDA build where
+# an NVIDIA GPU is present, and a CPU build where none is (a local wheel when pip has one, else
+# PyTorch's CPU index), so that a machine without a GPU does not download several GB of CUDA.
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-if ! python3 -c "import torch" >/dev/null 2>&1; then
-  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    python3 -m pip install -q "torch>=2.4"
-  else
-    # The CPU build this workplace's machines carry on disk; elsewhere any torch >= 2.4 will do.
-    python3 -m pip install -q torch==2.13.0 2>/dev/null || python3 -m pip install -q "torch>=2.4"
+
+step() { printf '[setup] %s\n' "$*"; }
+
+if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
+  if [ "$(cd "$VIRTUAL_ENV" && pwd -P)" != "$(cd .venv 2>/dev/null && pwd -P)" ]; then
+    rm -rf .venv
+    ln -s "$VIRTUAL_ENV" .venv
+  fi
+  step "using the active virtual environment $VIRTUAL_ENV"
+elif [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $(command -v python3)"
+  if ! python3 -m venv .venv 2>/dev/null; then
+    # Debian/Ubuntu without python3-venv: a venv without pip, which the system pip then bootstraps.
+    rm -rf .venv
+    python3 -m venv --without-pip .venv && python3 -m pip --python .venv/bin/python install -q pip || {
+      echo "setup.sh: cannot create a virtual environment; install venv support (Debian/Ubuntu: apt install python3-venv)" >&2
+      exit 1
+    }
   fi
 fi
-python3 -m pip install -q -e ".[dev]"
+python=.venv/bin/python
+"$python" -c 'import sys; assert sys.version_info >= (3, 11), "hir needs Python >= 3.11"' || {
+  echo "setup.sh: hir needs Python >= 3.11, $python is $("$python" --version 2>&1)" >&2
+  exit 1
+}
+pip() { "$python" -m pip --disable-pip-version-check "$@"; }
+
+if ! "$python" -c "import torch" >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    step "installing PyTorch (CUDA build)"
+    pip install -q "torch>=2.4"
+  else
+    step "installing PyTorch (CPU build)"
+    pip install -q --no-index "torch>=2.4" 2>/dev/null ||
+      pip install -q --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" 2>/dev/null ||
+      pip install -q "torch>=2.4"
+  fi
+fi
+step "installing hir with its tools and test dependencies"
+pip install -q -e ".[dev]"
+step "done: $("$python" -c 'import torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}")')"
