@@ -44,9 +44,13 @@ if ! "$python" -c "import torch" >/dev/null 2>&1; then
     pip install -q "torch>=2.4"
   else
     step "installing PyTorch (CPU build)"
-    pip install -q --no-index "torch>=2.4" 2>/dev/null ||
-      pip install -q --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" 2>/dev/null ||
-      pip install -q "torch>=2.4"
+    # A CPU wheel that pip finds locally (its find-links) first, then PyTorch's CPU index, then PyPI.
+    if pip install -q --no-index --no-deps "torch>=2.4" 2>/dev/null; then
+      pip install -q "torch==$(pip show torch | sed -n 's/^Version: //p')"  # its dependencies
+    else
+      pip install -q --timeout 30 --retries 1 --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" ||
+        pip install -q "torch>=2.4"
+    fi
   fi
 fi
 step "installing hir with its tools and test dependencies"
