@@ -7,6 +7,8 @@ and runtime errors name it, MLIR style:
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.parser import Parser
@@ -14,21 +16,42 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 
 
 class LocatedParser(Parser):
-    """A parser that gives every op without an explicit `loc(...)` its source position."""
+    """
+    A parser that gives every op without an explicit `loc(...)` its source position.
+
+    Positions come from a table of line starts built once (binary search per op), so parsing
+    stays linear in the file size; xDSL's `Span.get_location` counts the newlines from the start
+    of the file at every call, which made parsing quadratic.
+    """
 
     def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
         super().__init__(ctx, input, name)
         self.line_offset = line_offset
+        self._line_starts: list[int] | None = None
 
     def parse_operation(self) -> Operation:
-        span = self._current_token.span
+        start = self._current_token.span.start
         op = super().parse_operation()
         if isinstance(op.location, UnknownLoc):
-            where = span.get_location()
+            line, col = self._line_and_column(start)
             op.location = FileLineColLoc(
-                StringAttr(where.file), IntAttr(where.line + self.line_offset), IntAttr(where.col)
+                StringAttr(self.lexer.input.name), IntAttr(line + self.line_offset), IntAttr(col)
             )
         return op
+
+    def _line_and_column(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        if self._line_starts is None:
+            source = self.lexer.input
+            find, newline = source.content.find, source.newline
+            starts = [0]
+            at = find(newline)  # type: ignore[arg-type]
+            while at != -1:
+                starts.append(at + 1)
+                at = find(newline, at + 1)  # type: ignore[arg-type]
+            self._line_starts = starts
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         module = super().parse_module(allow_implicit_module)
