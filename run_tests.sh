@@ -16,7 +16,7 @@ step "ruff"
 ruff check .
 ruff format --check .
 step "FileCheck suite: lit tests/lit, $jobs workers"
-lit tests/lit -j "$jobs"
+lit tests/lit -v -j "$jobs"
 step "pytest, $jobs workers"
 python3 -m pytest tests -p no:cacheprovider -n "$jobs" --dist worksteal --durations=10
 step "all tests passed"
