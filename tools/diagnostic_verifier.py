@@ -122,10 +122,13 @@ class DiagnosticVerifier:
             line = self.source.first_line + k
             match = _ANNOTATION.search(text.rstrip())
             if match is None:
-                if _ANNOTATION_START.search(text):
-                    column = _ANNOTATION_START.search(text).start() + 1
+                if start := _ANNOTATION_START.search(text):
                     self.problems.append(
-                        self._at(line, column, "malformed annotation, expected e.g. `expected-error@+1 {{message}}`")
+                        self._at(
+                            line,
+                            start.start() + 1,
+                            "malformed annotation, expected e.g. `expected-error@+1 {{message}}`",
+                        )
                     )
                 for e in waiting_for_plain_line:
                     e.line = line

@@ -211,6 +211,9 @@ class HirOptMain(xDSLOptMain):
                 err.refs = [(dataclasses.replace(span, line_offset=start_offset), text) for span, text in err.refs]
             self._report(err)
             return None  # xDSL's run then skips the chunk
+        except DiagnosticException as err:  # an attribute or type whose verifier fails while it is built
+            self._report(err)
+            return None
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self._chunk is not None and self._chunk.failed:
