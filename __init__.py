@@ -5,7 +5,8 @@ work over CUDA streams and overlap communication with compute; on xDSL, executed
 The Python API (see README):
 
     parse(text) / parse_file(path) -> ModuleOp        parse and verify
-    run_pipeline(module, "stream-lowering")           apply passes (hir-opt's -p syntax)
+    run_pipeline(module, "stream-lowering")           apply passes (hir-opt's -p syntax; a malformed
+                                                      pipeline raises PipelineError, a ValueError)
     execute(module, inputs, num_streams=4, ...)       run @main with torch (CPU or CUDA)
     compile_program(module) -> Program                compile once, call many times
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     # Lazy: `import hir.dialects` (e.g. by hir-opt) must not pay for torch.
-    if name in ("parse", "parse_file", "run_pipeline", "make_context"):
+    if name in ("parse", "parse_file", "run_pipeline", "parse_pipeline", "make_context", "PipelineError"):
         from hir import api
 
         return getattr(api, name)

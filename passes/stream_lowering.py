@@ -19,9 +19,10 @@ from hir.passes.lower_communication import LowerCommunicationPass
 @dataclass(frozen=True)
 class StreamLoweringPass(ModulePass):
     """
-    fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
-    hir-lower-communication, cse; each is also a pass of its own. `policy` is fusion-segment's
-    option, `backend` and `chunks` hir-lower-communication's.
+    Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
+    fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication and cse; each
+    is also a pass of its own. `policy` is fusion-segment's option, `backend` and `chunks`
+    hir-lower-communication's.
     """
 
     name = "stream-lowering"
@@ -30,14 +31,17 @@ class StreamLoweringPass(ModulePass):
     backend: str = "nccl"
     chunks: int = 0
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        stages: list[ModulePass] = [
+    def stages(self) -> tuple[ModulePass, ...]:
+        """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
+        return (
             DecomposeReshardingPass(),
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
             LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
-        ]
-        for stage in stages:
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for stage in self.stages():
             stage.apply(ctx, op)

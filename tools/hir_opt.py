@@ -1,9 +1,14 @@
 """
-`hir-opt`: xdsl-opt with the fusion and hir dialects and passes registered.
+`hir-opt`: xdsl-opt with the fusion and hir dialects and passes registered, built on xDSLOptMain's
+hooks (registration, arguments, pipeline set-up, pass application, output) so that its flags keep
+working as xDSL evolves.
 
-Every registered pass is also a flag (`hir-opt --stream-lowering in.mlir` is `-p stream-lowering`);
-flags are appended after `-p`, in command-line order. Errors print `file:line:col: error: ...` and
-exit 1 (with `--verify-diagnostics` / `--parsing-diagnostics` they print to stdout and exit 0).
+What it adds: every registered pass is also a flag (`hir-opt --stream-lowering in.mlir` is
+`-p stream-lowering`; flags are appended after `-p`, in command-line order); `--list-passes`;
+one-line errors for malformed pipelines; `file:line:col: error:` diagnostics, every chunk of
+`--split-input-file` processed even after one fails (exit 1); pipeline passes (`stream-lowering`)
+verified, timed and printed stage by stage; `--verify-diagnostics` that checks mlir-opt's
+`// expected-error@+1 {{...}}` annotations (see tools/diagnostic_verifier.py).
 """
 
 from __future__ import annotations
@@ -11,149 +16,281 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Sequence
-from typing import IO, NoReturn
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from io import BytesIO
+from typing import IO, Any, NoReturn
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
-from xdsl.xdsl_opt_main import _empty_post_init, xDSLOptMain
+from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hir.api import available_dialects, available_passes
-from hir.diagnostics import LocatedParser, format_parse_error, verify_located
+from hir.diagnostics import LocatedParser, check_dominance, format_parse_error, verify_located
+from hir.pipeline import PipelineError, expand_stages, parse_pass_pipeline, pass_options, pass_summary
+from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, verify_chunk
+
+# xDSL passes without a docstring of their own.
+_SUMMARIES = {
+    "cse": "Eliminates common subexpressions.",
+    "dce": "Erases operations without side effects whose results are unused.",
+}
 
 
-class HirArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors list the available passes, since a mistyped pass flag is the usual cause."""
+@dataclass
+class _Chunk:
+    """One chunk of the input (the whole input without --split-input-file) and what happened to it."""
 
-    pass_names: Sequence[str] = ()
-
-    def __init__(self, **kwargs: object):
-        # No abbreviations: `--stream-lowerin` must be an error, not silently `--stream-lowering`.
-        super().__init__(allow_abbrev=False, **kwargs)  # type: ignore[arg-type]
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        hint = f"\navailable passes (as flags or in -p): {', '.join(self.pass_names)}" if self.pass_names else ""
-        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+    source: Source
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    failed: bool = False
 
 
 class HirOptMain(xDSLOptMain):
     version_format = "hir-opt built from xdsl version {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None):
-        # Same steps as xDSLOptMain.__init__, with an argument parser whose errors list the passes.
-        self.available_frontends = {}
-        self.available_passes = {}
-        self.available_targets = {}
+        self._chunks: dict[IO[bytes], _Chunk] = {}
+        self._chunk: _Chunk | None = None
         self._chunk_line_offset = 0
-        self.ctx = Context()
-        self.register_all_dialects()
-        self.register_all_frontends()
-        self.register_all_passes()
-        self.register_all_targets()
-        arg_parser = HirArgumentParser(
-            description="hir modular optimizer: xdsl-opt with the fusion and hir dialects and passes"
-        )
-        arg_parser.pass_names = tuple(self.available_passes)
-        self.register_all_arguments(arg_parser)
-        self.args = arg_parser.parse_args(args=args)
-        self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
-        if self.args.disable_verify:
-            Attribute.__post_init__ = _empty_post_init
-        self.setup_pipeline()
+        self._done = 0  # stages done in the current application of the pipeline
+        self._started = 0.0  # when the current stage started
+        self._pipeline_time = 0.0  # the time so far of the pipeline pass whose stages run
+        super().__init__("hir modular optimizer: xdsl-opt with the fusion and hir dialects and passes", args)
+        # `-` is stdin / stdout, as in mlir-opt; xDSL reads them when no file is named.
+        if self.args.input_file == "-":
+            self.args.input_file = None
+        if self.args.output_file == "-":
+            self.args.output_file = None
+
+    # --- registration -----------------------------------------------------------------------
 
     def register_all_dialects(self) -> None:
+        # Not super(): that would register every xDSL dialect; hir programs use ours and a few.
         for name, factory in available_dialects().items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
+        # Not super(): of xDSL's passes only canonicalize, cse and dce apply to fusion and hir.
         for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self) -> None:
+        # The other targets emit assembly of other dialects (llvm, riscv, ...), which a hir module never is.
+        super().register_all_targets()
+        self.available_targets = {"mlir": self.available_targets["mlir"]}
+
     def register_all_frontends(self) -> None:
-        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+        super().register_all_frontends()
+
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:  # xDSL's frontend with a parser that locates every op
             parser = LocatedParser(self.ctx, io.read(), self.get_input_name(), self._chunk_line_offset)
             return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
 
-    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        self._chunk_line_offset = start_offset
-        return super().parse_chunk(chunk, file_extension, start_offset)
-
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
-        existing = {opt for action in arg_parser._actions for opt in action.option_strings}
-        group = arg_parser.add_argument_group("pass flags (appended after -p, in command-line order)")
-        for name in self.available_passes:
+        # xDSLOptMain.__init__ makes a plain ArgumentParser and has no hook for its class, so the
+        # three behaviours we change are set on the instance: no abbreviations (`--stream-lowerin`
+        # must be an error, not `--stream-lowering`), our name, and errors that exit 1 and list passes.
+        arg_parser.allow_abbrev = False
+        arg_parser.prog = "hir-opt"
+        arg_parser.error = lambda message: _usage_error(arg_parser, message, self.available_passes)  # type: ignore[method-assign]
+        arg_parser.add_argument(
+            "--list-passes",
+            action=_ListPassesAction,
+            passes=self.available_passes,
+            help="print every pass with its options (types, defaults) and exit",
+        )
+        existing = {opt: action for action in arg_parser._actions for opt in action.option_strings}
+        for flag in ("--verify-diagnostics", "--parsing-diagnostics"):  # xDSL's help says "prints ... exits 0"
+            existing[flag].help = (
+                "check parse, verifier and pass diagnostics against the input's `// expected-error@+1 {{...}}` "
+                "annotations, as mlir-opt does; fail (exit 1) on any mismatch"
+            )
+        group = arg_parser.add_argument_group(
+            "pass flags (appended after -p, in command-line order; options go in -p 'name{option=value ...}')"
+        )
+        for name, factory in self.available_passes.items():
             if f"--{name}" not in existing:
                 group.add_argument(
-                    f"--{name}",
-                    dest="flag_passes",
-                    action="append_const",
-                    const=name,
-                    help=f"same as appending `{name}` to -p",
+                    f"--{name}", dest="flag_passes", action="append_const", const=name, help=_flag_help(name, factory)
                 )
 
+    # --- the pipeline -----------------------------------------------------------------------
+
     def setup_pipeline(self) -> None:
+        try:  # our parse first: xDSL's raises a BaseException or a message that names no pass
+            parse_pass_pipeline(self.args.passes, self.available_passes)  # -p as the user wrote it
+        except PipelineError as err:
+            _fail(f"hir-opt: error: {err}")
         flags: list[str] = getattr(self.args, "flag_passes", None) or []
         self.args.passes = ",".join(p for p in (self.args.passes, *flags) if p)
-        try:
-            PassPipeline.parse_spec(self.available_passes, self.args.passes)
-        except Exception as err:  # unknown pass or bad option: say so without a traceback
-            sys.exit(f"hir-opt: error: {err}\navailable passes: {', '.join(self.available_passes)}")
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._between_passes)
+        # xDSL's pipeline and callback (verification, --time-passes, --print-between-passes),
+        # with every pipeline pass replaced by its stages so that the callback runs after each.
+        super().setup_pipeline()
+        self._xdsl_callback = self.pipeline.callback
+        self._stage_owner = [
+            (p if stage is not p else None) for p in self.pipeline.passes for stage in expand_stages([p])
+        ]
+        self.pipeline = PassPipeline(expand_stages(self.pipeline.passes), self._between_passes)
 
     def _between_passes(self, previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
+        # A pipeline pass's time is the sum of its stages' times as xDSL's callback measures them:
+        # from the end of one call of that callback to the start of the next.
+        stopped = time.perf_counter()
+        if previous is None:
+            self._done, self._pipeline_time = 0, 0.0
+        else:
+            self._pipeline_time += stopped - self._started
+        assert self._xdsl_callback is not None
+        try:
+            self._xdsl_callback(previous, module, next_pass)
+        except VerifyException:
+            verify_located(module)  # the same failure, named by the failing op's file:line:col
+            raise
+        self._started = time.perf_counter()
         if not self.args.disable_verify:
-            verify_located(module)
-        if previous is not None and next_pass is not None and self.args.print_between_passes:
-            print(f"IR after {previous.name}:\n{module}\n\n")
+            check_dominance(module)  # xDSL's verifier does not check it
+        if previous is not None:
+            self._end_stage()
+
+    def _end_stage(self) -> None:
+        """After a stage of a pipeline pass, and after its last: `Pass stream-lowering took ... seconds`."""
+        owner = self._stage_owner[self._done]
+        self._done += 1
+        if owner is None:
+            self._pipeline_time = 0.0
+        elif self._done == len(self._stage_owner) or self._stage_owner[self._done] is not owner:
+            if self.args.time_passes:
+                print(f"Pass {owner.name} took {self._pipeline_time} seconds")
+            self._pipeline_time = 0.0
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        if not self.pipeline.passes and not self.args.disable_verify:
-            verify_located(prog)
-        super().apply_passes(prog)
+        try:
+            super().apply_passes(prog)
+        except DiagnosticException as err:
+            self._report(err)
+
+    # --- input, output and diagnostics -------------------------------------------------------
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        try:
+            chunks, file_extension = super().prepare_input()
+        except OSError as err:
+            _fail(f"hir-opt: error: {err}")
+        except ValueError as err:  # an extension no frontend reads
+            _fail(f"hir-opt: error: {err} (read it as MLIR with -f mlir)")
+        # Each chunk's text is kept: --verify-diagnostics reads its annotations.
+        kept: list[tuple[IO[bytes], int]] = []
+        for io, offset in chunks:
+            data = io.read()
+            io.close()
+            buffer = BytesIO(data)
+            self._chunks[buffer] = _Chunk(Source(self.get_input_name(), data.decode(errors="replace"), offset + 1))
+            kept.append((buffer, offset))
+        return kept, file_extension
+
+    def prepare_output(self) -> IO[str]:
+        try:
+            return super().prepare_output()
+        except OSError as err:
+            _fail(f"hir-opt: error: {err}")
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        self._chunk = self._chunks[chunk]
+        self._chunk_line_offset = start_offset
+        try:
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        except ParseError as err:
+            err.span = dataclasses.replace(err.span, line_offset=start_offset)  # lines of the file, not the chunk
+            if isinstance(err, MultipleSpansParseError):
+                err.refs = [(dataclasses.replace(span, line_offset=start_offset), text) for span, text in err.refs]
+            self._report(err)
+            return None  # xDSL's run then skips the chunk
+        except DiagnosticException as err:  # an attribute or type whose verifier fails while it is built
+            self._report(err)
+            return None
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self._chunk is not None and self._chunk.failed:
+            return ""  # a pass failed on this chunk: its half-transformed IR is not a result
+        return super().output_resulting_program(prog)
 
     def run(self) -> None:
-        """xDSLOptMain.run with located, traceback-free diagnostics."""
-        try:
-            chunks, file_extension = self.prepare_input()
-            output = self.prepare_output()
-        except (OSError, ValueError) as err:
-            _fail(f"hir-opt: error: {err}")
-        failed = False
-        try:
-            for i, (chunk, offset) in enumerate(chunks):
-                if i > 0:
-                    output.write("// -----\n")
-                try:
-                    module = self.parse_chunk(chunk, file_extension, offset)
-                    if module is not None:
-                        self.apply_passes(module)
-                        output.write(self.output_resulting_program(module))
-                except ParseError as err:
-                    err.span = dataclasses.replace(err.span, line_offset=offset)
-                    failed |= self._report(format_parse_error(err), self.args.parsing_diagnostics)
-                except DiagnosticException as err:
-                    failed |= self._report(str(err).split("\n\n")[0].rstrip(), self.args.verify_diagnostics)
-                finally:
-                    chunk.close()
-                output.flush()
-        finally:
-            if output is not sys.stdout:
-                output.close()
+        super().run()  # parses, transforms and prints each chunk through the hooks above
+        failed = any(chunk.failed for chunk in self._chunks.values())
+        if self._verifying:
+            problems = [p for chunk in self._chunks.values() for p in verify_chunk(chunk.source, chunk.diagnostics)]
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            failed = bool(problems)
         if failed:
             sys.exit(1)
 
-    @staticmethod
-    def _report(message: str, expected: bool) -> bool:
-        """Prints a diagnostic: to stdout when the flags say it is expected, else to stderr. True if it failed."""
-        print(message, file=sys.stdout if expected else sys.stderr)
-        return not expected
+    @property
+    def _verifying(self) -> bool:
+        return self.args.verify_diagnostics or self.args.parsing_diagnostics
+
+    def _report(self, error: ParseError | DiagnosticException) -> None:
+        """Records a chunk's failure: a diagnostic to check (--verify-diagnostics), else an error on stderr."""
+        assert self._chunk is not None
+        self._chunk.failed = True
+        if self._verifying:
+            self._chunk.diagnostics += diagnostics_of(error)
+        elif isinstance(error, ParseError):
+            print(format_parse_error(error), file=sys.stderr)
+            for note in diagnostics_of(error)[1:]:  # the other positions it names
+                print(f"{note.location}: note: {note.message}", file=sys.stderr)
+        else:
+            message = str(error).split("\n\n")[0].strip() or type(error).__name__
+            print(message if ": error: " in message else f"hir-opt: error: {message}", file=sys.stderr)
+
+
+def _flag_help(name: str, factory: Callable[[], type[ModulePass]]) -> str:
+    cls = factory()
+    summary = pass_summary(cls) or _SUMMARIES.get(name, "")
+    options = "; ".join(str(o) for o in pass_options(cls))
+    text = summary + (f" Options: {options}." if options else "")
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def _format_pass_list(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
+    lines = ["Passes (-p 'name{option=value ...},name', or --name to append one without options):"]
+    for name, factory in passes.items():
+        cls = factory()
+        lines.append(f"  {name:<30} {pass_summary(cls) or _SUMMARIES.get(name, '')}".rstrip())
+        lines += [f"      {option}" for option in pass_options(cls)]
+        if callable(getattr(cls, "stages", None)):
+            try:
+                stages = expand_stages([cls()])
+            except TypeError:  # a required option: no default instance to ask
+                continue
+            lines.append(f"      stages: {', '.join(stage.name for stage in stages)}")
+    return "\n".join(lines)
+
+
+class _ListPassesAction(argparse.Action):
+    """`--list-passes`: prints the passes and exits, like `--version`."""
+
+    def __init__(self, *args: Any, passes: Mapping[str, Callable[[], type[ModulePass]]], **kwargs: Any):
+        super().__init__(*args, nargs=0, **kwargs)
+        self.passes = passes
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(_format_pass_list(self.passes))
+        parser.exit()
+
+
+def _usage_error(parser: argparse.ArgumentParser, message: str, passes: Mapping[str, object]) -> NoReturn:
+    parser.print_usage(sys.stderr)
+    hint = ""
+    if message.startswith("unrecognized arguments"):  # usually a mistyped pass flag
+        hint = f"\navailable passes (as flags or in -p): {', '.join(passes)}"
+    _fail(f"{parser.prog}: error: {message}{hint}")
 
 
 def _fail(message: str) -> NoReturn:

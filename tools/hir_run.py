@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
+        from hir.api import parse_pipeline
+
+        parse_pipeline(args.pipeline)  # a malformed -p fails now, naming the pass and option
         run(args)
     except Exception as err:  # every error the user can cause ends here, without a traceback
         _fail(err)

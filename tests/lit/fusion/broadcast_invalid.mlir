@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // fusion.broadcast: `dims` name distinct result axes, the other result axes are the operand's.
 
 func.func @shape_mismatch(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op broadcast of 4x8 with new dims [0] cannot produce 3x4x7
+  // expected-error@+1 {{'fusion.broadcast' op broadcast of 4x8 with new dims [0] cannot produce 3x4x7}}
   %0 = fusion.broadcast %x dims = [0] : tensor<4x8xf32> -> tensor<3x4x7xf32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @shape_mismatch(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @rank_mismatch(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op broadcast of 4x8 with new dims [0] cannot produce 2x3x4x8
+  // expected-error@+1 {{'fusion.broadcast' op broadcast of 4x8 with new dims [0] cannot produce 2x3x4x8}}
   %0 = fusion.broadcast %x dims = [0] : tensor<4x8xf32> -> tensor<2x3x4x8xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @rank_mismatch(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @dim_out_of_range(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op broadcast dims entry 3 is out of range for rank 3
+  // expected-error@+1 {{'fusion.broadcast' op broadcast dims entry 3 is out of range for rank 3}}
   %0 = fusion.broadcast %x dims = [3] : tensor<4x8xf32> -> tensor<4x8x2xf32>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @dim_out_of_range(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @duplicate_dims(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op broadcast dims [1, 1] has duplicates
+  // expected-error@+1 {{'fusion.broadcast' op broadcast dims [1, 1] has duplicates}}
   %0 = fusion.broadcast %x dims = [1, 1] : tensor<4xf32> -> tensor<4x2x2xf32>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @duplicate_dims(%x: tensor<4xf32>) {
 // -----
 
 func.func @element_type(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op operand #0 has element type f32, the result bf16
+  // expected-error@+1 {{'fusion.broadcast' op operand #0 has element type f32, the result bf16}}
   %0 = fusion.broadcast %x dims = [0] : tensor<4xf32> -> tensor<2x4xbf16>
   func.return
 }

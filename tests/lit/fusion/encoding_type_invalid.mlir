@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Rules tying a #fusion.parallel encoding to its tensor's shape, checked on every fusion operand and result.
 
 func.func @result_rank_mismatch(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: #fusion.parallel lists 1 axes but the tensor has rank 2
+  // expected-error@+1 {{'fusion.set' op result: #fusion.parallel lists 1 axes but the tensor has rank 2}}
   %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream]>>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @result_rank_mismatch(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @operand_rank_mismatch(%x: tensor<4x8xf32, #fusion.parallel<[serial, stream, serial]>>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op operand #0: #fusion.parallel lists 3 axes but the tensor has rank 2
+  // expected-error@+1 {{'fusion.set' op operand #0: #fusion.parallel lists 3 axes but the tensor has rank 2}}
   %0 = fusion.set %x : tensor<4x8xf32, #fusion.parallel<[serial, stream, serial]>> -> tensor<4x8xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @operand_rank_mismatch(%x: tensor<4x8xf32, #fusion.parallel<[serial, s
 // -----
 
 func.func @didx_extent_not_mesh_size(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices
+  // expected-error@+1 {{'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices}}
   %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @didx_extent_not_mesh_size(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.neg' op operand #0: didx axis 1 has extent 2 but the mesh has 3 devices
+  // expected-error@+1 {{'fusion.neg' op operand #0: didx axis 1 has extent 2 but the mesh has 3 devices}}
   %0 = fusion.neg %x : tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>> -> tensor<4x2xf32>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, did
 // -----
 
 func.func @stream_chunks_do_not_divide(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op result: stream(3) does not divide the extent 4 of axis 0
+  // expected-error@+1 {{'fusion.set' op result: stream(3) does not divide the extent 4 of axis 0}}
   %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(3), serial]>>
   func.return
 }
@@ -43,7 +43,7 @@ func.func @stream_chunks_do_not_divide(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @stream_chunks_larger_than_extent(%x: tensor<4x2xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.relu' op result: stream(4) does not divide the extent 2 of axis 1
+  // expected-error@+1 {{'fusion.relu' op result: stream(4) does not divide the extent 2 of axis 1}}
   %0 = fusion.relu %x : tensor<4x2xf32> -> tensor<4x2xf32, #fusion.parallel<[serial, stream(4)]>>
   func.return
 }
@@ -51,7 +51,7 @@ func.func @stream_chunks_larger_than_extent(%x: tensor<4x2xf32>) {
 // -----
 
 func.func @foreign_encoding(%x: tensor<4x8xf32, "rows">) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.set' op operand #0 has an encoding that is not #fusion.parallel: "rows"
+  // expected-error@+1 {{'fusion.set' op operand #0 has an encoding that is not #fusion.parallel: "rows"}}
   %0 = fusion.set %x : tensor<4x8xf32, "rows"> -> tensor<4x8xf32>
   func.return
 }

@@ -3,7 +3,7 @@
 // fusion.exp, fusion.tanh and fusion.div need a floating-point element type.
 
 func.func @exp_int(%x: tensor<4xi32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.exp' op fusion.exp needs a floating-point element type, got i32
+  // expected-error@+1 {{'fusion.exp' op fusion.exp needs a floating-point element type, got i32}}
   %0 = fusion.exp %x : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @exp_int(%x: tensor<4xi32>) {
 // -----
 
 func.func @tanh_int(%x: tensor<4xi8>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.tanh' op fusion.tanh needs a floating-point element type, got i8
+  // expected-error@+1 {{'fusion.tanh' op fusion.tanh needs a floating-point element type, got i8}}
   %0 = fusion.tanh %x : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @tanh_int(%x: tensor<4xi8>) {
 // -----
 
 func.func @div_int(%a: tensor<4xi64>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'fusion.div' op fusion.div needs a floating-point element type, got i64
+  // expected-error@+1 {{'fusion.div' op fusion.div needs a floating-point element type, got i64}}
   %0 = fusion.div %a, %a : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   func.return
 }

@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Syntax errors in the custom form `fusion.OP %a, %b [dims|perm = [..]] attr-dict : types -> type`.
 
 func.func @missing_arrow(%x: tensor<4xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:38: error: Expected '->'
+  // expected-error@+1 {{Expected '->'}}
   %0 = fusion.neg %x : tensor<4xf32> tensor<4xf32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @missing_arrow(%x: tensor<4xf32>) {
 // -----
 
 func.func @missing_dims(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:22: error: Expected 'dims'
+  // expected-error@+1 {{Expected 'dims'}}
   %0 = fusion.sum %x : tensor<4x8xf32> -> tensor<4xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @missing_dims(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @perm_for_dims(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:22: error: Expected 'dims'
+  // expected-error@+1 {{Expected 'dims'}}
   %0 = fusion.sum %x perm = [1] : tensor<4x8xf32> -> tensor<4xf32>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @perm_for_dims(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @too_few_types(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:19: error: expected 1 operand types but had 2
+  // expected-error@+1 {{expected 1 operand types but had 2}}
   %0 = fusion.add %a, %a : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @too_few_types(%a: tensor<4xf32>) {
 // -----
 
 func.func @operand_type_mismatch(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:19: error: operand is used with type tensor<8xf32>, but has been previously used or defined with type tensor<4xf32>
+  // expected-error@+1 {{operand is used with type tensor<8xf32>, but has been previously used or defined with type tensor<4xf32>}}
   %0 = fusion.neg %a : tensor<8xf32> -> tensor<8xf32>
   func.return
 }
@@ -43,7 +43,7 @@ func.func @operand_type_mismatch(%a: tensor<4xf32>) {
 // -----
 
 func.func @dims_not_a_list(%x: tensor<4x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:29: error: '[' expected
+  // expected-error@+1 {{'[' expected}}
   %0 = fusion.max %x dims = 1 : tensor<4x8xf32> -> tensor<4xf32>
   func.return
 }

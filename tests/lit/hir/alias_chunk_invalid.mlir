@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.alias_chunk: axis in range, chunks >= 1 dividing a static extent, result type the chunk's.
 
 func.func @axis_out_of_range(%m: memref<8x4xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_chunk' op axis 2 is out of range for memref<8x4xf32> of rank 2
+  // expected-error@+1 {{'hir.alias_chunk' op axis 2 is out of range for memref<8x4xf32> of rank 2}}
   %a = hir.alias_chunk %m[%i] axis 2 chunks 2 : memref<8x4xf32> -> memref<8x4xf32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @axis_out_of_range(%m: memref<8x4xf32>, %i: index) {
 // -----
 
 func.func @zero_chunks(%m: memref<8x4xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_chunk' op chunks must be >= 1, got 0
+  // expected-error@+1 {{'hir.alias_chunk' op chunks must be >= 1, got 0}}
   %a = hir.alias_chunk %m[%i] axis 0 chunks 0 : memref<8x4xf32> -> memref<8x4xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @zero_chunks(%m: memref<8x4xf32>, %i: index) {
 // -----
 
 func.func @not_dividing(%m: memref<8x4xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_chunk' op 3 chunks do not divide the extent 8 of axis 0
+  // expected-error@+1 {{'hir.alias_chunk' op 3 chunks do not divide the extent 8 of axis 0}}
   %a = hir.alias_chunk %m[%i] axis 0 chunks 3 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @not_dividing(%m: memref<8x4xf32>, %i: index) {
 // -----
 
 func.func @result_type(%m: memref<8x4xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_chunk' op result type must be memref<2x4xf32, strided<[4, 1], offset: ?>>, got memref<2x4xf32>
+  // expected-error@+1 {{'hir.alias_chunk' op result type must be memref<2x4xf32, strided<[4, 1], offset: ?>>, got memref<2x4xf32>}}
   %a = hir.alias_chunk %m[%i] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32>
   func.return
 }

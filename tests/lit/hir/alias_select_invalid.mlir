@@ -1,10 +1,10 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.alias_select: the axis is in range and the result type is the base's minus that axis, with
 // the remaining strides and a dynamic offset.
 
 func.func @axis_too_large(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op axis 2 is out of range for memref<4x8xf32> of rank 2
+  // expected-error@+1 {{'hir.alias_select' op axis 2 is out of range for memref<4x8xf32> of rank 2}}
   %a = hir.alias_select %m[%i] axis 2 : memref<4x8xf32> -> memref<8xf32>
   func.return
 }
@@ -12,7 +12,7 @@ func.func @axis_too_large(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @negative_axis(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op axis -1 is out of range for memref<4x8xf32> of rank 2
+  // expected-error@+1 {{'hir.alias_select' op axis -1 is out of range for memref<4x8xf32> of rank 2}}
   %a = hir.alias_select %m[%i] axis -1 : memref<4x8xf32> -> memref<8xf32>
   func.return
 }
@@ -20,7 +20,7 @@ func.func @negative_axis(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @missing_layout(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<8xf32>
+  // expected-error@+1 {{'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<8xf32>}}
   %a = hir.alias_select %m[%i] axis 0 : memref<4x8xf32> -> memref<8xf32>
   func.return
 }
@@ -28,7 +28,7 @@ func.func @missing_layout(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @wrong_strides(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op result type must be memref<4xf32, strided<[8], offset: ?>>, got memref<4xf32, strided<[1], offset: ?>>
+  // expected-error@+1 {{'hir.alias_select' op result type must be memref<4xf32, strided<[8], offset: ?>>, got memref<4xf32, strided<[1], offset: ?>>}}
   %a = hir.alias_select %m[%i] axis 1 : memref<4x8xf32> -> memref<4xf32, strided<[1], offset: ?>>
   func.return
 }
@@ -36,7 +36,7 @@ func.func @wrong_strides(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @not_rank_reducing(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<1x8xf32, strided<[8, 1], offset: ?>>
+  // expected-error@+1 {{'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<1x8xf32, strided<[8, 1], offset: ?>>}}
   %a = hir.alias_select %m[%i] axis 0 : memref<4x8xf32> -> memref<1x8xf32, strided<[8, 1], offset: ?>>
   func.return
 }
@@ -44,7 +44,7 @@ func.func @not_rank_reducing(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @static_offset(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<8xf32, strided<[1]>>
+  // expected-error@+1 {{'hir.alias_select' op result type must be memref<8xf32, strided<[1], offset: ?>>, got memref<8xf32, strided<[1]>>}}
   %a = hir.alias_select %m[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1]>>
   func.return
 }
@@ -52,7 +52,7 @@ func.func @static_offset(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @tensor_base(%t: tensor<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op operand 'buffer' at position 0 does not verify:
+  // expected-error@+1 {{'hir.alias_select' op operand 'buffer' at position 0 does not verify:}}
   %a = "hir.alias_select"(%t, %i) <{axis = 0 : i64}> : (tensor<4x8xf32>, index) -> memref<8xf32, strided<[1], offset: ?>>
   func.return
 }
@@ -60,7 +60,7 @@ func.func @tensor_base(%t: tensor<4x8xf32>, %i: index) {
 // -----
 
 func.func @affine_layout(%m: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.alias_select' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided
+  // expected-error@+1 {{'hir.alias_select' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided}}
   %v = hir.alias_select %m[%i] axis 0 : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> -> memref<8xf32, strided<[1], offset: ?>>
   func.return
 }

@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.allocate makes contiguous buffers, with one size operand per dynamic extent.
 
 func.func @layout() {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allocate' op hir.allocate makes contiguous buffers; drop the layout of memref<4x8xf32, strided<[8, 1]>>
+  // expected-error@+1 {{'hir.allocate' op hir.allocate makes contiguous buffers; drop the layout of memref<4x8xf32, strided<[8, 1]>>}}
   %b = hir.allocate() : memref<4x8xf32, strided<[8, 1]>>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @layout() {
 // -----
 
 func.func @missing_size() {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allocate' op memref<?x8xf32> has 1 dynamic extents but 0 sizes are given
+  // expected-error@+1 {{'hir.allocate' op memref<?x8xf32> has 1 dynamic extents but 0 sizes are given}}
   %b = hir.allocate() : memref<?x8xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @missing_size() {
 // -----
 
 func.func @extra_size(%n: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allocate' op memref<4x8xf32> has 0 dynamic extents but 1 sizes are given
+  // expected-error@+1 {{'hir.allocate' op memref<4x8xf32> has 0 dynamic extents but 1 sizes are given}}
   %b = hir.allocate(%n) : memref<4x8xf32>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @extra_size(%n: index) {
 // -----
 
 func.func @size_not_index(%n: i64) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allocate' op operand 'dynamic_sizes' at position 0 does not verify:
+  // expected-error@+1 {{'hir.allocate' op operand 'dynamic_sizes' at position 0 does not verify:}}
   %b = "hir.allocate"(%n) : (i64) -> memref<?xf32>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @size_not_index(%n: i64) {
 // -----
 
 func.func @not_a_memref() {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allocate' op result 'result' at position 0 does not verify:
+  // expected-error@+1 {{'hir.allocate' op result 'result' at position 0 does not verify:}}
   %b = "hir.allocate"() : () -> tensor<4xf32>
   func.return
 }

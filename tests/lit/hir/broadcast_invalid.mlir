@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.broadcast: buffers of one shape and element type, an index root.
 
 func.func @shape(%a: memref<8x8xf32>, %b: memref<1x8xf32>, %root: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.broadcast' op broadcast buffers differ in shape: memref<8x8xf32> and memref<1x8xf32>
+  // expected-error@+1 {{'hir.broadcast' op broadcast buffers differ in shape: memref<8x8xf32> and memref<1x8xf32>}}
   %w = hir.broadcast %a into %b root %root mesh = [0, 1] : memref<8x8xf32>, memref<1x8xf32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @shape(%a: memref<8x8xf32>, %b: memref<1x8xf32>, %root: index) {
 // -----
 
 func.func @element_type(%a: memref<8xf32>, %b: memref<8xf64>, %root: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.broadcast' op element types differ: f32 and f64
+  // expected-error@+1 {{'hir.broadcast' op element types differ: f32 and f64}}
   %w = hir.broadcast %a into %b root %root mesh = [0, 1] : memref<8xf32>, memref<8xf64>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @element_type(%a: memref<8xf32>, %b: memref<8xf64>, %root: index) {
 // -----
 
 func.func @root_not_index(%a: memref<8xf32>, %root: i32) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.broadcast' op operand 'root' at position 2 does not verify:
+  // expected-error@+1 {{'hir.broadcast' op operand 'root' at position 2 does not verify:}}
   %w = "hir.broadcast"(%a, %a, %root) <{mesh = array<i64: 0, 1>}> : (memref<8xf32>, memref<8xf32>, i32) -> !hir.work
   func.return
 }

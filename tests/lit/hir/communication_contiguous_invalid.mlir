@@ -1,11 +1,11 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Communicated buffers must be contiguous: a strided view is accepted only when its strides are
 // the row-major ones of its shape.
 
 func.func @allgather_strided_input(%a: memref<8x8xf32>, %i: index, %g: memref<2x8xf32>) {
   %s = hir.alias_select %a[%i] axis 1 : memref<8x8xf32> -> memref<8xf32, strided<[8], offset: ?>>
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allgather' op hir.allgather needs contiguous buffers (the communicated axis outermost in memory), got memref<8xf32, strided<[8], offset: ?>>
+  // expected-error@+1 {{'hir.allgather' op hir.allgather needs contiguous buffers (the communicated axis outermost in memory), got memref<8xf32, strided<[8], offset: ?>>}}
   %w = hir.allgather %s into %g axis 0 mesh = [0, 1] : memref<8xf32, strided<[8], offset: ?>>, memref<2x8xf32>
   func.return
 }
@@ -13,7 +13,7 @@ func.func @allgather_strided_input(%a: memref<8x8xf32>, %i: index, %g: memref<2x
 // -----
 
 func.func @allreduce_strided_output(%a: memref<4x4xf32>, %b: memref<4x4xf32, strided<[1, 4]>>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allreduce' op hir.allreduce needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[1, 4]>>
+  // expected-error@+1 {{'hir.allreduce' op hir.allreduce needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[1, 4]>>}}
   %w = hir.allreduce sum %a into %b mesh = [0, 1] : memref<4x4xf32>, memref<4x4xf32, strided<[1, 4]>>
   func.return
 }
@@ -21,7 +21,7 @@ func.func @allreduce_strided_output(%a: memref<4x4xf32>, %b: memref<4x4xf32, str
 // -----
 
 func.func @recv_dynamic_strides(%a: memref<4x4xf32, strided<[?, 1]>>, %peer: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.recv' op hir.recv needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[?, 1]>>
+  // expected-error@+1 {{'hir.recv' op hir.recv needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[?, 1]>>}}
   %w = hir.recv %a from %peer mesh = [0, 1] : memref<4x4xf32, strided<[?, 1]>>
   func.return
 }
@@ -29,7 +29,7 @@ func.func @recv_dynamic_strides(%a: memref<4x4xf32, strided<[?, 1]>>, %peer: ind
 // -----
 
 func.func @send_strided(%a: memref<4x4xf32, strided<[8, 2]>>, %peer: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.send' op hir.send needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[8, 2]>>
+  // expected-error@+1 {{'hir.send' op hir.send needs contiguous buffers (the communicated axis outermost in memory), got memref<4x4xf32, strided<[8, 2]>>}}
   %w = hir.send %a to %peer mesh = [0, 1] : memref<4x4xf32, strided<[8, 2]>>
   func.return
 }
@@ -37,7 +37,7 @@ func.func @send_strided(%a: memref<4x4xf32, strided<[8, 2]>>, %peer: index) {
 // -----
 
 func.func @send_affine_layout(%a: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %peer: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.send' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided
+  // expected-error@+1 {{'hir.send' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided}}
   %w = hir.send %a to %peer mesh = [0, 1] : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>
   func.return
 }

@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Every collective and P2P op needs a mesh of distinct, non-negative device ids.
 
 func.func @allgather_empty_mesh(%a: memref<1x8xf32>, %g: memref<1x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allgather' op mesh must list distinct non-negative device ids, got []
+  // expected-error@+1 {{'hir.allgather' op mesh must list distinct non-negative device ids, got []}}
   %w = hir.allgather %a into %g axis 0 mesh = [] : memref<1x8xf32>, memref<1x8xf32>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @allgather_empty_mesh(%a: memref<1x8xf32>, %g: memref<1x8xf32>) {
 // -----
 
 func.func @allreduce_duplicate_ids(%a: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.allreduce' op mesh must list distinct non-negative device ids, got [0, 0]
+  // expected-error@+1 {{'hir.allreduce' op mesh must list distinct non-negative device ids, got [0, 0]}}
   %w = hir.allreduce sum %a into %a mesh = [0, 0] : memref<8xf32>, memref<8xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @allreduce_duplicate_ids(%a: memref<8xf32>) {
 // -----
 
 func.func @reduce_scatter_negative_id(%a: memref<2x8xf32>, %r: memref<1x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.reduce_scatter' op mesh must list distinct non-negative device ids, got [0, -1]
+  // expected-error@+1 {{'hir.reduce_scatter' op mesh must list distinct non-negative device ids, got [0, -1]}}
   %w = hir.reduce_scatter sum %a into %r axis 0 mesh = [0, -1] : memref<2x8xf32>, memref<1x8xf32>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @reduce_scatter_negative_id(%a: memref<2x8xf32>, %r: memref<1x8xf32>) 
 // -----
 
 func.func @broadcast_empty_mesh(%a: memref<8xf32>, %root: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.broadcast' op mesh must list distinct non-negative device ids, got []
+  // expected-error@+1 {{'hir.broadcast' op mesh must list distinct non-negative device ids, got []}}
   %w = hir.broadcast %a into %a root %root mesh = [] : memref<8xf32>, memref<8xf32>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @broadcast_empty_mesh(%a: memref<8xf32>, %root: index) {
 // -----
 
 func.func @send_empty_mesh(%a: memref<8xf32>, %peer: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.send' op mesh must list distinct non-negative device ids, got []
+  // expected-error@+1 {{'hir.send' op mesh must list distinct non-negative device ids, got []}}
   %w = hir.send %a to %peer mesh = [] : memref<8xf32>
   func.return
 }
@@ -43,7 +43,7 @@ func.func @send_empty_mesh(%a: memref<8xf32>, %peer: index) {
 // -----
 
 func.func @recv_duplicate_ids(%a: memref<8xf32>, %peer: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.recv' op mesh must list distinct non-negative device ids, got [3, 3]
+  // expected-error@+1 {{'hir.recv' op mesh must list distinct non-negative device ids, got [3, 3]}}
   %w = hir.recv %a from %peer mesh = [3, 3] : memref<8xf32>
   func.return
 }

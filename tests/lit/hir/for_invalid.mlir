@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.for: one index block argument, no loop-carried values, index bounds.
 
 func.func @yield_values(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for carries no values: its hir.yield takes no operands
+  // expected-error@+1 {{'hir.for' op hir.for carries no values: its hir.yield takes no operands}}
   hir.for %i = %c to %c step %c {
     hir.yield %c : index
   }
@@ -13,7 +13,7 @@ func.func @yield_values(%c: index) {
 // -----
 
 func.func @two_block_args(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  // expected-error@+1 {{'hir.for' op hir.for body must have exactly one index block argument}}
   "hir.for"(%c, %c, %c) ({
   ^bb0(%i: index, %j: index):
     hir.yield
@@ -24,7 +24,7 @@ func.func @two_block_args(%c: index) {
 // -----
 
 func.func @no_block_arg(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  // expected-error@+1 {{'hir.for' op hir.for body must have exactly one index block argument}}
   "hir.for"(%c, %c, %c) ({
     hir.yield
   }) : (index, index, index) -> ()
@@ -34,7 +34,7 @@ func.func @no_block_arg(%c: index) {
 // -----
 
 func.func @block_arg_not_index(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op hir.for body must have exactly one index block argument
+  // expected-error@+1 {{'hir.for' op hir.for body must have exactly one index block argument}}
   "hir.for"(%c, %c, %c) ({
   ^bb0(%i: i64):
     hir.yield
@@ -45,7 +45,7 @@ func.func @block_arg_not_index(%c: index) {
 // -----
 
 func.func @bound_not_index(%c: index, %n: i64) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op operand 'ub' at position 1 does not verify:
+  // expected-error@+1 {{'hir.for' op operand 'ub' at position 1 does not verify:}}
   "hir.for"(%c, %n, %c) ({
   ^bb0(%i: index):
     hir.yield
@@ -56,7 +56,7 @@ func.func @bound_not_index(%c: index, %n: i64) {
 // -----
 
 func.func @wrong_terminator(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.for' op 'hir.for' terminates with operation func.return instead of hir.yield
+  // expected-error@+1 {{'hir.for' op 'hir.for' terminates with operation func.return instead of hir.yield}}
   "hir.for"(%c, %c, %c) ({
   ^bb0(%i: index):
     func.return

@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Syntax errors in `hir.launch ins(%arg = %buf, .. : types) outs(%buf, .. : types) [attributes {..}] {region}`.
 
 func.func @missing_ins(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: Expected 'ins'
+  // expected-error@+1 {{Expected 'ins'}}
   hir.launch outs(%m : memref<8xf32>) {
     hir.yield
   }
@@ -13,7 +13,7 @@ func.func @missing_ins(%m: memref<8xf32>) {
 // -----
 
 func.func @missing_outs(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:43: error: Expected 'outs'
+  // expected-error@+1 {{Expected 'outs'}}
   hir.launch ins(%x = %m : memref<8xf32>) {
     hir.yield
   }
@@ -23,7 +23,7 @@ func.func @missing_outs(%m: memref<8xf32>) {
 // -----
 
 func.func @ins_without_binding(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:21: error: Expected '='
+  // expected-error@+1 {{Expected '='}}
   hir.launch ins(%m : memref<8xf32>) outs() {
     hir.yield
   }
@@ -33,7 +33,7 @@ func.func @ins_without_binding(%m: memref<8xf32>) {
 // -----
 
 func.func @ins_without_types(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:25: error: Expected ':'
+  // expected-error@+1 {{Expected ':'}}
   hir.launch ins(%x = %m) outs() {
     hir.yield
   }
@@ -43,7 +43,7 @@ func.func @ins_without_types(%m: memref<8xf32>) {
 // -----
 
 func.func @outs_without_types(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:27: error: Expected ':'
+  // expected-error@+1 {{Expected ':'}}
   hir.launch ins() outs(%m) {
     hir.yield
   }
@@ -53,7 +53,7 @@ func.func @outs_without_types(%m: memref<8xf32>) {
 // -----
 
 func.func @ins_not_memref(%t: tensor<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: ins buffers must be memrefs, got tensor<8xf32>
+  // expected-error@+1 {{ins buffers must be memrefs, got tensor<8xf32>}}
   hir.launch ins(%x = %t : tensor<8xf32>) outs() {
     hir.yield
   }
@@ -63,7 +63,7 @@ func.func @ins_not_memref(%t: tensor<8xf32>) {
 // -----
 
 func.func @type_count(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:14: error: expected 2 operand types but had 1
+  // expected-error@+1 {{expected 2 operand types but had 1}}
   hir.launch ins(%x = %m : memref<8xf32>, memref<8xf32>) outs() {
     hir.yield
   }
@@ -73,7 +73,7 @@ func.func @type_count(%m: memref<8xf32>) {
 // -----
 
 func.func @missing_region(%m: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 2]]:3: error: Expected region!
+  // expected-error@+2 {{Expected region!}}
   hir.launch ins() outs()
   func.return
 }

@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // Syntax errors in the custom forms of the other hir ops and types.
 
 func.func @alias_select_missing_axis(%m: memref<4x8xf32>, %i: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:32: error: Expected 'axis'
+  // expected-error@+1 {{Expected 'axis'}}
   %v = hir.alias_select %m[%i] 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
   func.return
 }
@@ -11,7 +11,7 @@ func.func @alias_select_missing_axis(%m: memref<4x8xf32>, %i: index) {
 // -----
 
 func.func @allocate_missing_parens() {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:21: error: Expected '('
+  // expected-error@+1 {{Expected '('}}
   %b = hir.allocate : memref<4xf32>
   func.return
 }
@@ -19,7 +19,7 @@ func.func @allocate_missing_parens() {
 // -----
 
 func.func @for_missing_to(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:19: error: Expected 'to'
+  // expected-error@+1 {{Expected 'to'}}
   hir.for %i = %c %c step %c {
   }
   func.return
@@ -28,7 +28,7 @@ func.func @for_missing_to(%c: index) {
 // -----
 
 func.func @for_missing_step(%c: index) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:25: error: Expected 'step'
+  // expected-error@+1 {{Expected 'step'}}
   hir.for %i = %c to %c {
   }
   func.return
@@ -37,7 +37,7 @@ func.func @for_missing_step(%c: index) {
 // -----
 
 func.func @allgather_missing_mesh(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:40: error: Expected 'mesh'
+  // expected-error@+1 {{Expected 'mesh'}}
   %w = hir.allgather %a into %g axis 0 : memref<1x8xf32>, memref<2x8xf32>
   func.return
 }
@@ -45,14 +45,14 @@ func.func @allgather_missing_mesh(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
 // -----
 
 func.func @allreduce_missing_kind(%a: memref<8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:22: error: identifier expected
+  // expected-error@+1 {{identifier expected}}
   %w = hir.allreduce %a into %a mesh = [0, 1] : memref<8xf32>, memref<8xf32>
   func.return
 }
 
 // -----
 
-// CHECK: {{.*}}:[[# @LINE + 1]]:39: error: 'hir.event' is not registered
+// expected-error@+1 {{'hir.event' is not registered}}
 func.func @unknown_type(%e: !hir.event) {
   func.return
 }

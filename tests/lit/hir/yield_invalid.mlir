@@ -1,9 +1,9 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // hir.yield only terminates hir.for and hir.launch.
 
 func.func @in_func() {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.yield' op 'hir.yield' expects parent op to be one of 'hir.for', 'hir.launch'
+  // expected-error@+1 {{'hir.yield' op 'hir.yield' expects parent op to be one of 'hir.for', 'hir.launch'}}
   hir.yield
 }
 
@@ -11,7 +11,7 @@ func.func @in_func() {
 
 func.func @not_last(%c: index) {
   hir.for %i = %c to %c step %c {
-    // CHECK: {{.*}}:[[# @LINE + 1]]:5: error: 'hir.yield' op 'hir.yield' must be the last operation in its parent block
+    // expected-error@+1 {{'hir.yield' op 'hir.yield' must be the last operation in its parent block}}
     "hir.yield"() : () -> ()
     %n = hir.num_streams
   }

@@ -3,6 +3,8 @@
 // RUN: echo END >> %t.stdout
 // RUN: filecheck %s --input-file %t.out.mlir
 // RUN: filecheck %s --input-file %t.stdout --check-prefix=STDOUT
+// `-o -` is stdout.
+// RUN: hir-opt %s -o - | filecheck %s
 // The output file parses back.
 // RUN: hir-opt %t.out.mlir -o %t.again.mlir
 // RUN: diff %t.out.mlir %t.again.mlir

@@ -1,5 +1,7 @@
-// Without a file argument hir-opt reads stdin; errors are then located in `stdin`.
+// Without a file argument, or with `-`, hir-opt reads stdin; errors are then located in `stdin`.
 // RUN: hir-opt < %s | filecheck %s
+// RUN: hir-opt - < %s | filecheck %s
+// RUN: sed -e 's/tensor<4xf32> -> tensor<4xf32>/tensor<4xf32> -> tensor<3xf32>/' %s | not hir-opt - 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: sed -e 's/tensor<4xf32> -> tensor<4xf32>/tensor<4xf32> -> tensor<3xf32>/' %s | not hir-opt 2>&1 | filecheck %s --check-prefix=ERR
 
 // CHECK: %r = fusion.tanh %a : tensor<4xf32> -> tensor<4xf32>

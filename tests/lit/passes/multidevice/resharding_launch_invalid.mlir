@@ -1,10 +1,10 @@
-// RUN: hir-opt %s --split-input-file -p hir-lower-communication --verify-diagnostics | filecheck %s
+// RUN: hir-opt %s --split-input-file -p hir-lower-communication --verify-diagnostics
 
 // hir-lower-communication alone: a resharding launch (one that sees encoded, global tensors) must
 // hold exactly one fusion.set or fusion.sum; a hand-written one that computes too is reported.
 
 func.func @computes_too(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.launch' op a resharding launch must hold exactly one fusion.set or fusion.sum
+  // expected-error@+1 {{'hir.launch' op a resharding launch must hold exactly one fusion.set or fusion.sum}}
   hir.launch ins(%x = %a : memref<1x8xf32> as tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) outs(%g : memref<2x8xf32>) {
     %y = fusion.set %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32>
     %z = fusion.relu %y : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -18,7 +18,7 @@ func.func @computes_too(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
 // A hand-written all-gather into a strided view is reported by the pass, at the launch.
 func.func @strided_target(%a: memref<1x8xf32>, %g: memref<2x4x8xf32>, %i: index) {
   %gi = hir.alias_select %g[%i] axis 1 : memref<2x4x8xf32> -> memref<2x8xf32, strided<[32, 1], offset: ?>>
-  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.launch' op all-gather along axis 0 needs contiguous buffers with the communicated axis outermost in memory, but the buffer memref<2x8xf32, strided<[32, 1], offset: ?>> is a strided view (a chunk along an inner stream axis); make the stream axis outermost
+  // expected-error@+1 {{'hir.launch' op all-gather along axis 0 needs contiguous buffers with the communicated axis outermost in memory, but the buffer memref<2x8xf32, strided<[32, 1], offset: ?>> is a strided view (a chunk along an inner stream axis); make the stream axis outermost}}
   hir.launch ins(%x = %a : memref<1x8xf32> as tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) outs(%gi : memref<2x8xf32, strided<[32, 1], offset: ?>>) {
     %y = fusion.set %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32>
     hir.yield %y : tensor<2x8xf32>

@@ -3,7 +3,7 @@
 // stream(N) must divide the extent of its axis: the verifier rejects the type before any pass.
 
 func.func @result(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
-  // CHECK: {{.*}}chunks_not_dividing_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.set' op result: stream(4) does not divide the extent 6 of axis 0
+  // expected-error@+1 {{'fusion.set' op result: stream(4) does not divide the extent 6 of axis 0}}
   %y = fusion.set %x : tensor<6x8xf32> -> tensor<6x8xf32, #fusion.parallel<[stream(4), serial]>>
   func.return %x : tensor<6x8xf32>
 }
@@ -11,7 +11,7 @@ func.func @result(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
 // -----
 
 func.func @inner_axis(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
-  // CHECK: {{.*}}chunks_not_dividing_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.exp' op result: stream(3) does not divide the extent 8 of axis 1
+  // expected-error@+1 {{'fusion.exp' op result: stream(3) does not divide the extent 8 of axis 1}}
   %y = fusion.exp %x : tensor<6x8xf32> -> tensor<6x8xf32, #fusion.parallel<[serial, stream(3)]>>
   func.return %x : tensor<6x8xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics --stream-lowering | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics --stream-lowering
 
 // The other errors of convert-fusion-to-hir.
 
@@ -6,7 +6,7 @@
 // buffer to read it from.
 
 func.func @unknown_extent(%x: tensor<8xf32>) -> tensor<?x8xf32, #fusion.parallel<[serial, stream]>> {
-  // CHECK: {{.*}}convert_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.broadcast' op cannot infer the dynamic extent of axis 0 of the result from its inputs
+  // expected-error@+1 {{'fusion.broadcast' op cannot infer the dynamic extent of axis 0 of the result from its inputs}}
   %b = fusion.broadcast %x dims = [0] : tensor<8xf32> -> tensor<?x8xf32, #fusion.parallel<[serial, stream]>>
   func.return %b : tensor<?x8xf32, #fusion.parallel<[serial, stream]>>
 }
@@ -16,7 +16,7 @@ func.func @unknown_extent(%x: tensor<8xf32>) -> tensor<?x8xf32, #fusion.parallel
 // A fusion-level function holds fusion ops only.
 
 func.func @other_op(%x: tensor<8xf32>) -> tensor<8xf32> {
-  // CHECK: {{.*}}convert_invalid.mlir:[[# @LINE + 1]]:3: error: 'arith.constant' op convert-fusion-to-hir expects only fusion ops in the function
+  // expected-error@+1 {{'arith.constant' op convert-fusion-to-hir expects only fusion ops in the function}}
   %c = arith.constant 1 : index
   %e = fusion.exp %x : tensor<8xf32> -> tensor<8xf32>
   func.return %e : tensor<8xf32>

@@ -9,7 +9,7 @@
 func.func @in_a_segment(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>> {
   %r = fusion.segment ins(%a = %x, %b = %w : tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>> {
     %e = fusion.exp %a : tensor<4x4xf32> -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
-    // CHECK: {{.*}}per_use_slicing_invalid.mlir:[[# @LINE + 1]]:5: error: 'fusion.matmul' op reads %a as operand #1 whole, but another use has the loop read it sliced on axis 0: copy it (fusion.set) for one of the uses
+    // expected-error@+1 {{'fusion.matmul' op reads %a as operand #1 whole, but another use has the loop read it sliced on axis 0: copy it (fusion.set) for one of the uses}}
     %m = fusion.matmul %b, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
     %s = fusion.add %e, %m : tensor<4x4xf32, #fusion.parallel<[stream, serial]>>, tensor<4x4xf32, #fusion.parallel<[stream, serial]>> -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
     fusion.yield %s : tensor<4x4xf32, #fusion.parallel<[stream, serial]>>

@@ -7,7 +7,7 @@
 
 func.func @stream_axis_reduced(%x: tensor<4x8xf32>) -> tensor<8xf32, #fusion.parallel<[stream]>> {
   %s = fusion.segment ins(%a = %x : tensor<4x8xf32>) -> tensor<8xf32, #fusion.parallel<[stream]>> {
-    // CHECK: {{.*}}reduced_axis_invalid.mlir:[[# @LINE + 1]]:5: error: 'fusion.exp' op stream axis 0 of %e maps to an axis that its consumer (fusion.sum) reduces or does not iterate, so one loop cannot run both
+    // expected-error@+1 {{'fusion.exp' op stream axis 0 of %e maps to an axis that its consumer (fusion.sum) reduces or does not iterate, so one loop cannot run both}}
     %e = fusion.exp %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
     %r = fusion.sum %e dims = [0] : tensor<4x8xf32, #fusion.parallel<[stream, serial]>> -> tensor<8xf32, #fusion.parallel<[stream]>>
     fusion.yield %r : tensor<8xf32, #fusion.parallel<[stream]>>
@@ -21,7 +21,7 @@ func.func @stream_axis_reduced(%x: tensor<4x8xf32>) -> tensor<8xf32, #fusion.par
 
 func.func @chunked_axis_reduced(%x: tensor<4x8xf32>) -> tensor<8xf32, #fusion.parallel<[stream(2)]>> {
   %s = fusion.segment ins(%a = %x : tensor<4x8xf32>) -> tensor<8xf32, #fusion.parallel<[stream(2)]>> {
-    // CHECK: {{.*}}reduced_axis_invalid.mlir:[[# @LINE + 1]]:5: error: 'fusion.exp' op stream axis 0 of %e maps to an axis that its consumer (fusion.sum) reduces or does not iterate, so one loop cannot run both
+    // expected-error@+1 {{'fusion.exp' op stream axis 0 of %e maps to an axis that its consumer (fusion.sum) reduces or does not iterate, so one loop cannot run both}}
     %e = fusion.exp %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>
     %r = fusion.sum %e dims = [0] : tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>> -> tensor<8xf32, #fusion.parallel<[stream(2)]>>
     fusion.yield %r : tensor<8xf32, #fusion.parallel<[stream(2)]>>

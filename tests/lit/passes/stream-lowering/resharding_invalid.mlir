@@ -5,7 +5,7 @@
 // of --stream-lowering) splits it into a resharding set and the op first.
 
 func.func @add_on_sharded(%a: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // CHECK: {{.*}}resharding_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.add' op computes on operands sharded differently from its result: run fusion-decompose-resharding first (part of --stream-lowering)
+  // expected-error@+1 {{'fusion.add' op computes on operands sharded differently from its result: run fusion-decompose-resharding first (part of --stream-lowering)}}
   %c = fusion.add %a, %b : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, tensor<2x8xf32> -> tensor<2x8xf32>
   func.return %c : tensor<2x8xf32>
 }
@@ -15,7 +15,7 @@ func.func @add_on_sharded(%a: tensor<2x8xf32, #fusion.parallel<[didx, serial], m
 // The same inside a segment (made by hand): the resharding op is found among its ops.
 
 func.func @segment_with_resharding(%a: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<2x8xf32> {
-  // CHECK: {{.*}}resharding_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.segment' op computes on operands sharded differently from its result: run fusion-decompose-resharding first (part of --stream-lowering)
+  // expected-error@+1 {{'fusion.segment' op computes on operands sharded differently from its result: run fusion-decompose-resharding first (part of --stream-lowering)}}
   %r = fusion.segment ins(%x = %a : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<2x8xf32> {
     %e = fusion.exp %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32>
     %n = fusion.neg %e : tensor<2x8xf32> -> tensor<2x8xf32>

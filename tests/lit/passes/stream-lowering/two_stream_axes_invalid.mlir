@@ -1,10 +1,10 @@
-// RUN: hir-opt %s --split-input-file --verify-diagnostics --stream-lowering | filecheck %s
+// RUN: hir-opt %s --split-input-file --verify-diagnostics --stream-lowering
 
 // A unit runs in one loop, so all its outputs must be stream-parallel over the same iteration
 // space: the same extent and chunk count.
 
 func.func @different_extents(%x: tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.parallel<[stream, serial]>>, tensor<4x8xf32, #fusion.parallel<[serial, stream]>>) {
-  // CHECK: {{.*}}two_stream_axes_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.segment' op results are stream-parallel over different iteration spaces (two stream axes)
+  // expected-error@+1 {{'fusion.segment' op results are stream-parallel over different iteration spaces (two stream axes)}}
   %e, %n = fusion.segment ins(%a = %x : tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.parallel<[stream, serial]>>, tensor<4x8xf32, #fusion.parallel<[serial, stream]>>) {
     %e = fusion.exp %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
     %n = fusion.neg %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[serial, stream]>>
@@ -16,7 +16,7 @@ func.func @different_extents(%x: tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.pa
 // -----
 
 func.func @different_chunks(%x: tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>, tensor<4x8xf32, #fusion.parallel<[stream(4), serial]>>) {
-  // CHECK: {{.*}}two_stream_axes_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.segment' op results are stream-parallel over different iteration spaces (two stream axes)
+  // expected-error@+1 {{'fusion.segment' op results are stream-parallel over different iteration spaces (two stream axes)}}
   %e, %n = fusion.segment ins(%a = %x : tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>, tensor<4x8xf32, #fusion.parallel<[stream(4), serial]>>) {
     %e = fusion.exp %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>
     %n = fusion.neg %a : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(4), serial]>>
@@ -33,7 +33,7 @@ func.func @different_chunks(%x: tensor<4x8xf32>) -> (tensor<4x8xf32, #fusion.par
 func.func @same_extent_other_axis(%x: tensor<4x4xf32>) -> (tensor<4x4xf32, #fusion.parallel<[stream, serial]>>, tensor<4x4xf32, #fusion.parallel<[serial, stream]>>) {
   %e, %n = fusion.segment ins(%a = %x : tensor<4x4xf32>) -> (tensor<4x4xf32, #fusion.parallel<[stream, serial]>>, tensor<4x4xf32, #fusion.parallel<[serial, stream]>>) {
     %e = fusion.exp %a : tensor<4x4xf32> -> tensor<4x4xf32, #fusion.parallel<[stream, serial]>>
-    // CHECK: {{.*}}two_stream_axes_invalid.mlir:[[# @LINE - 1]]:5: error: 'fusion.exp' op the stream loop would iterate %a over both axis 1 and axis 0
+    // expected-error@-1 {{'fusion.exp' op the stream loop would iterate %a over both axis 1 and axis 0}}
     %n = fusion.neg %a : tensor<4x4xf32> -> tensor<4x4xf32, #fusion.parallel<[serial, stream]>>
     fusion.yield %e, %n : tensor<4x4xf32, #fusion.parallel<[stream, serial]>>, tensor<4x4xf32, #fusion.parallel<[serial, stream]>>
   }

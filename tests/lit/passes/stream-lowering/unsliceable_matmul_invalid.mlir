@@ -7,7 +7,7 @@
 // extents, of the right shape), so the lowering refuses it.
 
 func.func @n_of_batched_b(%a: tensor<4x4xf32>, %b: tensor<4x4x4xf32>) -> tensor<4x4x4xf32, #fusion.parallel<[serial, serial, stream]>> {
-  // CHECK: {{.*}}unsliceable_matmul_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.matmul' op cannot run slice by slice on result axis 2: on its operands without axis 2 of operand #1 it computes something else (stream another axis)
+  // expected-error@+1 {{'fusion.matmul' op cannot run slice by slice on result axis 2: on its operands without axis 2 of operand #1 it computes something else (stream another axis)}}
   %c = fusion.matmul %a, %b : tensor<4x4xf32>, tensor<4x4x4xf32> -> tensor<4x4x4xf32, #fusion.parallel<[serial, serial, stream]>>
   func.return %c : tensor<4x4x4xf32, #fusion.parallel<[serial, serial, stream]>>
 }
@@ -15,7 +15,7 @@ func.func @n_of_batched_b(%a: tensor<4x4xf32>, %b: tensor<4x4x4xf32>) -> tensor<
 // -----
 
 func.func @m_of_batched_a(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32, #fusion.parallel<[serial, stream, serial]>> {
-  // CHECK: {{.*}}unsliceable_matmul_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.matmul' op cannot run slice by slice on result axis 1: on its operands without axis 1 of operand #0 it computes something else (stream another axis)
+  // expected-error@+1 {{'fusion.matmul' op cannot run slice by slice on result axis 1: on its operands without axis 1 of operand #0 it computes something else (stream another axis)}}
   %c = fusion.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32, #fusion.parallel<[serial, stream, serial]>>
   func.return %c : tensor<2x3x5xf32, #fusion.parallel<[serial, stream, serial]>>
 }
@@ -25,7 +25,7 @@ func.func @m_of_batched_a(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tenso
 // A 1-D %a with a batched %b: slicing N leaves a 2-D %b whose contraction axis is its batch axis.
 
 func.func @n_with_vector_a(%a: tensor<4xf32>, %b: tensor<3x4x5xf32>) -> tensor<3x5xf32, #fusion.parallel<[serial, stream]>> {
-  // CHECK: {{.*}}unsliceable_matmul_invalid.mlir:[[# @LINE + 1]]:3: error: 'fusion.matmul' op cannot run slice by slice on result axis 1: on its operands without axis 2 of operand #1 it computes something else (stream another axis)
+  // expected-error@+1 {{'fusion.matmul' op cannot run slice by slice on result axis 1: on its operands without axis 2 of operand #1 it computes something else (stream another axis)}}
   %c = fusion.matmul %a, %b : tensor<4xf32>, tensor<3x4x5xf32> -> tensor<3x5xf32, #fusion.parallel<[serial, stream]>>
   func.return %c : tensor<3x5xf32, #fusion.parallel<[serial, stream]>>
 }

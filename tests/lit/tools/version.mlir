@@ -1,0 +1,2 @@
+// RUN: hir-opt --version | filecheck %s
+// CHECK: hir-opt built from xdsl version {{[0-9.]+}}
