@@ -75,6 +75,7 @@ def _run_request(conn: socket.socket) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        _reopen_standard_streams()
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(dict(item.split("=", 1) for item in env))
@@ -92,6 +93,16 @@ def _run_request(conn: socket.socket) -> None:
             conn.sendall(status.to_bytes(4, "little"))
         finally:
             os._exit(0)
+
+
+def _reopen_standard_streams() -> None:
+    """
+    Python's sys.stdin/stdout/stderr were made for the server's own descriptors (a file, say, whose
+    wrapper believes it can seek); over the client's (pipes, terminals) they need wrappers of their own.
+    """
+    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
 
 
 def _exit_status(tool: Callable[[list[str]], object], args: list[str]) -> int:
