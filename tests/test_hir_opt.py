@@ -41,6 +41,7 @@ def run_hir_opt(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[
 def error_cases(tmp: Path) -> dict[str, list[str | Path]]:
     (tmp / "invalid.mlir").write_text(INVALID)
     (tmp / "annotated_wrong.mlir").write_text("// expected-error@+2 {{shape 6}}\n" + INVALID)
+    (tmp / "annotated_elsewhere.mlir").write_text(INVALID + "\n// -----\n// expected-error@+1 {{custom op}}\nfoo.bar\n")
     (tmp / "parse.mlir").write_text("func.func @f( {\n")
     (tmp / "input.txt").write_text("")
     return {
@@ -62,7 +63,7 @@ def error_cases(tmp: Path) -> dict[str, list[str | Path]]:
         "verifier error": [tmp / "invalid.mlir"],
         "parse error": [tmp / "parse.mlir"],
         "pass error": [SET_STREAM, "-p", "fusion-segment{policy=fastest}"],
-        "unexpected diagnostic": [tmp / "invalid.mlir", "--verify-diagnostics"],
+        "unexpected diagnostic": [tmp / "annotated_elsewhere.mlir", "--split-input-file", "--verify-diagnostics"],
         "wrong annotation": [tmp / "annotated_wrong.mlir", "--verify-diagnostics"],
     }
 
@@ -174,3 +175,14 @@ def test_regex_and_substring() -> None:
     assert check("op // expected-error-re {{got {{[0-9]+}}$}}", error_at(1, "got 4 and 8")) != []
     assert check("op // expected-error {{4 and}}", error_at(1, "got 4 and 8")) == []
     assert check("op // expected-error {{4 and 9}}", error_at(1, "got 4 and 8")) != []
+
+
+def test_verify_diagnostics_without_annotations_prints_like_xdsl_opt(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A file with no expected-* annotation at all: xdsl-opt's behaviour (diagnostics on stdout, exit 0)."""
+    (tmp_path / "invalid.mlir").write_text(INVALID)
+    status, out, err = run_hir_opt(capsys, tmp_path / "invalid.mlir", "--verify-diagnostics")
+    assert status == 0, err
+    assert "op result shape 5 does not match" in out
+    assert err == ""

@@ -208,6 +208,11 @@ class DiagnosticVerifier:
         return text
 
 
+def has_annotations(text: str) -> bool:
+    """Whether a source holds any `expected-*` annotation (well-formed or not)."""
+    return _ANNOTATION_START.search(text) is not None
+
+
 def verify_chunk(source: Source, diagnostics: Sequence[Diagnostic]) -> list[str]:
     """The failures of one chunk: unexpected diagnostics, then annotations that were not matched."""
     verifier = DiagnosticVerifier(source)

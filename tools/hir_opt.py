@@ -30,7 +30,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from hir.api import available_dialects, available_passes
 from hir.diagnostics import LocatedParser, check_dominance, format_parse_error, verify_located
 from hir.pipeline import PipelineError, expand_stages, parse_pass_pipeline, pass_options, pass_summary
-from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, verify_chunk
+from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, has_annotations, verify_chunk
 
 # xDSL passes without a docstring of their own.
 _SUMMARIES = {
@@ -45,6 +45,8 @@ class _Chunk:
 
     source: Source
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    printed: list[str] = field(default_factory=list)
+    """The diagnostics as hir-opt prints an error (for files without annotations)."""
     failed: bool = False
 
 
@@ -223,6 +225,13 @@ class HirOptMain(xDSLOptMain):
     def run(self) -> None:
         super().run()  # parses, transforms and prints each chunk through the hooks above
         failed = any(chunk.failed for chunk in self._chunks.values())
+        if self._verifying and not any(has_annotations(chunk.source.text) for chunk in self._chunks.values()):
+            # A file without a single expected-* annotation: xdsl-opt's behaviour, which scripts that
+            # pipe the diagnostics into FileCheck rely on (print them on stdout, exit 0).
+            for chunk in self._chunks.values():
+                for message in chunk.printed:
+                    print(message)
+            return
         if self._verifying:
             problems = [p for chunk in self._chunks.values() for p in verify_chunk(chunk.source, chunk.diagnostics)]
             for problem in problems:
@@ -239,15 +248,18 @@ class HirOptMain(xDSLOptMain):
         """Records a chunk's failure: a diagnostic to check (--verify-diagnostics), else an error on stderr."""
         assert self._chunk is not None
         self._chunk.failed = True
-        if self._verifying:
-            self._chunk.diagnostics += diagnostics_of(error)
-        elif isinstance(error, ParseError):
-            print(format_parse_error(error), file=sys.stderr)
-            for note in diagnostics_of(error)[1:]:  # the other positions it names
-                print(f"{note.location}: note: {note.message}", file=sys.stderr)
+        if isinstance(error, ParseError):
+            lines = [format_parse_error(error)]
+            lines += [f"{note.location}: note: {note.message}" for note in diagnostics_of(error)[1:]]
         else:
             message = str(error).split("\n\n")[0].strip() or type(error).__name__
-            print(message if ": error: " in message else f"hir-opt: error: {message}", file=sys.stderr)
+            lines = [message if ": error: " in message else f"hir-opt: error: {message}"]
+        if self._verifying:
+            self._chunk.diagnostics += diagnostics_of(error)
+            self._chunk.printed += lines
+        else:
+            for line in lines:
+                print(line, file=sys.stderr)
 
 
 def _flag_help(name: str, factory: Callable[[], type[ModulePass]]) -> str:

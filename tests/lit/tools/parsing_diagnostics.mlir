@@ -1,9 +1,9 @@
 // Parse errors are diagnostics like the others: --verify-diagnostics checks them against the
 // annotations, and --parsing-diagnostics (xdsl-opt's flag) is the same check. A parse error that
-// no annotation expects fails either way.
+// no annotation expects fails either way (here the annotation points at the wrong line).
 // RUN: hir-opt %s --verify-diagnostics
 // RUN: hir-opt %s --parsing-diagnostics
-// RUN: sed -e 's/expected-error/no-annotation/' %s > %t.mlir
+// RUN: sed -e 's/@+1 {{Expected/@+2 {{Expected/' %s > %t.mlir
 // RUN: not hir-opt %t.mlir --parsing-diagnostics 2>&1 | filecheck %s
 
 func.func @f(%m: memref<4x8xf32>, %i: index) {
