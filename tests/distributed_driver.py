@@ -10,7 +10,7 @@ with num_streams 1 and 3, and compare with the reference (the fusion-level modul
 unsharded inputs). Rank 0 prints one line per case, a case failing when any rank saw a problem:
 
     CASE ag_matmul/nccl/streams=1 OK
-    CASE ag_matmul/copy-engine/streams=3 FAIL rank 1: output #0: relative error 0.3 > 1e-05
+    CASE ag_matmul/copy-engine/streams=3 FAIL rank 1: output #0: Mismatched elements: 2048 / 8192 (25.0%); Greatest absolute difference: ...
 
 `--fail-rank R`: rank R raises before the first collective while the others enter it (the job
 must then fail, not hang). `--device cuda` runs on one GPU per rank (NCCL).

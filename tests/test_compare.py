@@ -1,13 +1,21 @@
-"""Comparing lowered outputs with the reference: tolerances follow the least precise float computed."""
+"""
+Comparing lowered outputs with the reference (runtime/compare.py): tolerances follow the least
+precise float computed, NaN and Inf match position for position, integers compare exactly.
+"""
 
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 import hir
 from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
+
+REPO = Path(__file__).resolve().parent.parent
+SET_STREAM = REPO / "examples" / "set_stream.mlir"
+SET_STREAM_HIR = REPO / "examples" / "set_stream.hir.mlir"
 
 # linear in f32, streamed on a middle axis, then cast to f64: the f64 output carries f32 rounding.
 F32_THEN_F64 = """
@@ -17,6 +25,17 @@ func.func @main(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3x5xf64,
   func.return %z : tensor<2x3x5xf64, #fusion.parallel<[serial, stream, serial]>>
 }
 """
+
+
+def random(*shape: int, seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def with_non_finite(t: torch.Tensor) -> torch.Tensor:
+    """A copy with NaN, +Inf and -Inf at fixed positions of a [4, 8] tensor."""
+    t = t.clone()
+    t[0, 1], t[2, 3], t[3, 7] = float("nan"), float("inf"), float("-inf")
+    return t
 
 
 def test_tolerance_is_the_least_precise_float() -> None:
@@ -32,21 +51,117 @@ def test_computed_dtypes_of_a_function() -> None:
 
 
 def test_mismatches_uses_the_given_tolerance() -> None:
-    ref = torch.ones(100, dtype=torch.float64)
-    out = ref + 1e-7  # float32-sized rounding on an f64 output
+    ref = random(100, dtype=torch.float64)
+    out = ref * (1 + 1e-6)  # float32-sized rounding on an f64 output
     assert mismatches([out], [ref])  # at the f64 tolerance: a mismatch
     assert not mismatches([out], [ref], tolerance_for([torch.float32]))
     assert mismatches([out * 2], [ref], tolerance_for([torch.float32]))  # a real difference still shows
 
 
+def test_same_nan_and_inf_positions_match() -> None:
+    ref = with_non_finite(random(4, 8))
+    assert mismatches([ref.clone()], [ref]) == []
+    assert mismatches([ref * (1 + 1e-7)], [ref]) == []  # finite rounding, same non-finite values
+
+
+@pytest.mark.parametrize(
+    ("index", "value", "expected"),
+    [
+        ((0, 1), 0.5, "0.5 where the reference has nan"),  # the reference's NaN is missing
+        ((1, 1), float("nan"), "nan where the reference has"),  # a NaN where the reference is finite
+        ((2, 3), float("-inf"), "-inf where the reference has inf"),  # the sign of an infinity
+        ((2, 3), float("nan"), "nan where the reference has inf"),
+        ((1, 5), float("inf"), "inf where the reference has"),  # an infinity where it is finite
+    ],
+)
+def test_non_finite_values_must_match_position_for_position(
+    index: tuple[int, int], value: float, expected: str
+) -> None:
+    ref = with_non_finite(random(4, 8))
+    out = ref.clone()
+    out[index] = value
+    (problem,) = mismatches([out], [ref])
+    assert problem.startswith("output #0: 1 of 32 elements differ in NaN/Inf, first at index")
+    assert f"{index}: " in problem
+    assert expected in problem
+
+
+def test_finite_elements_compare_when_the_reference_has_nan_and_inf() -> None:
+    ref = with_non_finite(random(4, 8))
+    out = -ref  # wrong everywhere; -NaN is NaN but the infinities flip
+    out[2, 3], out[3, 7] = ref[2, 3], ref[3, 7]
+    (problem,) = mismatches([out], [ref])
+    assert "Mismatched elements: 29 / 32" in problem
+
+
+def test_cancellation_rounding_passes_but_one_wrong_element_does_not() -> None:
+    """A chunked sum rounds an element that cancels to ~0 like its large terms; that is no bug."""
+    a = random(8, 4096, dtype=torch.float64) * 100
+    a[3, -1] = -a[3, :-1].sum()  # row 3 sums to about zero
+    a = a.float()
+    ref = a.sum(1)
+    chunked = a.view(8, 16, 256).sum(2).sum(1)
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(chunked, ref)  # assert_close's plain defaults reject it
+    assert mismatches([chunked], [ref]) == []
+    wrong = chunked.clone()
+    wrong[5] += 1e-3 * ref.abs().max()
+    assert mismatches([wrong], [ref])
+
+
+def test_one_wrong_element_of_a_large_low_precision_output() -> None:
+    ref = random(1000, 1000).bfloat16()  # a relative L2 error would hide one element in 10^6
+    out = ref.clone()
+    out[500, 7] = ref[500, 7] + 1
+    (problem,) = mismatches([out], [ref])
+    assert "Mismatched elements: 1 / 1000000" in problem
+    assert "(500, 7)" in problem
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool])
+def test_integers_and_booleans_compare_exactly(dtype: torch.dtype) -> None:
+    ref = torch.randint(0, 2, (64,), generator=torch.Generator().manual_seed(1)).to(dtype)
+    out = ref.clone()
+    out[9] = ~out[9] if dtype == torch.bool else out[9] + 1
+    assert mismatches([ref.clone()], [ref]) == []
+    (problem,) = mismatches([out], [ref])
+    assert "Mismatched elements: 1 / 64" in problem
+
+
+def test_shape_dtype_and_count_mismatches() -> None:
+    ref = random(4, 8)
+    assert mismatches([ref], [ref, ref]) == ["1 outputs but the reference has 2"]
+    assert mismatches([ref.double()], [ref]) == ["output #0: (4, 8) torch.float64 vs reference (4, 8) torch.float32"]
+
+
+def hir_run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "hir.tools.hir_run", *map(str, args)]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
 def test_check_passes_on_f32_computation_with_f64_output(tmp_path: Path) -> None:
     path = tmp_path / "f64.mlir"
     path.write_text(F32_THEN_F64)
-    result = subprocess.run(
-        [sys.executable, "-m", "hir.tools.hir_run", str(path), "--check", "--num-streams", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = hir_run(path, "--check", "--num-streams", "2")
     assert result.returncode == 0, result.stderr
     assert "check: OK" in result.stdout
+
+
+def test_check_with_nan_and_inf_in_the_reference(tmp_path: Path) -> None:
+    """`hir-run --check` used to pass any program whose reference output held a NaN."""
+    torch.save([with_non_finite(random(4, 8))], tmp_path / "in.pt")
+    right = hir_run(SET_STREAM, "--check", "--inputs", tmp_path / "in.pt", "--num-streams", "2")
+    assert right.returncode == 0, right.stderr
+    assert "check: OK" in right.stdout
+
+    wrong = SET_STREAM_HIR.read_text().replace("fusion.set", "fusion.neg")  # -NaN is NaN: only finite ones differ
+    assert wrong != SET_STREAM_HIR.read_text()
+    (tmp_path / "wrong.hir.mlir").write_text(wrong)
+    with_nan = random(4, 8)
+    with_nan[0, 1] = float("nan")
+    torch.save([with_nan], tmp_path / "nan.pt")
+    result = hir_run(tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check", "--inputs", tmp_path / "nan.pt")
+    assert result.returncode == 1, result.stdout
+    assert "error: check failed" in result.stderr
+    assert "output #0: Mismatched elements: 31 / 32" in result.stderr
+    assert "Traceback" not in result.stderr
