@@ -13,6 +13,12 @@ barrier; the table reports the max over ranks of the per-rank median.
 
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
       python -m torch.distributed.run --nproc-per-node 2 benchmarks/ag_gemm.py
+
+Output (rank 0), per size: `max(GEMM, AG)` in ms, then one line per variant: its name, ms, x of
+max(GEMM, AG), x of torch-fused, and in brackets the relative L2 error against A_full @ B.
+`--profile DIR` writes a torch.profiler trace of one hir run to DIR/ag_gemm_trace.json and its
+timeline to DIR/ag_gemm_timeline.png (with matplotlib). benchmarks/run_all.py runs the published
+configurations.
 """
 
 from __future__ import annotations
@@ -53,7 +59,14 @@ DTYPES = {"bf16": (torch.bfloat16, "bf16"), "f16": (torch.float16, "f16"), "f32"
 
 
 def timed(fn: Callable[[], object], reps: int, warmup: int) -> float:
-    """Median ms of `fn`, each repetition after a barrier, measured with CUDA events."""
+    """
+    Median ms of `fn`, each repetition after a barrier, measured with CUDA events.
+
+    Not triton.testing.do_bench or torch.utils.benchmark: both choose how many times to run `fn`
+    from a per-process estimate of its time, and a collective must run the same number of times on
+    every rank (else the job hangs); and each repetition here starts after a barrier, so that it
+    times the ranks working together, not one rank waiting for another's previous repetition.
+    """
     for _ in range(warmup):
         fn()
     times = []
@@ -89,8 +102,8 @@ def build_program(text: str, pipeline: str) -> hir.Program:
     return hir.compile_program(module)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="16384x4096,32768x2048,16384x1024", help="MxN_per_rank list")
     p.add_argument("--k", type=int, default=8192)
     p.add_argument("--dtype", default="bf16", choices=DTYPES)
@@ -104,7 +117,11 @@ def main() -> None:
         default="stream-lowering:2",
         help="comma list of PIPELINE:NUM_STREAMS[:chunks=S] for the hir programs",
     )
-    args = p.parse_args()
+    return p
+
+
+def main() -> None:
+    args = build_parser().parse_args()
 
     dist.init_process_group("nccl", device_id=torch.device("cuda", int(os.environ["LOCAL_RANK"])))
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -202,10 +219,13 @@ def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int) 
         run()
         torch.cuda.synchronize()
     if rank == 0:
-        from timeline import render
-
         trace = os.path.join(out_dir, "ag_gemm_trace.json")
         prof.export_chrome_trace(trace)
+        try:
+            from timeline import render
+        except ImportError as err:  # matplotlib is optional: the trace opens in Perfetto too
+            print(f"trace in {trace}; no timeline PNG ({err})")
+            return
         render(trace, os.path.join(out_dir, "ag_gemm_timeline.png"), title)
 
 

@@ -117,7 +117,14 @@ class Timing:
 def time_interleaved(
     runs: dict[str, Callable[[], object]], device: torch.device, warmup: int, repeats: int
 ) -> dict[str, Timing]:
-    """Times each run `repeats` times, taking turns, so that drift of the machine hits all alike."""
+    """
+    Times each run `repeats` times, taking turns, so that drift of the machine hits all alike.
+
+    Not torch.utils.benchmark.Timer: it times one statement at a time and reports wall time with
+    the device synchronized, where this needs the host time until the call returns (the enqueue
+    cost, which is what the runtime adds) beside the wall time, and paired samples of the runs
+    (`stream_loop` takes the median of per-turn ratios) so that a loaded machine's drift cancels.
+    """
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     for run in runs.values():
         for _ in range(warmup):
@@ -234,7 +241,7 @@ def interpreter_chain(length: int, repeats: int) -> None:
     print(f"{'ratio xDSL/hir':22}{xdsl / ours:8.1f}")
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda if available")
     p.add_argument("--iterations", type=int, default=256, help="main-loop iterations (rows)")
@@ -243,7 +250,11 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--chain", type=int, default=10_000, help="length of the interpreter comparison (0: skip)")
-    args = p.parse_args()
+    return p
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     name = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda":

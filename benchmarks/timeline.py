@@ -1,9 +1,14 @@
-"""Renders a torch.profiler chrome trace as a per-stream GPU timeline (PNG): kernels and copies."""
+"""
+Renders a torch.profiler chrome trace as a per-stream GPU timeline (PNG): kernels and copies.
+Needs matplotlib. `ag_gemm.py --profile DIR` calls it; by hand:
+
+    python benchmarks/timeline.py DIR/ag_gemm_trace.json timeline.png "title"
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from collections import defaultdict
 
 
@@ -44,5 +49,14 @@ def render(trace_path: str, png_path: str, title: str) -> None:
     fig.savefig(png_path, dpi=120)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].strip())
+    p.add_argument("trace", help="a chrome trace (torch.profiler's export_chrome_trace)")
+    p.add_argument("png", help="the PNG to write")
+    p.add_argument("title", nargs="?", default="")
+    return p
+
+
 if __name__ == "__main__":
-    render(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")
+    args = build_parser().parse_args()
+    render(args.trace, args.png, args.title)

@@ -1,0 +1,230 @@
+"""
+Reproduces the GPU results of docs/benchmarks.md, docs/runtime.md and docs/multidevice.md on one
+host with two or more GPUs: the GPU verification runs (the CUDA tests, the lowering's numerics on
+real streams, every multi-device example over NCCL with both backends) and every benchmark.
+
+    python benchmarks/run_all.py [--gpus N] [--out DIR] [--only NAME,...] [--quick] [--dry-run]
+
+Each step writes what it printed to DIR/NAME.out (results and tables) and DIR/NAME.err
+(warnings, NCCL and torchrun logs); DIR/summary.md lists every step with its commands, exit
+status and time, then its output; DIR/environment.txt records the GPUs, their topology, the
+driver, the versions and the commit. `--list` shows the steps. Adding a benchmark is one more line
+in STEPS.
+
+The multi-device examples are written for 2 devices, so their steps run 2 processes; the
+benchmarks run one process per GPU (`--gpus`, default: every visible GPU). The steps run with
+NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1, as the published
+numbers were measured: NVLink SHARP / multicast off, which shared GPU hosts need (`--multicast`
+leaves the environment as it is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+# Placeholders, replaced when a command runs: the number of GPUs (--gpus) and the output folder.
+GPUS, OUT = "<gpus>", "<out>"
+NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+Command = tuple[str, ...]
+
+
+def torchrun(processes: str, *argv: str) -> Command:
+    return (PY, "-m", "torch.distributed.run", "--nproc-per-node", processes, *argv)
+
+
+def pytest(*argv: str) -> Command:
+    return (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *argv)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    what: str
+    commands: tuple[Command, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    quick: tuple[str, ...] = ()
+    """Arguments appended to every command with --quick: a small size, few repetitions."""
+
+    @property
+    def min_gpus(self) -> int:
+        return 2 if any("torch.distributed.run" in command for command in self.commands) else 1
+
+
+EXAMPLES = (
+    "examples/ag_matmul.mlir",
+    *sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("examples/multidevice/*.mlir")),
+)
+BACKENDS = ("stream-lowering", "stream-lowering{backend=copy-engine}")
+AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine}:2,stream-lowering:2:chunks=2"
+AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1"
+AG_GEMM_NCCL = "stream-lowering:2,stream-lowering:2:chunks=2,stream-lowering:4:chunks=4"
+RS_SIZES = "16384x4096,32768x2048,16384x1024,32768x1024"
+QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
+
+# fmt: off
+STEPS: tuple[Step, ...] = (
+    Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
+    Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
+    Step("nccl-examples", "every multi-device example, both backends, 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", *EXAMPLES),)),
+    Step("hir-run-check", "hir-run --check under torchrun on every multi-device example, both backends", tuple(torchrun("2", "-m", "hir.tools.hir_run", f, "--check", "-p", p, "--device", "cuda", "--num-streams", "3") for f in EXAMPLES for p in BACKENDS)),
+    Step("host-overhead", "host time per hir op against hand-written torch calls, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda"),), quick=("--repeats", "10", "--warmup", "2", "--chain", "1000")),
+    Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
+    Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
+    Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
+    Step("gemm-rs", "GEMM + reduce-scatter: baselines and the NCCL pipeline", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES),), quick=QUICK),
+)
+# fmt: on
+
+
+def resolve(command: Command, gpus: int, out: Path, quick: Sequence[str]) -> list[str]:
+    values = {GPUS: str(gpus), OUT: str(out)}
+    return [values.get(arg, arg) for arg in command] + list(quick)
+
+
+def shown(command: Sequence[str], env: dict[str, str]) -> str:
+    """The command as one would type it (`python` for this interpreter)."""
+    argv = ["python" if arg == PY else arg for arg in command]
+    return shlex.join([f"{k}={v}" for k, v in env.items()] + argv)
+
+
+def run_command(argv: list[str], env: dict[str, str], out, err, timeout: float) -> int:
+    """Runs one command in its own process group, which is ended if it outlasts `timeout`."""
+    process = subprocess.Popen(
+        argv, cwd=REPO, env={**os.environ, **env}, stdout=out, stderr=err, start_new_session=True
+    )
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            os.killpg(process.pid, sig)
+            try:
+                process.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        err.write(f"\nrun_all: timed out after {timeout:.0f} s\n".encode())
+        return 124
+
+
+# What environment.txt records: the GPUs, their topology, the versions, the commit.
+PROBES: list[list[str]] = [
+    ["nvidia-smi"],
+    ["nvidia-smi", "topo", "-m"],
+    [PY, "-c", "import torch, xdsl; print('torch', torch.__version__, 'CUDA', torch.version.cuda, "
+     "'NCCL', torch.cuda.nccl.version() if torch.cuda.is_available() else None, 'xdsl', xdsl.__version__)"],
+    ["git", "describe", "--always", "--dirty"],
+]  # fmt: skip
+
+
+def record_environment(path: Path, env: dict[str, str]) -> None:
+    with path.open("w") as f:
+        f.write(f"{datetime.datetime.now().isoformat(timespec='seconds')}; environment: {shown([], env)}\n")
+        for probe in PROBES:
+            f.write(f"\n$ {shlex.join(probe)}\n")
+            f.flush()
+            try:
+                subprocess.run(probe, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=60, check=False)
+            except (OSError, subprocess.TimeoutExpired) as err:
+                f.write(f"{err}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gpus", type=int, help="processes for the benchmarks (default: every visible GPU)")
+    parser.add_argument("--out", type=Path, default=Path("benchmark-results"), help="where logs and tables go")
+    parser.add_argument("--only", help="comma list of step names (see --list)")
+    parser.add_argument("--quick", action="store_true", help="benchmarks on one small size, few repetitions")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per command before it is ended")
+    parser.add_argument("--multicast", action="store_true", help="leave NVLink SHARP / multicast settings alone")
+    parser.add_argument("--list", action="store_true", help="list the steps and exit")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands instead of running them")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    steps = list(STEPS)
+    if args.only:
+        names = args.only.split(",")
+        unknown = sorted(set(names) - {s.name for s in STEPS})
+        if unknown:
+            parser.error(f"no step {', '.join(unknown)} (steps: {', '.join(s.name for s in STEPS)})")
+        steps = [s for s in STEPS if s.name in names]
+    if args.list:
+        for step in steps:
+            print(f"{step.name:16} {step.what}")
+        return 0
+    gpus = args.gpus if args.gpus is not None else _visible_gpus()
+    if not gpus:
+        if not args.dry_run:
+            parser.error("no CUDA GPU is visible (--dry-run shows the commands)")
+        gpus = 2
+    env = {"PYTHONUNBUFFERED": "1", **({} if args.multicast else NO_MULTICAST)}
+    out = args.out.resolve()
+
+    if args.dry_run:
+        for step in steps:
+            print(f"# {step.name}: {step.what}")
+            for command in step.commands:
+                print(shown(resolve(command, gpus, out, step.quick if args.quick else ()), {**env, **step.env}))
+        return 0
+
+    out.mkdir(parents=True, exist_ok=True)
+    record_environment(out / "environment.txt", env)
+    summary = [f"# GPU runs, {datetime.date.today()}", "", f"{gpus} GPUs; environment in environment.txt", ""]
+    failed = []
+    for step in steps:
+        started = time.monotonic()
+        if gpus < step.min_gpus:
+            status = f"skipped: needs {step.min_gpus} GPUs"
+            commands: list[list[str]] = []
+        else:
+            commands = [resolve(c, gpus, out, step.quick if args.quick else ()) for c in step.commands]
+            codes = []
+            with (out / f"{step.name}.out").open("wb") as stdout, (out / f"{step.name}.err").open("wb") as stderr:
+                for command in commands:
+                    header = f"$ {shown(command, {**env, **step.env})}\n".encode()
+                    stdout.write(header)
+                    stderr.write(header)
+                    stdout.flush()
+                    stderr.flush()
+                    codes.append(run_command(command, {**env, **step.env}, stdout, stderr, args.timeout))
+            bad = sum(code != 0 for code in codes)
+            status = "ok" if not bad else f"FAILED ({bad} of {len(codes)} commands)"
+            if bad:
+                failed.append(step.name)
+        seconds = time.monotonic() - started
+        print(f"run_all: {step.name}: {status} ({seconds:.0f} s)", file=sys.stderr, flush=True)
+        summary += [f"## {step.name}: {status} ({seconds:.0f} s)", "", step.what, ""]
+        if commands:
+            summary += ["```", (out / f"{step.name}.out").read_text(errors="replace").rstrip(), "```", ""]
+        (out / "summary.md").write_text("\n".join(summary))
+    print(f"run_all: results in {out}/summary.md", file=sys.stderr)
+    if failed:
+        print(f"run_all: failed: {', '.join(failed)} (see their .err files)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
