@@ -45,7 +45,7 @@ func.func @main(%a: tensor<{D}x{MD}x{K}x{T}, #fusion.parallel<[didx, serial, ser
 }}
 """
 
-# The seed's collective-based form: S chunks, each all-gathered then multiplied.
+# The collective-based form: S chunks, each all-gathered (one NCCL all-gather) then multiplied.
 CHUNKED_MODULE = """
 func.func @main(%a: tensor<{S}x{D}x{MSD}x{K}x{T}, #fusion.parallel<[serial, didx, serial, serial], mesh = [{MESH}]>>,
                 %b: tensor<{K}x{N}x{T}>)
@@ -62,10 +62,11 @@ def timed(fn: Callable[[], object], reps: int, warmup: int) -> float:
     """
     Median ms of `fn`, each repetition after a barrier, measured with CUDA events.
 
-    Not triton.testing.do_bench or torch.utils.benchmark: both choose how many times to run `fn`
-    from a per-process estimate of its time, and a collective must run the same number of times on
-    every rank (else the job hangs); and each repetition here starts after a barrier, so that it
-    times the ranks working together, not one rank waiting for another's previous repetition.
+    Not triton.testing.do_bench or torch.utils.benchmark.Timer: do_bench and Timer's autorange
+    pick how many times to run `fn` from a per-process estimate, and a collective must run equally
+    often on every rank (else the job hangs); Timer.timeit(n) fixes the count but times n runs
+    back to back, where each repetition here starts after a barrier, so that it times the ranks
+    working together rather than one rank waiting out another's previous repetition.
     """
     for _ in range(warmup):
         fn()

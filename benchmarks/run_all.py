@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
-# Placeholders, replaced when a command runs: the number of GPUs (--gpus) and the output folder.
+# Placeholders in commands, replaced when they run: the number of GPUs (--gpus), the output folder.
 GPUS, OUT = "<gpus>", "<out>"
 NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
@@ -47,6 +47,17 @@ def torchrun(processes: str, *argv: str) -> Command:
 
 def pytest(*argv: str) -> Command:
     return (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *argv)
+
+
+def lower_and_check(example: str, pipeline: str) -> tuple[Command, Command]:
+    """hir-opt lowers the example, hir-run runs it under torchrun against the fusion-level source."""
+    lowered = f"{OUT}/lowered-{Path(example).stem}-{'copy-engine' if 'copy-engine' in pipeline else 'nccl'}.mlir"
+    return (
+        (PY, "-m", "hir.tools.hir_opt", "-p", pipeline, example, "-o", lowered),
+        torchrun(
+            "2", "-m", "hir.tools.hir_run", lowered, "--reference", example, "--device", "cuda", "--num-streams", "3"
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,7 @@ STEPS: tuple[Step, ...] = (
     Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
     Step("nccl-examples", "every multi-device example, both backends, 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", *EXAMPLES),)),
-    Step("hir-run-check", "hir-run --check under torchrun on every multi-device example, both backends", tuple(torchrun("2", "-m", "hir.tools.hir_run", f, "--check", "-p", p, "--device", "cuda", "--num-streams", "3") for f in EXAMPLES for p in BACKENDS)),
+    Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
     Step("host-overhead", "host time per hir op against hand-written torch calls, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda"),), quick=("--repeats", "10", "--warmup", "2", "--chain", "1000")),
     Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
@@ -90,8 +101,7 @@ STEPS: tuple[Step, ...] = (
 
 
 def resolve(command: Command, gpus: int, out: Path, quick: Sequence[str]) -> list[str]:
-    values = {GPUS: str(gpus), OUT: str(out)}
-    return [values.get(arg, arg) for arg in command] + list(quick)
+    return [arg.replace(GPUS, str(gpus)).replace(OUT, str(out)) for arg in command] + list(quick)
 
 
 def shown(command: Sequence[str], env: dict[str, str]) -> str:
