@@ -3,8 +3,6 @@ Comparing lowered outputs with the reference (runtime/compare.py): tolerances fo
 precise float computed, NaN and Inf match position for position, integers compare exactly.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import torch
 
 import hir
 from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
+from hir.tools.hir_run import main as hir_run_main
 
 REPO = Path(__file__).resolve().parent.parent
 SET_STREAM = REPO / "examples" / "set_stream.mlir"
@@ -134,25 +133,31 @@ def test_shape_dtype_and_count_mismatches() -> None:
     assert mismatches([ref.double()], [ref]) == ["output #0: (4, 8) torch.float64 vs reference (4, 8) torch.float32"]
 
 
-def hir_run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "hir.tools.hir_run", *map(str, args)]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+def hir_run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """`hir-run ARGS` in this process (no torch import per call): exit status, stdout, stderr."""
+    code = 0
+    try:
+        hir_run_main([str(a) for a in args])
+    except SystemExit as exit:
+        code = int(exit.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_check_passes_on_f32_computation_with_f64_output(tmp_path: Path) -> None:
+def test_check_passes_on_f32_computation_with_f64_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "f64.mlir"
     path.write_text(F32_THEN_F64)
-    result = hir_run(path, "--check", "--num-streams", "2")
-    assert result.returncode == 0, result.stderr
-    assert "check: OK" in result.stdout
+    code, out, err = hir_run(capsys, path, "--check", "--num-streams", "2", "--device", "cpu")
+    assert code == 0, err
+    assert "check: OK" in out
 
 
-def test_check_with_nan_and_inf_in_the_reference(tmp_path: Path) -> None:
+def test_check_with_nan_and_inf_in_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`hir-run --check` used to pass any program whose reference output held a NaN."""
     torch.save([with_non_finite(random(4, 8))], tmp_path / "in.pt")
-    right = hir_run(SET_STREAM, "--check", "--inputs", tmp_path / "in.pt", "--num-streams", "2")
-    assert right.returncode == 0, right.stderr
-    assert "check: OK" in right.stdout
+    code, out, err = hir_run(capsys, SET_STREAM, "--check", "--inputs", tmp_path / "in.pt", "--device", "cpu")
+    assert code == 0, err
+    assert "check: OK" in out
 
     wrong = SET_STREAM_HIR.read_text().replace("fusion.set", "fusion.neg")  # -NaN is NaN: only finite ones differ
     assert wrong != SET_STREAM_HIR.read_text()
@@ -160,8 +165,10 @@ def test_check_with_nan_and_inf_in_the_reference(tmp_path: Path) -> None:
     with_nan = random(4, 8)
     with_nan[0, 1] = float("nan")
     torch.save([with_nan], tmp_path / "nan.pt")
-    result = hir_run(tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check", "--inputs", tmp_path / "nan.pt")
-    assert result.returncode == 1, result.stdout
-    assert "error: check failed" in result.stderr
-    assert "output #0: Mismatched elements: 31 / 32" in result.stderr
-    assert "Traceback" not in result.stderr
+    code, out, err = hir_run(
+        capsys, tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check", "--inputs", tmp_path / "nan.pt"
+    )
+    assert code == 1, out
+    assert "error: check failed" in err
+    assert "output #0: Mismatched elements: 31 / 32" in err
+    assert "Traceback" not in err
