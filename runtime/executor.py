@@ -23,6 +23,8 @@ from hir.dialects import hir
 from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
 from hir.runtime.dtypes import shaped_dtype
+from hir.runtime.memory import overlaps
+from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import streams_for
 
 FUSION_TYPE_ATTR = "fusion.type"
@@ -40,6 +42,8 @@ class Program:
     result_slots: list[int]
     allocated_results: dict[int, int]
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
+    race_check: bool = False
+    """Compiled to check every run for races between streams (runtime/race_check.py)."""
 
     @cached_property
     def is_hir(self) -> bool:
@@ -93,12 +97,13 @@ class Program:
         if num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
         streams = streams_for(run_device)
+        checker = RaceChecker(streams, self.func, num_streams, communicator) if self.race_check else None
         frame = Frame(
             env=[UNSET] * len(self.slots),
             device=run_device,
-            streams=streams,
+            streams=streams if checker is None else checker,
             num_streams=num_streams,
-            communicator=communicator,
+            communicator=communicator if checker is None else checker.communicator,
             preallocated={
                 self.allocated_results[k]: t
                 for k, t in enumerate(outputs)
@@ -108,11 +113,15 @@ class Program:
         )
         for slot, value in zip(self.arg_slots, inputs):
             frame.env[slot] = value
+        if checker is not None:
+            checker.enter(inputs, outputs)
         caller_stream = streams.current()
         try:
             self.body.run(frame)
         finally:
             streams.set_current(caller_stream)
+        if checker is not None:
+            checker.finish()
         results = [frame.env[s] for s in self.result_slots]
         for k, out in enumerate(outputs):
             if out is not None and results[k] is not out:
@@ -146,17 +155,17 @@ class Program:
                 continue
             _check_value(self.func, f"preallocated output #{k}", out, t, device)
             for i, value in enumerate(inputs):
-                if isinstance(value, torch.Tensor) and _overlap(out, value):
+                if isinstance(value, torch.Tensor) and overlaps(out, value):
                     raise LocatedError(
                         self.func, f"inputs cannot be aliased: preallocated output #{k} overlaps input #{i}"
                     )
         return list(outputs)
 
 
-def compile_program(module: ModuleOp, entry: str = "main") -> Program:
-    """Compiles `@entry` of a verified module."""
+def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
+    """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
-    ctx = CompileContext()
+    ctx = RaceCheckContext() if race_check else CompileContext()
     args = function.body.block.args
     arg_slots = ctx.slots_of(args)
     body = ctx.compile_block(function.body.block)
@@ -168,12 +177,14 @@ def compile_program(module: ModuleOp, entry: str = "main") -> Program:
         for k, v in enumerate(terminator.arguments)
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
-    return Program(function, body, ctx.slots, arg_slots, result_slots, allocated)
+    return Program(function, body, ctx.slots, arg_slots, result_slots, allocated, race_check)
 
 
-def execute(module: ModuleOp, inputs: Sequence[Any], *, entry: str = "main", **options: Any) -> list[Any]:
+def execute(
+    module: ModuleOp, inputs: Sequence[Any], *, entry: str = "main", race_check: bool = False, **options: Any
+) -> list[Any]:
     """Compiles and runs `@entry` once; `options` are those of `Program.__call__`."""
-    return compile_program(module, entry)(inputs, **options)
+    return compile_program(module, entry, race_check=race_check)(inputs, **options)
 
 
 def is_hir_function(function: func.FuncOp) -> bool:
@@ -244,20 +255,3 @@ def _own_results(results: list[Any], outputs: Sequence[torch.Tensor | None], inp
         if storage in seen or expanded:
             t = results[k] = t.clone(memory_format=torch.contiguous_format)
         seen.add(t.untyped_storage().data_ptr())
-
-
-def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether two tensors share any bytes of storage."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
-        return False
-    a_lo, a_hi = _byte_range(a)
-    b_lo, b_hi = _byte_range(b)
-    return a_lo < b_hi and b_lo < a_hi
-
-
-def _byte_range(t: torch.Tensor) -> tuple[int, int]:
-    start = t.data_ptr()
-    extent = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()) if size > 0)
-    return start, start + (extent + 1) * t.element_size()

@@ -2,7 +2,8 @@
 Where the numeric tests run the lowered programs: CPU by default, or a GPU with real streams when
 HIR_TEST_DEVICE=cuda. On a GPU every pool stream and the caller's stream start with a long sleep
 (torch.cuda._sleep) and the outputs are copied on the caller's stream right after the run, so a
-missing or misplaced hir.synchronize gives a wrong answer instead of passing by luck.
+missing or misplaced hir.synchronize gives a wrong answer instead of passing by luck. Either way
+the run is race-checked (runtime/race_check.py): a missing synchronization fails on CPU too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ SLEEP_CYCLES = 20_000_000  # ~10 ms on an H100/H200: far longer than any kernel 
 def execute_lowered(module: ModuleOp, inputs: list[Any], *, entry: str = "main", num_streams: int = 4) -> list[Any]:
     """Runs a lowered (hir) module on DEVICE; results come back on the CPU."""
     if DEVICE == "cpu":
-        return hir.execute(module, inputs, entry=entry, num_streams=num_streams)
+        return hir.execute(module, inputs, entry=entry, num_streams=num_streams, race_check=True)
     device = torch.device(DEVICE)
     on_device = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     pool = streams_for(device)
@@ -34,7 +35,7 @@ def execute_lowered(module: ModuleOp, inputs: list[Any], *, entry: str = "main",
     caller = torch.cuda.Stream(device)
     with torch.cuda.stream(caller):
         torch.cuda._sleep(SLEEP_CYCLES // 4)
-        outputs = hir.execute(module, on_device, entry=entry, num_streams=num_streams)
+        outputs = hir.execute(module, on_device, entry=entry, num_streams=num_streams, race_check=True)
         copies = [o.clone() if isinstance(o, torch.Tensor) else o for o in outputs]
     torch.cuda.synchronize()
     for given, seen in zip(inputs, on_device):  # let the caller check its inputs were only read

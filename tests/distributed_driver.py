@@ -47,7 +47,7 @@ def check_lowering(
     name = f"{Path(path).stem}/{backend}"
     try:
         reference = hir.compile_program(hir.parse_file(path))
-        program = hir.compile_program(hir.run_pipeline(hir.parse_file(path), pipeline))
+        program = hir.compile_program(hir.run_pipeline(hir.parse_file(path), pipeline), race_check=True)
         inputs = random_inputs(reference.input_types, seed=0)
     except Exception as err:  # the same on every rank: nothing ran yet
         return [(f"{name}/streams={n}", f"lowering: {type(err).__name__}: {err}") for n in NUM_STREAMS]

@@ -4,6 +4,7 @@
     hir-run examples/set_stream.mlir --check            # lower, run both, compare
     hir-run lowered.mlir --reference examples/set_stream.mlir --check
     hir-run prog.mlir --inputs in.pt --outputs out.pt --device cuda --num-streams 2 -v
+    hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
 
 Inputs are a `torch.save`d list of tensors (random, seeded, when absent); outputs are saved the
 same way. Errors print `file:line:col: error: ...` and exit 1.
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
+    p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
     p.add_argument("-p", "--pipeline", default=STREAM_LOWERING, help="passes --check applies to a fusion-level module")
     p.add_argument("-v", "--verbose", action="store_true", help="print progress and timings")
     return p
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> None:
     session = Session.from_environment(args.device)
     clock.lap(f"started: {session.describe()}")
     module = hir.parse_file(args.input_file)
-    program = compile_program(module, args.entry)
+    program = compile_program(module, args.entry, race_check=args.race_check)
     clock.lap(f"parsed, verified and compiled {args.input_file}")
     inputs = _load_inputs(args, program)
     clock.lap(f"{len(inputs)} inputs ready")
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace) -> None:
         if is_hir_function(program.func):
             raise ValueError("--check on a hir module needs --reference FILE (its fusion-level module)")
         reference = program
-        program = compile_program(hir.run_pipeline(hir.parse_file(args.input_file), args.pipeline), args.entry)
+        lowered = hir.run_pipeline(hir.parse_file(args.input_file), args.pipeline)
+        program = compile_program(lowered, args.entry, race_check=args.race_check)
         clock.lap(f"lowered with -p {args.pipeline}")
 
     outputs = session.run(program, inputs, num_streams=args.num_streams)

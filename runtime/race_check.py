@@ -1,0 +1,449 @@
+"""
+Race checking: runs a hir program while tracking happens-before between its streams, and reports
+the first two accesses to the same bytes that nothing orders (docs/runtime.md, "Race checking").
+
+- `RaceCheckContext` compiles like `CompileContext`, but wraps the step of every op that has
+  memory effects on buffers (from the IR's declared effects, `xdsl.traits.get_effects`) or that
+  posts or waits for a `!hir.work`: the wrapper tells the checker what the op reads and writes.
+- `RaceChecker` is the run's `Streams` object: it forwards `current`, `set_current`, `pool` and
+  `wait_for` to the real streams (CPU no-ops or CUDA streams) and keeps a vector clock per stream.
+
+Model: a *stream* is a sequence of accesses in order: the caller's stream, each pool stream, and
+one pseudo-stream per posted communication (torch runs async collectives on a stream of their
+own), which starts after everything its posting stream did so far and is joined by `hir.wait`.
+`wait_for` (hir.synchronize) joins the source stream's clock into the current stream's. Each
+access records its stream and that stream's epoch; access A happens before the current access
+on stream u when u's clock has caught up with A's epoch. Two accesses to overlapping bytes
+(`runtime.memory`, exact for strided views), one a write, neither before the other, are a race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.traits import IsolatedFromAbove, MemoryEffectKind, RecursiveMemoryEffect, get_effects
+
+from hir.diagnostics import LocatedError, location_of
+from hir.dialects import hir
+from hir.runtime.compiler import CompileContext, Frame, Step
+from hir.runtime.memory import Layout, layout_of, layouts_overlap, spans_overlap
+from hir.runtime.race_check_ranks import RankLink
+
+# -- what each op does, from its declared effects -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpAccesses:
+    """What one op does to memory and to the stream order, with the slots of the values involved."""
+
+    op: Operation
+    reads: tuple[tuple[int, SSAValue], ...]
+    writes: tuple[tuple[int, SSAValue], ...]
+    allocs: tuple[tuple[int, SSAValue], ...]
+    frees: tuple[tuple[int, SSAValue], ...]
+    posts: tuple[int, ...]
+    """Result slots of `!hir.work`: the op runs asynchronously, on a pseudo-stream of its own."""
+    joins: tuple[int, ...]
+    """Operand slots of `!hir.work`: the current stream waits for that work."""
+    loops: tuple[tuple[str, int], ...]
+    """Induction variables of the enclosing loops (name, slot), for messages."""
+
+
+def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
+    """
+    The accesses `op` declares, or None when it has none to check. An op whose effects are its
+    regions' (`RecursiveMemoryEffect`: hir.for, scf.if) is skipped: its body's ops are checked
+    one by one. An op with unknown effects (no effect trait) is assumed to read and write every
+    buffer operand. Effects that name no buffer (the current-stream slot, the device queue) are
+    what the stream methods and `!hir.work` values carry.
+    """
+    if op.has_trait(RecursiveMemoryEffect):
+        return None
+    effects = get_effects(op)
+    kinds: dict[MemoryEffectKind, list[SSAValue]] = {kind: [] for kind in MemoryEffectKind}
+    if effects is None:
+        buffers = [v for v in op.operands if isinstance(v.type, MemRefType)]
+        kinds[MemoryEffectKind.READ] += buffers
+        kinds[MemoryEffectKind.WRITE] += buffers
+    else:
+        for effect in effects:
+            value = effect.value
+            if isinstance(value, SSAValue) and isinstance(value.type, MemRefType):
+                kinds[effect.kind].append(value)
+    posts = tuple(ctx.slot(r) for r in op.results if isinstance(r.type, hir.WorkType))
+    joins = tuple(ctx.slot(v) for v in op.operands if isinstance(v.type, hir.WorkType))
+    if not posts and not joins and not any(kinds.values()):
+        return None
+
+    def slotted(kind: MemoryEffectKind) -> tuple[tuple[int, SSAValue], ...]:
+        unique = dict.fromkeys(kinds[kind])  # deterministic order, no duplicates
+        return tuple((ctx.slot(v), v) for v in unique)
+
+    return OpAccesses(
+        op,
+        slotted(MemoryEffectKind.READ),
+        slotted(MemoryEffectKind.WRITE),
+        slotted(MemoryEffectKind.ALLOC),
+        slotted(MemoryEffectKind.FREE),
+        posts,
+        joins,
+        _enclosing_loops(op, ctx),
+    )
+
+
+def _enclosing_loops(op: Operation, ctx: CompileContext) -> tuple[tuple[str, int], ...]:
+    """The index arguments of the enclosing regions up to the function (loop induction variables)."""
+    loops: list[tuple[str, int]] = []
+    block = op.parent_block()
+    while block is not None and (parent := block.parent_op()) is not None and not parent.has_trait(IsolatedFromAbove):
+        loops += [(f"%{a.name_hint or 'iv'}", ctx.slot(a)) for a in block.args if isinstance(a.type, IndexType)]
+        block = parent.parent_block()
+    return tuple(reversed(loops))
+
+
+class RaceCheckContext(CompileContext):
+    """Compiles steps that report their accesses to the run's `RaceChecker` (`Frame.streams`)."""
+
+    def compile_op(self, op: Operation) -> Step:
+        step = super().compile_op(op)
+        accesses = op_accesses(op, self)
+        if accesses is None:
+            return step
+
+        def checked(frame: Frame) -> None:
+            frame.streams.run_op(accesses, step, frame)
+
+        return checked
+
+
+# -- the checker ----------------------------------------------------------------------------------
+
+
+class Stream:
+    """A sequence of accesses in order, with its vector clock (stream id -> the epoch it has seen)."""
+
+    __slots__ = ("clock", "id", "name")
+
+    def __init__(self, id: int, name: str):
+        self.id, self.name = id, name
+        self.clock = {id: 1}
+
+    def join(self, clock: dict[int, int]) -> None:
+        """What the stream does from now on comes after everything `clock` has seen."""
+        mine = self.clock
+        for k, epoch in clock.items():
+            if mine.get(k, 0) < epoch:
+                mine[k] = epoch
+
+    def release(self) -> None:
+        """Another stream has joined this one: what this one does next is not ordered before it."""
+        self.clock[self.id] += 1
+
+    def orders(self, stream_id: int, epoch: int) -> bool:
+        """Whether the access of `stream_id` at `epoch` happens before what this stream does now."""
+        return self.clock.get(stream_id, 0) >= epoch
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    layout: Layout
+    write: bool
+    stream: Stream
+    epoch: int
+    seq: int
+    """Order of recording, for reporting the earliest of several conflicts."""
+    what: str
+    """"the write by 'hir.launch' at f.mlir:3:5 (%i = 1)", "the caller's write of input #0 (%x) before the call", ..."""
+    buffer: str
+
+
+class TrackedWork:
+    """A posted communication's work handle, with the pseudo-stream its accesses ran on."""
+
+    def __init__(self, work: Any, stream: Stream):
+        self.work, self.stream = work, stream
+
+    def wait(self) -> None:
+        if self.work is not None:
+            self.work.wait()
+
+
+class RaceChecker:
+    """
+    The `Streams` of a race-checked run: forwards to the real ones and tracks happens-before.
+    The first race is kept and raised by `finish`; the run goes on until then, so that every rank
+    of a multi-device job reaches its collectives and learns of the race.
+    """
+
+    def __init__(self, streams: Any, function: func.FuncOp, num_streams: int, communicator: Any = None):
+        self.inner = streams
+        self.function = function
+        self.num_streams = num_streams
+        self.ranks = RankLink(self, communicator) if communicator is not None else None
+        self.communicator = self.ranks.communicator if self.ranks is not None else None
+        """What the run's ops use as communicator: the real one, seen through `RankLink`."""
+        self._streams: dict[Any, Stream] = {}
+        self._current = streams.current()
+        self.caller = self._stream_of(self._current, "the caller's stream")
+        self._records: dict[Layout, list[Access]] = {}
+        self._roots: list[tuple[Layout, str]] = []
+        self._allocated_on: dict[Layout, Stream] = {}
+        self._seq = 0
+        self.race: LocatedError | None = None
+        self.accesses = 0
+        """How many accesses were checked (for reports)."""
+
+    @property
+    def streams_seen(self) -> int:
+        return len(self._streams)
+
+    # -- the Streams methods -----------------------------------------------------------------------
+
+    def current(self) -> Any:
+        return self._current
+
+    def set_current(self, stream: Any) -> None:
+        self.inner.set_current(stream)
+        self._current = stream
+
+    def pool(self, index: int) -> Any:
+        stream = self.inner.pool(index)
+        comm = " (the comm stream)" if index == self.num_streams else ""
+        self._stream_of(stream, f"pool stream {index}{comm}")
+        return stream
+
+    def wait_for(self, stream: Any) -> None:
+        self.inner.wait_for(stream)
+        waiting, source = self.current_stream, self._stream_of(stream)
+        if waiting is not source:
+            waiting.join(source.clock)
+            source.release()
+
+    @property
+    def current_stream(self) -> Stream:
+        return self._stream_of(self._current)
+
+    # -- entry, ops, exit --------------------------------------------------------------------------
+
+    def enter(self, inputs: Sequence[Any], outputs: Sequence[torch.Tensor | None]) -> None:
+        """Inputs and preallocated outputs count as written by the caller, on its stream, before the call."""
+        args = self.function.body.block.args
+        for i, value in enumerate(inputs):
+            if isinstance(value, torch.Tensor):
+                name = _name(args[i]) if i < len(args) else f"input #{i}"
+                layout = layout_of(value)
+                self._roots.append((layout, name))
+                self._record(
+                    layout, True, self.caller, f"the caller's write of input #{i} ({name}) before the call", name
+                )
+        for k, out in enumerate(outputs):
+            if out is not None:
+                what = f"the caller's write of preallocated output #{k} before the call"
+                self._record(layout_of(out), True, self.caller, what, f"output #{k}")
+
+    def run_op(self, accesses: OpAccesses, step: Step, frame: Frame) -> None:
+        """Checks and records what one op does, around its step."""
+        env = frame.env
+        current = self.current_stream
+        for slot in accesses.joins:
+            work = env[slot]
+            if isinstance(work, TrackedWork):
+                current.join(work.stream.clock)
+        where = _iteration(accesses, env)
+        stream = current
+        if accesses.posts:  # the op's accesses run on a stream of their own, ordered after `current`
+            stream = self._stream_of(
+                object(), f"the stream of the '{accesses.op.name}' posted at {_at(accesses.op)}{where}"
+            )
+            stream.join(current.clock)
+            current.release()
+        for slot, value in accesses.frees:
+            self._free(env[slot], current, accesses, value, where)
+        for slot, value in accesses.reads:
+            self._access(env[slot], False, stream, accesses, value, where)
+        for slot, value in accesses.writes:
+            self._access(env[slot], True, stream, accesses, value, where)
+        step(frame)
+        for slot in accesses.posts:
+            env[slot] = TrackedWork(env[slot], stream)
+        for slot, value in accesses.allocs:
+            self._allocate(env[slot], frame, stream, accesses, value, where)
+
+    def finish(self) -> None:
+        """
+        At exit the caller's stream gets the inputs and outputs back (it may read, overwrite or
+        free them) and the program's buffers are freed: every access must be ordered before it.
+        Raises the first race (on every rank of a multi-device job, if any rank found one).
+        """
+        if self.race is None:
+            self._check_exit()
+        if self.ranks is not None:
+            self.ranks.finish()
+        if self.race is not None:
+            raise self.race
+
+    def report(self, op: Operation, message: str) -> None:
+        if self.race is None:
+            self.race = LocatedError(op, message)
+
+    # -- accesses ----------------------------------------------------------------------------------
+
+    def _access(
+        self, tensor: Any, write: bool, stream: Stream, accesses: OpAccesses, value: SSAValue, where: str
+    ) -> None:
+        if not isinstance(tensor, torch.Tensor) or self.race is not None:
+            return  # a value never produced fails in the step itself, with its own error
+        layout = layout_of(tensor)
+        verb = "write" if write else "read"
+        buffer = self._buffer_name(layout, value)
+        earlier = self._first_conflict(layout, write, stream)
+        if earlier is not None:
+            self.report(
+                accesses.op,
+                f"race on {buffer}: this {verb} on {stream.name}{where} is not ordered after {earlier.what} on "
+                f"{earlier.stream.name}: no hir.synchronize or hir.wait makes one stream wait for the other "
+                "in between",
+            )
+            return
+        what = f"the {verb} by '{accesses.op.name}' at {_at(accesses.op)}{where}"
+        self._record(layout, write, stream, what, buffer)
+        if self.ranks is not None:
+            self.ranks.log(layout, write, stream, what, buffer, accesses.op)
+
+    def _first_conflict(self, layout: Layout, write: bool, stream: Stream) -> Access | None:
+        """The earliest recorded access that overlaps `layout`, conflicts with it and is not ordered before `stream`."""
+        self.accesses += 1
+        first: Access | None = None
+        for key, records in self._records.items():
+            if not spans_overlap(key, layout):
+                continue
+            for earlier in records:
+                if (write or earlier.write) and not stream.orders(earlier.stream.id, earlier.epoch):
+                    if (first is None or earlier.seq < first.seq) and layouts_overlap(key, layout):
+                        first = earlier
+        return first
+
+    def _record(self, layout: Layout, write: bool, stream: Stream, what: str, buffer: str) -> None:
+        self._seq += 1
+        access = Access(layout, write, stream, stream.clock[stream.id], self._seq, what, buffer)
+        same = self._records.setdefault(layout, [])
+        # An earlier access to the same bytes that this one is ordered after and covers (a write
+        # covers both kinds) can go: any later access that races with it races with this one too.
+        same[:] = [a for a in same if not (stream.orders(a.stream.id, a.epoch) and (write or not a.write))]
+        same.append(access)
+
+    def _allocate(
+        self, tensor: Any, frame: Frame, stream: Stream, accesses: OpAccesses, value: SSAValue, where: str
+    ) -> None:
+        """
+        A new buffer has no history (the allocator reuses addresses), but it belongs to the stream
+        that allocated it: CUDA's caching allocator hands a freed block out again to work on that
+        stream only, so another stream must wait for the allocating one before touching it. The
+        allocation counts as a write on that stream. A preallocated output keeps the caller's
+        writes before the call.
+        """
+        if not isinstance(tensor, torch.Tensor) or self.race is not None:
+            return
+        layout = layout_of(tensor)
+        name = _name(value)
+        self._roots.insert(0, (layout, name))  # newest first: it may reuse a dead buffer's memory
+        self._allocated_on[layout] = stream
+        if self.ranks is not None:
+            self.ranks.allocated(tensor, accesses.op)
+        if not any(tensor is t for t in frame.preallocated.values()):
+            for key in [key for key in self._records if layouts_overlap(key, layout)]:
+                del self._records[key]
+        earlier = self._first_conflict(layout, True, stream)
+        if earlier is not None:
+            self.report(
+                accesses.op,
+                f"race on {name}: this allocation on {stream.name}{where} hands out {earlier.buffer}, but "
+                f"{earlier.what} on {earlier.stream.name} is not ordered before it",
+            )
+            return
+        self._record(layout, True, stream, f"the allocation by '{accesses.op.name}' at {_at(accesses.op)}{where}", name)
+
+    def _free(self, tensor: Any, current: Stream, accesses: OpAccesses, value: SSAValue, where: str) -> None:
+        """
+        Freed memory goes back to the stream that allocated it, whose later work may get it again:
+        every access to it must be ordered before that stream now.
+        """
+        if not isinstance(tensor, torch.Tensor) or self.race is not None:
+            return
+        layout = layout_of(tensor)
+        owner = self._allocated_on.get(layout, current)
+        earlier = self._first_conflict(layout, True, owner)
+        if earlier is not None:
+            self.report(
+                accesses.op,
+                f"race on {self._buffer_name(layout, value)}: this deallocation{where} gives the memory back to "
+                f"{owner.name}, which allocated it, but {earlier.what} on {earlier.stream.name} is not ordered "
+                f"before {owner.name}: make it wait (hir.synchronize) before the deallocation",
+            )
+
+    def _check_exit(self) -> None:
+        pending = [
+            a for records in self._records.values() for a in records if not self.caller.orders(a.stream.id, a.epoch)
+        ]
+        if not pending:
+            return
+        first = min(pending, key=lambda a: a.seq)
+        self.report(
+            self.return_op,
+            f"race on {first.buffer}: @{self.function.sym_name.data} returns while {first.what} on "
+            f"{first.stream.name} is not ordered before the caller's stream, which gets the inputs and outputs "
+            "back and frees the program's buffers: make it wait for that stream (hir.synchronize) or work "
+            "(hir.wait) before returning",
+        )
+
+    @property
+    def return_op(self) -> Operation:
+        return self.function.body.block.last_op or self.function
+
+    # -- names ------------------------------------------------------------------------------------
+
+    def _stream_of(self, handle: Any, name: str | None = None) -> Stream:
+        stream = self._streams.get(handle)
+        if stream is None:
+            index = len(self._streams) + 1
+            stream_id = index if self.ranks is None else self.ranks.global_id(index)
+            stream = self._streams[handle] = Stream(stream_id, name or f"stream {handle!r}")
+        return stream
+
+    def _buffer_name(self, layout: Layout, value: SSAValue) -> str:
+        """The argument or allocation the bytes belong to, else the buffer the view was made from."""
+        for root, name in self._roots:
+            if root.lo <= layout.lo and layout.hi <= root.hi and layouts_overlap(root, layout):
+                return name
+        return _name(_view_source(value))
+
+
+def _view_source(value: SSAValue) -> SSAValue:
+    """Through ops without effects that take one buffer (views), to the buffer they view."""
+    while isinstance(value, OpResult):
+        effects = get_effects(value.owner)
+        buffers = [v for v in value.owner.operands if isinstance(v.type, MemRefType)]
+        if effects is None or effects or len(buffers) != 1:
+            break
+        value = buffers[0]
+    return value
+
+
+def _name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "a buffer"
+
+
+def _at(op: Operation) -> str:
+    return location_of(op) or "<unknown>"
+
+
+def _iteration(accesses: OpAccesses, env: list[Any]) -> str:
+    if not accesses.loops:
+        return ""
+    return " (" + ", ".join(f"{name} = {env[slot]}" for name, slot in accesses.loops) + ")"

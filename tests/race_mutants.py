@@ -1,0 +1,200 @@
+"""
+Mutation testing of the race checker (tests/test_race_mutations.py): the lowered programs of the
+test corpus, each with one `hir.synchronize` or `hir.wait` deleted (one mutant per op), run with
+the race checker. A mutant is *killed* when a run reports a race.
+
+    python tests/race_mutants.py                                   # single-device corpus
+    python tests/race_mutants.py --ops hir.set_current_stream      # what deleting a stream switch does
+    python -m torch.distributed.run --nproc-per-node 2 tests/race_mutants.py --multidevice
+
+The corpus: every fusion-level function of examples/ and tests/lit/ (each `// -----` part of a
+split-input-file test) that parses, verifies, has static input shapes and that stream-lowering
+accepts, lowered with each communication backend (`PIPELINES`; a module without a mesh comes out
+the same with each and is lowered once). Functions that communicate (any op with a mesh) need one process per
+device and form the multi-device corpus, run on 2 ranks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS_DIRS = (REPO / "examples", REPO / "tests" / "lit")
+PIPELINES = {
+    "nccl": "stream-lowering",
+    "copy-engine": "stream-lowering{backend=copy-engine}",
+    "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
+}
+MUTATED_OPS = ("hir.synchronize", "hir.wait")
+NUM_STREAMS = (1, 2, 3)
+"""A mutant is killed when any of these runs reports a race."""
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One lowered function of the corpus."""
+
+    name: str
+    """`path[#part]:function/backend`, e.g. `examples/set_stream.mlir:main/nccl`."""
+    module: ModuleOp
+    entry: str
+    multidevice: bool
+
+    @property
+    def function(self) -> func.FuncOp:
+        return next(op for op in self.module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == self.entry)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    program: Lowered
+    op_name: str
+    index: int
+    """Which op of that name in the function, in walk order."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.program.name}/{self.op_name}#{self.index}"
+
+    @contextmanager
+    def applied(self) -> Iterator[ModuleOp]:
+        """The program's module with the op deleted, put back afterwards (cheaper than a copy)."""
+        victim = [op for op in self.program.function.walk() if op.name == self.op_name][self.index]
+        block, after = victim.parent_block(), victim.next_op
+        assert block is not None
+        victim.detach()
+        try:
+            yield self.program.module
+        finally:
+            if after is None:
+                block.add_op(victim)
+            else:
+                block.insert_op_before(victim, after)
+
+
+def _sources() -> Iterator[tuple[str, str]]:
+    """(name, text) of each module of the corpus: files, and the parts of split-input-file tests."""
+    for directory in CORPUS_DIRS:
+        for path in sorted(directory.rglob("*.mlir")):
+            if "Output" in path.parts:
+                continue
+            text = path.read_text()
+            name = str(path.relative_to(REPO))
+            if "--split-input-file" in text or "-split-input-file" in text:
+                for k, part in enumerate(text.split("// -----")):
+                    yield f"{name}#{k}", part
+            else:
+                yield name, text
+
+
+def _static_fusion_functions(module: ModuleOp) -> list[str]:
+    from hir.runtime.executor import is_hir_function
+
+    names = []
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.body.blocks and not is_hir_function(op):
+            types = op.function_type.inputs.data
+            if all(isinstance(t, TensorType) and DYNAMIC_INDEX not in t.get_shape() for t in types):
+                names.append(op.sym_name.data)
+    return names
+
+
+def corpus(multidevice: bool) -> list[Lowered]:
+    """
+    The lowered functions that have something to delete, in a fixed order: those that communicate
+    (`multidevice`) or those that do not. A single-device function lowers the same with every
+    backend: it is lowered once.
+    """
+    import hir
+
+    found: list[Lowered] = []
+    for name, text in _sources():
+        if "#fusion.parallel" not in text or (multidevice and "mesh" not in text):
+            continue  # nothing to run in parallel, or (multi-device) no device axis
+        try:
+            module = hir.parse(text, name)
+        except Exception:  # an error test
+            continue
+        entries = _static_fusion_functions(module)
+        pipelines = PIPELINES.items() if multidevice else [("any-backend", PIPELINES["nccl"])]
+        for backend, pipeline in pipelines if entries else ():
+            try:
+                lowered = hir.run_pipeline(module.clone(), pipeline)
+            except Exception:  # a diagnosed refusal: an error test
+                continue
+            for entry in entries:
+                program = Lowered(f"{name}:{entry}/{backend}", lowered, entry, multidevice)
+                ops = [op.name for op in program.function.walk()]
+                communicates = any("mesh" in op.properties for op in program.function.walk())
+                if communicates == multidevice and any(op in MUTATED_OPS for op in ops):
+                    found.append(program)
+    return found
+
+
+def mutants(programs: list[Lowered], op_names: tuple[str, ...] = MUTATED_OPS) -> list[Mutant]:
+    found = []
+    for program in programs:
+        for op_name in op_names:
+            count = sum(op.name == op_name for op in program.function.walk())
+            found += [Mutant(program, op_name, k) for k in range(count)]
+    return found
+
+
+def verdict(module: ModuleOp, entry: str, session: object | None = None) -> str:
+    """'race: <message>' for the first run that reports one, 'no race', or 'error: <message>'."""
+    import hir
+    from hir.runtime.inputs import random_inputs
+
+    program = hir.compile_program(module, entry, race_check=True)
+    for n in NUM_STREAMS:
+        inputs = random_inputs(program.global_input_types, seed=0)
+        try:
+            if session is None:
+                program(inputs, num_streams=n)
+            else:
+                session.run(program, inputs, num_streams=n)  # type: ignore[attr-defined]
+        except Exception as err:
+            message = str(err).split("\n")[0]
+            return f"race: {message}" if " race " in message else f"error: {message}"
+    return "no race"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--multidevice", action="store_true", help="the multi-device corpus (run under torchrun)")
+    parser.add_argument("--ops", nargs="+", default=list(MUTATED_OPS), help="ops to delete, one per mutant")
+    args = parser.parse_args(argv)
+    session = None
+    if args.multidevice:
+        import torch.distributed as dist
+
+        from hir.runtime.distributed import Session
+
+        session = Session.from_environment("cpu")
+    programs = corpus(args.multidevice)
+    cases = mutants(programs, tuple(args.ops))
+    results = []
+    for m in cases:
+        with m.applied() as module:
+            results.append((m.name, verdict(module, m.program.entry, session)))
+    if session is None or session.is_main:
+        for name, result in results:
+            print(f"MUTANT {name} {result}", flush=True)
+        killed = sum(r.startswith("race") for _, r in results)
+        print(f"{len(programs)} programs, {len(results)} mutants, {killed} killed", flush=True)
+    if session is not None:
+        dist.barrier()
+        session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
