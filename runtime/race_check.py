@@ -81,8 +81,10 @@ def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
     if not posts and not joins and not any(kinds.values()):
         return None
 
+    position = {v: k for k, v in enumerate([*op.operands, *op.results])}
+
     def slotted(kind: MemoryEffectKind) -> tuple[tuple[int, SSAValue], ...]:
-        unique = dict.fromkeys(kinds[kind])  # deterministic order, no duplicates
+        unique = sorted(set(kinds[kind]), key=lambda v: position.get(v, len(position)))  # in operand order
         return tuple((ctx.slot(v), v) for v in unique)
 
     return OpAccesses(
@@ -185,8 +187,9 @@ class RaceChecker:
         self.inner = streams
         self.function = function
         self.num_streams = num_streams
-        self.ranks = RankLink(self, communicator) if communicator is not None else None
-        self.communicator = self.ranks.communicator if self.ranks is not None else None
+        across_ranks = communicator is not None and getattr(communicator, "world_size", 1) > 1
+        self.ranks = RankLink(self, communicator) if across_ranks else None
+        self.communicator = self.ranks.communicator if self.ranks is not None else communicator
         """What the run's ops use as communicator: the real one, seen through `RankLink`."""
         self._streams: dict[Any, Stream] = {}
         self._current = streams.current()

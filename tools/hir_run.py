@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> None:
             print(f"check: OK ({len(outputs)} outputs match the reference)")
 
     if session.is_main:
+        if args.race_check:
+            print("race check: OK (no two accesses to the same bytes, one a write, are unordered)")
         if args.outputs:
             import torch
 
