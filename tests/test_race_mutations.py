@@ -1,0 +1,96 @@
+"""
+Mutation test of the race checker. In the lowered programs of the test corpus (tests/race_mutants.py:
+examples/ and the lit inputs that stream-lowering accepts, with each communication backend), each
+`hir.synchronize` and each `hir.wait` is deleted in turn (one mutant per op) and the program is run
+with the race checker, with 2, 3 and 1 streams. Every mutant must be killed (a run reports a race)
+unless the deleted op orders nothing that another edge does not already order: those mutants are
+listed below, each with the argument. The test fails when a mutant outside the lists survives
+(the score dropped), when a listed one is killed (the argument no longer holds: remove it), when
+a run fails with something else than a race, and when the corpus shrinks.
+
+Last measured (CPU): single device, 58 programs, 128 mutants, 127 killed, 1 equivalent (100% of
+the others); two ranks (gloo), 16 programs, 42 mutants, 38 killed, 4 equivalent (100%).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch.distributed as dist
+from race_mutants import corpus, mutants, verdict
+from test_distributed import torchrun
+
+MUTANTS_SCRIPT = Path(__file__).resolve().parent / "race_mutants.py"
+
+EQUIVALENT_SINGLE_DEVICE = {
+    "tests/lit/passes/fusion-segment/stream_compatibility.mlir:different_chunks/any-backend/hir.synchronize#3": (
+        "the join after the second loop (%n, 4 chunks on streams i mod n). The third loop (%r, 8 rows) "
+        "runs on every stream the second one ran on, each after its own second-loop work, and the caller's "
+        "stream joins each of them at its end; the second loop's accesses (read %e, write %n) conflict with "
+        "nothing the third loop or the caller's stream does before that. Redundant."
+    ),
+}
+
+# ag_matmul_by_device with the copy-engine backend, with and without chunks: #2 is the
+# `hir.synchronize %comm` inside `scf.if %remote` of the peeled first iteration, #6 the
+# `hir.synchronize %comm` before the final barrier.
+_DEAD = (
+    "dead code: the peeled first iteration (i = 0) multiplies each device's own shard (d = (0 + rank) mod D "
+    "= rank), so its `scf.if %remote` never runs and this `hir.synchronize %comm` never executes"
+)
+_REDUNDANT_COMM_JOIN = (
+    "redundant: every push on the comm stream is followed, in the same iteration, by `hir.barrier` on the "
+    "comm stream and by `hir.synchronize %comm` on the compute stream, which the caller's stream joins "
+    "at the end of the iteration: the caller's stream is already after all the comm stream's work"
+)
+EQUIVALENT_MULTIDEVICE = {
+    f"examples/multidevice/ag_matmul_by_device.mlir:main/{backend}/hir.synchronize#{k}": reason
+    for backend in ("copy-engine", "copy-engine-chunks")
+    for k, reason in ((2, _DEAD), (6, _REDUNDANT_COMM_JOIN))
+}
+
+# The corpus as of writing; fewer mutants means programs went missing from it.
+MIN_MUTANTS_SINGLE_DEVICE = 120
+MIN_MUTANTS_MULTIDEVICE = 40
+
+
+def check_score(results: dict[str, str], equivalent: dict[str, str], minimum: int) -> None:
+    errors = {name: v for name, v in results.items() if v.startswith("error")}
+    assert not errors, f"mutants that failed with something else than a race: {errors}"
+    survivors = {name for name, v in results.items() if v == "no race"}
+    unexpected = sorted(survivors - equivalent.keys())
+    killed = len(results) - len(survivors)
+    score = f"{killed} of {len(results)} mutants killed, {len(survivors)} survived"
+    assert not unexpected, f"{score}; not argued to be equivalent:\n  " + "\n  ".join(unexpected)
+    stale = sorted(name for name in equivalent if name not in survivors)
+    assert not stale, "listed as equivalent but killed or no longer in the corpus:\n  " + "\n  ".join(stale)
+    assert len(results) >= minimum, f"{score}: the corpus shrank below {minimum} mutants"
+    print(f"{score}: {killed} of {len(results) - len(equivalent)} non-equivalent ones (100%)")
+
+
+def test_single_device_mutants() -> None:
+    programs = corpus(multidevice=False)
+    results = {}
+    for mutant in mutants(programs):
+        with mutant.applied() as module:
+            results[mutant.name] = verdict(module, mutant.program.entry)
+    check_score(results, EQUIVALENT_SINGLE_DEVICE, MIN_MUTANTS_SINGLE_DEVICE)
+
+
+@pytest.mark.distributed
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+def test_multidevice_mutants(tmp_path: Path) -> None:
+    """The programs that communicate, on 2 ranks in one job; races through symmetric memory included."""
+    result = torchrun([str(MUTANTS_SCRIPT), "--multidevice"], tmp_path / "logs", timeout=240)
+    output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, output
+    results = dict(re.findall(r"^MUTANT (\S+) (.*)$", result.stdout, re.MULTILINE))
+    check_score(results, EQUIVALENT_MULTIDEVICE, MIN_MUTANTS_MULTIDEVICE)
+    # The push into the peer's buffer, read by the peer's compute stream that no longer waits for the
+    # comm stream after the barrier: only the cross-rank check sees it.
+    cross_rank = results["examples/multidevice/ag_matmul_by_device.mlir:main/copy-engine/hir.synchronize#4"]
+    assert re.search(
+        r"race on device \d's %a_gathered_symmetric: the read by .* on device \d's pool stream", cross_rank
+    )
