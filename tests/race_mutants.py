@@ -157,7 +157,7 @@ def mutants(programs: list[Lowered], op_names: tuple[str, ...] = MUTATED_OPS) ->
     return found
 
 
-def verdict(module: ModuleOp, entry: str, session: object | None = None) -> str:
+def verdict(module: ModuleOp, entry: str, session: object | None = None, device: str = "cpu") -> str:
     """'race: <message>' for the first run that reports one, 'no race', or 'error: <message>'."""
     import hir
     from hir.runtime.inputs import random_inputs
@@ -167,7 +167,7 @@ def verdict(module: ModuleOp, entry: str, session: object | None = None) -> str:
         inputs = random_inputs(program.global_input_types, seed=0)
         try:
             if session is None:
-                program(inputs, num_streams=n)
+                program([t.to(device) for t in inputs], num_streams=n, device=device)
             else:
                 session.run(program, inputs, num_streams=n)  # type: ignore[attr-defined]
         except Exception as err:
@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--multidevice", action="store_true", help="the multi-device corpus (run under torchrun)")
     parser.add_argument("--ops", nargs="+", default=list(MUTATED_OPS), help="ops to delete, one per mutant")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args(argv)
     session = None
     if args.multidevice:
@@ -187,13 +188,13 @@ def main(argv: list[str] | None = None) -> int:
 
         from hir.runtime.distributed import Session
 
-        session = Session.from_environment("cpu")
+        session = Session.from_environment(args.device)
     programs = corpus(args.multidevice)
     cases = mutants(programs, tuple(args.ops))
     results = []
     for m in cases:
         with m.applied() as module:
-            results.append((m.name, verdict(module, m.program.entry, session)))
+            results.append((m.name, verdict(module, m.program.entry, session, args.device)))
     if session is None or session.is_main:
         for name, result in results:
             print(f"MUTANT {name} {result}", flush=True)
