@@ -19,7 +19,7 @@ on stream u when u's clock has caught up with A's epoch. Two accesses to overlap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,14 @@ class OpAccesses:
     """Operand slots of `!hir.work`: the current stream waits for that work."""
     loops: tuple[tuple[str, int], ...]
     """Induction variables of the enclosing loops (name, slot), for messages."""
+    at: str
+    """The op's `file:line:col`."""
+
+    def where(self, iteration: tuple[Any, ...]) -> str:
+        """' (%i = 2, %j = 0)': the loop indices of one execution of the op."""
+        if not self.loops:
+            return ""
+        return " (" + ", ".join(f"{name} = {value}" for (name, _), value in zip(self.loops, iteration)) + ")"
 
 
 def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
@@ -96,6 +104,7 @@ def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
         posts,
         joins,
         _enclosing_loops(op, ctx),
+        location_of(op) or "<unknown>",
     )
 
 
@@ -154,15 +163,79 @@ class Stream:
 
 @dataclass(frozen=True, slots=True)
 class Access:
+    """One recorded access; what it was is worded only when a race is reported."""
+
     layout: Layout
     write: bool
     stream: Stream
     epoch: int
     seq: int
     """Order of recording, for reporting the earliest of several conflicts."""
-    what: str
-    """"the write by 'hir.launch' at f.mlir:3:5 (%i = 1)", "the caller's write of input #0 (%x) before the call", ..."""
-    buffer: str
+    kind: str
+    """'read', 'write', 'allocation', or the whole description of an access of the caller."""
+    op: OpAccesses | None = None
+    iteration: tuple[Any, ...] = ()
+    value: SSAValue | None = None
+    """The buffer operand, or None when `name` says what the buffer is."""
+    name: str = ""
+
+    @property
+    def what(self) -> str:
+        """"the write by 'hir.launch' at f.mlir:3:5 (%i = 1)", or the description of the caller's access."""
+        if self.op is None:
+            return self.kind
+        return f"the {self.kind} by '{self.op.op.name}' at {self.op.at}{self.op.where(self.iteration)}"
+
+
+class _Records:
+    """
+    The recorded accesses, by layout, found by address: each layout is filed under the 4 KiB pages
+    its span touches, or, when it spans more than 64 pages, in a short list of wide ones. Finding
+    the accesses near a view then costs the occupancy of a few pages, not the whole history.
+    """
+
+    PAGE_BITS = 12
+    WIDE_PAGES = 64
+
+    def __init__(self) -> None:
+        self.by_layout: dict[Layout, list[Access]] = {}
+        self._pages: dict[int, set[Layout]] = {}
+        self._wide: set[Layout] = set()
+
+    def _page_range(self, layout: Layout) -> range | None:
+        first, last = layout.lo >> self.PAGE_BITS, (max(layout.hi, layout.lo + 1) - 1) >> self.PAGE_BITS
+        return None if last - first >= self.WIDE_PAGES else range(first, last + 1)
+
+    def near(self, layout: Layout) -> Iterable[Layout]:
+        """The layouts whose spans may overlap `layout`'s (a superset)."""
+        pages = self._page_range(layout)
+        if pages is None:
+            return list(self.by_layout)
+        found = set(self._wide)
+        for page in pages:
+            found.update(self._pages.get(page, ()))
+        return found
+
+    def accesses(self, layout: Layout) -> list[Access]:
+        """The accesses of exactly this layout (a list to update in place)."""
+        found = self.by_layout.get(layout)
+        if found is None:
+            found = self.by_layout[layout] = []
+            pages = self._page_range(layout)
+            if pages is None:
+                self._wide.add(layout)
+            for page in pages or ():
+                self._pages.setdefault(page, set()).add(layout)
+        return found
+
+    def forget(self, layout: Layout) -> None:
+        del self.by_layout[layout]
+        self._wide.discard(layout)
+        for page in self._page_range(layout) or ():
+            self._pages[page].discard(layout)
+
+    def all(self) -> Iterable[Access]:
+        return (a for accesses in self.by_layout.values() for a in accesses)
 
 
 class TrackedWork:
@@ -194,17 +267,11 @@ class RaceChecker:
         self._streams: dict[Any, Stream] = {}
         self._current = streams.current()
         self.caller = self._stream_of(self._current, "the caller's stream")
-        self._records: dict[Layout, list[Access]] = {}
+        self._records = _Records()
         self._roots: list[tuple[Layout, str]] = []
         self._allocated_on: dict[Layout, Stream] = {}
         self._seq = 0
         self.race: LocatedError | None = None
-        self.accesses = 0
-        """How many accesses were checked (for reports)."""
-
-    @property
-    def streams_seen(self) -> int:
-        return len(self._streams)
 
     # -- the Streams methods -----------------------------------------------------------------------
 
@@ -242,13 +309,12 @@ class RaceChecker:
                 name = _name(args[i]) if i < len(args) else f"input #{i}"
                 layout = layout_of(value)
                 self._roots.append((layout, name))
-                self._record(
-                    layout, True, self.caller, f"the caller's write of input #{i} ({name}) before the call", name
-                )
+                what = f"the caller's write of input #{i} ({name}) before the call"
+                self._record(Access(layout, True, self.caller, 1, self._next(), what, name=name))
         for k, out in enumerate(outputs):
             if out is not None:
                 what = f"the caller's write of preallocated output #{k} before the call"
-                self._record(layout_of(out), True, self.caller, what, f"output #{k}")
+                self._record(Access(layout_of(out), True, self.caller, 1, self._next(), what, name=f"output #{k}"))
 
     def run_op(self, accesses: OpAccesses, step: Step, frame: Frame) -> None:
         """Checks and records what one op does, around its step."""
@@ -258,25 +324,25 @@ class RaceChecker:
             work = env[slot]
             if isinstance(work, TrackedWork):
                 current.join(work.stream.clock)
-        where = _iteration(accesses, env)
+        iteration = tuple(env[slot] for _, slot in accesses.loops)
         stream = current
         if accesses.posts:  # the op's accesses run on a stream of their own, ordered after `current`
-            stream = self._stream_of(
-                object(), f"the stream of the '{accesses.op.name}' posted at {_at(accesses.op)}{where}"
-            )
+            where = accesses.where(iteration)
+            stream = self._stream_of(object(), f"the stream of the '{accesses.op.name}' posted at {accesses.at}{where}")
             stream.join(current.clock)
             current.release()
-        for slot, value in accesses.frees:
-            self._free(env[slot], current, accesses, value, where)
-        for slot, value in accesses.reads:
-            self._access(env[slot], False, stream, accesses, value, where)
-        for slot, value in accesses.writes:
-            self._access(env[slot], True, stream, accesses, value, where)
+        if self.race is None:
+            for slot, value in accesses.frees:
+                self._free(env[slot], current, accesses, iteration, value)
+            for slot, value in accesses.reads:
+                self._access(env[slot], False, stream, accesses, iteration, value)
+            for slot, value in accesses.writes:
+                self._access(env[slot], True, stream, accesses, iteration, value)
         step(frame)
         for slot in accesses.posts:
             env[slot] = TrackedWork(env[slot], stream)
         for slot, value in accesses.allocs:
-            self._allocate(env[slot], frame, stream, accesses, value, where)
+            self._allocate(env[slot], frame, stream, accesses, iteration, value)
 
     def finish(self) -> None:
         """
@@ -298,51 +364,69 @@ class RaceChecker:
     # -- accesses ----------------------------------------------------------------------------------
 
     def _access(
-        self, tensor: Any, write: bool, stream: Stream, accesses: OpAccesses, value: SSAValue, where: str
+        self,
+        tensor: Any,
+        write: bool,
+        stream: Stream,
+        accesses: OpAccesses,
+        iteration: tuple[Any, ...],
+        value: SSAValue,
     ) -> None:
         if not isinstance(tensor, torch.Tensor) or self.race is not None:
             return  # a value never produced fails in the step itself, with its own error
         layout = layout_of(tensor)
         verb = "write" if write else "read"
-        buffer = self._buffer_name(layout, value)
-        earlier = self._first_conflict(layout, write, stream)
+        access = Access(layout, write, stream, stream.clock[stream.id], self._next(), verb, accesses, iteration, value)
+        earlier = self._first_conflict(access)
         if earlier is not None:
             self.report(
                 accesses.op,
-                f"race on {buffer}: this {verb} on {stream.name}{where} is not ordered after {earlier.what} on "
-                f"{earlier.stream.name}: no hir.synchronize or hir.wait makes one stream wait for the other "
-                "in between",
+                f"race on {self.buffer_name(access)}: this {verb} on {stream.name}{accesses.where(iteration)} is not "
+                f"ordered after {earlier.what} on {earlier.stream.name}: no hir.synchronize or hir.wait makes one "
+                "stream wait for the other in between",
             )
             return
-        what = f"the {verb} by '{accesses.op.name}' at {_at(accesses.op)}{where}"
-        self._record(layout, write, stream, what, buffer)
+        self._record(access)
         if self.ranks is not None:
-            self.ranks.log(layout, write, stream, what, buffer, accesses.op)
+            self.ranks.log(access)
 
-    def _first_conflict(self, layout: Layout, write: bool, stream: Stream) -> Access | None:
-        """The earliest recorded access that overlaps `layout`, conflicts with it and is not ordered before `stream`."""
-        self.accesses += 1
+    def _first_conflict(self, access: Access, stream: Stream | None = None) -> Access | None:
+        """
+        The earliest recorded access that overlaps `access`, conflicts with it (one of them writes)
+        and is not ordered before `stream` (the access's own, by default).
+        """
+        layout, write = access.layout, access.write
+        stream = stream or access.stream
         first: Access | None = None
-        for key, records in self._records.items():
+        for key in self._records.near(layout):
             if not spans_overlap(key, layout):
                 continue
-            for earlier in records:
+            for earlier in self._records.by_layout[key]:
                 if (write or earlier.write) and not stream.orders(earlier.stream.id, earlier.epoch):
                     if (first is None or earlier.seq < first.seq) and layouts_overlap(key, layout):
                         first = earlier
         return first
 
-    def _record(self, layout: Layout, write: bool, stream: Stream, what: str, buffer: str) -> None:
+    def _next(self) -> int:
         self._seq += 1
-        access = Access(layout, write, stream, stream.clock[stream.id], self._seq, what, buffer)
-        same = self._records.setdefault(layout, [])
+        return self._seq
+
+    def _record(self, access: Access) -> None:
+        stream, write = access.stream, access.write
+        same = self._records.accesses(access.layout)
         # An earlier access to the same bytes that this one is ordered after and covers (a write
         # covers both kinds) can go: any later access that races with it races with this one too.
         same[:] = [a for a in same if not (stream.orders(a.stream.id, a.epoch) and (write or not a.write))]
         same.append(access)
 
     def _allocate(
-        self, tensor: Any, frame: Frame, stream: Stream, accesses: OpAccesses, value: SSAValue, where: str
+        self,
+        tensor: Any,
+        frame: Frame,
+        stream: Stream,
+        accesses: OpAccesses,
+        iteration: tuple[Any, ...],
+        value: SSAValue,
     ) -> None:
         """
         A new buffer has no history (the allocator reuses addresses), but it belongs to the stream
@@ -351,7 +435,7 @@ class RaceChecker:
         allocation counts as a write on that stream. A preallocated output keeps the caller's
         writes before the call.
         """
-        if not isinstance(tensor, torch.Tensor) or self.race is not None:
+        if not isinstance(tensor, torch.Tensor):
             return
         layout = layout_of(tensor)
         name = _name(value)
@@ -359,47 +443,54 @@ class RaceChecker:
         self._allocated_on[layout] = stream
         if self.ranks is not None:
             self.ranks.allocated(tensor, accesses.op)
+        if self.race is not None:
+            return
         if not any(tensor is t for t in frame.preallocated.values()):
-            for key in [key for key in self._records if layouts_overlap(key, layout)]:
-                del self._records[key]
-        earlier = self._first_conflict(layout, True, stream)
+            for key in [key for key in self._records.near(layout) if layouts_overlap(key, layout)]:
+                self._records.forget(key)
+        access = Access(
+            layout, True, stream, stream.clock[stream.id], self._next(), "allocation", accesses, iteration, name=name
+        )
+        earlier = self._first_conflict(access)
         if earlier is not None:
             self.report(
                 accesses.op,
-                f"race on {name}: this allocation on {stream.name}{where} hands out {earlier.buffer}, but "
-                f"{earlier.what} on {earlier.stream.name} is not ordered before it",
+                f"race on {name}: this allocation on {stream.name}{accesses.where(iteration)} hands out "
+                f"{self.buffer_name(earlier)}, but {earlier.what} on {earlier.stream.name} is not ordered before it",
             )
             return
-        self._record(layout, True, stream, f"the allocation by '{accesses.op.name}' at {_at(accesses.op)}{where}", name)
+        self._record(access)
 
-    def _free(self, tensor: Any, current: Stream, accesses: OpAccesses, value: SSAValue, where: str) -> None:
+    def _free(
+        self, tensor: Any, current: Stream, accesses: OpAccesses, iteration: tuple[Any, ...], value: SSAValue
+    ) -> None:
         """
         Freed memory goes back to the stream that allocated it, whose later work may get it again:
         every access to it must be ordered before that stream now.
         """
-        if not isinstance(tensor, torch.Tensor) or self.race is not None:
+        if not isinstance(tensor, torch.Tensor):
             return
         layout = layout_of(tensor)
         owner = self._allocated_on.get(layout, current)
-        earlier = self._first_conflict(layout, True, owner)
+        access = Access(layout, True, owner, 0, self._next(), "deallocation", accesses, iteration, value)
+        earlier = self._first_conflict(access)
         if earlier is not None:
             self.report(
                 accesses.op,
-                f"race on {self._buffer_name(layout, value)}: this deallocation{where} gives the memory back to "
-                f"{owner.name}, which allocated it, but {earlier.what} on {earlier.stream.name} is not ordered "
-                f"before {owner.name}: make it wait (hir.synchronize) before the deallocation",
+                f"race on {self.buffer_name(access)}: this deallocation{accesses.where(iteration)} gives the memory "
+                f"back to {owner.name}, which allocated it, but {earlier.what} on {earlier.stream.name} is not "
+                f"ordered before {owner.name}: make it wait (hir.synchronize) before the deallocation",
             )
 
     def _check_exit(self) -> None:
-        pending = [
-            a for records in self._records.values() for a in records if not self.caller.orders(a.stream.id, a.epoch)
-        ]
+        caller = self.caller
+        pending = [a for a in self._records.all() if not caller.orders(a.stream.id, a.epoch)]
         if not pending:
             return
         first = min(pending, key=lambda a: a.seq)
         self.report(
             self.return_op,
-            f"race on {first.buffer}: @{self.function.sym_name.data} returns while {first.what} on "
+            f"race on {self.buffer_name(first)}: @{self.function.sym_name.data} returns while {first.what} on "
             f"{first.stream.name} is not ordered before the caller's stream, which gets the inputs and outputs "
             "back and frees the program's buffers: make it wait for that stream (hir.synchronize) or work "
             "(hir.wait) before returning",
@@ -419,12 +510,15 @@ class RaceChecker:
             stream = self._streams[handle] = Stream(stream_id, name or f"stream {handle!r}")
         return stream
 
-    def _buffer_name(self, layout: Layout, value: SSAValue) -> str:
+    def buffer_name(self, access: Access) -> str:
         """The argument or allocation the bytes belong to, else the buffer the view was made from."""
+        if access.value is None:
+            return access.name
+        layout = access.layout
         for root, name in self._roots:
-            if root.lo <= layout.lo and layout.hi <= root.hi and layouts_overlap(root, layout):
+            if root.lo <= layout.lo and layout.hi <= root.hi:
                 return name
-        return _name(_view_source(value))
+        return _name(_view_source(access.value))
 
 
 def _view_source(value: SSAValue) -> SSAValue:
@@ -440,13 +534,3 @@ def _view_source(value: SSAValue) -> SSAValue:
 
 def _name(value: SSAValue) -> str:
     return f"%{value.name_hint}" if value.name_hint else "a buffer"
-
-
-def _at(op: Operation) -> str:
-    return location_of(op) or "<unknown>"
-
-
-def _iteration(accesses: OpAccesses, env: list[Any]) -> str:
-    if not accesses.loops:
-        return ""
-    return " (" + ", ".join(f"{name} = {env[slot]}" for name, slot in accesses.loops) + ")"

@@ -37,7 +37,7 @@ from hir.diagnostics import LocatedError
 from hir.runtime.memory import Layout, layout_of, layouts_overlap
 
 if TYPE_CHECKING:
-    from hir.runtime.race_check import RaceChecker, Stream
+    from hir.runtime.race_check import Access, RaceChecker
 
 
 @dataclass(frozen=True)
@@ -121,27 +121,31 @@ class RankLink:
                 return region
         return None
 
-    def log(self, layout: Layout, write: bool, stream: Stream, what: str, buffer: str, op: Operation) -> None:
+    def log(self, access: Access) -> None:
+        """Keeps an access to symmetric memory for the check across ranks at exit."""
+        layout = access.layout
         region = self._region_of(layout)
-        if region is None:
+        if region is None or access.op is None:
             return
         shift = region.base
         relative = Layout(layout.start - shift, layout.itemsize, layout.dims, layout.lo - shift, layout.hi - shift)
+        buffer = self.checker.buffer_name(access)
         if region.owner != self.rank:
             buffer = f"device {region.owner}'s {buffer}"
+        stream = access.stream
         self._log.append(
             SharedAccess(
                 region.owner,
                 region.allocation,
                 relative,
-                write,
+                access.write,
                 stream.id,
                 stream.name,
-                stream.clock[stream.id],
+                access.epoch,
                 dict(stream.clock),
-                what,
+                access.what,
                 buffer,
-                self._op_index.get(op, 0),
+                self._op_index.get(access.op.op, 0),
                 self.rank,
                 len(self._log),
             )

@@ -1,7 +1,8 @@
 """
 Mutation testing of the race checker (tests/test_race_mutations.py): the lowered programs of the
 test corpus, each with one `hir.synchronize` or `hir.wait` deleted (one mutant per op), run with
-the race checker. A mutant is *killed* when a run reports a race.
+the race checker. A mutant is *killed* when a run reports a race. The programs as lowered must
+run without one.
 
     python tests/race_mutants.py                                   # single-device corpus
     python tests/race_mutants.py --ops hir.set_current_stream      # what deleting a stream switch does
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorType
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_DIRS = (REPO / "examples", REPO / "tests" / "lit")
@@ -36,6 +37,8 @@ PIPELINES = {
 MUTATED_OPS = ("hir.synchronize", "hir.wait")
 NUM_STREAMS = (2, 3, 1)
 """A mutant is killed when any of these runs reports a race."""
+NUM_STREAMS_ORIGINAL = (1, 2, 3, 4, 8)
+"""The programs as lowered must run without a race with each of these."""
 
 
 @dataclass(frozen=True)
@@ -95,21 +98,47 @@ def _sources() -> Iterator[tuple[str, str]]:
                 yield name, text
 
 
-def _static_fusion_functions(module: ModuleOp) -> list[str]:
+def _static_functions(module: ModuleOp, hir_level: bool) -> list[str]:
+    """Functions of that level whose inputs are all buffers of static shapes (random inputs can be drawn)."""
     from hir.runtime.executor import is_hir_function
 
     names = []
     for op in module.walk():
-        if isinstance(op, func.FuncOp) and op.body.blocks and not is_hir_function(op):
+        if isinstance(op, func.FuncOp) and op.body.blocks and is_hir_function(op) == hir_level:
             types = op.function_type.inputs.data
-            if all(isinstance(t, TensorType) and DYNAMIC_INDEX not in t.get_shape() for t in types):
+            if all(isinstance(t, TensorType | MemRefType) and DYNAMIC_INDEX not in t.get_shape() for t in types):
                 names.append(op.sym_name.data)
     return names
 
 
+def hand_written() -> list[Lowered]:
+    """The hir-level functions of the corpus, written by hand, that the runtime can run."""
+    import hir
+    from hir.runtime.executor import compile_program
+
+    found = []
+    for name, text in _sources():
+        if "hir." not in text:
+            continue
+        try:
+            module = hir.parse(text, name)
+        except Exception:
+            continue
+        for entry in _static_functions(module, hir_level=True):
+            program = Lowered(f"{name}:{entry}/hand-written", module, entry, False)
+            if any("mesh" in op.properties for op in program.function.walk()):
+                continue  # needs one process per device
+            try:
+                compile_program(module, entry)
+            except Exception:  # an op the runtime does not run (test.op, func.call, a resharding launch)
+                continue
+            found.append(program)
+    return found
+
+
 def corpus(multidevice: bool) -> list[Lowered]:
     """
-    The lowered functions that have something to delete, in a fixed order: those that communicate
+    The lowered functions, in a fixed order: those that communicate
     (`multidevice`) or those that do not. A function that lowers the same with several backends is
     kept once, under the first backend's name (a single-device function is lowered once).
     """
@@ -123,7 +152,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
             module = hir.parse(text, name)
         except Exception:  # an error test
             continue
-        entries = _static_fusion_functions(module)
+        entries = _static_functions(module, hir_level=False)
         pipelines = PIPELINES.items() if multidevice else [("any-backend", PIPELINES["nccl"])]
         seen: set[tuple[str, str]] = set()
         new_by_backend = dict.fromkeys(PIPELINES, False)
@@ -143,8 +172,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
                     continue
                 seen.add(key)
                 new_by_backend[backend] = True
-                if any(op.name in MUTATED_OPS for op in function.walk()):
-                    found.append(program)
+                found.append(program)
     return found
 
 
@@ -157,13 +185,19 @@ def mutants(programs: list[Lowered], op_names: tuple[str, ...] = MUTATED_OPS) ->
     return found
 
 
-def verdict(module: ModuleOp, entry: str, session: object | None = None, device: str = "cpu") -> str:
+def verdict(
+    module: ModuleOp,
+    entry: str,
+    session: object | None = None,
+    device: str = "cpu",
+    num_streams: tuple[int, ...] = NUM_STREAMS,
+) -> str:
     """'race: <message>' for the first run that reports one, 'no race', or 'error: <message>'."""
     import hir
     from hir.runtime.inputs import random_inputs
 
     program = hir.compile_program(module, entry, race_check=True)
-    for n in NUM_STREAMS:
+    for n in num_streams:
         inputs = random_inputs(program.global_input_types, seed=0)
         try:
             if session is None:
@@ -191,11 +225,14 @@ def main(argv: list[str] | None = None) -> int:
         session = Session.from_environment(args.device)
     programs = corpus(args.multidevice)
     cases = mutants(programs, tuple(args.ops))
+    originals = [(p.name, verdict(p.module, p.entry, session, args.device, NUM_STREAMS_ORIGINAL)) for p in programs]
     results = []
     for m in cases:
         with m.applied() as module:
             results.append((m.name, verdict(module, m.program.entry, session, args.device)))
     if session is None or session.is_main:
+        for name, result in originals:
+            print(f"ORIGINAL {name} {result}", flush=True)
         for name, result in results:
             print(f"MUTANT {name} {result}", flush=True)
         killed = sum(r.startswith("race") for _, r in results)
