@@ -118,11 +118,15 @@ class Program:
         caller_stream = streams.current()
         try:
             self.body.run(frame)
+        except Exception as err:
+            if checker is not None and checker.race is not None:
+                raise checker.race from err  # the race came first and may be the cause
+            raise
         finally:
             streams.set_current(caller_stream)
-        if checker is not None:
-            checker.finish()
         results = [frame.env[s] for s in self.result_slots]
+        if checker is not None:
+            checker.finish(results)
         for k, out in enumerate(outputs):
             if out is not None and results[k] is not out:
                 out.copy_(results[k])

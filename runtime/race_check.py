@@ -181,7 +181,7 @@ class Access:
 
     @property
     def what(self) -> str:
-        """"the write by 'hir.launch' at f.mlir:3:5 (%i = 1)", or the description of the caller's access."""
+        """ "the write by 'hir.launch' at f.mlir:3:5 (%i = 1)", or the description of the caller's access."""
         if self.op is None:
             return self.kind
         return f"the {self.kind} by '{self.op.op.name}' at {self.op.at}{self.op.where(self.iteration)}"
@@ -344,14 +344,15 @@ class RaceChecker:
         for slot, value in accesses.allocs:
             self._allocate(env[slot], frame, stream, accesses, iteration, value)
 
-    def finish(self) -> None:
+    def finish(self, results: Sequence[Any]) -> None:
         """
-        At exit the caller's stream gets the inputs and outputs back (it may read, overwrite or
-        free them) and the program's buffers are freed: every access must be ordered before it.
-        Raises the first race (on every rank of a multi-device job, if any rank found one).
+        At exit the caller's stream gets the inputs and `results` back (it may read, overwrite or
+        free them) and the program's other buffers are freed: every access to them must be
+        ordered before it. Raises the first race (on every rank of a multi-device job, if any rank
+        found one).
         """
         if self.race is None:
-            self._check_exit()
+            self._check_exit(results)
         if self.ranks is not None:
             self.ranks.finish()
         if self.race is not None:
@@ -481,10 +482,22 @@ class RaceChecker:
                 f"back to {owner.name}, which allocated it, but {earlier.what} on {earlier.stream.name} is not "
                 f"ordered before {owner.name}: make it wait (hir.synchronize) before the deallocation",
             )
+            return
+        for key in [key for key in self._records.near(layout) if _contains(layout, key)]:
+            self._records.forget(key)  # checked: what comes next in this memory is a new allocation's
 
-    def _check_exit(self) -> None:
+    def _check_exit(self, results: Sequence[Any]) -> None:
         caller = self.caller
         pending = [a for a in self._records.all() if not caller.orders(a.stream.id, a.epoch)]
+        # A buffer allocated on another stream, not returned, goes back to that stream's pool when
+        # it is freed: work still pending there on it is ordered before any later use.
+        returned = [layout_of(t) for t in results if isinstance(t, torch.Tensor)]
+        elsewhere = [
+            layout
+            for layout, stream in self._allocated_on.items()
+            if stream is not caller and not any(layouts_overlap(layout, r) for r in returned)
+        ]
+        pending = [a for a in pending if not any(_contains(layout, a.layout) for layout in elsewhere)]
         if not pending:
             return
         first = min(pending, key=lambda a: a.seq)
@@ -516,9 +529,13 @@ class RaceChecker:
             return access.name
         layout = access.layout
         for root, name in self._roots:
-            if root.lo <= layout.lo and layout.hi <= root.hi:
+            if _contains(root, layout):
                 return name
         return _name(_view_source(access.value))
+
+
+def _contains(outer: Layout, inner: Layout) -> bool:
+    return outer.lo <= inner.lo and inner.hi <= outer.hi
 
 
 def _view_source(value: SSAValue) -> SSAValue:
