@@ -18,6 +18,7 @@ device and form the multi-device corpus, run on 2 ranks.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,6 +99,24 @@ def _sources() -> Iterator[tuple[str, str]]:
                 yield name, text
 
 
+@functools.cache
+def _parsed(multidevice: bool = False) -> tuple[tuple[str, str, ModuleOp], ...]:
+    """The modules of the corpus that parse and verify (the others are error tests), parsed once."""
+    import hir
+
+    found = []
+    for name, text in _sources():
+        if "#fusion.parallel" not in text and "hir." not in text:
+            continue  # neither a parallel fusion program nor a host program
+        if multidevice and "mesh" not in text:
+            continue
+        try:
+            found.append((name, text, hir.parse(text, name)))
+        except Exception:
+            continue
+    return tuple(found)
+
+
 def _static_functions(module: ModuleOp, hir_level: bool) -> list[str]:
     """Functions of that level whose inputs are all buffers of static shapes (random inputs can be drawn)."""
     from hir.runtime.executor import is_hir_function
@@ -113,17 +132,10 @@ def _static_functions(module: ModuleOp, hir_level: bool) -> list[str]:
 
 def hand_written() -> list[Lowered]:
     """The hir-level functions of the corpus, written by hand, that the runtime can run."""
-    import hir
     from hir.runtime.executor import compile_program
 
     found = []
-    for name, text in _sources():
-        if "hir." not in text:
-            continue
-        try:
-            module = hir.parse(text, name)
-        except Exception:
-            continue
+    for name, _, module in _parsed():
         for entry in _static_functions(module, hir_level=True):
             program = Lowered(f"{name}:{entry}/hand-written", module, entry, False)
             if any("mesh" in op.properties for op in program.function.walk()):
@@ -145,13 +157,9 @@ def corpus(multidevice: bool) -> list[Lowered]:
     import hir
 
     found: list[Lowered] = []
-    for name, text in _sources():
-        if "#fusion.parallel" not in text or (multidevice and "mesh" not in text):
-            continue  # nothing to run in parallel, or (multi-device) no device axis
-        try:
-            module = hir.parse(text, name)
-        except Exception:  # an error test
-            continue
+    for name, text, module in _parsed(multidevice):
+        if "#fusion.parallel" not in text:
+            continue  # nothing to run in parallel
         entries = _static_functions(module, hir_level=False)
         pipelines = PIPELINES.items() if multidevice else [("any-backend", PIPELINES["nccl"])]
         seen: set[tuple[str, str]] = set()
