@@ -310,11 +310,14 @@ class RaceChecker:
                 layout = layout_of(value)
                 self._roots.append((layout, name))
                 what = f"the caller's write of input #{i} ({name}) before the call"
-                self._record(Access(layout, True, self.caller, 1, self._next(), what, name=name))
+                self._record(
+                    Access(layout, True, self.caller, self.caller.clock[self.caller.id], self._next(), what, name=name)
+                )
         for k, out in enumerate(outputs):
             if out is not None:
                 what = f"the caller's write of preallocated output #{k} before the call"
-                self._record(Access(layout_of(out), True, self.caller, 1, self._next(), what, name=f"output #{k}"))
+                epoch = self.caller.clock[self.caller.id]
+                self._record(Access(layout_of(out), True, self.caller, epoch, self._next(), what, name=f"output #{k}"))
 
     def run_op(self, accesses: OpAccesses, step: Step, frame: Frame) -> None:
         """Checks and records what one op does, around its step."""

@@ -1,6 +1,6 @@
 """
 Mutation testing of the race checker (tests/test_race_mutations.py): the lowered programs of the
-test corpus, each with one `hir.synchronize` or `hir.wait` deleted (one mutant per op), run with
+test corpus, each with one `hir.synchronize`, `hir.wait` or `hir.barrier` deleted (one mutant per op), run with
 the race checker. A mutant is *killed* when a run reports a race. The programs as lowered must
 run without one.
 
@@ -35,7 +35,7 @@ PIPELINES = {
     "copy-engine": "stream-lowering{backend=copy-engine}",
     "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
 }
-MUTATED_OPS = ("hir.synchronize", "hir.wait")
+MUTATED_OPS = ("hir.synchronize", "hir.wait", "hir.barrier")
 NUM_STREAMS = (2, 3, 1)
 """A mutant is killed when any of these runs reports a race."""
 NUM_STREAMS_ORIGINAL = (1, 2, 3, 4, 8)
