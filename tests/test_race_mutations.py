@@ -8,7 +8,7 @@ listed below, each with the argument. The test fails when a mutant outside the l
 (the score dropped), when a listed one is killed (the argument no longer holds: remove it), when
 a run fails with something else than a race, and when the corpus shrinks.
 
-Last measured (CPU): single device, 105 programs, 128 mutants, 127 killed, 1 equivalent (100% of
+Last measured (CPU): single device, 105 programs, 132 mutants, 131 killed, 1 equivalent (100% of
 the others); two ranks (gloo), 16 programs, 48 mutants, 42 killed, 6 equivalent (100%).
 """
 
@@ -56,7 +56,7 @@ EQUIVALENT_MULTIDEVICE = {
 }
 
 # The corpus as of writing; fewer means programs went missing from it.
-MIN_PROGRAMS_SINGLE_DEVICE, MIN_HAND_WRITTEN, MIN_MUTANTS_SINGLE_DEVICE = 100, 35, 120
+MIN_PROGRAMS_SINGLE_DEVICE, MIN_HAND_WRITTEN, MIN_MUTANTS_SINGLE_DEVICE = 100, 35, 125
 MIN_PROGRAMS_MULTIDEVICE, MIN_MUTANTS_MULTIDEVICE = 15, 45
 
 
