@@ -33,14 +33,18 @@ def median_ms(program: hir.Program, x: torch.Tensor, num_streams: int, repeats: 
     return statistics.median(times) * 1e3
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--iterations", type=int, nargs="+", default=[16, 64, 256, 1024])
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--num-streams", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     print(f"{'iterations':>10} {'hir ops':>8} {'plain ms':>9} {'checked ms':>11} {'ratio':>6} {'us/access':>10}")
     for n in args.iterations:
         text = program_text(n, args.width)

@@ -91,6 +91,8 @@ STEPS: tuple[Step, ...] = (
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
     Step("nccl-examples", "every multi-device example, both backends, 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", *EXAMPLES),)),
     Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
+    Step("race-check", "the race checker on real streams: the corpus race-free and the mutation score, one GPU and 2 ranks over NCCL with symmetric memory", ((PY, "tests/race_mutants.py", "--device", "cuda"), torchrun("2", "tests/race_mutants.py", "--multidevice", "--device", "cuda"))),
+    Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
     Step("host-overhead", "host time per hir op against hand-written torch calls, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda"),), quick=("--repeats", "10", "--warmup", "2", "--chain", "1000")),
     Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
