@@ -136,18 +136,23 @@ func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>
 
 @pytest.mark.xfail(
     strict=True,
-    reason="bug 10: a type an op's constraints reject while parsing gives no file:line:col",
     raises=AssertionError,
+    reason="bug 10: an attribute or type that fails its own checks while parsing gives no file:line:col",
 )
-def test_bug10_type_constraint_errors_are_located(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "line",
+    ["%c3 = arith.constant 3 : ui8", "%c1 = arith.constant 1 : i0", "%c = arith.remui %i, %i : f32"],
+    ids=["unsigned-constant", "i0-constant", "operand-type"],
+)
+def test_bug10_type_constraint_errors_are_located(tmp_path: Path, line: str) -> None:
     path = tmp_path / "bug10.mlir"
-    path.write_text("""
-func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
-  %c3 = arith.constant 3 : ui8
+    path.write_text(f"""
+func.func @main(%a: memref<4xf32>, %i: index) -> memref<4xf32> {{
+  {line}
   func.return %a : memref<4xf32>
-}
+}}
 """)
-    result = run_hir_opt(path, [], 60)  # "hir-opt: error: Expected attribute #builtin.signedness<signless> ..."
+    result = run_hir_opt(path, [], 60)  # e.g. "hir-opt: error: Expected attribute #builtin.signedness<signless> ..."
     assert result.status == 1
     assert located_error(result.stderr, path), result.stderr
 
@@ -184,3 +189,22 @@ func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 
     assert "hir.peer_view" in communication_ops(lowered)
     # Device 0 runs the program too (SPMD) and takes no part in the mesh's communication, as with NCCL.
     hir.execute(lowered, [torch.ones(1, 1)], communicator=Communicator(0, 1))  # 'hir.device_index' op failed
+
+
+@pytest.mark.xfail(
+    strict=True, raises=ValueError, reason="bug 13: a loop bound naming the loop's own induction variable: ValueError"
+)
+def test_bug13_use_of_a_value_in_its_defining_op_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bug13.mlir"
+    path.write_text("""
+func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  hir.for %i = %c0 to %c1 step %i {
+  }
+  func.return %a : memref<4xf32>
+}
+""")
+    result = run_hir_opt(path, [], 60)  # ValueError: Forward declared values do not have an owner
+    assert result.status == 1
+    assert located_error(result.stderr, path), result.stderr
