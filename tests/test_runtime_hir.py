@@ -709,8 +709,8 @@ def test_cli_inputs_outputs_round_trip(tmp_path: Path) -> None:
 
 
 def test_cli_random_inputs_are_seeded_and_verbose_timings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = hir_run(SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "a.pt", "-v", "--device", "cpu")
-    b = hir_run(SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "b.pt", "--num-streams", "2")
+    a = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "a.pt", "-v", "--device", "cpu")
+    b = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "b.pt", "--num-streams", "2")
     c = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "8", "--outputs", tmp_path / "c.pt")
     for r in (a, b, c):
         assert r.returncode == 0, r.stderr
@@ -732,30 +732,30 @@ def test_cli_random_inputs_are_seeded_and_verbose_timings(tmp_path: Path, capsys
 
 def test_cli_entry_prints_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "two.mlir").write_text(SET_STREAM_HIR.read_text() + FUSION_DOUBLE)
-    result = hir_run(tmp_path / "two.mlir", "--entry", "double", "--device", "cpu")
+    result = hir_run_here(capsys, tmp_path / "two.mlir", "--entry", "double", "--device", "cpu")
     missing = hir_run_here(capsys, tmp_path / "two.mlir", "--entry", "nope")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("output #0: (4, 8) torch.float32 sum=")
     assert_clean_failure(missing, "no function @nope to run (functions: @main, @double)")
 
 
-def test_cli_reference_check_passes() -> None:
-    result = hir_run(SET_STREAM_HIR, "--reference", SET_STREAM, "--check", "--num-streams", "3")
+def test_cli_reference_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    result = hir_run_here(capsys, SET_STREAM_HIR, "--reference", SET_STREAM, "--check", "--num-streams", "3")
     assert result.returncode == 0, result.stderr
     assert "check: OK (1 outputs match the reference)" in result.stdout
 
 
-def test_cli_reference_check_fails_for_a_wrong_program(tmp_path: Path) -> None:
+def test_cli_reference_check_fails_for_a_wrong_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wrong = SET_STREAM_HIR.read_text().replace("fusion.set", "fusion.neg")
     assert wrong != SET_STREAM_HIR.read_text()
     (tmp_path / "wrong.hir.mlir").write_text(wrong)
-    result = hir_run(tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check")
+    result = hir_run_here(capsys, tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check")
     assert_clean_failure(result, "check failed")
     assert "output #0: Mismatched elements: 32 / 32" in result.stderr
 
 
 def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Every error exits 1 with `error:` and no traceback: two in processes of their own, the rest here."""
+    """Every error exits 1 with `error:` and no traceback: one in a process of its own, the rest here."""
     (tmp_path / "bad.mlir").write_text("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %y = fusion.nope\n}\n")
     (tmp_path / "undefined.mlir").write_text(
         "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %q : tensor<4xf32>\n}\n"
@@ -778,7 +778,7 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         ([SET_STREAM_HIR, "--entry", "nope"], "no function @nope to run (functions: @main)"),
     ]
     for k, (args, message) in enumerate(cases):
-        assert_clean_failure(hir_run(*args) if k in (0, 4) else hir_run_here(capsys, *args), message)
+        assert_clean_failure(hir_run(*args) if k == 4 else hir_run_here(capsys, *args), message)
 
 
 # -- CUDA -----------------------------------------------------------------------------------------
