@@ -75,6 +75,11 @@ def _run_request(conn: socket.socket) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        # The server's sys.stdin/stdout/stderr still describe the server's own files (read-ahead,
+        # and seekability: with lit's output in a file, `reconfigure` would seek a client's pipe).
+        sys.stdin = open(0, closefd=False)  # they live as long as the child
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", closefd=False)
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(dict(item.split("=", 1) for item in env))
