@@ -100,6 +100,33 @@ def for_loop(op: hir.ForOp, ctx: CompileContext) -> Step:
     return step
 
 
+@compiles(hir.StreamForOp)
+def stream_for(op: hir.StreamForOp, ctx: CompileContext) -> Step:
+    """The fork/join semantics of `hir.stream_for`, the same stream calls as its expansion makes."""
+    lb, ub, st = ctx.slot(op.lb), ctx.slot(op.ub), ctx.slot(op.step)
+    num_streams, main = ctx.slot(op.num_streams), ctx.slot(op.main)
+    iv, worker = ctx.slot(op.induction_var), ctx.slot(op.worker)
+    body = ctx.compile_block(op.body.block)
+
+    def step(frame: Frame) -> None:
+        env, streams = frame.env, frame.streams
+        caller, count = env[main], env[num_streams]
+        indices = range(env[lb], env[ub], env[st])
+        for i in indices:  # the fork, before any iteration's work
+            streams.set_current(streams.pool(i % count))
+            streams.wait_for(caller)
+        run = body.run
+        for i in indices:
+            stream = streams.pool(i % count)
+            streams.set_current(stream)
+            env[iv], env[worker] = i, stream
+            run(frame)
+            streams.set_current(caller)  # the join
+            streams.wait_for(stream)
+
+    return step
+
+
 # -- compute --------------------------------------------------------------------------------------
 
 

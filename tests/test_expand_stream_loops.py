@@ -1,0 +1,63 @@
+"""
+`hir.stream_for` runs as it is and after `hir-expand-stream-loops`, with the same results: the
+FileCheck inputs of the pass, for 1 to 8 streams.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+
+import hir
+from hir.dialects import hir as hir_dialect
+from hir.runtime.inputs import random_inputs
+
+LIT = Path(__file__).resolve().parent / "lit"
+NUM_STREAMS = (1, 2, 3, 8)
+
+
+def functions_on_buffers(path: Path) -> list[tuple[str, str]]:
+    """(file, function) of every function with only memref arguments and a hir.stream_for."""
+    found = []
+    for op in hir.parse_file(path).walk():
+        if not isinstance(op, func.FuncOp):
+            continue
+        buffers_only = all(isinstance(t, MemRefType) for t in op.function_type.inputs.data)
+        if buffers_only and any(isinstance(inner, hir_dialect.StreamForOp) for inner in op.walk()):
+            found.append((str(path.relative_to(LIT)), op.sym_name.data))
+    return found
+
+
+def run(module: ModuleOp, entry: str, inputs: list[torch.Tensor], num_streams: int) -> list[torch.Tensor]:
+    """The outputs, then the arguments as the program left them (the programs write in place)."""
+    arguments = [x.clone() for x in inputs]
+    return [*hir.execute(module, arguments, entry=entry, num_streams=num_streams), *arguments]
+
+
+CASES = functions_on_buffers(LIT / "passes" / "hir-expand-stream-loops" / "expand.mlir")
+
+
+def test_cases_found() -> None:
+    assert len(CASES) >= 3
+
+
+@pytest.mark.parametrize("num_streams", NUM_STREAMS)
+@pytest.mark.parametrize(("file", "entry"), CASES)
+def test_expansion_keeps_results(file: str, entry: str, num_streams: int) -> None:
+    text = (LIT / file).read_text()
+    module = hir.parse(text)
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    inputs = random_inputs(function.function_type.inputs.data, seed=num_streams)
+    expanded = hir.run_pipeline(hir.parse(text), "hir-expand-stream-loops")
+    assert not any(isinstance(op, hir_dialect.StreamForOp) for op in expanded.walk())
+    before = run(module, entry, inputs, num_streams)
+    after = run(expanded, entry, inputs, num_streams)
+    assert len(after) == len(before)
+    for got, want in zip(after, before):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    if any(isinstance(op, hir_dialect.LaunchOp) for op in function.walk()):  # not a vacuous comparison
+        assert any(not torch.equal(x, y) for x, y in zip(inputs, before[-len(inputs) :]))
