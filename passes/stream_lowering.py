@@ -11,6 +11,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from hir.passes.convert_fusion_to_hir import ConvertFusionToHirPass
 from hir.passes.decompose_resharding import DecomposeReshardingPass
+from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
@@ -20,7 +21,7 @@ from hir.passes.lower_communication import LowerCommunicationPass
 class StreamLoweringPass(ModulePass):
     """
     fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
-    hir-lower-communication, cse; each is also a pass of its own. `policy` is fusion-segment's
+    hir-lower-communication, hir-expand-stream-loops, cse; each is also a pass of its own. `policy` is fusion-segment's
     option, `backend` and `chunks` hir-lower-communication's.
     """
 
@@ -37,6 +38,7 @@ class StreamLoweringPass(ModulePass):
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
             LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            ExpandStreamLoopsPass(),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         ]
         for stage in stages:

@@ -1,6 +1,7 @@
 """
 `hir.stream_for` runs as it is and after `hir-expand-stream-loops`, with the same results: the
-FileCheck inputs of the pass, for 1 to 8 streams.
+FileCheck inputs of the pass and stream-lowering's programs before the expansion, for 1 to 8
+streams.
 """
 
 from __future__ import annotations
@@ -61,3 +62,26 @@ def test_expansion_keeps_results(file: str, entry: str, num_streams: int) -> Non
         torch.testing.assert_close(got, want, rtol=0, atol=0)
     if any(isinstance(op, hir_dialect.LaunchOp) for op in function.walk()):  # not a vacuous comparison
         assert any(not torch.equal(x, y) for x, y in zip(inputs, before[-len(inputs) :]))
+
+
+@pytest.mark.parametrize("num_streams", NUM_STREAMS)
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "fusion-segment,convert-fusion-to-hir,hir-loop-fusion",
+        "fusion-segment,convert-fusion-to-hir,hir-loop-fusion,hir-expand-stream-loops",
+    ],
+)
+def test_lowered_before_and_after_expansion(pipeline: str, num_streams: int) -> None:
+    """A chain of stream-parallel ops, lowered up to the loops or all the way, equals the reference."""
+    text = (LIT / "passes" / "stream-lowering" / "two_sets.mlir").read_text()
+    reference = hir.parse(text)
+    function = next(op for op in reference.walk() if isinstance(op, func.FuncOp))
+    inputs = random_inputs(function.function_type.inputs.data, seed=1)
+    lowered = hir.run_pipeline(hir.parse(text), pipeline)
+    loops = sum(isinstance(op, hir_dialect.StreamForOp) for op in lowered.walk())
+    assert loops == (0 if pipeline.endswith("expand-stream-loops") else 1)
+    expected = hir.execute(reference, inputs, entry=function.sym_name.data)
+    actual = hir.execute(lowered, inputs, entry=function.sym_name.data, num_streams=num_streams)
+    for got, want in zip(actual, expected):
+        torch.testing.assert_close(got, want)
