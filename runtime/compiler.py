@@ -21,6 +21,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from hir.diagnostics import LocatedError
+from hir.runtime.communicator import Communicator
+from hir.runtime.streams import Streams
 
 
 class _Unset:
@@ -37,9 +39,9 @@ class Frame:
 
     env: list[Any]
     device: torch.device
-    streams: Any
+    streams: Streams
     num_streams: int
-    communicator: Any = None
+    communicator: Communicator | None = None
     preallocated: dict[int, torch.Tensor] = field(default_factory=dict)
     """Allocate-result slot -> the caller's output buffer to use instead."""
     slots: dict[SSAValue, int] = field(default_factory=dict)

@@ -21,9 +21,11 @@ from hir.dialects import hir
 
 # The per-dialect step compilers register themselves on import.
 from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
+from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
+from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
-from hir.runtime.streams import streams_for
+from hir.runtime.streams import Streams
 
 FUSION_TYPE_ATTR = "fusion.type"
 """Arg/result attribute of a lowered function: the fusion-level tensor type the buffer stands for."""
@@ -85,17 +87,25 @@ class Program:
         device: str | torch.device | None = None,
         num_streams: int = 4,
         outputs: Sequence[torch.Tensor | None] | None = None,
-        communicator: Any = None,
+        communicator: Communicator | None = None,
+        streams: Streams | None = None,
     ) -> list[Any]:
-        run_device = _pick_device(device, inputs)
-        self._check_inputs(inputs, run_device)
-        outputs = self._check_outputs(outputs, inputs, run_device)
+        """
+        Runs the program on `device` (default: that of the first tensor input, else CPU), with
+        `num_streams` worker streams, writing into the preallocated `outputs` where given.
+        `communicator` connects the devices of a multi-device run; `streams` replaces the
+        device's streams (with a wrapper that records or checks the stream calls).
+        """
+        on = run_device(device, inputs)
+        self._check_inputs(inputs, on)
+        outputs = self._check_outputs(outputs, inputs, on)
         if num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
-        streams = streams_for(run_device)
+        if streams is None:
+            streams = streams_for(on)
         frame = Frame(
             env=[UNSET] * len(self.slots),
-            device=run_device,
+            device=on,
             streams=streams,
             num_streams=num_streams,
             communicator=communicator,
@@ -193,15 +203,6 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
             names.append(op.sym_name.data)
     available = ", ".join(f"@{n}" for n in names) or "none"
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
-
-
-def _pick_device(device: str | torch.device | None, inputs: Sequence[Any]) -> torch.device:
-    if device is not None:
-        return torch.device(device)
-    for value in inputs:
-        if isinstance(value, torch.Tensor):
-            return value.device
-    return torch.device("cpu")
 
 
 def _fmt_shape(shape: Sequence[int]) -> str:

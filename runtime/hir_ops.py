@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 from hir.dialects import fusion, hir
+from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, compiles
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
@@ -227,13 +230,14 @@ def synchronize(op: hir.SynchronizeOp, ctx: CompileContext) -> Step:
 # -- communication --------------------------------------------------------------------------------
 
 
-@compiles(hir.AllgatherOp, hir.AllreduceOp, hir.ReduceScatterOp, hir.BroadcastOp, hir.SendOp, hir.RecvOp)
-def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
+Post = Callable[[Communicator, list[Any]], Work | None]
+"""Posts a communication with its operands' values; returns what `hir.wait` waits for."""
+
+
+def communication(op: hir.CommunicationOp, ctx: CompileContext, post: Post) -> Step:
     operands = ctx.slots_of(op.operands)
     out = ctx.slot(op.result)
     mesh = op.mesh_ids
-    name = op.name.removeprefix("hir.")
-    props = {name: _python_value(v) for name, v in op.properties.items() if name != "mesh"}
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
@@ -243,16 +247,45 @@ def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
                 "device (hir-run under torchrun, or execute(..., communicator=...))"
             )
         env = frame.env
-        env[out] = communicator.post(name, [env[s] for s in operands], mesh, props)
+        env[out] = post(communicator, [env[s] for s in operands])
 
     return step
 
 
-def _python_value(attr: Attribute) -> int | str:
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    assert isinstance(attr, StringAttr)
-    return attr.data
+@compiles(hir.AllgatherOp)
+def allgather(op: hir.AllgatherOp, ctx: CompileContext) -> Step:
+    axis, mesh = op.axis.value.data, op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.allgather(*values, axis, mesh))
+
+
+@compiles(hir.AllreduceOp)
+def allreduce(op: hir.AllreduceOp, ctx: CompileContext) -> Step:
+    kind, mesh = op.kind.data, op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.allreduce(*values, kind, mesh))
+
+
+@compiles(hir.ReduceScatterOp)
+def reduce_scatter(op: hir.ReduceScatterOp, ctx: CompileContext) -> Step:
+    axis, kind, mesh = op.axis.value.data, op.kind.data, op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.reduce_scatter(*values, axis, kind, mesh))
+
+
+@compiles(hir.BroadcastOp)
+def broadcast(op: hir.BroadcastOp, ctx: CompileContext) -> Step:
+    mesh = op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.broadcast(*values, mesh))
+
+
+@compiles(hir.SendOp)
+def send(op: hir.SendOp, ctx: CompileContext) -> Step:
+    mesh = op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.send(*values, mesh))
+
+
+@compiles(hir.RecvOp)
+def recv(op: hir.RecvOp, ctx: CompileContext) -> Step:
+    mesh = op.mesh_ids
+    return communication(op, ctx, lambda c, values: c.recv(*values, mesh))
 
 
 @compiles(hir.WaitOp)

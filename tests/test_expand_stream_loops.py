@@ -1,7 +1,7 @@
 """
-`hir.stream_for` runs as it is and after `hir-expand-stream-loops`, with the same results: the
-FileCheck inputs of the pass and stream-lowering's programs before the expansion, for 1 to 8
-streams.
+`hir.stream_for` runs as it is and after `hir-expand-stream-loops` with the same results (the
+FileCheck inputs of the pass, and stream-lowering's programs before the expansion, for 1 to 8
+streams) and the same stream calls, in the same order.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 import hir
 from hir.dialects import hir as hir_dialect
 from hir.runtime.inputs import random_inputs
+from hir.runtime.streams import CpuStreams, Stream
 
 LIT = Path(__file__).resolve().parent / "lit"
 NUM_STREAMS = (1, 2, 3, 8)
@@ -62,6 +63,45 @@ def test_expansion_keeps_results(file: str, entry: str, num_streams: int) -> Non
         torch.testing.assert_close(got, want, rtol=0, atol=0)
     if any(isinstance(op, hir_dialect.LaunchOp) for op in function.walk()):  # not a vacuous comparison
         assert any(not torch.equal(x, y) for x, y in zip(inputs, before[-len(inputs) :]))
+
+
+class RecordingStreams(CpuStreams):
+    """CPU streams that log every call of the `Streams` protocol."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def current(self) -> Stream:
+        self.calls.append(("current", None))
+        return "caller"
+
+    def set_current(self, stream: Stream) -> None:
+        self.calls.append(("set_current", stream))
+
+    def pool(self, index: int) -> Stream:
+        self.calls.append(("pool", index))
+        return f"pool {index}"
+
+    def wait_for(self, stream: Stream) -> None:
+        self.calls.append(("wait_for", stream))
+
+
+@pytest.mark.parametrize("num_streams", [1, 3])
+@pytest.mark.parametrize(("file", "entry"), CASES)
+def test_expansion_makes_the_same_stream_calls(file: str, entry: str, num_streams: int) -> None:
+    text = (LIT / file).read_text()
+    module = hir.parse(text)
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    inputs = random_inputs(function.function_type.inputs.data, seed=0)
+    logs = []
+    for program in (module, hir.run_pipeline(hir.parse(text), "hir-expand-stream-loops")):
+        streams = RecordingStreams()
+        hir.compile_program(program, entry)(inputs, num_streams=num_streams, streams=streams)
+        logs.append(streams.calls)
+    assert logs[0] == logs[1]
+    first_work = next(k for k, call in enumerate(logs[0]) if call == ("set_current", "caller"))
+    forks = [call for call in logs[0][:first_work] if call == ("wait_for", "caller")]
+    assert forks, "no fork before the first join"
 
 
 @pytest.mark.parametrize("num_streams", NUM_STREAMS)

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 import hir
 from hir.diagnostics import LocatedError
 from hir.runtime import streams as runtime_streams
+from hir.runtime.device import streams_for
 from hir.runtime.inputs import random_inputs
 from hir.tools.hir_run import main as hir_run_main
 
@@ -787,7 +788,7 @@ SLEEP_CYCLES = 200_000_000  # ~0.1 s at 2 GHz: far longer than the host takes to
 
 
 def pool_streams(count: int) -> list[torch.cuda.Stream]:
-    pool = runtime_streams.streams_for(torch.device("cuda"))
+    pool = streams_for(torch.device("cuda"))
     return [pool.pool(k) for k in range(count)]
 
 
