@@ -24,8 +24,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -38,11 +36,10 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
+from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
 from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
-
-FUSION_TYPE_ATTR = "fusion.type"
 
 
 def buffer_type(t: Attribute) -> MemRefType:
@@ -409,15 +406,13 @@ class FunctionConverter:
     def _new_function(self) -> func.FuncOp:
         ftype = self.source.function_type
         outputs = [buffer_type(t) for t in ftype.outputs.data]
-        arg_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.inputs.data])
-        res_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.outputs.data])
         converted = func.FuncOp(
             self.source.sym_name.data,
             (list(self.block.arg_types), outputs),
             Region(self.block),
             self.source.sym_visibility,
-            arg_attrs=arg_attrs,
-            res_attrs=res_attrs,
+            arg_attrs=fusion_type_attrs(list(ftype.inputs.data)),
+            res_attrs=fusion_type_attrs(list(ftype.outputs.data)),
         )
         converted.location = self.source.location
         return converted
@@ -441,13 +436,6 @@ def device_iterated_axis(unit: Operation, axes: dict[SSAValue, int]) -> int | No
         return None
     axis = axes.get(unit.operands[0])
     return axis if axis is not None and axis == layout_of(unit.operands[0].type).didx_axis else None
-
-
-def is_fusion_function(op: Operation) -> bool:
-    if not isinstance(op, func.FuncOp) or not op.body.blocks:
-        return False
-    types = [*op.function_type.inputs.data, *op.function_type.outputs.data]
-    return not any(isinstance(t, MemRefType) for t in types) and any(isinstance(t, TensorType) for t in types)
 
 
 @dataclass(frozen=True)

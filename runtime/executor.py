@@ -18,17 +18,17 @@ from xdsl.ir import Attribute
 
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
-
-# The per-dialect step compilers register themselves on import.
-from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
+from hir.dialects.functions import fusion_types, is_hir_function
+from hir.dialects.shape_rules import fmt
+from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.streams import Streams
 
-FUSION_TYPE_ATTR = "fusion.type"
-"""Arg/result attribute of a lowered function: the fusion-level tensor type the buffer stands for."""
+STEP_COMPILERS = std_ops.COMPILERS | fusion_ops.COMPILERS | hir_ops.COMPILERS
+"""How the runtime compiles each op class it can execute, from the tables of the dialect modules."""
 
 
 @dataclass
@@ -63,22 +63,12 @@ class Program:
     @property
     def global_output_types(self) -> list[Attribute]:
         """The unsharded (fusion-level) output types, recorded as result attributes by the lowering."""
-        res_attrs = self.func.res_attrs.data if self.func.res_attrs is not None else ()
-        types = list(self.output_types)
-        for i, attrs in enumerate(res_attrs):
-            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
-                types[i] = original
-        return types
+        return fusion_types(self.func, results=True)
 
     @property
     def global_input_types(self) -> list[Attribute]:
-        """The unsharded (fusion-level) input types: a lowered function records them as arg attributes."""
-        arg_attrs = self.func.arg_attrs.data if self.func.arg_attrs is not None else ()
-        types = list(self.input_types)
-        for i, attrs in enumerate(arg_attrs):
-            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
-                types[i] = original
-        return types
+        """The unsharded (fusion-level) input types, recorded as argument attributes by the lowering."""
+        return fusion_types(self.func)
 
     def __call__(
         self,
@@ -166,30 +156,24 @@ class Program:
 def compile_program(module: ModuleOp, entry: str = "main") -> Program:
     """Compiles `@entry` of a verified module."""
     function = _find_function(module, entry)
-    ctx = CompileContext()
+    compilation = CompileContext(STEP_COMPILERS)
     args = function.body.block.args
-    arg_slots = ctx.slots_of(args)
-    body = ctx.compile_block(function.body.block)
+    arg_slots = compilation.slots_of(args)
+    body = compilation.compile_block(function.body.block)
     terminator = function.body.block.last_op
     assert isinstance(terminator, func.ReturnOp)
-    result_slots = ctx.slots_of(terminator.arguments)
+    result_slots = compilation.slots_of(terminator.arguments)
     allocated = {
-        k: ctx.slot(v)
+        k: compilation.slot(v)
         for k, v in enumerate(terminator.arguments)
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
-    return Program(function, body, ctx.slots, arg_slots, result_slots, allocated)
+    return Program(function, body, compilation.slots, arg_slots, result_slots, allocated)
 
 
 def execute(module: ModuleOp, inputs: Sequence[Any], *, entry: str = "main", **options: Any) -> list[Any]:
     """Compiles and runs `@entry` once; `options` are those of `Program.__call__`."""
     return compile_program(module, entry)(inputs, **options)
-
-
-def is_hir_function(function: func.FuncOp) -> bool:
-    """A lowered program works on buffers; a fusion-level one on tensors."""
-    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
-    return any(isinstance(t, MemRefType) for t in types)
 
 
 def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -205,10 +189,6 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _fmt_shape(shape: Sequence[int]) -> str:
-    return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) or "scalar"
-
-
 def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
     if isinstance(t, IndexType | IntegerType):
         if not isinstance(value, int):
@@ -220,9 +200,7 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
         raise LocatedError(where, f"{what} must be a torch.Tensor ({t}), got {type(value).__name__}")
     expected = t.get_shape()
     if len(expected) != value.dim() or any(e not in (DYNAMIC_INDEX, d) for e, d in zip(expected, value.shape)):
-        raise LocatedError(
-            where, f"{what} has shape {_fmt_shape(tuple(value.shape))}, expected {_fmt_shape(expected)} ({t})"
-        )
+        raise LocatedError(where, f"{what} has shape {fmt(tuple(value.shape))}, expected {fmt(expected)} ({t})")
     dtype = shaped_dtype(t)
     if value.dtype != dtype:
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")

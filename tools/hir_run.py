@@ -49,9 +49,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> None:
     clock = _Clock(args.verbose)
     import hir
+    from hir.dialects.functions import is_hir_function
     from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
     from hir.runtime.distributed import Session
-    from hir.runtime.executor import compile_program, is_hir_function
+    from hir.runtime.executor import compile_program
 
     session = Session.from_environment(args.device)
     clock.lap(f"started: {session.describe()}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, TensorType
 from xdsl.ir import Attribute, SSAValue
@@ -93,9 +94,28 @@ UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
 BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
 
-def with_axes_format(name: str) -> str:
-    """`%x NAME = [..] attr-dict : type(x) -> type(result)`: an op on one tensor with an axis-list property."""
+def axes_format(name: str) -> str:
+    """`%x NAME = [..] attr-dict : type(x) -> type(result)`"""
     return f"$x `{name}` `=` custom<IntList>(${name}) attr-dict `:` type($x) `->` type($result)"
+
+
+class AxesFusionOp(FusionOp, ABC):
+    """
+    An op on one tensor with an axis-list property, written `%x NAME = [..]`: the subclass declares
+    the property (`dims = prop_def(DenseArrayBase)`), names it in AXES and takes `axes_format(AXES)`.
+    """
+
+    AXES: ClassVar[str]
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, axes: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[x], result_types=[result_type], properties={self.AXES: int_array(axes)})
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return array_values(self.properties[self.AXES])
 
 
 class UnaryFusionOp(FusionOp, ABC):
@@ -114,11 +134,17 @@ class UnaryFusionOp(FusionOp, ABC):
         return rules.elementwise_map(len(shape_of(self.x)), 1)
 
 
+def verify_float(op: FusionOp) -> None:
+    """Ops defined on floats only (exp, tanh, div): the element type is a float."""
+    elt = element_type_of(op.results[0])
+    if not isinstance(elt, AnyFloat):
+        raise VerifyException(f"{op.name} needs a floating-point element type, got {elt}")
+
+
 class FloatUnaryFusionOp(UnaryFusionOp, ABC):
     def verify_element_types(self) -> None:
         super().verify_element_types()
-        if not isinstance(element_type_of(self.x), AnyFloat):
-            raise VerifyException(f"{self.name} needs a floating-point element type, got {element_type_of(self.x)}")
+        verify_float(self)
 
 
 @irdl_op_definition
@@ -207,8 +233,7 @@ class DivOp(BinaryFusionOp):
 
     def verify_element_types(self) -> None:
         super().verify_element_types()
-        if not isinstance(element_type_of(self.lhs), AnyFloat):
-            raise VerifyException(f"fusion.div needs a floating-point element type, got {element_type_of(self.lhs)}")
+        verify_float(self)
 
 
 @irdl_op_definition
@@ -220,19 +245,17 @@ class MaximumOp(BinaryFusionOp):
 
 
 @irdl_op_definition
-class BroadcastOp(FusionOp):
-    """Unsqueeze + expand: `dims` are the new axes of the result."""
+class ExpandOp(AxesFusionOp):
+    """
+    `fusion.broadcast`: unsqueeze + expand, `dims` are the new axes of the result. A shape op on
+    one device (no communication: the collective broadcast is `hir.broadcast`).
+    """
 
     name = "fusion.broadcast"
+    AXES: ClassVar[str] = "dims"
 
-    x = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    assembly_format = with_axes_format("dims")
-
-    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+    assembly_format = axes_format("dims")
 
     def result_shape(self) -> rules.Shape:
         result = shape_of(self.result)
@@ -258,19 +281,14 @@ class BroadcastOp(FusionOp):
 
 
 @irdl_op_definition
-class PermuteOp(FusionOp):
+class PermuteOp(AxesFusionOp):
     """`x.permute(perm)`: result axis i is operand axis perm[i]."""
 
     name = "fusion.permute"
+    AXES: ClassVar[str] = "perm"
 
-    x = operand_def(TensorType)
     perm = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    assembly_format = with_axes_format("perm")
-
-    def __init__(self, x: SSAValue, perm: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"perm": int_array(perm)})
+    assembly_format = axes_format("perm")
 
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)
@@ -295,17 +313,13 @@ class PermuteOp(FusionOp):
 # -- reductions -----------------------------------------------------------------------------------
 
 
-class ReductionFusionOp(FusionOp, ABC):
+class ReductionFusionOp(AxesFusionOp, ABC):
     """Reduces the axes `dims`; the result drops them."""
 
-    x = operand_def(TensorType)
+    AXES: ClassVar[str] = "dims"
+
     dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    assembly_format = with_axes_format("dims")
-
-    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+    assembly_format = axes_format("dims")
 
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)

@@ -51,7 +51,7 @@ from hir.dialects.hir.communication import (
     TransferOp,
     WaitOp,
 )
-from hir.dialects.hir.launch import LaunchOp, is_resharding_launch
+from hir.dialects.hir.launch import LaunchOp
 from hir.dialects.hir.loops import ForOp, StreamForOp, YieldOp
 from hir.dialects.hir.streams import GetCurrentStreamOp, NumStreamsOp, SetCurrentStreamOp, StreamOp, SynchronizeOp
 from hir.dialects.hir.symmetric import BarrierOp, DeviceIndexOp, PeerViewOp
@@ -124,7 +124,6 @@ __all__ = [
     "YieldOp",
     "chunk_result_type",
     "contiguous_strides",
-    "is_resharding_launch",
     "memref_strides",
     "read",
     "select_result_type",

@@ -56,6 +56,16 @@ class LaunchOp(IRDLOperation):
     def __init__(self, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region):
         super().__init__(operands=[ins, outs], regions=[body])
 
+    @property
+    def is_resharding(self) -> bool:
+        """
+        Whether the region sees or yields global, encoded tensors: a communication still to be
+        lowered (by hir-lower-communication), which the runtime refuses to run.
+        """
+        terminator = self.body.block.last_op
+        values = [*self.body.block.args, *(terminator.operands if terminator is not None else ())]
+        return any(isinstance(v.type, TensorType) and not isinstance(v.type.encoding, NoneAttr) for v in values)
+
     def effects(self) -> set[EffectInstance]:
         return {read(v) for v in self.ins} | {write(v) for v in self.outs} | {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE}
 
@@ -123,10 +133,3 @@ class LaunchOp(IRDLOperation):
         if attributes is not None:
             op.attributes |= attributes.data
         return op
-
-
-def is_resharding_launch(op: LaunchOp) -> bool:
-    """A launch whose region sees or yields global, encoded tensors: a communication to be lowered."""
-    terminator = op.body.block.last_op
-    values = [*op.body.block.args, *(terminator.operands if terminator is not None else ())]
-    return any(isinstance(v.type, TensorType) and not isinstance(v.type.encoding, NoneAttr) for v in values)

@@ -92,6 +92,19 @@ def with_implicit_terminator(op: ForOp | StreamForOp) -> None:
         ensure_terminator(op, trait)
 
 
+def print_loop_body(printer: Printer, op: ForOp | StreamForOp) -> None:
+    """` { body } {attributes}`: the region without its implicit `hir.yield`, then the attributes."""
+    printer.print_string(" ")
+    printer.print_region(op.body, print_entry_block_args=False, print_block_terminators=False)
+    printer.print_op_attributes(op.attributes)
+
+
+def parse_loop_attributes(parser: Parser, op: ForOp | StreamForOp) -> None:
+    """The attributes after the body; a parsed body without a terminator gets its `hir.yield`."""
+    op.attributes |= parser.parse_optional_attr_dict()
+    with_implicit_terminator(op)
+
+
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """A host loop `lb to ub step s` with an index block argument (no loop-carried values)."""
@@ -119,17 +132,13 @@ class ForOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         print_loop_header(printer, self.induction_var, self.lb, self.ub, self.step)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
-        printer.print_op_attributes(self.attributes)
+        print_loop_body(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> ForOp:
         iv, lb, ub, step = parse_loop_header(parser)
-        body = parser.parse_region((iv.resolve(IndexType()),))
-        op = cls(lb, ub, step, body)
-        op.attributes |= parser.parse_optional_attr_dict()
-        with_implicit_terminator(op)
+        op = cls(lb, ub, step, parser.parse_region((iv.resolve(IndexType()),)))
+        parse_loop_attributes(parser, op)
         return op
 
 
@@ -208,9 +217,7 @@ class StreamForOp(IRDLOperation):
         printer.print_ssa_value(self.main)
         if self.peel_first is not None:
             printer.print_string(" peel_first")
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
-        printer.print_op_attributes(self.attributes)
+        print_loop_body(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> StreamForOp:
@@ -226,6 +233,5 @@ class StreamForOp(IRDLOperation):
         peel_first = parser.parse_optional_keyword("peel_first") is not None
         body = parser.parse_region((iv.resolve(IndexType()), worker.resolve(StreamType())))
         op = cls(lb, ub, step, num_streams, main, body, peel_first)
-        op.attributes |= parser.parse_optional_attr_dict()
-        with_implicit_terminator(op)
+        parse_loop_attributes(parser, op)
         return op

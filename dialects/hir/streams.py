@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from abc import ABC
+
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
@@ -66,11 +68,8 @@ class NumStreamsOp(IRDLOperation):
         super().__init__(result_types=[IndexType()])
 
 
-@irdl_op_definition
-class SetCurrentStreamOp(IRDLOperation):
-    """Makes `stream` current for what follows."""
-
-    name = "hir.set_current_stream"
+class OnStreamOp(IRDLOperation, ABC):
+    """An op on one stream (`hir.X %stream`), whose effects its subclass declares."""
 
     stream = operand_def(StreamType)
 
@@ -79,27 +78,26 @@ class SetCurrentStreamOp(IRDLOperation):
 
     def __init__(self, stream: SSAValue):
         super().__init__(operands=[stream])
+
+
+@irdl_op_definition
+class SetCurrentStreamOp(OnStreamOp):
+    """Makes `stream` current for what follows."""
+
+    name = "hir.set_current_stream"
 
     def effects(self) -> set[EffectInstance]:
         return {write(resource=CurrentStream())}
 
 
 @irdl_op_definition
-class SynchronizeOp(IRDLOperation):
+class SynchronizeOp(OnStreamOp):
     """
     The current stream waits for everything enqueued so far on `stream` (an event record on
     `stream` plus a wait on the current one; the host never blocks).
     """
 
     name = "hir.synchronize"
-
-    stream = operand_def(StreamType)
-
-    traits = traits_def(HirEffects())
-    assembly_format = "$stream attr-dict"
-
-    def __init__(self, stream: SSAValue):
-        super().__init__(operands=[stream])
 
     def effects(self) -> set[EffectInstance]:
         return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE}
