@@ -1,5 +1,5 @@
 """
-The runtime on hir programs: hand-written stream pipelines of the DESIGN.md section 4 shape,
+The runtime on hir programs: hand-written stream pipelines of the shape stream-lowering emits,
 launches that write into views, the checks and errors of `execute`, the `hir-run` CLI, and on
 CUDA the streams themselves (pool reuse, the caller's stream, and races a missing
 `hir.synchronize` causes).
@@ -94,7 +94,7 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor) -> None:
     assert error < (1e-2 if ref.dtype == torch.bfloat16 else 1e-3), f"relative error {error:.3g}"
 
 
-# -- stream programs (DESIGN.md section 4) --------------------------------------------------------
+# -- stream programs (fork loop + main loop, as stream-lowering emits them) -----------------------
 
 
 @dataclass

@@ -261,7 +261,7 @@ CASES: list[Case] = [
     ),
     *(matmul_case(a, b, c, axis, chunks, "f32") for a, b, c, axis in MATMULS for chunks in (None, 2)),
     *(linear_case(bias, axis, chunks) for bias in (False, True) for axis in (0, 1, 2) for chunks in (None, 2)),
-    # The matmul of DESIGN.md on N and on M in float64 and bfloat16.
+    # A 2-D matmul streamed on M and on N, in float64 and bfloat16.
     *(matmul_case((8, 16), (16, 6), (8, 6), axis, None, elt) for axis in (0, 1) for elt in ("f64", "bf16")),
     matmul_case((6, 8, 16), (1, 16, 4), (6, 8, 4), 0, 3, "bf16"),
     Case(
