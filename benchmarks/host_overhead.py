@@ -25,7 +25,7 @@ from xdsl.dialects import func
 
 import hir
 from hir.dialects import hir as hir_dialect
-from hir.runtime.streams import streams_for
+from hir.runtime.device import streams_for
 
 
 def program_text(iterations: int, width: int) -> str:

@@ -1,5 +1,5 @@
 """
-The runtime on hir programs: hand-written stream pipelines of the DESIGN.md section 4 shape,
+The runtime on hir programs: hand-written stream pipelines of the shape stream-lowering emits,
 launches that write into views, the checks and errors of `execute`, the `hir-run` CLI, and on
 CUDA the streams themselves (pool reuse, the caller's stream, and races a missing
 `hir.synchronize` causes).
@@ -22,6 +22,7 @@ import torch.nn.functional as F
 import hir
 from hir.diagnostics import LocatedError
 from hir.runtime import streams as runtime_streams
+from hir.runtime.device import streams_for
 from hir.runtime.inputs import random_inputs
 from hir.tools.hir_run import main as hir_run_main
 
@@ -93,7 +94,7 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor) -> None:
     assert error < (1e-2 if ref.dtype == torch.bfloat16 else 1e-3), f"relative error {error:.3g}"
 
 
-# -- stream programs (DESIGN.md section 4) --------------------------------------------------------
+# -- stream programs (fork loop + main loop, as stream-lowering emits them) -----------------------
 
 
 @dataclass
@@ -787,7 +788,7 @@ SLEEP_CYCLES = 200_000_000  # ~0.1 s at 2 GHz: far longer than the host takes to
 
 
 def pool_streams(count: int) -> list[torch.cuda.Stream]:
-    pool = runtime_streams.streams_for(torch.device("cuda"))
+    pool = streams_for(torch.device("cuda"))
     return [pool.pool(k) for k in range(count)]
 
 
