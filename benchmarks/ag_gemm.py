@@ -34,7 +34,7 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
 
 import hir
-from hir.runtime.distributed import Communicator
+from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
 FUSION_MODULE = """
 func.func @main(%a: tensor<{D}x{MD}x{K}x{T}, #fusion.parallel<[didx, serial, serial], mesh = [{MESH}]>>,

@@ -30,7 +30,7 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
 from ag_gemm import DTYPES, build_program, max_over_ranks, relative_error, run_program, timed
 
-from hir.runtime.distributed import Communicator
+from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
 FUSION_MODULE = """
 func.func @main(%a: tensor<{S}x{D}x{D}x{MSD}x{KD}x{T}, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [{MESH}]>>,

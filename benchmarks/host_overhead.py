@@ -1,6 +1,6 @@
 """
 Host overhead of the hir runtime: microseconds per executed hir op for a stream-pipelined loop of
-small launches (DESIGN.md section 4: fork loop + main loop), against the same torch calls written
+small launches (an expanded `hir.stream_for`: fork loop + main loop), against the same torch calls written
 by hand, on one machine in one run. Then xDSL's own `Interpreter` against our closures on a
 straight-line chain of trivial ops (the reason runtime/compiler.py compiles to closures).
 
@@ -25,7 +25,7 @@ from xdsl.dialects import func
 
 import hir
 from hir.dialects import hir as hir_dialect
-from hir.runtime.streams import streams_for
+from hir.runtime.device import streams_for
 
 
 def program_text(iterations: int, width: int) -> str:

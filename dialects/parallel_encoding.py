@@ -165,11 +165,6 @@ class Layout:
     def didx_axis(self) -> int | None:
         return _index_of(self.kinds, DIDX)
 
-    @property
-    def sharding(self) -> tuple[int | None, tuple[int, ...]]:
-        """What decides where data lives: the didx axis and the mesh."""
-        return self.didx_axis, self.mesh
-
 
 def layout_of(t: Attribute) -> Layout:
     """The parallel layout of a tensor type (all serial, single device when no encoding)."""

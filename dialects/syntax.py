@@ -1,8 +1,9 @@
-"""Small parsing/printing helpers shared by the custom assembly formats of both dialects."""
+"""Parsing/printing pieces shared by the assembly formats of both dialects."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
@@ -36,17 +37,6 @@ def format_int_list(values: Iterable[int]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
-def parse_optional_operands(parser: Parser) -> list[UnresolvedOperand]:
-    """An undelimited, possibly empty `%a, %b, ...` list."""
-    first = parser.parse_optional_unresolved_operand()
-    if first is None:
-        return []
-    operands = [first]
-    while parser.parse_optional_punctuation(","):
-        operands.append(parser.parse_unresolved_operand())
-    return operands
-
-
 def parse_type_list(parser: Parser) -> list[Attribute]:
     """An undelimited, non-empty `t1, t2, ...` list."""
     types = [parser.parse_type()]
@@ -77,8 +67,58 @@ def print_assignments(printer: Printer, args: Sequence[SSAValue], values: Sequen
     )
 
 
-def print_values(printer: Printer, values: Sequence[SSAValue]) -> None:
-    printer.print_list(values, printer.print_operand)
+@dataclass
+class InsList:
+    """A parsed `ins(%arg = %value, ... : type, ...)`: region arguments bound to operands."""
+
+    args: list[Parser.UnresolvedArgument]
+    values: list[UnresolvedOperand]
+    types: list[Attribute]
+    region_types: list[Attribute | None]
+    """Per value, the type its region argument has instead of the default (`type as region_type`)."""
+
+
+def parse_ins(parser: Parser, allow_region_types: bool = False) -> InsList:
+    """
+    `ins(%arg = %value, ... : type, ...)`, possibly empty; with `allow_region_types`, a type may
+    be followed by `as TYPE`, the type the region argument has.
+    """
+
+    def typed() -> tuple[Attribute, Attribute | None]:
+        t = parser.parse_type()
+        return t, parser.parse_type() if allow_region_types and parser.parse_optional_keyword("as") else None
+
+    parser.parse_keyword("ins")
+    parser.parse_punctuation("(")
+    if parser.parse_optional_punctuation(")"):
+        return InsList([], [], [], [])
+    pairs = parse_assignments(parser)
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, typed)
+    parser.parse_punctuation(")")
+    return InsList([a for a, _ in pairs], [v for _, v in pairs], [t for t, _ in types], [r for _, r in types])
+
+
+def print_ins(
+    printer: Printer,
+    args: Sequence[SSAValue],
+    values: Sequence[SSAValue],
+    region_types: Sequence[Attribute | None] | None = None,
+) -> None:
+    """` ins(%arg = %value, ... : type [as region_type], ...)`"""
+
+    def typed(k: int) -> None:
+        printer.print_attribute(values[k].type)
+        if region_types is not None and region_types[k] is not None:
+            printer.print_string(" as ")
+            printer.print_attribute(region_types[k])  # type: ignore[arg-type]
+
+    printer.print_string(" ins(")
+    print_assignments(printer, args, values)
+    if values:
+        printer.print_string(" : ")
+        printer.print_list(range(len(values)), typed)
+    printer.print_string(")")
 
 
 def print_types(printer: Printer, types: Sequence[Attribute]) -> None:

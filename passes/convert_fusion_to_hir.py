@@ -4,16 +4,15 @@
 Each *unit* (a bare fusion op or a `fusion.segment`) becomes, in program order:
 
 - not stream-parallel: `hir.allocate` of its outputs, then one `hir.launch` on whole buffers;
-- stream-parallel (DESIGN.md section 4): the allocations, a *fork* loop in which every worker
-  stream waits for the caller's stream, then the *main* loop: set stream `i mod num_streams`,
-  a view (`hir.alias_select`, or `hir.alias_chunk` for `stream(N)`) of every operand whose axis
-  the loop iterates (found through the ops' axis maps, see `stream_axes`), a `hir.launch` into
-  the output views, back to the caller's stream, which waits for the worker.
+- stream-parallel: the allocations, then a `hir.stream_for` forked from the caller's stream
+  (iteration i on pool stream `i mod num_streams`) whose body holds a view (`hir.alias_select`,
+  or `hir.alias_chunk` for `stream(N)`) of every operand whose axis the loop iterates (found
+  through the ops' axis maps, see `stream_axes`) and a `hir.launch` into the output views.
 
-The fork loop stays out of the main loop: inside it, iteration i+1's worker would wait for
-everything the caller's stream waited for at the end of iteration i, serializing the pipeline.
-`hir-loop-fusion` later merges adjacent loops. Buffers have the *local* shape (a `didx` axis has
-extent 1); each argument and result records its fusion-level type as `fusion.type`.
+`hir-loop-fusion` later merges adjacent stream loops, and `hir-expand-stream-loops` turns each
+into the fork loop and main loop of explicit stream ops. Buffers have the *local* shape (a
+`didx` axis has extent 1); each argument and result records its fusion-level type as
+`fusion.type`.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -39,11 +36,10 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
+from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
 from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
-
-FUSION_TYPE_ATTR = "fusion.type"
 
 
 def buffer_type(t: Attribute) -> MemRefType:
@@ -166,17 +162,11 @@ class FunctionConverter:
         axes = propagate_axes(unit)
         ops, outs = self.allocate_outputs(unit)
         trip_count = self.trip_count(unit, outs, iteration)
-        ops.append(self.fork_loop(trip_count))
-
-        body = Block(arg_types=[IndexType()])
+        body = self.stream_body()
         i = body.args[0]
-        i.name_hint = "i"
-        stream = self.loop_prologue(body, i)
         if global_view and (shard_axis := device_iterated_axis(unit, axes)) is not None:
             body.add_ops(self.shard_broadcast(unit, iteration, shard_axis, i, outs, body))
-            body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
-            ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
-            return ops
+            return [*ops, self.stream_for(trip_count, body)]
         inputs = unit_inputs(unit)
         ins: list[SSAValue] = []
         arg_axes = input_axes(unit, axes)
@@ -201,9 +191,24 @@ class FunctionConverter:
         launch = hir.LaunchOp(ins, out_views, region)
         launch.location = unit.location
         body.add_op(launch)
-        body.add_ops([hir.SetCurrentStreamOp(self.main_stream()), hir.SynchronizeOp(stream)])
-        ops.append(hir.ForOp(self.constant(0), trip_count, self.constant(1), body))
-        return ops
+        return [*ops, self.stream_for(trip_count, body)]
+
+    def stream_body(self) -> Block:
+        """The body of a stream loop: `%i` and its worker stream `%s`."""
+        # The values the loop uses, made at the top of the function in this order.
+        self.num_streams()
+        self.main_stream()
+        self.constant(0)
+        self.constant(1)
+        body = Block(arg_types=[IndexType(), hir.StreamType()])
+        body.args[0].name_hint, body.args[1].name_hint = "i", "s"
+        return body
+
+    def stream_for(self, trip_count: SSAValue, body: Block) -> hir.StreamForOp:
+        """`0..trip_count` on pool streams, forked from and joined into the caller's stream."""
+        return hir.StreamForOp(
+            self.constant(0), trip_count, self.constant(1), self.num_streams(), self.main_stream(), body
+        )
 
     def shard_broadcast(
         self, unit: Operation, iteration: Iteration, axis: int, i: SSAValue, outs: Sequence[SSAValue], body: Block
@@ -298,22 +303,6 @@ class FunctionConverter:
         axis = layout_of(unit.results[0].type).stream_axis
         assert axis is not None
         return self.extent(outs[0], axis)
-
-    def fork_loop(self, trip_count: SSAValue) -> hir.ForOp:
-        body = Block(arg_types=[IndexType()])
-        body.args[0].name_hint = "i"
-        self.loop_prologue(body, body.args[0])
-        body.add_op(hir.SynchronizeOp(self.main_stream()))
-        return hir.ForOp(self.constant(0), trip_count, self.constant(1), body)
-
-    def loop_prologue(self, body: Block, i: SSAValue) -> SSAValue:
-        """`stream(i mod num_streams)` made current; returns the stream."""
-        k = arith.RemUIOp(i, self.num_streams())
-        k.result.name_hint = "k"
-        stream = hir.StreamOp(k.result)
-        stream.result.name_hint = "s"
-        body.add_ops([k, stream, hir.SetCurrentStreamOp(stream.result)])
-        return stream.result
 
     def view(self, body: Block, buffer: SSAValue, index: SSAValue, axis: int | None, chunks: int | None) -> SSAValue:
         assert axis is not None
@@ -417,15 +406,13 @@ class FunctionConverter:
     def _new_function(self) -> func.FuncOp:
         ftype = self.source.function_type
         outputs = [buffer_type(t) for t in ftype.outputs.data]
-        arg_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.inputs.data])
-        res_attrs = ArrayAttr([DictionaryAttr({FUSION_TYPE_ATTR: t}) for t in ftype.outputs.data])
         converted = func.FuncOp(
             self.source.sym_name.data,
             (list(self.block.arg_types), outputs),
             Region(self.block),
             self.source.sym_visibility,
-            arg_attrs=arg_attrs,
-            res_attrs=res_attrs,
+            arg_attrs=fusion_type_attrs(list(ftype.inputs.data)),
+            res_attrs=fusion_type_attrs(list(ftype.outputs.data)),
         )
         converted.location = self.source.location
         return converted
@@ -449,13 +436,6 @@ def device_iterated_axis(unit: Operation, axes: dict[SSAValue, int]) -> int | No
         return None
     axis = axes.get(unit.operands[0])
     return axis if axis is not None and axis == layout_of(unit.operands[0].type).didx_axis else None
-
-
-def is_fusion_function(op: Operation) -> bool:
-    if not isinstance(op, func.FuncOp) or not op.body.blocks:
-        return False
-    types = [*op.function_type.inputs.data, *op.function_type.outputs.data]
-    return not any(isinstance(t, MemRefType) for t in types) and any(isinstance(t, TensorType) for t in types)
 
 
 @dataclass(frozen=True)

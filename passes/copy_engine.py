@@ -29,44 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import fusion, hir
 from hir.dialects.shape_rules import operand_axis_to_result_axis
-
-
-@dataclass
-class MainLoop:
-    """A main stream loop as convert-fusion-to-hir emits it: prologue, work, epilogue."""
-
-    loop: hir.ForOp
-    stream: SSAValue
-    main: SSAValue
-    num_streams: SSAValue
-    prologue_end: Operation
-
-    @staticmethod
-    def match(loop: hir.ForOp) -> MainLoop | None:
-        ops = list(loop.body.block.ops)
-        if len(ops) < 6:
-            return None
-        remui, stream, set_stream = ops[:3]
-        restore, join = ops[-3], ops[-2]  # the last op is the implicit hir.yield
-        if not (
-            isinstance(remui, arith.RemUIOp)
-            and remui.lhs is loop.induction_var
-            and isinstance(stream, hir.StreamOp)
-            and stream.index is remui.result
-            and isinstance(set_stream, hir.SetCurrentStreamOp)
-            and set_stream.stream is stream.result
-            and isinstance(restore, hir.SetCurrentStreamOp)
-            and isinstance(join, hir.SynchronizeOp)
-            and join.stream is stream.result
-        ):
-            return None
-        return MainLoop(loop, stream.result, restore.stream, remui.rhs, set_stream)
 
 
 def _copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
@@ -80,12 +48,12 @@ def _copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
 
 def exchange_shards_over_copy_engine(function: func.FuncOp, chunks: int = 0) -> bool:
     """
-    Rewrites every didx -> stream broadcast loop of `function`; True if any was. `chunks` splits
-    each remote shard into that many pushes, each consumed as soon as it lands (0: chosen from
-    the shard's size, see `auto_chunks`).
+    Rewrites every didx -> stream broadcast loop (a `hir.stream_for`) of `function`; True if any
+    was. `chunks` splits each remote shard into that many pushes, each consumed as soon as it
+    lands (0: chosen from the shard's size, see `auto_chunks`).
     """
     changed = False
-    for loop in [op for op in function.body.block.ops if isinstance(op, hir.ForOp)]:
+    for loop in [op for op in function.body.block.ops if isinstance(op, hir.StreamForOp)]:
         changed |= _rewrite_loop(function, loop, chunks)
     return changed
 
@@ -124,7 +92,7 @@ class _Exchange:
     slots: SSAValue
 
 
-def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.ForOp) -> _Exchange | None:
+def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> _Exchange | None:
     view = broadcast.output.owner
     if not isinstance(view, hir.AliasSelectOp) or view.index is not loop.induction_var:
         return None
@@ -139,11 +107,10 @@ def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.ForOp) -> _Exchange | Non
     return _Exchange(broadcast, view, slots)
 
 
-def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
-    main_loop = MainLoop.match(loop)
+def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int) -> bool:
     body = loop.body.block
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
-    if main_loop is None or not broadcasts:
+    if not broadcasts:
         return False
     exchanges = [_exchange_of(b, loop) for b in broadcasts]
     meshes = {b.mesh_ids for b in broadcasts}
@@ -151,14 +118,11 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
         return False
     mesh = meshes.pop()
 
-    # Before the loops: this device's index, the comm stream (forked from the caller's stream
-    # together with the worker streams), and symmetric slot buffers in place of the plain ones.
-    anchor: Operation = loop
-    if isinstance(prev := loop.prev_op, hir.ForOp):
-        anchor = prev  # the fork loop that precedes this one
+    # Before the loop: this device's index, the comm stream (forked from the caller's stream
+    # before the worker streams are), and symmetric slot buffers in place of the plain ones.
     rank = hir.DeviceIndexOp(mesh)
     rank.result.name_hint = "rank"
-    comm = hir.StreamOp(main_loop.num_streams)
+    comm = hir.StreamOp(loop.num_streams)
     comm.result.name_hint = "comm"
     setup: list[Operation] = [rank, comm]
     symmetric: dict[SSAValue, SSAValue] = {}
@@ -170,9 +134,9 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
             buffer.result.name_hint = f"{exchange.slots.name_hint or 'slots'}_symmetric"
             setup.append(buffer)
             symmetric[exchange.slots] = buffer.result
-    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(main_loop.main)]
-    setup.append(hir.SetCurrentStreamOp(main_loop.main))
-    Rewriter.insert_op(setup, InsertPoint.before(anchor))
+    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(loop.main)]
+    setup.append(hir.SetCurrentStreamOp(loop.main))
+    Rewriter.insert_op(setup, InsertPoint.before(loop))
 
     # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
     iv, trips = loop.induction_var, loop.ub
@@ -183,9 +147,9 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
     behind = arith.SubiOp(ahead.result, iv)
     target = arith.RemUIOp(behind.result, trips)
     target.result.name_hint = "to"
-    Rewriter.insert_op([total, device, ahead, behind, target], InsertPoint.after(main_loop.prologue_end))
+    Rewriter.insert_op([total, device, ahead, behind, target], InsertPoint.at_start(body))
     op = target.next_op
-    while op is not None:  # the work and the epilogue: everything after the prologue
+    while op is not None:  # the work
         if iv in op.operands:
             op.operands = [device.result if o is iv else o for o in op.operands]
         op = op.next_op
@@ -199,14 +163,15 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
             target.result,
             rank.result,
             comm.result,
-            main_loop,
+            loop,
             chunks,
         )
     for old in symmetric:
         if not old.uses:
             Rewriter.erase_op(old.owner)  # type: ignore[arg-type]
 
-    _peel_first_iteration(loop, loop)
+    # Enqueue the first iteration's GEMM, on the local shard, as straight-line code right after the fork.
+    loop.properties["peel_first"] = UnitAttr()
 
     # At the end: wait for the comm stream, and meet once more, so no device pushes into a peer's
     # buffer (in its next run) while the peer may still read it.
@@ -216,22 +181,6 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.ForOp, chunks: int) -> bool:
     return True
 
 
-def _peel_first_iteration(loop: hir.ForOp, before: Operation) -> None:
-    """Runs iteration `lb` as straight-line code before `before`; the loop starts one step later."""
-    bounds = [v.owner for v in (loop.lb, loop.ub)]
-    if not all(isinstance(b, arith.ConstantOp) for b in bounds):
-        return
-    lb, ub = (b.value.value.data for b in bounds)  # type: ignore[union-attr]
-    if ub <= lb:
-        return
-    mapping: dict[SSAValue, SSAValue] = {loop.induction_var: loop.lb}
-    body = [op.clone(value_mapper=mapping) for op in loop.body.block.ops if not isinstance(op, hir.YieldOp)]
-    Rewriter.insert_op(body, InsertPoint.before(before))
-    start = arith.AddiOp(loop.lb, loop.step)
-    Rewriter.insert_op(start, InsertPoint.before(loop))
-    loop.operands = [start.result, loop.ub, loop.step]
-
-
 def _rewrite_broadcast(
     exchange: _Exchange,
     symmetric: SSAValue,
@@ -239,7 +188,7 @@ def _rewrite_broadcast(
     target: SSAValue,
     rank: SSAValue,
     comm: SSAValue,
-    main_loop: MainLoop,
+    loop: hir.StreamForOp,
     chunks: int,
 ) -> None:
     broadcast, view = exchange.broadcast, exchange.slot_view
@@ -253,8 +202,8 @@ def _rewrite_broadcast(
     received.result.name_hint = "received"
     assert isinstance(broadcast.input.type, MemRefType)
     count = chunks or auto_chunks(broadcast.input.type)
-    if count > 1 and (plan := _chunk_plan(broadcast, main_loop, count)) is not None:
-        _rewrite_chunked(broadcast, view, plan, remote, peer, peer_slot, received, comm, main_loop, count)
+    if count > 1 and (plan := _chunk_plan(broadcast, loop, count)) is not None:
+        _rewrite_chunked(broadcast, view, plan, remote, peer, peer_slot, received, comm, loop, count)
         return
     then = Block()
     then.add_ops(
@@ -264,7 +213,7 @@ def _rewrite_broadcast(
             peer_slot,
             _copy_launch(broadcast.input, peer_slot.result),
             hir.BarrierOp(mesh),
-            hir.SetCurrentStreamOp(main_loop.stream),
+            hir.SetCurrentStreamOp(loop.worker),
             hir.SynchronizeOp(comm),
             scf.YieldOp(),
         ]
@@ -275,7 +224,7 @@ def _rewrite_broadcast(
     Rewriter.insert_op([remote, push, received, shard], InsertPoint.before(broadcast))
 
     # Readers of the slot read the received shard, or the local one in place.
-    body = main_loop.loop.body.block
+    body = loop.body.block
     for reader in [op for op in body.ops if broadcast.is_before_in_block(op)]:
         if any(_same_view(o, broadcast.output) for o in reader.operands):
             reader.operands = [shard.result if _same_view(o, broadcast.output) else o for o in reader.operands]
@@ -291,9 +240,9 @@ class _ChunkPlan:
     result_axis: int
 
 
-def _chunk_plan(broadcast: hir.BroadcastOp, main_loop: MainLoop, count: int) -> _ChunkPlan | None:
+def _chunk_plan(broadcast: hir.BroadcastOp, loop: hir.StreamForOp, count: int) -> _ChunkPlan | None:
     """Chunk the slot's outer axis; the consumer must be one launch of one fusion op that maps it."""
-    body = main_loop.loop.body.block
+    body = loop.body.block
     readers = [
         op
         for op in body.ops
@@ -354,7 +303,7 @@ def _rewrite_chunked(
     peer_slot: hir.AliasSelectOp,
     received: hir.AliasSelectOp,
     comm: SSAValue,
-    main_loop: MainLoop,
+    loop: hir.StreamForOp,
     count: int,
 ) -> None:
     """
@@ -378,7 +327,7 @@ def _rewrite_chunked(
             target_chunk,
             _copy_launch(source_chunk.result, target_chunk.result),
             hir.BarrierOp(broadcast.mesh_ids),
-            hir.SetCurrentStreamOp(main_loop.stream),
+            hir.SetCurrentStreamOp(loop.worker),
             hir.SynchronizeOp(comm),
         ]
     )
@@ -404,7 +353,7 @@ def _rewrite_chunked(
     branch = scf.IfOp(remote.result, [], Region(then), Region(local))
     Rewriter.insert_op([remote, zero, step, trips, branch], InsertPoint.before(reader))
     Rewriter.erase_op(reader)
-    _erase_broadcast(broadcast, view, main_loop.loop.body.block)
+    _erase_broadcast(broadcast, view, loop.body.block)
 
 
 def _erase_broadcast(broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, body: Block) -> None:
@@ -436,7 +385,7 @@ def _same_view(a: SSAValue, b: SSAValue) -> bool:
     )
 
 
-def _only_used_in(buffer: SSAValue, loop: hir.ForOp) -> bool:
+def _only_used_in(buffer: SSAValue, loop: hir.StreamForOp) -> bool:
     """Whether every use of `buffer` is inside `loop`."""
     for use in buffer.uses:
         op: Operation | None = use.operation

@@ -74,18 +74,6 @@ def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> 
     return new
 
 
-def _is_resharding(launch: hir.LaunchOp) -> bool:
-    """
-    `hir.is_resharding_launch`, or a launch that yields an encoded tensor: a set from a tensor
-    without a mesh (its region argument has no encoding) to a sharded one is a scatter too.
-    """
-    terminator = launch.body.block.last_op
-    yielded = terminator.operands if isinstance(terminator, hir.YieldOp) else ()
-    return hir.is_resharding_launch(launch) or any(
-        isinstance(v.type, TensorType) and not isinstance(v.type.encoding, NoneAttr) for v in yielded
-    )
-
-
 def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSAValue, int | None]]) -> None:
     """Reports (not guesses around) a buffer the collective cannot use as it is."""
     for buffer, axis in buffers:
@@ -101,7 +89,7 @@ def _require_contiguous(launch: hir.LaunchOp, what: str, buffers: list[tuple[SSA
 class LowerReshardingLaunch(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, launch: hir.LaunchOp, rewriter: PatternRewriter) -> None:
-        if not _is_resharding(launch):
+        if not launch.is_resharding:
             return
         ops = [o for o in launch.body.block.ops if not isinstance(o, hir.YieldOp)]
         if len(ops) != 1 or not isinstance(ops[0], fusion.SetOp | fusion.SumOp) or len(launch.outs) != 1:

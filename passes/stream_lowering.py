@@ -11,6 +11,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from hir.passes.convert_fusion_to_hir import ConvertFusionToHirPass
 from hir.passes.decompose_resharding import DecomposeReshardingPass
+from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
@@ -20,9 +21,9 @@ from hir.passes.lower_communication import LowerCommunicationPass
 class StreamLoweringPass(ModulePass):
     """
     Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
-    fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication and cse; each
-    is also a pass of its own. `policy` is fusion-segment's option, `backend` and `chunks`
-    hir-lower-communication's.
+    fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
+    hir-expand-stream-loops and cse; each is also a pass of its own. `policy` is fusion-segment's
+    option, `backend` and `chunks` hir-lower-communication's.
     """
 
     name = "stream-lowering"
@@ -39,6 +40,7 @@ class StreamLoweringPass(ModulePass):
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
             LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            ExpandStreamLoopsPass(),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )
 

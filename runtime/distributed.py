@@ -3,9 +3,10 @@ How a run is placed: one process on one device, or, under torchrun, one process 
 running the same hir program on its own shards (SPMD). Device id == global rank.
 
 `Session` turns the user's global inputs into this rank's shards (by the `fusion.type` each
-argument of a lowered function records) and gathers the outputs back; `Communicator` carries the
-hir collectives over torch.distributed process groups, one per mesh (gloo on CPU, NCCL on CUDA),
-posted asynchronously and waited by `hir.wait` on the current stream.
+argument of a lowered function records) and gathers the outputs back; `ProcessGroupCommunicator`
+implements the runtime's `Communicator` over torch.distributed process groups, one per mesh, on
+the transport of the device kind (`runtime/device.py`: gloo on CPU, NCCL on CUDA), posted
+asynchronously and waited by `hir.wait` on the current stream.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from hir.dialects.parallel_encoding import layout_of
+from hir.runtime.communicator import Mesh, Work
+from hir.runtime.device import DeviceKind, kind_of, requested_kind
+from hir.runtime.executor import Program
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -42,16 +46,16 @@ def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
     return t.view(t.shape[axis:])
 
 
-class Communicator:
-    """hir collectives among the processes of a torch.distributed job."""
+class ProcessGroupCommunicator:
+    """The runtime's `Communicator` among the processes of a torch.distributed job."""
 
     def __init__(self, rank: int, world_size: int):
         self.rank = rank
         self.world_size = world_size
-        self.groups: dict[tuple[int, ...], Any] = {}
+        self.groups: dict[Mesh, Any] = {}
         self.symmetric = SymmetricHeap(self)
 
-    def position_in(self, mesh: tuple[int, ...]) -> int:
+    def position_in(self, mesh: Mesh) -> int:
         if self.rank not in mesh:
             raise ValueError(f"device {self.rank} is not in mesh {list(mesh)}")
         return mesh.index(self.rank)
@@ -64,11 +68,11 @@ class Communicator:
     def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
         return self.symmetric.peer_view(buffer, device_id)
 
-    def barrier(self, mesh: tuple[int, ...]) -> None:
+    def barrier(self, mesh: Mesh) -> None:
         if self.rank in mesh:
             self.symmetric.barrier(mesh)
 
-    def prepare(self, meshes: Iterable[tuple[int, ...]]) -> None:
+    def prepare(self, meshes: Iterable[Mesh]) -> None:
         """Creates a process group per mesh; every rank calls this with the same meshes (collective)."""
         for mesh in sorted(set(meshes)):
             if mesh in self.groups:
@@ -80,60 +84,72 @@ class Communicator:
             full = mesh == tuple(range(self.world_size))
             self.groups[mesh] = dist.group.WORLD if full else dist.new_group(list(mesh))
 
-    def post(self, name: str, operands: Sequence[Any], mesh: tuple[int, ...], props: dict[str, Any]) -> Any:
+    def group(self, mesh: Mesh) -> Any:
+        """The process group of `mesh`, or None when this device is not in it."""
         if self.rank not in mesh:
-            return None  # this device takes no part; its buffers are not meaningful
+            return None
         if mesh not in self.groups:
             self.prepare([mesh])
-        group = self.groups[mesh]
-        return getattr(self, f"_{name}")(group, mesh, *operands, **props)
+        return self.groups[mesh]
 
-    def _allgather(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, axis: int) -> Any:
-        if any(d != 1 for d in out.shape[:axis]):
-            raise ValueError(f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(out.shape)}")
-        source = _from_axis(inp.contiguous(), axis)
-        if out.is_contiguous():
-            return dist.all_gather_into_tensor(_from_axis(out, axis), source, group=group, async_op=True)
-        temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
+    def allgather(self, input: torch.Tensor, output: torch.Tensor, axis: int, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        if any(d != 1 for d in output.shape[:axis]):
+            raise ValueError(
+                f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(output.shape)}"
+            )
+        source = _from_axis(input.contiguous(), axis)
+        if output.is_contiguous():
+            return dist.all_gather_into_tensor(_from_axis(output, axis), source, group=group, async_op=True)
+        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
         work = dist.all_gather_into_tensor(_from_axis(temporary, axis), source, group=group, async_op=True)
-        return _CopyBack(work, out, temporary)
+        return _CopyBack(work, output, temporary)
 
-    def _allreduce(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, kind: str) -> Any:
-        if inp.data_ptr() != out.data_ptr():
-            out.copy_(inp)
-        if out.is_contiguous():
-            return dist.all_reduce(out, op=_REDUCE_OPS[kind], group=group, async_op=True)
-        temporary = out.contiguous()
-        return _CopyBack(dist.all_reduce(temporary, op=_REDUCE_OPS[kind], group=group, async_op=True), out, temporary)
+    def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        if input.data_ptr() != output.data_ptr():
+            output.copy_(input)
+        if output.is_contiguous():
+            return dist.all_reduce(output, op=_REDUCE_OPS[kind], group=group, async_op=True)
+        temporary = output.contiguous()
+        work = dist.all_reduce(temporary, op=_REDUCE_OPS[kind], group=group, async_op=True)
+        return _CopyBack(work, output, temporary)
 
-    def _reduce_scatter(
-        self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, axis: int, kind: str
-    ) -> Any:
-        if any(d != 1 for d in inp.shape[:axis]):
-            raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(inp.shape)}")
+    def reduce_scatter(
+        self, input: torch.Tensor, output: torch.Tensor, axis: int, kind: str, mesh: Mesh
+    ) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        if any(d != 1 for d in input.shape[:axis]):
+            raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(input.shape)}")
         op = _REDUCE_OPS[kind]
-        source = _from_axis(inp.contiguous(), axis)
-        if out.is_contiguous():
-            return dist.reduce_scatter_tensor(_from_axis(out, axis), source, op=op, group=group, async_op=True)
-        temporary = torch.empty(out.shape, dtype=out.dtype, device=out.device)
-        return _CopyBack(
-            dist.reduce_scatter_tensor(_from_axis(temporary, axis), source, op=op, group=group, async_op=True),
-            out,
-            temporary,
-        )
+        source = _from_axis(input.contiguous(), axis)
+        if output.is_contiguous():
+            return dist.reduce_scatter_tensor(_from_axis(output, axis), source, op=op, group=group, async_op=True)
+        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
+        work = dist.reduce_scatter_tensor(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
+        return _CopyBack(work, output, temporary)
 
-    def _broadcast(self, group: Any, mesh: tuple[int, ...], inp: torch.Tensor, out: torch.Tensor, root: int) -> Any:
-        if self.rank == mesh[root] and inp.data_ptr() != out.data_ptr():
-            out.copy_(inp)
-        if out.is_contiguous():
-            return dist.broadcast(out, src=mesh[root], group=group, async_op=True)
-        temporary = out.contiguous()
-        return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), out, temporary)
+    def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        if self.rank == mesh[root] and input.data_ptr() != output.data_ptr():
+            output.copy_(input)
+        if output.is_contiguous():
+            return dist.broadcast(output, src=mesh[root], group=group, async_op=True)
+        temporary = output.contiguous()
+        return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
 
-    def _send(self, group: Any, mesh: tuple[int, ...], buffer: torch.Tensor, peer: int) -> Any:
+    def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
+        if self.group(mesh) is None:
+            return None
         return dist.isend(buffer.contiguous(), dst=mesh[peer])
 
-    def _recv(self, group: Any, mesh: tuple[int, ...], buffer: torch.Tensor, peer: int) -> Any:
+    def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
+        if self.group(mesh) is None:
+            return None
         if buffer.is_contiguous():
             return dist.irecv(buffer, src=mesh[peer])
         temporary = torch.empty(buffer.shape, dtype=buffer.dtype, device=buffer.device)
@@ -151,7 +167,7 @@ class SymmetricHeap:
     process-group barrier, since CPU work runs in order).
     """
 
-    def __init__(self, communicator: Communicator):
+    def __init__(self, communicator: ProcessGroupCommunicator):
         self.communicator = communicator
         self.buffers: dict[object, torch.Tensor] = {}
         self.handles: dict[int, Any] = {}
@@ -217,7 +233,7 @@ class SymmetricHeap:
         self.peer_views[key] = view
         return view
 
-    def barrier(self, mesh: tuple[int, ...]) -> None:
+    def barrier(self, mesh: Mesh) -> None:
         if self.handles:
             next(iter(self.handles.values())).barrier(channel=0)
         else:
@@ -262,31 +278,21 @@ class Session:
 
     def __init__(self, device: torch.device, rank: int = 0, world_size: int = 1):
         self.device = device
+        self.kind: DeviceKind = kind_of(device)
         self.rank = rank
         self.world_size = world_size
-        self.communicator = Communicator(rank, world_size) if world_size > 1 else None
+        self.communicator = ProcessGroupCommunicator(rank, world_size) if world_size > 1 else None
 
     @classmethod
     def from_environment(cls, device: str | None = None) -> Session:
+        """The session torchrun's environment describes (one process, when there is none) on `device`'s kind."""
+        kind = requested_kind(device)
         world_size = int(os.environ.get("WORLD_SIZE", "1"))
-        if device is None:
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device == "cuda" and not torch.cuda.is_available():
-            raise ValueError("--device cuda, but torch sees no CUDA device")
         if world_size == 1:
-            return cls(torch.device(device))
+            return cls(torch.device(kind.name))
         rank = int(os.environ["RANK"])
-        local_rank = int(os.environ.get("LOCAL_RANK", rank))
-        timeout = timedelta(seconds=float(os.environ.get("HIR_DIST_TIMEOUT", "120")))
-        if device == "cuda":
-            if local_rank >= torch.cuda.device_count():
-                raise ValueError(f"local rank {local_rank} but only {torch.cuda.device_count()} CUDA devices")
-            torch.cuda.set_device(local_rank)
-            run_device = torch.device("cuda", local_rank)
-            dist.init_process_group("nccl", timeout=timeout, device_id=run_device)
-        else:
-            run_device = torch.device("cpu")
-            dist.init_process_group("gloo", timeout=timeout)
+        run_device = kind.process_device(int(os.environ.get("LOCAL_RANK", rank)))
+        kind.init_process_group(run_device, timedelta(seconds=float(os.environ.get("HIR_DIST_TIMEOUT", "120"))))
         return cls(run_device, rank, world_size)
 
     @property
@@ -296,7 +302,7 @@ class Session:
     def describe(self) -> str:
         return f"{self.device}" + (f", rank {self.rank} of {self.world_size}" if self.world_size > 1 else "")
 
-    def run(self, program: Any, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
+    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
         """Runs a lowered program on this rank's shards and returns the global outputs."""
         if self.communicator is not None and program.is_hir:
             self.communicator.prepare(program.meshes)
@@ -308,7 +314,7 @@ class Session:
         self.synchronize()
         return outputs
 
-    def run_reference(self, program: Any, inputs: Sequence[Any]) -> list[Any]:
+    def run_reference(self, program: Program, inputs: Sequence[Any]) -> list[Any]:
         """The fusion-level reference: eager torch on the unsharded inputs."""
         outputs = program([t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs], device=self.device)
         self.synchronize()
@@ -327,8 +333,7 @@ class Session:
         return torch.cat(parts, dim=layout.didx_axis)
 
     def synchronize(self) -> None:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+        self.kind.synchronize(self.device)
 
     def close(self) -> None:
         if self.communicator is not None:

@@ -18,17 +18,19 @@ from xdsl.ir import Attribute
 
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
-
-# The per-dialect step compilers register themselves on import.
-from hir.runtime import fusion_ops, hir_ops, std_ops  # noqa: F401
+from hir.dialects.functions import fusion_types, is_hir_function
+from hir.dialects.shape_rules import fmt
+from hir.runtime import fusion_ops, hir_ops, std_ops
+from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
+from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
-from hir.runtime.streams import streams_for
+from hir.runtime.streams import Streams
 
-FUSION_TYPE_ATTR = "fusion.type"
-"""Arg/result attribute of a lowered function: the fusion-level tensor type the buffer stands for."""
+STEP_COMPILERS = std_ops.COMPILERS | fusion_ops.COMPILERS | hir_ops.COMPILERS
+"""How the runtime compiles each op class it can execute, from the tables of the dialect modules."""
 
 
 @dataclass
@@ -65,22 +67,12 @@ class Program:
     @property
     def global_output_types(self) -> list[Attribute]:
         """The unsharded (fusion-level) output types, recorded as result attributes by the lowering."""
-        res_attrs = self.func.res_attrs.data if self.func.res_attrs is not None else ()
-        types = list(self.output_types)
-        for i, attrs in enumerate(res_attrs):
-            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
-                types[i] = original
-        return types
+        return fusion_types(self.func, results=True)
 
     @property
     def global_input_types(self) -> list[Attribute]:
-        """The unsharded (fusion-level) input types: a lowered function records them as arg attributes."""
-        arg_attrs = self.func.arg_attrs.data if self.func.arg_attrs is not None else ()
-        types = list(self.input_types)
-        for i, attrs in enumerate(arg_attrs):
-            if (original := attrs.data.get(FUSION_TYPE_ATTR)) is not None:
-                types[i] = original
-        return types
+        """The unsharded (fusion-level) input types, recorded as argument attributes by the lowering."""
+        return fusion_types(self.func)
 
     def __call__(
         self,
@@ -89,18 +81,26 @@ class Program:
         device: str | torch.device | None = None,
         num_streams: int = 4,
         outputs: Sequence[torch.Tensor | None] | None = None,
-        communicator: Any = None,
+        communicator: Communicator | None = None,
+        streams: Streams | None = None,
     ) -> list[Any]:
-        run_device = _pick_device(device, inputs)
-        self._check_inputs(inputs, run_device)
-        outputs = self._check_outputs(outputs, inputs, run_device)
+        """
+        Runs the program on `device` (default: that of the first tensor input, else CPU), with
+        `num_streams` worker streams, writing into the preallocated `outputs` where given.
+        `communicator` connects the devices of a multi-device run; `streams` replaces the
+        device's streams (with a wrapper that records or checks the stream calls).
+        """
+        on = run_device(device, inputs)
+        self._check_inputs(inputs, on)
+        outputs = self._check_outputs(outputs, inputs, on)
         if num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
-        streams = streams_for(run_device)
+        if streams is None:
+            streams = streams_for(on)
         checker = RaceChecker(streams, self.func, num_streams, communicator) if self.race_check else None
         frame = Frame(
             env=[UNSET] * len(self.slots),
-            device=run_device,
+            device=on,
             streams=streams if checker is None else checker,
             num_streams=num_streams,
             communicator=communicator if checker is None else checker.communicator,
@@ -169,19 +169,19 @@ class Program:
 def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
-    ctx = RaceCheckContext() if race_check else CompileContext()
+    compilation = (RaceCheckContext if race_check else CompileContext)(STEP_COMPILERS)
     args = function.body.block.args
-    arg_slots = ctx.slots_of(args)
-    body = ctx.compile_block(function.body.block)
+    arg_slots = compilation.slots_of(args)
+    body = compilation.compile_block(function.body.block)
     terminator = function.body.block.last_op
     assert isinstance(terminator, func.ReturnOp)
-    result_slots = ctx.slots_of(terminator.arguments)
+    result_slots = compilation.slots_of(terminator.arguments)
     allocated = {
-        k: ctx.slot(v)
+        k: compilation.slot(v)
         for k, v in enumerate(terminator.arguments)
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
-    return Program(function, body, ctx.slots, arg_slots, result_slots, allocated, race_check)
+    return Program(function, body, compilation.slots, arg_slots, result_slots, allocated, race_check)
 
 
 def execute(
@@ -189,12 +189,6 @@ def execute(
 ) -> list[Any]:
     """Compiles and runs `@entry` once; `options` are those of `Program.__call__`."""
     return compile_program(module, entry, race_check=race_check)(inputs, **options)
-
-
-def is_hir_function(function: func.FuncOp) -> bool:
-    """A lowered program works on buffers; a fusion-level one on tensors."""
-    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
-    return any(isinstance(t, MemRefType) for t in types)
 
 
 def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -210,19 +204,6 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _pick_device(device: str | torch.device | None, inputs: Sequence[Any]) -> torch.device:
-    if device is not None:
-        return torch.device(device)
-    for value in inputs:
-        if isinstance(value, torch.Tensor):
-            return value.device
-    return torch.device("cpu")
-
-
-def _fmt_shape(shape: Sequence[int]) -> str:
-    return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) or "scalar"
-
-
 def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
     if isinstance(t, IndexType | IntegerType):
         if not isinstance(value, int):
@@ -234,9 +215,7 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
         raise LocatedError(where, f"{what} must be a torch.Tensor ({t}), got {type(value).__name__}")
     expected = t.get_shape()
     if len(expected) != value.dim() or any(e not in (DYNAMIC_INDEX, d) for e, d in zip(expected, value.shape)):
-        raise LocatedError(
-            where, f"{what} has shape {_fmt_shape(tuple(value.shape))}, expected {_fmt_shape(expected)} ({t})"
-        )
+        raise LocatedError(where, f"{what} has shape {fmt(tuple(value.shape))}, expected {fmt(expected)} ({t})")
     dtype = shaped_dtype(t)
     if value.dtype != dtype:
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from hir.dialects import fusion
-from hir.runtime.compiler import CompileContext, Frame, Step, compiles
+from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
 from hir.runtime.kernels import eager_kernel
+
+COMPILERS = StepCompilers()
+compiles = COMPILERS.compiles
 
 
 @compiles(*fusion.FUSION_OPS)
-def fusion_op(op: fusion.FusionOp, ctx: CompileContext) -> Step:
+def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
     kernel = eager_kernel(op)
-    ins = ctx.slots_of(op.operands)
-    out = ctx.slot(op.results[0])
+    ins = compiler.slots_of(op.operands)
+    out = compiler.slot(op.results[0])
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -21,11 +24,11 @@ def fusion_op(op: fusion.FusionOp, ctx: CompileContext) -> Step:
 
 
 @compiles(fusion.SegmentOp)
-def segment(op: fusion.SegmentOp, ctx: CompileContext) -> Step:
+def segment(op: fusion.SegmentOp, compiler: CompileContext) -> Step:
     block = op.body.block
-    ins, args = ctx.slots_of(op.ins), ctx.slots_of(block.args)
-    body = ctx.compile_block(block)
-    yielded, outs = ctx.slots_of(op.yield_op.values), ctx.slots_of(op.outs)
+    ins, args = compiler.slots_of(op.ins), compiler.slots_of(block.args)
+    body = compiler.compile_block(block)
+    yielded, outs = compiler.slots_of(op.yield_op.values), compiler.slots_of(op.outs)
 
     def step(frame: Frame) -> None:
         env = frame.env

@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 from hir.dialects import fusion, hir
-from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, compiles
+from hir.runtime.communicator import Communicator, Work
+from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
+
+COMPILERS = StepCompilers()
+compiles = COMPILERS.compiles
 
 # -- buffers --------------------------------------------------------------------------------------
 
 
 @compiles(hir.AllocateOp)
-def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
+def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
     t = op.result.type
     assert isinstance(t, MemRefType)
     dtype = shaped_dtype(t)
     static_shape = t.get_shape()
-    dynamic = iter(ctx.slots_of(op.dynamic_sizes))
+    dynamic = iter(compiler.slots_of(op.dynamic_sizes))
     # Per axis: (False, static extent) or (True, slot of the dynamic size).
     extents = [(False, d) if d != DYNAMIC_INDEX else (True, next(dynamic)) for d in static_shape]
-    out = ctx.slot(op.result)
+    out = compiler.slot(op.result)
     symmetric = op.symmetric is not None
     key = id(op)
 
@@ -44,8 +49,8 @@ def allocate(op: hir.AllocateOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.DeallocateOp)
-def deallocate(op: hir.DeallocateOp, ctx: CompileContext) -> Step:
-    buffer = ctx.slot(op.buffer)
+def deallocate(op: hir.DeallocateOp, compiler: CompileContext) -> Step:
+    buffer = compiler.slot(op.buffer)
 
     def step(frame: Frame) -> None:
         frame.env[buffer] = UNSET
@@ -54,8 +59,8 @@ def deallocate(op: hir.DeallocateOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.AliasSelectOp)
-def alias_select(op: hir.AliasSelectOp, ctx: CompileContext) -> Step:
-    buffer, index, out = ctx.slot(op.buffer), ctx.slot(op.index), ctx.slot(op.result)
+def alias_select(op: hir.AliasSelectOp, compiler: CompileContext) -> Step:
+    buffer, index, out = compiler.slot(op.buffer), compiler.slot(op.index), compiler.slot(op.result)
     axis = op.axis_value
 
     def step(frame: Frame) -> None:
@@ -66,8 +71,8 @@ def alias_select(op: hir.AliasSelectOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.AliasChunkOp)
-def alias_chunk(op: hir.AliasChunkOp, ctx: CompileContext) -> Step:
-    buffer, index, out = ctx.slot(op.buffer), ctx.slot(op.index), ctx.slot(op.result)
+def alias_chunk(op: hir.AliasChunkOp, compiler: CompileContext) -> Step:
+    buffer, index, out = compiler.slot(op.buffer), compiler.slot(op.index), compiler.slot(op.result)
     axis, chunks = op.axis_value, op.chunks_value
 
     def step(frame: Frame) -> None:
@@ -86,9 +91,9 @@ def alias_chunk(op: hir.AliasChunkOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.ForOp)
-def for_loop(op: hir.ForOp, ctx: CompileContext) -> Step:
-    lb, ub, st, iv = ctx.slot(op.lb), ctx.slot(op.ub), ctx.slot(op.step), ctx.slot(op.induction_var)
-    body = ctx.compile_block(op.body.block)
+def for_loop(op: hir.ForOp, compiler: CompileContext) -> Step:
+    lb, ub, st, iv = compiler.slot(op.lb), compiler.slot(op.ub), compiler.slot(op.step), compiler.slot(op.induction_var)
+    body = compiler.compile_block(op.body.block)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -100,15 +105,42 @@ def for_loop(op: hir.ForOp, ctx: CompileContext) -> Step:
     return step
 
 
+@compiles(hir.StreamForOp)
+def stream_for(op: hir.StreamForOp, compiler: CompileContext) -> Step:
+    """The fork/join semantics of `hir.stream_for`, the same stream calls as its expansion makes."""
+    lb, ub, st = compiler.slot(op.lb), compiler.slot(op.ub), compiler.slot(op.step)
+    num_streams, main = compiler.slot(op.num_streams), compiler.slot(op.main)
+    iv, worker = compiler.slot(op.induction_var), compiler.slot(op.worker)
+    body = compiler.compile_block(op.body.block)
+
+    def step(frame: Frame) -> None:
+        env, streams = frame.env, frame.streams
+        caller, count = env[main], env[num_streams]
+        indices = range(env[lb], env[ub], env[st])
+        for i in indices:  # the fork, before any iteration's work
+            streams.set_current(streams.pool(i % count))
+            streams.wait_for(caller)
+        run = body.run
+        for i in indices:
+            stream = streams.pool(i % count)
+            streams.set_current(stream)
+            env[iv], env[worker] = i, stream
+            run(frame)
+            streams.set_current(caller)  # the join
+            streams.wait_for(stream)
+
+    return step
+
+
 # -- compute --------------------------------------------------------------------------------------
 
 
 @compiles(hir.LaunchOp)
-def launch(op: hir.LaunchOp, ctx: CompileContext) -> Step:
-    if hir.is_resharding_launch(op):
+def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
+    if op.is_resharding:
         raise ValueError("this launch reshards data between devices: lower it with hir-lower-communication first")
     block = op.body.block
-    ins, outs = ctx.slots_of(op.ins), ctx.slots_of(op.outs)
+    ins, outs = compiler.slots_of(op.ins), compiler.slots_of(op.outs)
     ops = list(block.ops)
     terminator = ops[-1]
     assert isinstance(terminator, hir.YieldOp)
@@ -129,9 +161,9 @@ def launch(op: hir.LaunchOp, ctx: CompileContext) -> Step:
             return single
 
     # A segment: run op by op, then copy each yielded value into its destination once.
-    arg_slots = ctx.slots_of(block.args)
-    body = ctx.compile_block(block)
-    yielded = ctx.slots_of(terminator.values)
+    arg_slots = compiler.slots_of(block.args)
+    body = compiler.compile_block(block)
+    yielded = compiler.slots_of(terminator.values)
 
     def segment(frame: Frame) -> None:
         env = frame.env
@@ -148,8 +180,8 @@ def launch(op: hir.LaunchOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.GetCurrentStreamOp)
-def get_current_stream(op: hir.GetCurrentStreamOp, ctx: CompileContext) -> Step:
-    out = ctx.slot(op.result)
+def get_current_stream(op: hir.GetCurrentStreamOp, compiler: CompileContext) -> Step:
+    out = compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.streams.current()
@@ -158,8 +190,8 @@ def get_current_stream(op: hir.GetCurrentStreamOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.StreamOp)
-def stream(op: hir.StreamOp, ctx: CompileContext) -> Step:
-    index, out = ctx.slot(op.index), ctx.slot(op.result)
+def stream(op: hir.StreamOp, compiler: CompileContext) -> Step:
+    index, out = compiler.slot(op.index), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.streams.pool(frame.env[index])
@@ -168,8 +200,8 @@ def stream(op: hir.StreamOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.NumStreamsOp)
-def num_streams(op: hir.NumStreamsOp, ctx: CompileContext) -> Step:
-    out = ctx.slot(op.result)
+def num_streams(op: hir.NumStreamsOp, compiler: CompileContext) -> Step:
+    out = compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.num_streams
@@ -178,8 +210,8 @@ def num_streams(op: hir.NumStreamsOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.SetCurrentStreamOp)
-def set_current_stream(op: hir.SetCurrentStreamOp, ctx: CompileContext) -> Step:
-    stream_slot = ctx.slot(op.stream)
+def set_current_stream(op: hir.SetCurrentStreamOp, compiler: CompileContext) -> Step:
+    stream_slot = compiler.slot(op.stream)
 
     def step(frame: Frame) -> None:
         frame.streams.set_current(frame.env[stream_slot])
@@ -188,8 +220,8 @@ def set_current_stream(op: hir.SetCurrentStreamOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.SynchronizeOp)
-def synchronize(op: hir.SynchronizeOp, ctx: CompileContext) -> Step:
-    stream_slot = ctx.slot(op.stream)
+def synchronize(op: hir.SynchronizeOp, compiler: CompileContext) -> Step:
+    stream_slot = compiler.slot(op.stream)
 
     def step(frame: Frame) -> None:
         frame.streams.wait_for(frame.env[stream_slot])
@@ -200,13 +232,18 @@ def synchronize(op: hir.SynchronizeOp, ctx: CompileContext) -> Step:
 # -- communication --------------------------------------------------------------------------------
 
 
-@compiles(hir.AllgatherOp, hir.AllreduceOp, hir.ReduceScatterOp, hir.BroadcastOp, hir.SendOp, hir.RecvOp)
-def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
-    operands = ctx.slots_of(op.operands)
-    out = ctx.slot(op.result)
+Method = Callable[[Communicator], Callable[..., Work | None]]
+"""Picks an op's method of the `Communicator`, e.g. `lambda c: c.allgather`."""
+
+
+def communication(op: hir.CommunicationOp, compiler: CompileContext, method: Method, *properties: object) -> Step:
+    """
+    A step that calls the op's `Communicator` method with its operands' values, `properties` and
+    mesh, and keeps what `hir.wait` waits for.
+    """
+    operands = compiler.slots_of(op.operands)
+    out = compiler.slot(op.result)
     mesh = op.mesh_ids
-    name = op.name.removeprefix("hir.")
-    props = {name: _python_value(v) for name, v in op.properties.items() if name != "mesh"}
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
@@ -216,21 +253,44 @@ def communication(op: hir.CommunicationOp, ctx: CompileContext) -> Step:
                 "device (hir-run under torchrun, or execute(..., communicator=...))"
             )
         env = frame.env
-        env[out] = communicator.post(name, [env[s] for s in operands], mesh, props)
+        env[out] = method(communicator)(*[env[s] for s in operands], *properties, mesh)
 
     return step
 
 
-def _python_value(attr: Attribute) -> int | str:
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    assert isinstance(attr, StringAttr)
-    return attr.data
+@compiles(hir.AllgatherOp)
+def allgather(op: hir.AllgatherOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.allgather, op.axis.value.data)
+
+
+@compiles(hir.AllreduceOp)
+def allreduce(op: hir.AllreduceOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.allreduce, op.kind.data)
+
+
+@compiles(hir.ReduceScatterOp)
+def reduce_scatter(op: hir.ReduceScatterOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.reduce_scatter, op.axis.value.data, op.kind.data)
+
+
+@compiles(hir.BroadcastOp)
+def broadcast(op: hir.BroadcastOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.broadcast)
+
+
+@compiles(hir.SendOp)
+def send(op: hir.SendOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.send)
+
+
+@compiles(hir.RecvOp)
+def recv(op: hir.RecvOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.recv)
 
 
 @compiles(hir.WaitOp)
-def wait(op: hir.WaitOp, ctx: CompileContext) -> Step:
-    work = ctx.slot(op.work)
+def wait(op: hir.WaitOp, compiler: CompileContext) -> Step:
+    work = compiler.slot(op.work)
 
     def step(frame: Frame) -> None:
         handle = frame.env[work]
@@ -244,8 +304,8 @@ def wait(op: hir.WaitOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.DeviceIndexOp)
-def device_index(op: hir.DeviceIndexOp, ctx: CompileContext) -> Step:
-    out = ctx.slot(op.result)
+def device_index(op: hir.DeviceIndexOp, compiler: CompileContext) -> Step:
+    out = compiler.slot(op.result)
     mesh = op.mesh_ids
 
     def step(frame: Frame) -> None:
@@ -256,8 +316,8 @@ def device_index(op: hir.DeviceIndexOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.PeerViewOp)
-def peer_view(op: hir.PeerViewOp, ctx: CompileContext) -> Step:
-    buffer, device, out = ctx.slot(op.buffer), ctx.slot(op.device), ctx.slot(op.result)
+def peer_view(op: hir.PeerViewOp, compiler: CompileContext) -> Step:
+    buffer, device, out = compiler.slot(op.buffer), compiler.slot(op.device), compiler.slot(op.result)
     mesh = op.mesh_ids
 
     def step(frame: Frame) -> None:
@@ -274,7 +334,7 @@ def peer_view(op: hir.PeerViewOp, ctx: CompileContext) -> Step:
 
 
 @compiles(hir.BarrierOp)
-def barrier(op: hir.BarrierOp, ctx: CompileContext) -> Step:
+def barrier(op: hir.BarrierOp, compiler: CompileContext) -> Step:
     mesh = op.mesh_ids
 
     def step(frame: Frame) -> None:

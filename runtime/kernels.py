@@ -58,7 +58,7 @@ def eager_kernel(op: fusion.FusionOp) -> Eager:
     if kind is fusion.PermuteOp:
         perm = array_values(op.properties["perm"])
         return lambda x: x.permute(perm).contiguous()
-    if kind is fusion.BroadcastOp:
+    if kind is fusion.ExpandOp:
         return _broadcast_view(op)
     if (fn := _REDUCE.get(kind)) is not None:
         dims = list(array_values(op.properties["dims"]))
@@ -87,7 +87,7 @@ def out_kernel(op: fusion.FusionOp) -> Into:
     if kind is fusion.PermuteOp:
         perm = array_values(op.properties["perm"])
         return lambda out, x: out.copy_(x.permute(perm))
-    if kind is fusion.BroadcastOp:
+    if kind is fusion.ExpandOp:
         view = _broadcast_view(op)
         return lambda out, x: out.copy_(view(x))
     if (fn := _REDUCE.get(kind)) is not None:

@@ -8,7 +8,10 @@ from collections.abc import Callable
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 
-from hir.runtime.compiler import CompileContext, Frame, Step, compiles
+from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
+
+COMPILERS = StepCompilers()
+compiles = COMPILERS.compiles
 
 
 def _floordiv(a: int, b: int) -> int:
@@ -64,12 +67,12 @@ _CMPI: tuple[Callable[[int, int], bool], ...] = (
 
 
 @compiles(arith.ConstantOp)
-def constant(op: arith.ConstantOp, ctx: CompileContext) -> Step:
+def constant(op: arith.ConstantOp, compiler: CompileContext) -> Step:
     value = op.value
     if not isinstance(value, IntegerAttr | FloatAttr):
         raise ValueError(f"only integer and float constants are supported, got {value}")
     python_value = value.value.data
-    out = ctx.slot(op.result)
+    out = compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         frame.env[out] = python_value
@@ -78,9 +81,9 @@ def constant(op: arith.ConstantOp, ctx: CompileContext) -> Step:
 
 
 @compiles(*_BINARY)
-def binary(op: arith.SignlessIntegerBinaryOperation, ctx: CompileContext) -> Step:
+def binary(op: arith.SignlessIntegerBinaryOperation, compiler: CompileContext) -> Step:
     fn = _BINARY[type(op)]
-    lhs, rhs, out = ctx.slot(op.lhs), ctx.slot(op.rhs), ctx.slot(op.result)
+    lhs, rhs, out = compiler.slot(op.lhs), compiler.slot(op.rhs), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -90,9 +93,9 @@ def binary(op: arith.SignlessIntegerBinaryOperation, ctx: CompileContext) -> Ste
 
 
 @compiles(arith.CmpiOp)
-def cmpi(op: arith.CmpiOp, ctx: CompileContext) -> Step:
+def cmpi(op: arith.CmpiOp, compiler: CompileContext) -> Step:
     fn = _CMPI[op.predicate.value.data]
-    lhs, rhs, out = ctx.slot(op.lhs), ctx.slot(op.rhs), ctx.slot(op.result)
+    lhs, rhs, out = compiler.slot(op.lhs), compiler.slot(op.rhs), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -102,8 +105,8 @@ def cmpi(op: arith.CmpiOp, ctx: CompileContext) -> Step:
 
 
 @compiles(arith.SelectOp)
-def select(op: arith.SelectOp, ctx: CompileContext) -> Step:
-    cond, lhs, rhs, out = ctx.slot(op.cond), ctx.slot(op.lhs), ctx.slot(op.rhs), ctx.slot(op.result)
+def select(op: arith.SelectOp, compiler: CompileContext) -> Step:
+    cond, lhs, rhs, out = compiler.slot(op.cond), compiler.slot(op.lhs), compiler.slot(op.rhs), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -113,8 +116,8 @@ def select(op: arith.SelectOp, ctx: CompileContext) -> Step:
 
 
 @compiles(arith.IndexCastOp)
-def index_cast(op: arith.IndexCastOp, ctx: CompileContext) -> Step:
-    src, out = ctx.slot(op.input), ctx.slot(op.result)
+def index_cast(op: arith.IndexCastOp, compiler: CompileContext) -> Step:
+    src, out = compiler.slot(op.input), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.env[src]
@@ -123,8 +126,8 @@ def index_cast(op: arith.IndexCastOp, ctx: CompileContext) -> Step:
 
 
 @compiles(memref.DimOp)
-def dim(op: memref.DimOp, ctx: CompileContext) -> Step:
-    source, index, out = ctx.slot(op.source), ctx.slot(op.index), ctx.slot(op.result)
+def dim(op: memref.DimOp, compiler: CompileContext) -> Step:
+    source, index, out = compiler.slot(op.source), compiler.slot(op.index), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -134,12 +137,12 @@ def dim(op: memref.DimOp, ctx: CompileContext) -> Step:
 
 
 @compiles(scf.IfOp)
-def if_then_else(op: scf.IfOp, ctx: CompileContext) -> Step:
+def if_then_else(op: scf.IfOp, compiler: CompileContext) -> Step:
     if op.results:
         raise ValueError("scf.if with results is not supported by the runtime")
-    cond = ctx.slot(op.cond)
-    then_body = ctx.compile_block(op.true_region.block)
-    else_body = ctx.compile_block(op.false_region.block) if op.false_region.blocks else None
+    cond = compiler.slot(op.cond)
+    then_body = compiler.compile_block(op.true_region.block)
+    else_body = compiler.compile_block(op.false_region.block) if op.false_region.blocks else None
 
     def step(frame: Frame) -> None:
         if frame.env[cond]:

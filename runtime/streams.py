@@ -1,13 +1,43 @@
 """
-Streams: CUDA streams from a pool keyed by stream number (created once per device and reused
-across runs, since PyTorch's caching allocator caches per stream), or in-order no-ops on CPU.
+Streams: the `Streams` protocol the runtime's stream ops call, and its implementations: CUDA
+streams from a pool keyed by stream number (created once per device and reused across runs,
+since PyTorch's caching allocator caches per stream), and in-order no-ops on CPU. Which device
+uses which implementation is `runtime/device.py`'s business.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 import torch
+
+Stream = object
+"""A stream handle: opaque to the runtime, which only passes it back to the `Streams` that made it."""
+
+
+class Streams(Protocol):
+    """
+    The streams of one device, as `hir.get_current_stream`, `hir.stream`, `hir.set_current_stream`,
+    `hir.synchronize` and `hir.stream_for` use them. A wrapper with the same methods (a recorder,
+    a race checker) can stand in for an implementation: `Program(..., streams=wrapper)`.
+    """
+
+    def current(self) -> Stream:
+        """The stream work is enqueued on now."""
+        ...
+
+    def set_current(self, stream: Stream) -> None:
+        """Makes `stream` the one work is enqueued on."""
+        ...
+
+    def pool(self, index: int) -> Stream:
+        """Pool stream number `index`: the same stream for the same number, across runs."""
+        ...
+
+    def wait_for(self, stream: Stream) -> None:
+        """The current stream waits for all work enqueued so far on `stream` (the host does not block)."""
+        ...
+
 
 _POOL: dict[tuple[int, int, int], torch.cuda.Stream] = {}
 
@@ -15,16 +45,16 @@ _POOL: dict[tuple[int, int, int], torch.cuda.Stream] = {}
 class CpuStreams:
     """On CPU every stream op is a no-op: the program runs in order."""
 
-    def current(self) -> Any:
+    def current(self) -> Stream:
         return "cpu"
 
-    def set_current(self, stream: Any) -> None:
+    def set_current(self, stream: Stream) -> None:
         pass
 
-    def pool(self, index: int) -> Any:
+    def pool(self, index: int) -> Stream:
         return index
 
-    def wait_for(self, stream: Any) -> None:
+    def wait_for(self, stream: Stream) -> None:
         pass
 
 
@@ -59,7 +89,3 @@ class CudaStreams:
     def wait_for(self, stream: torch.cuda.Stream) -> None:
         """The current stream waits for all work enqueued so far on `stream` (event record + wait)."""
         self.current().wait_stream(stream)
-
-
-def streams_for(device: torch.device) -> CpuStreams | CudaStreams:
-    return CudaStreams(device) if device.type == "cuda" else CpuStreams()

@@ -15,7 +15,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 import hir
-from hir.runtime.streams import streams_for
+from hir.runtime.device import streams_for
 
 DEVICE = os.environ.get("HIR_TEST_DEVICE", "cpu")
 SLEEP_CYCLES = 20_000_000  # ~10 ms on an H100/H200: far longer than any kernel of these tests

@@ -25,6 +25,7 @@ import torch.distributed as dist
 
 import hir
 from hir.runtime.compare import mismatches
+from hir.runtime.device import DEVICE_KINDS
 from hir.runtime.distributed import Session
 from hir.runtime.inputs import random_inputs
 
@@ -69,7 +70,7 @@ def check_lowering(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="+", help="fusion-level .mlir modules")
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--device", choices=tuple(DEVICE_KINDS), default="cpu")
     parser.add_argument("--fail-rank", type=int, default=None, help="this rank raises before the first collective")
     args = parser.parse_args()
 

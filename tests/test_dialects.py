@@ -97,7 +97,7 @@ def test_axis_map_scalar_elementwise():
     ],
 )
 def test_axis_map_broadcast(operand, dims, result, expected):
-    op = fusion.BroadcastOp(value(tensor(*operand)), dims, tensor(*result))
+    op = fusion.ExpandOp(value(tensor(*operand)), dims, tensor(*result))
     op.verify()
     assert op.axis_map() == expected
 
@@ -296,13 +296,14 @@ def test_layout_of():
     plain = layout_of(tensor(4, 8))
     assert plain.kinds == ("serial", "serial")
     assert plain.stream_axis is None
-    assert plain.sharding == (None, ())
+    assert plain.didx_axis is None
+    assert plain.mesh == ()
     encoded = layout_of(tensor(4, 2, enc=ParallelAttr(["stream", "didx"], [2, 0], mesh=[0, 1])))
     assert encoded.kinds == ("stream", "didx")
     assert encoded.stream_axis == 0
     assert encoded.stream_chunks == 2
     assert encoded.didx_axis == 1
-    assert encoded.sharding == (1, (0, 1))
+    assert encoded.mesh == (0, 1)
 
 
 def test_verify_tensor_type():
@@ -328,7 +329,7 @@ def test_build_and_verify_fusion_ops():
         *(op(x) for op in (fusion.NegOp, fusion.AbsOp, fusion.ExpOp, fusion.ReluOp, fusion.TanhOp)),
         *(op(x, y) for op in (fusion.AddOp, fusion.SubOp, fusion.MulOp, fusion.DivOp, fusion.MaximumOp)),
         fusion.CastOp(x, tensor(4, 8, element=bf16)),
-        fusion.BroadcastOp(x, [0], tensor(2, 4, 8)),
+        fusion.ExpandOp(x, [0], tensor(2, 4, 8)),
         fusion.PermuteOp(x, [1, 0], tensor(8, 4)),
         fusion.SumOp(x, [1], tensor(4)),
         fusion.MaxOp(x, [0], tensor(8)),
@@ -374,10 +375,10 @@ def test_built_op_prints_custom_syntax():
             "result: #fusion.parallel lists 2 axes but the tensor has rank 1",
         ),
         (
-            lambda: fusion.BroadcastOp(value(tensor(4)), [0], tensor(2, 5)),
+            lambda: fusion.ExpandOp(value(tensor(4)), [0], tensor(2, 5)),
             r"broadcast of 4 with new dims \[0\] cannot produce 2x5",
         ),
-        (lambda: fusion.BroadcastOp(value(tensor(4)), [2], tensor(2, 4)), "broadcast dims entry 2 is out of range"),
+        (lambda: fusion.ExpandOp(value(tensor(4)), [2], tensor(2, 4)), "broadcast dims entry 2 is out of range"),
         (lambda: fusion.PermuteOp(value(tensor(4, 8)), [0], tensor(4)), r"perm \[0\] is not a permutation"),
         (lambda: fusion.SumOp(value(tensor(4, 8)), [], tensor(4, 8)), "dims must name at least one axis"),
         (lambda: fusion.MinOp(value(tensor(4, 8)), [1, 1], tensor(4)), r"dims \[1, 1\] has duplicates"),

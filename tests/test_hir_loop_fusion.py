@@ -43,25 +43,14 @@ PROLOGUE = """
 """
 
 
-def pair(iv: str, work: str) -> str:
+def stream_loop(iv: str, work: str) -> str:
     """
-    A (fork, main) loop pair over 0..4 as convert-fusion-to-hir emits it, around hand-written
-    `work` that names the main loop's induction variable `%{iv}`.
+    A `hir.stream_for` over 0..4 as convert-fusion-to-hir emits it, around hand-written `work`
+    that names the loop's induction variable `%{iv}`.
     """
     return f"""
-  hir.for %{iv}_f = %c0 to %c4 step %c1 {{
-    %{iv}_fk = arith.remui %{iv}_f, %n : index
-    %{iv}_fs = hir.stream %{iv}_fk
-    hir.set_current_stream %{iv}_fs
-    hir.synchronize %main
-  }}
-  hir.for %{iv} = %c0 to %c4 step %c1 {{
-    %{iv}_k = arith.remui %{iv}, %n : index
-    %{iv}_s = hir.stream %{iv}_k
-    hir.set_current_stream %{iv}_s
+  hir.stream_for %{iv} = %c0 to %c4 step %c1 streams(%{iv}_s) of %n from %main {{
 {work}
-    hir.set_current_stream %main
-    hir.synchronize %{iv}_s
   }}
 """
 
@@ -95,13 +84,13 @@ TWO_COPIES = Program(
         "%arg0: memref<4x8xf32>",
         "memref<4x8xf32>",
         "  %b1 = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "set", "arg0", "b1"))
+        + stream_loop("i", unary_rows("i", "set", "arg0", "b1"))
         + "  %b2 = hir.allocate() : memref<4x8xf32>"
-        + pair("j", unary_rows("j", "relu", "b1", "b2")),
+        + stream_loop("j", unary_rows("j", "relu", "b1", "b2")),
         "%b2",
     ),
-    4,
     2,
+    1,
 )
 
 CHAIN_WITH_BROADCAST = Program(
@@ -110,9 +99,9 @@ CHAIN_WITH_BROADCAST = Program(
         "%arg0: memref<4x8xf32>, %w: memref<1x8xf32>",
         "memref<4x8xf32>, memref<4x8xf32>",
         "  %b1 = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "neg", "arg0", "b1"))
+        + stream_loop("i", unary_rows("i", "neg", "arg0", "b1"))
         + "  %b2 = hir.allocate() : memref<4x8xf32>"
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %a = hir.alias_select %b1[%j] axis 0 : memref<4x8xf32> -> {ROW8}
@@ -124,11 +113,11 @@ CHAIN_WITH_BROADCAST = Program(
     }}""",
         )
         + "  %b3 = hir.allocate() : memref<4x8xf32>"
-        + pair("l", unary_rows("l", "exp", "b2", "b3")),
+        + stream_loop("l", unary_rows("l", "exp", "b2", "b3")),
         "%b1, %b3",
     ),
-    6,
-    2,
+    3,
+    1,
 )
 
 IN_PLACE = Program(
@@ -137,8 +126,8 @@ IN_PLACE = Program(
         "%arg0: memref<4x8xf32>",
         "memref<4x8xf32>",
         "  %b = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "neg", "arg0", "b"))
-        + pair(
+        + stream_loop("i", unary_rows("i", "neg", "arg0", "b"))
+        + stream_loop(
             "j",
             f"""
     %v = hir.alias_select %b[%j] axis 0 : memref<4x8xf32> -> {ROW8}
@@ -149,8 +138,8 @@ IN_PLACE = Program(
         ),
         "%b",
     ),
-    4,
     2,
+    1,
 )
 
 CHUNKS = Program(
@@ -159,7 +148,7 @@ CHUNKS = Program(
         "%arg0: memref<8x4xf32>",
         "memref<8x4xf32>",
         "  %b1 = hir.allocate() : memref<8x4xf32>"
-        + pair(
+        + stream_loop(
             "i",
             f"""
     %a = hir.alias_chunk %arg0[%i] axis 0 chunks 4 : memref<8x4xf32> -> {CHUNK}
@@ -170,7 +159,7 @@ CHUNKS = Program(
     }}""",
         )
         + "  %b2 = hir.allocate() : memref<8x4xf32>"
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %a2 = hir.alias_chunk %b1[%j] axis 0 chunks 4 : memref<8x4xf32> -> {CHUNK}
@@ -182,8 +171,8 @@ CHUNKS = Program(
         ),
         "%b2",
     ),
-    4,
     2,
+    1,
 )
 
 MATMUL_THEN_RELU = Program(
@@ -192,7 +181,7 @@ MATMUL_THEN_RELU = Program(
         "%a: memref<4x8x16xf32>, %w: memref<16x32xf32>",
         "memref<4x8x32xf32>",
         "  %c = hir.allocate() : memref<4x8x32xf32>"
-        + pair(
+        + stream_loop(
             "i",
             f"""
     %ai = hir.alias_select %a[%i] axis 0 : memref<4x8x16xf32> -> {BLOCK16}
@@ -203,7 +192,7 @@ MATMUL_THEN_RELU = Program(
     }}""",
         )
         + "  %d = hir.allocate() : memref<4x8x32xf32>"
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %cj = hir.alias_select %c[%j] axis 0 : memref<4x8x32xf32> -> {BLOCK32}
@@ -215,8 +204,8 @@ MATMUL_THEN_RELU = Program(
         ),
         "%d",
     ),
-    4,
     2,
+    1,
 )
 
 COLUMNS = Program(
@@ -225,7 +214,7 @@ COLUMNS = Program(
         "%arg0: memref<4x4xf32>",
         "memref<4x4xf32>",
         "  %b1 = hir.allocate() : memref<4x4xf32>\n  %b2 = hir.allocate() : memref<4x4xf32>"
-        + pair(
+        + stream_loop(
             "i",
             f"""
     %a = hir.alias_select %arg0[%i] axis 1 : memref<4x4xf32> -> {COL4}
@@ -235,7 +224,7 @@ COLUMNS = Program(
       hir.yield %y : tensor<4xf32>
     }}""",
         )
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %a2 = hir.alias_select %b1[%j] axis 1 : memref<4x4xf32> -> {COL4}
@@ -247,8 +236,8 @@ COLUMNS = Program(
         ),
         "%b2",
     ),
-    4,
     2,
+    1,
 )
 
 # Not legal: the second loop reads all of what the first writes (a sum over the stream axis).
@@ -258,9 +247,9 @@ WHOLE_READ = Program(
         "%arg0: memref<4x8xf32>",
         "memref<4x8xf32>",
         "  %b1 = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "exp", "arg0", "b1"))
+        + stream_loop("i", unary_rows("i", "exp", "arg0", "b1"))
         + "  %b2 = hir.allocate() : memref<4x8xf32>"
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %b = hir.alias_select %b2[%j] axis 0 : memref<4x8xf32> -> {ROW8}
@@ -271,8 +260,8 @@ WHOLE_READ = Program(
         ),
         "%b2",
     ),
-    4,
-    4,
+    2,
+    2,
 )
 
 # Not legal: the first loop reads all of %t, the second overwrites its rows.
@@ -287,7 +276,7 @@ WAR_HAZARD = Program(
     hir.yield %y : tensor<4x8xf32>
   }
   %b1 = hir.allocate() : memref<4x8xf32>"""
-        + pair(
+        + stream_loop(
             "i",
             f"""
     %b = hir.alias_select %b1[%i] axis 0 : memref<4x8xf32> -> {ROW8}
@@ -296,11 +285,11 @@ WAR_HAZARD = Program(
       hir.yield %y : tensor<8xf32>
     }}""",
         )
-        + pair("j", unary_rows("j", "neg", "arg0", "t")),
+        + stream_loop("j", unary_rows("j", "neg", "arg0", "t")),
         "%b1, %t",
     ),
-    4,
-    4,
+    2,
+    2,
 )
 
 # Not legal: iteration j of the second loop reads row j + 1 mod 4, written by another iteration.
@@ -310,9 +299,9 @@ NEXT_ROW = Program(
         "%arg0: memref<4x8xf32>",
         "memref<4x8xf32>",
         "  %b1 = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "exp", "arg0", "b1"))
+        + stream_loop("i", unary_rows("i", "exp", "arg0", "b1"))
         + "  %b2 = hir.allocate() : memref<4x8xf32>"
-        + pair(
+        + stream_loop(
             "j",
             f"""
     %j1 = arith.addi %j, %c1 : index
@@ -326,31 +315,31 @@ NEXT_ROW = Program(
         ),
         "%b2",
     ),
-    4,
-    4,
+    2,
+    2,
 )
 
-# The first two pairs fuse; a whole-buffer launch on the caller's stream keeps the third apart.
+# The first two loops fuse; a whole-buffer launch on the caller's stream keeps the third apart.
 LAUNCH_BETWEEN = Program(
     "launch_between",
     function(
         "%arg0: memref<4x8xf32>",
         "memref<4x8xf32>",
         "  %b1 = hir.allocate() : memref<4x8xf32>"
-        + pair("i", unary_rows("i", "exp", "arg0", "b1"))
+        + stream_loop("i", unary_rows("i", "exp", "arg0", "b1"))
         + "  %b2 = hir.allocate() : memref<4x8xf32>"
-        + pair("j", unary_rows("j", "neg", "b1", "b2"))
+        + stream_loop("j", unary_rows("j", "neg", "b1", "b2"))
         + """  %t = hir.allocate() : memref<4x8xf32>
   hir.launch ins(%x = %b2 : memref<4x8xf32>) outs(%t : memref<4x8xf32>) {
     %y = fusion.tanh %x : tensor<4x8xf32> -> tensor<4x8xf32>
     hir.yield %y : tensor<4x8xf32>
   }
   %b3 = hir.allocate() : memref<4x8xf32>"""
-        + pair("l", unary_rows("l", "relu", "t", "b3")),
+        + stream_loop("l", unary_rows("l", "relu", "t", "b3")),
         "%b3",
     ),
-    6,
-    4,
+    3,
+    2,
 )
 
 PROGRAMS = [
@@ -377,7 +366,7 @@ def fused(text: str) -> ModuleOp:
 
 
 def count_loops(module: ModuleOp) -> int:
-    return sum(isinstance(op, hir_dialect.ForOp) for op in module.walk())
+    return sum(isinstance(op, hir_dialect.StreamForOp) for op in module.walk())
 
 
 def function_named(module: ModuleOp, name: str) -> func.FuncOp:

@@ -75,17 +75,10 @@ def check_score(results: dict[str, str], equivalent: dict[str, str], minimum: in
 
 
 RACY_HAND_WRITTEN = {
-    "tests/lit/passes/hir-loop-fusion/not_a_pair.mlir:no_fork_loops/hand-written": (
-        "an input of hir-loop-fusion's tests, not of the stream-lowering shape: main loops without fork "
-        "loops, so the pool streams read %arg0 before the caller's stream is known to have written it"
-    ),
-    "tests/lit/passes/hir-loop-fusion/not_a_pair.mlir:shifted_streams/hand-written": (
-        "an input of hir-loop-fusion's tests: iteration i runs on stream (i + 1) mod n but the fork loop "
-        "forks streams i mod n for i < 4; with 5 or more streams iteration 3 runs on pool stream 4, never forked"
-    ),
-    "tests/lit/passes/hir-loop-fusion/not_a_pair.mlir:almost_pairs/hand-written": (
-        "an input of hir-loop-fusion's tests: the second main loop's streams are joined by another stream "
-        "(%other), never by the caller's, which returns while they still read %buf1"
+    "tests/lit/passes/hir-loop-fusion/different_streams.mlir#0:different_callers/hand-written": (
+        "an input of hir-loop-fusion's tests, not of the stream-lowering shape: the second loop forks from and "
+        "joins into %other, a pool stream that never waits for the caller's stream nor is waited by it, so it "
+        "reads %buf1 before the first loop's workers are known to have written it, and %buf2 is returned unjoined"
     ),
 }
 

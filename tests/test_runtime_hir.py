@@ -1,5 +1,5 @@
 """
-The runtime on hir programs: hand-written stream pipelines of the DESIGN.md section 4 shape,
+The runtime on hir programs: hand-written stream pipelines of the shape stream-lowering emits,
 launches that write into views, the checks and errors of `execute`, the `hir-run` CLI, and on
 CUDA the streams themselves (pool reuse, the caller's stream, and races a missing
 `hir.synchronize` causes).
@@ -22,6 +22,7 @@ import torch.nn.functional as F
 import hir
 from hir.diagnostics import LocatedError
 from hir.runtime import streams as runtime_streams
+from hir.runtime.device import streams_for
 from hir.runtime.inputs import random_inputs
 from hir.tools.hir_run import main as hir_run_main
 
@@ -93,7 +94,7 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor) -> None:
     assert error < (1e-2 if ref.dtype == torch.bfloat16 else 1e-3), f"relative error {error:.3g}"
 
 
-# -- stream programs (DESIGN.md section 4) --------------------------------------------------------
+# -- stream programs (fork loop + main loop, as stream-lowering emits them) -----------------------
 
 
 @dataclass
@@ -709,8 +710,8 @@ def test_cli_inputs_outputs_round_trip(tmp_path: Path) -> None:
 
 
 def test_cli_random_inputs_are_seeded_and_verbose_timings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = hir_run(SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "a.pt", "-v", "--device", "cpu")
-    b = hir_run(SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "b.pt", "--num-streams", "2")
+    a = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "a.pt", "-v", "--device", "cpu")
+    b = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "7", "--outputs", tmp_path / "b.pt", "--num-streams", "2")
     c = hir_run_here(capsys, SET_STREAM_HIR, "--seed", "8", "--outputs", tmp_path / "c.pt")
     for r in (a, b, c):
         assert r.returncode == 0, r.stderr
@@ -732,30 +733,30 @@ def test_cli_random_inputs_are_seeded_and_verbose_timings(tmp_path: Path, capsys
 
 def test_cli_entry_prints_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "two.mlir").write_text(SET_STREAM_HIR.read_text() + FUSION_DOUBLE)
-    result = hir_run(tmp_path / "two.mlir", "--entry", "double", "--device", "cpu")
+    result = hir_run_here(capsys, tmp_path / "two.mlir", "--entry", "double", "--device", "cpu")
     missing = hir_run_here(capsys, tmp_path / "two.mlir", "--entry", "nope")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("output #0: (4, 8) torch.float32 sum=")
     assert_clean_failure(missing, "no function @nope to run (functions: @main, @double)")
 
 
-def test_cli_reference_check_passes() -> None:
-    result = hir_run(SET_STREAM_HIR, "--reference", SET_STREAM, "--check", "--num-streams", "3")
+def test_cli_reference_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    result = hir_run_here(capsys, SET_STREAM_HIR, "--reference", SET_STREAM, "--check", "--num-streams", "3")
     assert result.returncode == 0, result.stderr
     assert "check: OK (1 outputs match the reference)" in result.stdout
 
 
-def test_cli_reference_check_fails_for_a_wrong_program(tmp_path: Path) -> None:
+def test_cli_reference_check_fails_for_a_wrong_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wrong = SET_STREAM_HIR.read_text().replace("fusion.set", "fusion.neg")
     assert wrong != SET_STREAM_HIR.read_text()
     (tmp_path / "wrong.hir.mlir").write_text(wrong)
-    result = hir_run(tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check")
+    result = hir_run_here(capsys, tmp_path / "wrong.hir.mlir", "--reference", SET_STREAM, "--check")
     assert_clean_failure(result, "check failed")
     assert "output #0: Mismatched elements: 32 / 32" in result.stderr
 
 
 def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Every error exits 1 with `error:` and no traceback: two in processes of their own, the rest here."""
+    """Every error exits 1 with `error:` and no traceback: one in a process of its own, the rest here."""
     (tmp_path / "bad.mlir").write_text("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %y = fusion.nope\n}\n")
     (tmp_path / "undefined.mlir").write_text(
         "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %q : tensor<4xf32>\n}\n"
@@ -778,7 +779,7 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         ([SET_STREAM_HIR, "--entry", "nope"], "no function @nope to run (functions: @main)"),
     ]
     for k, (args, message) in enumerate(cases):
-        assert_clean_failure(hir_run(*args) if k in (0, 4) else hir_run_here(capsys, *args), message)
+        assert_clean_failure(hir_run(*args) if k == 4 else hir_run_here(capsys, *args), message)
 
 
 # -- CUDA -----------------------------------------------------------------------------------------
@@ -787,7 +788,7 @@ SLEEP_CYCLES = 200_000_000  # ~0.1 s at 2 GHz: far longer than the host takes to
 
 
 def pool_streams(count: int) -> list[torch.cuda.Stream]:
-    pool = runtime_streams.streams_for(torch.device("cuda"))
+    pool = streams_for(torch.device("cuda"))
     return [pool.pool(k) for k in range(count)]
 
 

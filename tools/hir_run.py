@@ -22,12 +22,14 @@ STREAM_LOWERING = "stream-lowering"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from hir.runtime.device import DEVICE_KINDS
+
     p = argparse.ArgumentParser(prog="hir-run", description="Execute a fusion or hir module with PyTorch.")
     p.add_argument("input_file", help="the .mlir module")
     p.add_argument("--entry", default="main", help="function to run (default: main)")
     p.add_argument("--inputs", help="torch.save'd list of input tensors (default: random)")
     p.add_argument("--outputs", help="where to torch.save the list of outputs")
-    p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda if available, else cpu")
+    p.add_argument("--device", choices=tuple(DEVICE_KINDS), default=None, help="default: cuda if available, else cpu")
     p.add_argument("--num-streams", type=int, default=4, help="the runtime's number of streams (default 4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
@@ -52,9 +54,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> None:
     clock = _Clock(args.verbose)
     import hir
+    from hir.dialects.functions import is_hir_function
     from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
     from hir.runtime.distributed import Session
-    from hir.runtime.executor import compile_program, is_hir_function
+    from hir.runtime.executor import compile_program
 
     session = Session.from_environment(args.device)
     clock.lap(f"started: {session.describe()}")

@@ -26,8 +26,9 @@ func.func @perm_for_dims(%x: tensor<4x8xf32>) {
 
 // -----
 
+// A binary op takes one type per operand: the second is missing where `->` stands.
 func.func @too_few_types(%a: tensor<4xf32>) {
-  // expected-error@+1 {{expected 1 operand types but had 2}}
+  // expected-error@+1 {{Expected ','}}
   %0 = fusion.add %a, %a : tensor<4xf32> -> tensor<4xf32>
   func.return
 }

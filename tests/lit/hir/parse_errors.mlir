@@ -56,3 +56,12 @@ func.func @allreduce_missing_kind(%a: memref<8xf32>) {
 func.func @unknown_type(%e: !hir.event) {
   func.return
 }
+
+// -----
+
+func.func @stream_for_without_caller(%c: index) {
+  // expected-error@+1 {{Expected 'from'}}
+  hir.stream_for %i = %c to %c step %c streams(%s) of %c {
+  }
+  func.return
+}

@@ -1,9 +1,9 @@
 // RUN: hir-opt %s --split-input-file --verify-diagnostics
 
-// hir.yield only terminates hir.for and hir.launch.
+// hir.yield only terminates hir.for, hir.stream_for and hir.launch.
 
 func.func @in_func() {
-  // expected-error@+1 {{'hir.yield' op 'hir.yield' expects parent op to be one of 'hir.for', 'hir.launch'}}
+  // expected-error@+1 {{'hir.yield' op 'hir.yield' expects parent op to be one of 'hir.for', 'hir.stream_for', 'hir.launch'}}
   hir.yield
 }
 

@@ -7,10 +7,12 @@
 // CHECK:        fusion.set
 // CHECK:      IR after fusion-segment:
 // CHECK:      IR after convert-fusion-to-hir:
-// CHECK:        hir.for
+// CHECK:        hir.stream_for
 // CHECK:        hir.launch
 // CHECK:      IR after hir-loop-fusion:
 // CHECK:      IR after hir-lower-communication:
+// CHECK:      IR after hir-expand-stream-loops:
+// CHECK:        hir.for
 // CHECK-NOT:  IR after
 // The result.
 // CHECK:      builtin.module {

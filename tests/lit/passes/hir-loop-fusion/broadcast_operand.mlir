@@ -5,12 +5,12 @@
 
 // CHECK-LABEL: func.func @broadcast_input(
 // CHECK:         %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:           %w0 = hir.alias_select %w[%c0] axis 0
 // CHECK:           fusion.add
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 func.func @broadcast_input(%arg0: memref<4x8xf32>, %w: memref<1x8xf32>) -> memref<4x8xf32> {
@@ -20,36 +20,16 @@ func.func @broadcast_input(%arg0: memref<4x8xf32>, %w: memref<1x8xf32>) -> memre
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %w0 = hir.alias_select %w[%c0] axis 0 : memref<1x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
@@ -57,8 +37,6 @@ func.func @broadcast_input(%arg0: memref<4x8xf32>, %w: memref<1x8xf32>) -> memre
       %y = fusion.add %x, %v : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x8xf32>
 }
@@ -67,11 +45,9 @@ func.func @broadcast_input(%arg0: memref<4x8xf32>, %w: memref<1x8xf32>) -> memre
 // another stream than iteration 1 of the second loop): not fused.
 
 // CHECK-LABEL: func.func @broadcast_of_written(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:         %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %g = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %j = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
 func.func @broadcast_of_written(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -79,36 +55,16 @@ func.func @broadcast_of_written(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %arg0[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %r0 = hir.alias_select %buf1[%c0] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
@@ -116,8 +72,6 @@ func.func @broadcast_of_written(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
       %y = fusion.add %x, %v : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x8xf32>
 }

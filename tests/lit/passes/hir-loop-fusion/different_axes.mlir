@@ -4,11 +4,9 @@
 // needs every row, so the loops stay apart.
 
 // CHECK-LABEL: func.func @rows_then_columns(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:         %buf2 = hir.allocate() : memref<4x4xf32>
-// CHECK-NEXT:    hir.for %g = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %j = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
 func.func @rows_then_columns(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -16,44 +14,22 @@ func.func @rows_then_columns(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x4xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x4xf32> -> memref<4xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x4xf32> -> memref<4xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<4xf32, strided<[1], offset: ?>>) outs(%b : memref<4xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<4xf32> -> tensor<4xf32>
       hir.yield %y : tensor<4xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x4xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     hir.launch ins(%x = %a2 : memref<4xf32, strided<[4], offset: ?>>) outs(%b2 : memref<4xf32, strided<[4], offset: ?>>) {
       %y = fusion.relu %x : tensor<4xf32> -> tensor<4xf32>
       hir.yield %y : tensor<4xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x4xf32>
 }
@@ -63,12 +39,12 @@ func.func @rows_then_columns(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
 
 // CHECK-LABEL: func.func @columns_then_columns(
 // CHECK:         %buf2 = hir.allocate() : memref<4x4xf32>
-// CHECK-NEXT:    hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:           %a2 = hir.alias_select %buf1[%i] axis 1
 // CHECK:           fusion.relu
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 func.func @columns_then_columns(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
@@ -78,44 +54,22 @@ func.func @columns_then_columns(%arg0: memref<4x4xf32>) -> memref<4x4xf32> {
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x4xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     hir.launch ins(%x = %a : memref<4xf32, strided<[4], offset: ?>>) outs(%b : memref<4xf32, strided<[4], offset: ?>>) {
       %y = fusion.set %x : tensor<4xf32> -> tensor<4xf32>
       hir.yield %y : tensor<4xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x4xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 1 : memref<4x4xf32> -> memref<4xf32, strided<[4], offset: ?>>
     hir.launch ins(%x = %a2 : memref<4xf32, strided<[4], offset: ?>>) outs(%b2 : memref<4xf32, strided<[4], offset: ?>>) {
       %y = fusion.relu %x : tensor<4xf32> -> tensor<4xf32>
       hir.yield %y : tensor<4xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x4xf32>
 }

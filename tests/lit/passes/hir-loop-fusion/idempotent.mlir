@@ -3,23 +3,22 @@
 // RUN: diff %t.once.mlir %t.twice.mlir
 // RUN: hir-opt %s -p hir-loop-fusion,hir-loop-fusion | filecheck %s
 
-// Running the pass twice is a no-op: a fused pair is again a (fork, main) pair that nothing
+// Running the pass twice is a no-op: a fused loop is again a hir.stream_for that nothing
 // after it can join (here a launch on the caller's stream stops the fusion).
 
 // CHECK-LABEL: func.func @twice(
 // CHECK:         %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:           fusion.relu
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %t = hir.allocate() : memref<4x8xf32>
 // CHECK-NEXT:    hir.launch
-// CHECK:         hir.for %h = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %l = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %l = %c0 to %c4 step %c1 streams(%s3) of %n from %main {
 // CHECK:           fusion.neg
-// CHECK-NOT:     hir.for
+// CHECK-NOT:     hir.stream_for
 func.func @twice(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -27,44 +26,22 @@ func.func @twice(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a2 : memref<8xf32, strided<[1], offset: ?>>) outs(%b2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   %t = hir.allocate() : memref<4x8xf32>
   hir.launch ins(%x = %buf2 : memref<4x8xf32>) outs(%t : memref<4x8xf32>) {
@@ -72,24 +49,13 @@ func.func @twice(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
     hir.yield %y : tensor<4x8xf32>
   }
   %buf3 = hir.allocate() : memref<4x8xf32>
-  hir.for %h = %c0 to %c4 step %c1 {
-    %hk = arith.remui %h, %n : index
-    %hs = hir.stream %hk
-    hir.set_current_stream %hs
-    hir.synchronize %main
-  }
-  hir.for %l = %c0 to %c4 step %c1 {
-    %k3 = arith.remui %l, %n : index
-    %s3 = hir.stream %k3
-    hir.set_current_stream %s3
+  hir.stream_for %l = %c0 to %c4 step %c1 streams(%s3) of %n from %main {
     %a3 = hir.alias_select %t[%l] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b3 = hir.alias_select %buf3[%l] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a3 : memref<8xf32, strided<[1], offset: ?>>) outs(%b3 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.neg %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s3
   }
   func.return %buf3 : memref<4x8xf32>
 }

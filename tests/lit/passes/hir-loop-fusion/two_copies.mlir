@@ -1,8 +1,8 @@
 // RUN: hir-opt %s -p hir-loop-fusion | filecheck %s
 
-// Two stream-parallel copies, each with its own (fork, main) pair: the second main loop reads
-// slice i of %buf1, which the first wrote just before in iteration i on the same stream. They
-// merge into one fork loop and one main loop; %buf2's allocation moves above the loops.
+// Two stream-parallel copies, each with its own hir.stream_for: the second loop reads slice i of
+// %buf1, which the first wrote just before in iteration i on the same stream. They merge into one
+// loop running both launches per iteration; %buf2's allocation moves above it.
 
 // CHECK-LABEL: func.func @two_copies(
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
@@ -12,16 +12,7 @@
 // CHECK-NEXT:    %n = hir.num_streams
 // CHECK-NEXT:    %buf1 = hir.allocate() : memref<4x8xf32>
 // CHECK-NEXT:    %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %f = %c0 to %c4 step %c1 {
-// CHECK-NEXT:      %fk = arith.remui %f, %n : index
-// CHECK-NEXT:      %fs = hir.stream %fk
-// CHECK-NEXT:      hir.set_current_stream %fs
-// CHECK-NEXT:      hir.synchronize %main
-// CHECK-NEXT:    }
-// CHECK-NEXT:    hir.for %i = %c0 to %c4 step %c1 {
-// CHECK-NEXT:      %k = arith.remui %i, %n : index
-// CHECK-NEXT:      %s = hir.stream %k
-// CHECK-NEXT:      hir.set_current_stream %s
+// CHECK-NEXT:    hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK-NEXT:      %a = hir.alias_select %arg0[%i] axis 0
 // CHECK-NEXT:      %b = hir.alias_select %buf1[%i] axis 0
 // CHECK-NEXT:      hir.launch ins(%x = %a : {{.*}}) outs(%b : {{.*}}) {
@@ -34,8 +25,6 @@
 // CHECK-NEXT:        %y = fusion.relu %x
 // CHECK-NEXT:        hir.yield %y
 // CHECK-NEXT:      }
-// CHECK-NEXT:      hir.set_current_stream %main
-// CHECK-NEXT:      hir.synchronize %s
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %buf2 : memref<4x8xf32>
 // CHECK-NEXT:  }
@@ -46,44 +35,22 @@ func.func @two_copies(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a2 : memref<8xf32, strided<[1], offset: ?>>) outs(%b2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x8xf32>
 }

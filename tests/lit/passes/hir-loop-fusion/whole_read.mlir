@@ -4,12 +4,10 @@
 // iteration i needs every iteration of the first loop, so the loops stay apart.
 
 // CHECK-LABEL: func.func @whole_read_of_written(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:         %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %g = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %j = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
 // CHECK:           fusion.sum
 func.func @whole_read_of_written(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -18,43 +16,21 @@ func.func @whole_read_of_written(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, me
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %buf1 : memref<4x8xf32>) outs(%b2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.sum %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf1, %buf2 : memref<4x8xf32>, memref<4x8xf32>
 }
@@ -63,12 +39,12 @@ func.func @whole_read_of_written(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, me
 
 // CHECK-LABEL: func.func @whole_read_of_input(
 // CHECK:         %buf2 = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK-NEXT:    hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:           hir.launch ins(%x = %arg0 : memref<4x8xf32>) outs(%b2 : {{.*}})
 // CHECK:           fusion.sum
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 func.func @whole_read_of_input(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf32>) {
@@ -78,43 +54,21 @@ func.func @whole_read_of_input(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memr
   %main = hir.get_current_stream
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %arg0 : memref<4x8xf32>) outs(%b2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.sum %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf1, %buf2 : memref<4x8xf32>, memref<4x8xf32>
 }

@@ -1,15 +1,15 @@
 // RUN: hir-opt %s -p hir-loop-fusion | filecheck %s
 
-// A buffer allocated inside the second main loop is private to each iteration: fused.
+// A buffer allocated inside the second loop is private to each iteration: fused.
 
 // CHECK-LABEL: func.func @local_buffer(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.set
 // CHECK:           %tmp = hir.allocate() : memref<8xf32>
 // CHECK:           fusion.exp
 // CHECK:           fusion.relu
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 func.func @local_buffer(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
@@ -20,35 +20,15 @@ func.func @local_buffer(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %n = hir.num_streams
   %buf1 = hir.allocate() : memref<4x8xf32>
   %buf2 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %buf1[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %tmp = hir.allocate() : memref<8xf32>
     hir.launch ins(%x = %a2 : memref<8xf32, strided<[1], offset: ?>>) outs(%tmp : memref<8xf32>) {
@@ -60,23 +40,18 @@ func.func @local_buffer(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
       %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf2 : memref<4x8xf32>
 }
 
-// The second main loop's work synchronizes with the caller's stream itself, and an op of
+// The second loop's work synchronizes with the caller's stream itself, and an op of
 // unknown effects sits in a third: the pass does not reason about them. Not fused.
 
 // CHECK-LABEL: func.func @not_understood(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %g = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %j = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+// CHECK:         hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
 // CHECK:           hir.synchronize %main
-// CHECK:         hir.for %h = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %l = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %l = %c0 to %c4 step %c1 streams(%s3) of %n from %main {
 // CHECK:           "test.op"()
 func.func @not_understood(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %c0 = arith.constant 0 : index
@@ -87,35 +62,15 @@ func.func @not_understood(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
   %buf1 = hir.allocate() : memref<4x8xf32>
   %buf2 = hir.allocate() : memref<4x8xf32>
   %buf3 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %arg0[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.set %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     hir.synchronize %main
     %a2 = hir.alias_select %buf1[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b2 = hir.alias_select %buf2[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
@@ -123,19 +78,8 @@ func.func @not_understood(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
       %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
-  hir.for %h = %c0 to %c4 step %c1 {
-    %hk = arith.remui %h, %n : index
-    %hs = hir.stream %hk
-    hir.set_current_stream %hs
-    hir.synchronize %main
-  }
-  hir.for %l = %c0 to %c4 step %c1 {
-    %k3 = arith.remui %l, %n : index
-    %s3 = hir.stream %k3
-    hir.set_current_stream %s3
+  hir.stream_for %l = %c0 to %c4 step %c1 streams(%s3) of %n from %main {
     "test.op"() : () -> ()
     %a3 = hir.alias_select %buf2[%l] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b3 = hir.alias_select %buf3[%l] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
@@ -143,8 +87,6 @@ func.func @not_understood(%arg0: memref<4x8xf32>) -> memref<4x8xf32> {
       %y = fusion.neg %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s3
   }
   func.return %buf3 : memref<4x8xf32>
 }

@@ -5,11 +5,9 @@
 // overwritten by iteration 0 of the second. Not fused.
 
 // CHECK-LABEL: func.func @war_hazard(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.sum
-// CHECK:         hir.for %g = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %j = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
 // CHECK:           fusion.neg
 func.func @war_hazard(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -23,42 +21,20 @@ func.func @war_hazard(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf3
     hir.yield %y : tensor<4x8xf32>
   }
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %t : memref<4x8xf32>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.sum %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %arg0[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %t2 = hir.alias_select %t[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a2 : memref<8xf32, strided<[1], offset: ?>>) outs(%t2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.neg %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf1, %t : memref<4x8xf32>, memref<4x8xf32>
 }
@@ -67,12 +43,12 @@ func.func @war_hazard(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf3
 // part overwrites what iteration i of the first part has already read, on the same stream. Fused.
 
 // CHECK-LABEL: func.func @war_same_slice(
-// CHECK:         hir.for %f = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %i = %c0 to %c4 step %c1 {
+// CHECK:         hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
 // CHECK:           fusion.exp
 // CHECK:           %t2 = hir.alias_select %t[%i] axis 0
 // CHECK:           fusion.neg
-// CHECK:           hir.synchronize %s
+// CHECK:           hir.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 func.func @war_same_slice(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x8xf32>) {
@@ -87,43 +63,21 @@ func.func @war_same_slice(%arg0: memref<4x8xf32>) -> (memref<4x8xf32>, memref<4x
     hir.yield %y : tensor<4x8xf32>
   }
   %buf1 = hir.allocate() : memref<4x8xf32>
-  hir.for %f = %c0 to %c4 step %c1 {
-    %fk = arith.remui %f, %n : index
-    %fs = hir.stream %fk
-    hir.set_current_stream %fs
-    hir.synchronize %main
-  }
-  hir.for %i = %c0 to %c4 step %c1 {
-    %k = arith.remui %i, %n : index
-    %s = hir.stream %k
-    hir.set_current_stream %s
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
     %a = hir.alias_select %t[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %b = hir.alias_select %buf1[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a : memref<8xf32, strided<[1], offset: ?>>) outs(%b : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.exp %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s
   }
-  hir.for %g = %c0 to %c4 step %c1 {
-    %gk = arith.remui %g, %n : index
-    %gs = hir.stream %gk
-    hir.set_current_stream %gs
-    hir.synchronize %main
-  }
-  hir.for %j = %c0 to %c4 step %c1 {
-    %k2 = arith.remui %j, %n : index
-    %s2 = hir.stream %k2
-    hir.set_current_stream %s2
+  hir.stream_for %j = %c0 to %c4 step %c1 streams(%s2) of %n from %main {
     %a2 = hir.alias_select %arg0[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %t2 = hir.alias_select %t[%j] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%x = %a2 : memref<8xf32, strided<[1], offset: ?>>) outs(%t2 : memref<8xf32, strided<[1], offset: ?>>) {
       %y = fusion.neg %x : tensor<8xf32> -> tensor<8xf32>
       hir.yield %y : tensor<8xf32>
     }
-    hir.set_current_stream %main
-    hir.synchronize %s2
   }
   func.return %buf1, %t : memref<4x8xf32>, memref<4x8xf32>
 }

@@ -34,11 +34,7 @@ func.func @no_stream(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:      hir.yield [[T]] : tensor<4x8xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %r = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    hir.for
-// CHECK:         hir.for [[I:%[a-z0-9_]+]] = %c0 to %c4 step %c1 {
-// CHECK-NEXT:      [[K:%[a-z0-9_]+]] = arith.remui [[I]], %num_streams : index
-// CHECK-NEXT:      [[S:%[a-z0-9_]+]] = hir.stream [[K]]
-// CHECK-NEXT:      hir.set_current_stream [[S]]
+// CHECK-NEXT:    hir.stream_for [[I:%[a-z0-9_]+]] = %c0 to %c4 step %c1 streams({{%[a-z0-9_]+}}) of %num_streams from %main {
 // CHECK-NEXT:      %t_i = hir.alias_select %t{{\[}}[[I]]] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT:      %r_i = hir.alias_select %r{{\[}}[[I]]] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins(%c = %t_i : memref<8xf32, strided<[1], offset: ?>>) outs(%r_i : memref<8xf32, strided<[1], offset: ?>>) {
@@ -46,8 +42,6 @@ func.func @no_stream(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:        [[R:%[a-z0-9_]+]] = fusion.relu %d : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT:        hir.yield [[R]] : tensor<8xf32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      hir.set_current_stream %main
-// CHECK-NEXT:      hir.synchronize [[S]]{{$}}
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %r : memref<4x8xf32>
 func.func @segments(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>> {

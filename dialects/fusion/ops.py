@@ -1,12 +1,12 @@
 """
-The fusion dialect: tensor programs with value semantics whose parallelization lives in the tensor
-types' `#fusion.parallel` encoding.
-
-Every op prints as
+The fusion ops: each computes one tensor with torch semantics (DESIGN contract: names, operands,
+attributes) and exposes `axis_map()` (see `shape_rules`): for each result axis, the operand axes
+it comes from. Every op prints as
 
     %r = fusion.OP %a, %b [dims = [..] | perm = [..]] attr-dict : type(a), type(b) -> type(r)
 
-and exposes `axis_map()` (see `shape_rules`): for each result axis, the operand axes it comes from.
+from declarative formats on a few base classes: unary, binary, ops with an axis list (dims,
+perm), matmul, linear with an optional bias.
 """
 
 from __future__ import annotations
@@ -16,39 +16,14 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, TensorType
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    lazy_traits_def,
-    operand_def,
-    opt_operand_def,
-    prop_def,
-    region_def,
-    result_def,
-    traits_def,
-    var_operand_def,
-    var_result_def,
-)
-from xdsl.parser import Parser, UnresolvedOperand
-from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
-from hir.dialects.parallel_encoding import ParallelAttr, verify_tensor_type
-from hir.dialects.syntax import (
-    array_values,
-    format_int_list,
-    int_array,
-    parse_assignments,
-    parse_int_list,
-    parse_optional_operands,
-    parse_type_list,
-    print_assignments,
-    print_types,
-    print_values,
-)
+from hir.dialects.parallel_encoding import verify_tensor_type
+from hir.dialects.syntax import IntList, array_values, int_array
 
 
 def shape_of(value: SSAValue | Attribute) -> rules.Shape:
@@ -65,10 +40,8 @@ def element_type_of(value: SSAValue) -> Attribute:
 class FusionOp(IRDLOperation, ABC):
     """Base of every fusion op: shared syntax, type checks and the axis-mapping interface."""
 
-    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ()
-    """Integer-array properties, printed `name = [..]` after the operands."""
-
     traits = traits_def(Pure())
+    custom_directives = (IntList,)
 
     @abstractmethod
     def axis_map(self) -> rules.AxisMap:
@@ -113,45 +86,43 @@ class FusionOp(IRDLOperation, ABC):
                     f"operand #{i} has element type {element_type_of(operand)}, the result {result_elt}"
                 )
 
-    # -- custom syntax ---------------------------------------------------------------------------
-
-    @classmethod
-    def parse(cls, parser: Parser) -> FusionOp:
-        pos = parser.pos
-        operands = parse_optional_operands(parser)
-        properties: dict[str, Attribute] = {}
-        for name in cls.ARRAY_PROPS:
-            parser.parse_keyword(name)
-            parser.parse_punctuation("=")
-            properties[name] = int_array(parse_int_list(parser))
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        operand_types = parse_type_list(parser) if operands else []
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
-        resolved = parser.resolve_operands(operands, operand_types, pos)
-        return cls.create(operands=resolved, result_types=[result_type], properties=properties, attributes=attributes)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_values(printer, self.operands)
-        for name in self.ARRAY_PROPS:
-            printer.print_string(f" {name} = {format_int_list(array_values(self.properties[name]))}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        if self.operands:
-            print_types(printer, [o.type for o in self.operands])
-            printer.print_string(" ")
-        printer.print_string("-> ")
-        printer.print_attribute(self.results[0].type)
-
 
 # -- unary ops ------------------------------------------------------------------------------------
+
+
+UNARY_FORMAT = "$x attr-dict `:` type($x) `->` type($result)"
+BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+
+def axes_format(name: str) -> str:
+    """`%x NAME = [..] attr-dict : type(x) -> type(result)`"""
+    return f"$x `{name}` `=` custom<IntList>(${name}) attr-dict `:` type($x) `->` type($result)"
+
+
+class AxesFusionOp(FusionOp, ABC):
+    """
+    An op on one tensor with an axis-list property, written `%x NAME = [..]`: the subclass declares
+    the property (`dims = prop_def(DenseArrayBase)`), names it in AXES and takes `axes_format(AXES)`.
+    """
+
+    AXES: ClassVar[str]
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: SSAValue, axes: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[x], result_types=[result_type], properties={self.AXES: int_array(axes)})
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return array_values(self.properties[self.AXES])
 
 
 class UnaryFusionOp(FusionOp, ABC):
     x = operand_def(TensorType)
     result = result_def(TensorType)
+
+    assembly_format = UNARY_FORMAT
 
     def __init__(self, x: SSAValue, result_type: Attribute | None = None):
         super().__init__(operands=[x], result_types=[result_type or x.type])
@@ -163,11 +134,17 @@ class UnaryFusionOp(FusionOp, ABC):
         return rules.elementwise_map(len(shape_of(self.x)), 1)
 
 
+def verify_float(op: FusionOp) -> None:
+    """Ops defined on floats only (exp, tanh, div): the element type is a float."""
+    elt = element_type_of(op.results[0])
+    if not isinstance(elt, AnyFloat):
+        raise VerifyException(f"{op.name} needs a floating-point element type, got {elt}")
+
+
 class FloatUnaryFusionOp(UnaryFusionOp, ABC):
     def verify_element_types(self) -> None:
         super().verify_element_types()
-        if not isinstance(element_type_of(self.x), AnyFloat):
-            raise VerifyException(f"{self.name} needs a floating-point element type, got {element_type_of(self.x)}")
+        verify_float(self)
 
 
 @irdl_op_definition
@@ -220,6 +197,8 @@ class BinaryFusionOp(FusionOp, ABC):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = BINARY_FORMAT
+
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
         super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
 
@@ -254,8 +233,7 @@ class DivOp(BinaryFusionOp):
 
     def verify_element_types(self) -> None:
         super().verify_element_types()
-        if not isinstance(element_type_of(self.lhs), AnyFloat):
-            raise VerifyException(f"fusion.div needs a floating-point element type, got {element_type_of(self.lhs)}")
+        verify_float(self)
 
 
 @irdl_op_definition
@@ -267,18 +245,17 @@ class MaximumOp(BinaryFusionOp):
 
 
 @irdl_op_definition
-class BroadcastOp(FusionOp):
-    """Unsqueeze + expand: `dims` are the new axes of the result."""
+class ExpandOp(AxesFusionOp):
+    """
+    `fusion.broadcast`: unsqueeze + expand, `dims` are the new axes of the result. A shape op on
+    one device (no communication: the collective broadcast is `hir.broadcast`).
+    """
 
     name = "fusion.broadcast"
-    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("dims",)
+    AXES: ClassVar[str] = "dims"
 
-    x = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+    assembly_format = axes_format("dims")
 
     def result_shape(self) -> rules.Shape:
         result = shape_of(self.result)
@@ -304,18 +281,14 @@ class BroadcastOp(FusionOp):
 
 
 @irdl_op_definition
-class PermuteOp(FusionOp):
+class PermuteOp(AxesFusionOp):
     """`x.permute(perm)`: result axis i is operand axis perm[i]."""
 
     name = "fusion.permute"
-    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("perm",)
+    AXES: ClassVar[str] = "perm"
 
-    x = operand_def(TensorType)
     perm = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    def __init__(self, x: SSAValue, perm: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"perm": int_array(perm)})
+    assembly_format = axes_format("perm")
 
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)
@@ -340,17 +313,13 @@ class PermuteOp(FusionOp):
 # -- reductions -----------------------------------------------------------------------------------
 
 
-class ReductionFusionOp(FusionOp, ABC):
+class ReductionFusionOp(AxesFusionOp, ABC):
     """Reduces the axes `dims`; the result drops them."""
 
-    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("dims",)
+    AXES: ClassVar[str] = "dims"
 
-    x = operand_def(TensorType)
     dims = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    def __init__(self, x: SSAValue, dims: Sequence[int], result_type: Attribute):
-        super().__init__(operands=[x], result_types=[result_type], properties={"dims": int_array(dims)})
+    assembly_format = axes_format("dims")
 
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)
@@ -400,6 +369,8 @@ class MatmulOp(FusionOp):
     b = operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)"
+
     def __init__(self, a: SSAValue, b: SSAValue, result_type: Attribute):
         super().__init__(operands=[a, b], result_types=[result_type])
 
@@ -421,6 +392,10 @@ class LinearOp(FusionOp):
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
 
+    assembly_format = (
+        "$x `,` $w (`,` $bias^)? attr-dict `:` type($x) `,` type($w) (`,` type($bias)^)? `->` type($result)"
+    )
+
     def __init__(self, x: SSAValue, w: SSAValue, bias: SSAValue | None, result_type: Attribute):
         super().__init__(operands=[x, w, [bias] if bias else []], result_types=[result_type])
 
@@ -433,145 +408,3 @@ class LinearOp(FusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         return self._rule()[1]
-
-
-# -- segments -------------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class YieldOp(IRDLOperation):
-    """Terminator of `fusion.segment`: the segment's results."""
-
-    name = "fusion.yield"
-
-    values = var_operand_def(TensorType)
-
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(SegmentOp), Pure()))
-    assembly_format = "attr-dict ($values^ `:` type($values))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
-
-
-@irdl_op_definition
-class SegmentOp(IRDLOperation):
-    """
-    A group of fusion ops run as one kernel (made by `fusion-segment`). The region sees one
-    argument per operand (same type) and yields the results; it is isolated from above.
-
-        %r = fusion.segment ins(%x = %a : tensor<4x8xf32>) -> tensor<4x8xf32> {
-          %e = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32>
-          %n = fusion.neg %e : tensor<4x8xf32> -> tensor<4x8xf32>
-          fusion.yield %n : tensor<4x8xf32>
-        }
-    """
-
-    name = "fusion.segment"
-
-    ins = var_operand_def(TensorType)
-    outs = var_result_def(TensorType)
-    body = region_def("single_block")
-
-    traits = traits_def(IsolatedFromAbove(), RecursiveMemoryEffect())
-
-    def __init__(self, ins: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region):
-        super().__init__(operands=[ins], result_types=[result_types], regions=[body])
-
-    @property
-    def yield_op(self) -> YieldOp:
-        terminator = self.body.block.last_op
-        assert isinstance(terminator, YieldOp)
-        return terminator
-
-    @property
-    def inner_ops(self) -> list[FusionOp]:
-        return [op for op in self.body.block.ops if isinstance(op, FusionOp)]
-
-    def verify_(self) -> None:
-        block = self.body.block
-        if len(block.args) != len(self.ins):
-            raise VerifyException(f"the region takes {len(block.args)} arguments for {len(self.ins)} operands")
-        for i, (arg, operand) in enumerate(zip(block.args, self.ins)):
-            if arg.type != operand.type:
-                raise VerifyException(f"region argument #{i} has type {arg.type}, operand #{i} {operand.type}")
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp):
-            raise VerifyException("the region must end with fusion.yield")
-        yielded = [v.type for v in terminator.values]
-        if yielded != [r.type for r in self.outs]:
-            raise VerifyException("fusion.yield types must equal the segment's result types")
-        for op in block.ops:
-            if op is not terminator and not isinstance(op, FusionOp):
-                raise VerifyException(f"a segment holds fusion ops only, found {op.name}")
-
-    def print(self, printer: Printer) -> None:
-        args = self.body.block.args
-        printer.print_string(" ins(")
-        print_assignments(printer, args, self.ins)
-        if self.ins:
-            printer.print_string(" : ")
-            print_types(printer, [v.type for v in self.ins])
-        printer.print_string(") -> ")
-        types = [r.type for r in self.outs]
-        if len(types) == 1:
-            printer.print_attribute(types[0])
-        else:
-            printer.print_string("(")
-            print_types(printer, types)
-            printer.print_string(")")
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=True)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SegmentOp:
-        pos = parser.pos
-        parser.parse_keyword("ins")
-        parser.parse_punctuation("(")
-        pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
-        types: list[Attribute] = []
-        if not parser.parse_optional_punctuation(")"):
-            pairs = parse_assignments(parser)
-            parser.parse_punctuation(":")
-            types = parse_type_list(parser)
-            parser.parse_punctuation(")")
-        parser.parse_punctuation("->")
-        if parser.parse_optional_punctuation("("):
-            result_types = []  # `-> ()`: a segment whose values are all dead has no results
-            if not parser.parse_optional_punctuation(")"):
-                result_types = parse_type_list(parser)
-                parser.parse_punctuation(")")
-        else:
-            result_types = [parser.parse_type()]
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        ins = parser.resolve_operands([u for _, u in pairs], types, pos)
-        body = parser.parse_region([arg.resolve(t) for (arg, _), t in zip(pairs, types)])
-        op = cls(ins, result_types, body)
-        if attributes is not None:
-            op.attributes |= attributes.data
-        return op
-
-
-FUSION_OPS: tuple[type[FusionOp], ...] = (
-    SetOp,
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    MaximumOp,
-    NegOp,
-    AbsOp,
-    ExpOp,
-    ReluOp,
-    TanhOp,
-    CastOp,
-    BroadcastOp,
-    PermuteOp,
-    SumOp,
-    MaxOp,
-    MinOp,
-    MatmulOp,
-    LinearOp,
-)
-
-Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])

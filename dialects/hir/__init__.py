@@ -1,0 +1,134 @@
+"""
+The hir dialect: host programs over buffers (builtin memrefs) and CUDA streams. One module per
+group of ops; this package re-exports them all (`from hir.dialects import hir; hir.LaunchOp`).
+
+    base           types (!hir.stream, !hir.work), side effects, buffer-type rules, MeshOp
+    buffers        allocate, deallocate, alias_select, alias_chunk
+    loops          for, stream_for, yield
+    launch         launch
+    streams        get_current_stream, stream, num_streams, set_current_stream, synchronize
+    communication  allgather, allreduce, reduce_scatter, broadcast, send, recv, wait
+    symmetric      device_index, peer_view, barrier
+"""
+
+from xdsl.ir import Dialect
+
+from hir.dialects.hir.base import (
+    READS_CURRENT_STREAM,
+    WRITES_DEVICE_QUEUE,
+    CurrentStream,
+    DeviceQueue,
+    HirEffects,
+    MeshOp,
+    StreamType,
+    WorkType,
+    contiguous_strides,
+    memref_strides,
+    read,
+    tensor_fits_buffer,
+    tensor_type_of,
+    verify_mesh,
+    write,
+)
+from hir.dialects.hir.buffers import (
+    AliasChunkOp,
+    AliasSelectOp,
+    AllocateOp,
+    DeallocateOp,
+    chunk_result_type,
+    select_result_type,
+)
+from hir.dialects.hir.communication import (
+    REDUCTION_KINDS,
+    AllgatherOp,
+    AllreduceOp,
+    BroadcastOp,
+    CommunicationOp,
+    PeerToPeerOp,
+    RecvOp,
+    ReduceScatterOp,
+    SendOp,
+    TransferOp,
+    WaitOp,
+)
+from hir.dialects.hir.launch import LaunchOp
+from hir.dialects.hir.loops import ForOp, StreamForOp, YieldOp
+from hir.dialects.hir.streams import GetCurrentStreamOp, NumStreamsOp, SetCurrentStreamOp, StreamOp, SynchronizeOp
+from hir.dialects.hir.symmetric import BarrierOp, DeviceIndexOp, PeerViewOp
+
+HIR_OPS = (
+    AllocateOp,
+    DeallocateOp,
+    AliasSelectOp,
+    AliasChunkOp,
+    LaunchOp,
+    ForOp,
+    YieldOp,
+    GetCurrentStreamOp,
+    StreamOp,
+    NumStreamsOp,
+    SetCurrentStreamOp,
+    SynchronizeOp,
+    StreamForOp,
+    AllgatherOp,
+    AllreduceOp,
+    ReduceScatterOp,
+    BroadcastOp,
+    SendOp,
+    RecvOp,
+    WaitOp,
+    DeviceIndexOp,
+    PeerViewOp,
+    BarrierOp,
+)
+
+Hir = Dialect("hir", list(HIR_OPS), [StreamType, WorkType])
+
+__all__ = [
+    "HIR_OPS",
+    "READS_CURRENT_STREAM",
+    "REDUCTION_KINDS",
+    "WRITES_DEVICE_QUEUE",
+    "AliasChunkOp",
+    "AliasSelectOp",
+    "AllgatherOp",
+    "AllocateOp",
+    "AllreduceOp",
+    "BarrierOp",
+    "BroadcastOp",
+    "CommunicationOp",
+    "CurrentStream",
+    "DeallocateOp",
+    "DeviceIndexOp",
+    "DeviceQueue",
+    "ForOp",
+    "GetCurrentStreamOp",
+    "Hir",
+    "HirEffects",
+    "LaunchOp",
+    "MeshOp",
+    "NumStreamsOp",
+    "PeerToPeerOp",
+    "PeerViewOp",
+    "RecvOp",
+    "ReduceScatterOp",
+    "SendOp",
+    "SetCurrentStreamOp",
+    "StreamForOp",
+    "StreamOp",
+    "StreamType",
+    "SynchronizeOp",
+    "TransferOp",
+    "WaitOp",
+    "WorkType",
+    "YieldOp",
+    "chunk_result_type",
+    "contiguous_strides",
+    "memref_strides",
+    "read",
+    "select_result_type",
+    "tensor_fits_buffer",
+    "tensor_type_of",
+    "verify_mesh",
+    "write",
+]

@@ -1,0 +1,137 @@
+"""
+Types, side effects and buffer-type rules shared by the hir ops.
+
+Ops enqueue work on the *current stream*; `hir.set_current_stream` changes it. Side effects are
+declared against two resources, the current-stream slot and the device queue, plus per-buffer
+reads and writes, so that canonicalize, cse and dce never drop work or move it across a stream
+switch (see `HirEffects`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, NoneAttr, TensorType
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, prop_def
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Resource
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.parallel_encoding import local_shape
+from hir.dialects.syntax import array_values
+
+# -- types ----------------------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class StreamType(ParametrizedAttribute, TypeAttribute):
+    """`!hir.stream`: a CUDA stream handle."""
+
+    name = "hir.stream"
+
+
+@irdl_attr_definition
+class WorkType(ParametrizedAttribute, TypeAttribute):
+    """`!hir.work`: a pending communication, consumed by `hir.wait`."""
+
+    name = "hir.work"
+
+
+# -- side effects ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurrentStream(Resource):
+    """The runtime's current-stream slot."""
+
+    def name(self) -> str:
+        return "hir.current_stream"
+
+
+@dataclass(frozen=True)
+class DeviceQueue(Resource):
+    """Work enqueued on streams: kernels, event waits, communications."""
+
+    def name(self) -> str:
+        return "hir.device_queue"
+
+
+def read(value: SSAValue | None = None, resource: Resource | None = None) -> EffectInstance:
+    if resource is None:
+        return EffectInstance(MemoryEffectKind.READ, value)
+    return EffectInstance(MemoryEffectKind.READ, value, resource)
+
+
+def write(value: SSAValue | None = None, resource: Resource | None = None) -> EffectInstance:
+    if resource is None:
+        return EffectInstance(MemoryEffectKind.WRITE, value)
+    return EffectInstance(MemoryEffectKind.WRITE, value, resource)
+
+
+READS_CURRENT_STREAM = read(resource=CurrentStream())
+WRITES_DEVICE_QUEUE = write(resource=DeviceQueue())
+
+
+class HirEffects(MemoryEffect):
+    """Trait: the op's own `effects()` method lists its effects (they depend on its operands)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> set[EffectInstance]:
+        return op.effects()  # type: ignore[attr-defined]
+
+
+# -- buffers --------------------------------------------------------------------------------------
+
+
+def contiguous_strides(shape: Sequence[int]) -> list[int | None]:
+    """Row-major strides; `None` (`?`) once a dynamic extent is involved."""
+    strides: list[int | None] = []
+    running: int | None = 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running = None if running is None or extent == DYNAMIC_INDEX else running * extent
+    return list(reversed(strides))
+
+
+def memref_strides(t: MemRefType) -> list[int | None]:
+    if isinstance(t.layout, NoneAttr):
+        return contiguous_strides(t.get_shape())
+    strides = t.layout.get_strides()
+    if strides is None:
+        raise VerifyException(f"{t} has a layout that is not strided")
+    return list(strides)
+
+
+def tensor_type_of(t: MemRefType) -> TensorType:
+    """The tensor a launch region sees for a buffer: same shape and element type."""
+    return TensorType(t.element_type, t.get_shape())
+
+
+def tensor_fits_buffer(t: Attribute, buffer: Attribute) -> bool:
+    """
+    A region value fits a buffer when it has the buffer's shape and element type, or, for a
+    resharding launch, when it is a #fusion.parallel-encoded global tensor whose local shape (the
+    shard this device holds) is the buffer's shape.
+    """
+    if not isinstance(t, TensorType) or not isinstance(buffer, MemRefType):
+        return False
+    return t.element_type == buffer.element_type and tuple(local_shape(t)) == buffer.get_shape()
+
+
+def verify_mesh(mesh: tuple[int, ...]) -> None:
+    if not mesh or len(set(mesh)) != len(mesh) or min(mesh) < 0:
+        raise VerifyException(f"mesh must list distinct non-negative device ids, got {list(mesh)}")
+
+
+class MeshOp(IRDLOperation):
+    """An op about the devices of `mesh` (device ids, written `mesh = [0, 1]`)."""
+
+    mesh = prop_def(DenseArrayBase)
+
+    @property
+    def mesh_ids(self) -> tuple[int, ...]:
+        return array_values(self.mesh)
+
+    def verify_(self) -> None:
+        verify_mesh(self.mesh_ids)

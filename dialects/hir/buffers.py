@@ -1,0 +1,195 @@
+"""Buffers (builtin memrefs) and views of them: allocate, deallocate, alias_select, alias_chunk."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.hir.base import HirEffects, memref_strides
+
+
+def select_result_type(base: MemRefType, axis: int) -> MemRefType:
+    """The type of `base` with `axis` fixed at a dynamic index: one rank less, dynamic offset."""
+    shape = [d for i, d in enumerate(base.get_shape()) if i != axis]
+    strides = [s for i, s in enumerate(memref_strides(base)) if i != axis]
+    return MemRefType(base.element_type, shape, StridedLayoutAttr(strides, None))
+
+
+@irdl_op_definition
+class AllocateOp(IRDLOperation):
+    """
+    A new buffer; dynamic extents are operands, one per `?`. When the caller passes a
+    preallocated output for the returned buffer, the runtime uses it instead. `symmetric`
+    asks for symmetric memory (peers can read it directly) where the runtime has it.
+    """
+
+    name = "hir.allocate"
+
+    dynamic_sizes = var_operand_def(IndexType)
+    symmetric = opt_prop_def(UnitAttr)
+    result = result_def(MemRefType)
+
+    traits = traits_def(HirEffects())
+    assembly_format = "`(` $dynamic_sizes `)` (`symmetric` $symmetric^)? attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType, dynamic_sizes: Sequence[SSAValue] = (), symmetric: bool = False):
+        props: dict[str, Attribute] = {"symmetric": UnitAttr()} if symmetric else {}
+        super().__init__(operands=[dynamic_sizes], result_types=[result_type], properties=props)
+
+    def effects(self) -> set[EffectInstance]:
+        return {EffectInstance(MemoryEffectKind.ALLOC, self.result)}
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, MemRefType)
+        if not isinstance(t.layout, NoneAttr):
+            raise VerifyException(f"hir.allocate makes contiguous buffers; drop the layout of {t}")
+        num_dynamic = sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
+        if num_dynamic != len(self.dynamic_sizes):
+            raise VerifyException(
+                f"{t} has {num_dynamic} dynamic extents but {len(self.dynamic_sizes)} sizes are given"
+            )
+
+
+@irdl_op_definition
+class DeallocateOp(IRDLOperation):
+    """Releases a buffer (its memory returns to the allocator once pending work is done)."""
+
+    name = "hir.deallocate"
+
+    buffer = operand_def(MemRefType)
+
+    traits = traits_def(HirEffects())
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue):
+        super().__init__(operands=[buffer])
+
+    def effects(self) -> set[EffectInstance]:
+        return {EffectInstance(MemoryEffectKind.FREE, self.buffer)}
+
+
+@irdl_op_definition
+class AliasSelectOp(IRDLOperation):
+    """
+    A view of `buffer` with `axis` fixed at `index` (rank-reducing, like `memref.subview` or
+    nvFuser's HirAliasSelect). Writes through the view land in the buffer.
+    """
+
+    name = "hir.alias_select"
+
+    buffer = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$buffer `[` $index `]` `axis` $axis attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer: SSAValue, index: SSAValue, axis: int):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, index],
+            result_types=[select_result_type(buffer.type, axis)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        base = self.buffer.type
+        assert isinstance(base, MemRefType)
+        rank = len(base.get_shape())
+        if not 0 <= self.axis_value < rank:
+            raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {rank}")
+        expected = select_result_type(base, self.axis_value)
+        if self.result.type != expected:
+            raise VerifyException(f"result type must be {expected}, got {self.result.type}")
+
+
+def chunk_result_type(base: MemRefType, axis: int, chunks: int) -> MemRefType:
+    """The type of one of `chunks` equal chunks of `base` along `axis`: same rank, dynamic offset."""
+    shape = list(base.get_shape())
+    if shape[axis] != DYNAMIC_INDEX:
+        shape[axis] //= chunks
+    return MemRefType(base.element_type, shape, StridedLayoutAttr(memref_strides(base), None))
+
+
+@irdl_op_definition
+class AliasChunkOp(IRDLOperation):
+    """
+    A view of chunk `index` of `buffer` split into `chunks` equal parts along `axis` (the
+    iteration of a `stream(N)` axis, like nvFuser's ShardByStream). The extent must divide.
+    """
+
+    name = "hir.alias_chunk"
+
+    buffer = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    axis = prop_def(IntegerAttr[I64])
+    chunks = prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$buffer `[` $index `]` `axis` $axis `chunks` $chunks attr-dict `:` type($buffer) `->` type($result)"
+    )
+
+    def __init__(self, buffer: SSAValue, index: SSAValue, axis: int, chunks: int):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, index],
+            result_types=[chunk_result_type(buffer.type, axis, chunks)],
+            properties={"axis": IntegerAttr(axis, i64), "chunks": IntegerAttr(chunks, i64)},
+        )
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    @property
+    def chunks_value(self) -> int:
+        return self.chunks.value.data
+
+    def verify_(self) -> None:
+        base = self.buffer.type
+        assert isinstance(base, MemRefType)
+        shape = base.get_shape()
+        if not 0 <= self.axis_value < len(shape):
+            raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")
+        if self.chunks_value < 1:
+            raise VerifyException(f"chunks must be >= 1, got {self.chunks_value}")
+        extent = shape[self.axis_value]
+        if extent != DYNAMIC_INDEX and extent % self.chunks_value:
+            raise VerifyException(
+                f"{self.chunks_value} chunks do not divide the extent {extent} of axis {self.axis_value}"
+            )
+        expected = chunk_result_type(base, self.axis_value, self.chunks_value)
+        if self.result.type != expected:
+            raise VerifyException(f"result type must be {expected}, got {self.result.type}")

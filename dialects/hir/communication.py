@@ -1,0 +1,277 @@
+"""
+Collectives and P2P transfers (`!hir.work` results) and `hir.wait`.
+
+Every communication op shares one skeleton, `CommunicationOp`: a mesh, a `!hir.work` result, the
+buffers it reads and writes (its *roles*, which give its effects and which must be contiguous),
+and the syntax `[kind] OPERANDS mesh = [..] attr-dict : TYPES`. A subclass declares its operands
+and properties, its roles, the OPERANDS and TYPES pieces of its syntax (`communication_format`),
+and its shape rules (`verify_shapes`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, I64, IndexType, IntegerAttr, MemRefType, NoneAttr, StringAttr, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import EffectInstance
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.hir.base import (
+    READS_CURRENT_STREAM,
+    WRITES_DEVICE_QUEUE,
+    HirEffects,
+    MeshOp,
+    WorkType,
+    contiguous_strides,
+    memref_strides,
+    read,
+    write,
+)
+from hir.dialects.shape_rules import fmt
+from hir.dialects.syntax import BareWord, IntList, int_array
+
+REDUCTION_KINDS = ("sum", "max", "min")
+
+
+def communication_format(operands: str, types: str, kind: bool = False) -> str:
+    """The syntax of a communication op from its pieces: `[kind] OPERANDS mesh = [..] attr-dict : TYPES`."""
+    prefix = "custom<BareWord>($kind) " if kind else ""
+    return f"{prefix}{operands} `mesh` `=` custom<IntList>($mesh) attr-dict `:` {types}"
+
+
+class CommunicationOp(MeshOp, ABC):
+    """A collective or P2P transfer among the devices of `mesh`, enqueued on the current stream."""
+
+    result = result_def(WorkType)
+
+    traits = traits_def(HirEffects())
+    custom_directives = (IntList, BareWord)
+
+    READ_OPERANDS: ClassVar[tuple[str, ...]] = ()
+    WRITTEN_OPERANDS: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, operands: Sequence[SSAValue], mesh: Sequence[int], **properties: Attribute):
+        super().__init__(
+            operands=operands, result_types=[WorkType()], properties={"mesh": int_array(mesh), **properties}
+        )
+
+    def effects(self) -> set[EffectInstance]:
+        return (
+            {read(getattr(self, n)) for n in self.READ_OPERANDS}
+            | {write(getattr(self, n)) for n in self.WRITTEN_OPERANDS}
+            | {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE}
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        for name in (*self.READ_OPERANDS, *self.WRITTEN_OPERANDS):
+            t = getattr(self, name).type
+            if isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr):
+                # Contiguous in memory: row-major strides on every axis longer than 1 (the stride of
+                # an extent-1 axis never matters).
+                long_axes = [i for i, extent in enumerate(t.get_shape()) if extent != 1]
+                strides = [memref_strides(t)[i] for i in long_axes]
+                expected = [contiguous_strides(t.get_shape())[i] for i in long_axes]
+                if strides != expected or None in strides:
+                    raise VerifyException(
+                        f"{self.name} needs contiguous buffers (the communicated axis outermost in memory), got {t}"
+                    )
+        self.verify_shapes()
+
+    def verify_shapes(self) -> None:
+        pass
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, MemRefType)
+    return v.type.get_shape()
+
+
+def _elt(v: SSAValue) -> Attribute:
+    assert isinstance(v.type, MemRefType)
+    return v.type.element_type
+
+
+def _check_scaled_axis(small: SSAValue, large: SSAValue, axis: int, factor: int, what: str) -> None:
+    s, g = _shape(small), _shape(large)
+    if len(s) != len(g):
+        raise VerifyException(f"{what}: buffers must have the same rank, got {fmt(s)} and {fmt(g)}")
+    if not 0 <= axis < len(s):
+        raise VerifyException(f"{what}: axis {axis} is out of range for rank {len(s)}")
+    for i, (a, b) in enumerate(zip(s, g)):
+        want = a * factor if i == axis and a != DYNAMIC_INDEX else a
+        if DYNAMIC_INDEX not in (a, b) and want != b:
+            raise VerifyException(
+                f"{what}: {fmt(g)} must be {fmt(s)} with axis {axis} scaled by the mesh size {factor}"
+            )
+
+
+# -- collectives from `input` buffers into `output` buffers ---------------------------------------
+
+
+class TransferOp(CommunicationOp, ABC):
+    """A collective that reads `input` and writes `output` (`%in into %out`), same element type."""
+
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+
+    READ_OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
+    WRITTEN_OPERANDS: ClassVar[tuple[str, ...]] = ("output",)
+
+    def verify_shapes(self) -> None:
+        if _elt(self.input) != _elt(self.output):
+            raise VerifyException(f"element types differ: {_elt(self.input)} and {_elt(self.output)}")
+
+    def verify_same_shape(self, what: str) -> None:
+        if _shape(self.input) != _shape(self.output):
+            raise VerifyException(f"{what} buffers differ in shape: {self.input.type} and {self.output.type}")
+
+
+def transfer_format(middle: str = "", kind: bool = False) -> str:
+    """`[kind] %in into %out MIDDLE mesh = [..] attr-dict : type(in), type(out)`"""
+    operands = f"$input `into` $output {middle}".rstrip()
+    return communication_format(operands, "type($input) `,` type($output)", kind)
+
+
+class ReductionTransferOp(TransferOp, ABC):
+    """A transfer that reduces the devices' inputs with `kind` (sum, max or min)."""
+
+    kind = prop_def(StringAttr)
+
+    def verify_shapes(self) -> None:
+        if self.kind.data not in REDUCTION_KINDS:
+            raise VerifyException(f"unknown reduction '{self.kind.data}', expected one of {', '.join(REDUCTION_KINDS)}")
+        super().verify_shapes()
+
+
+@irdl_op_definition
+class AllgatherOp(TransferOp):
+    """`output` = the `input`s of all mesh devices, concatenated along `axis` in mesh order."""
+
+    name = "hir.allgather"
+
+    axis = prop_def(IntegerAttr[I64])
+
+    assembly_format = transfer_format("`axis` $axis")
+
+    def __init__(self, input: SSAValue, output: SSAValue, axis: int, mesh: Sequence[int]):
+        super().__init__([input, output], mesh, axis=IntegerAttr(axis, i64))
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _check_scaled_axis(self.input, self.output, self.axis.value.data, len(self.mesh_ids), "allgather")
+
+
+@irdl_op_definition
+class ReduceScatterOp(ReductionTransferOp):
+    """Reduces the `input`s of all devices; device k of the mesh gets chunk k along `axis`."""
+
+    name = "hir.reduce_scatter"
+
+    axis = prop_def(IntegerAttr[I64])
+
+    assembly_format = transfer_format("`axis` $axis", kind=True)
+
+    def __init__(self, input: SSAValue, output: SSAValue, axis: int, mesh: Sequence[int], kind: str = "sum"):
+        super().__init__([input, output], mesh, axis=IntegerAttr(axis, i64), kind=StringAttr(kind))
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        _check_scaled_axis(self.output, self.input, self.axis.value.data, len(self.mesh_ids), "reduce_scatter")
+
+
+@irdl_op_definition
+class AllreduceOp(ReductionTransferOp):
+    """`output` = the reduction of the `input`s of all mesh devices (may be the same buffer)."""
+
+    name = "hir.allreduce"
+
+    assembly_format = transfer_format(kind=True)
+
+    def __init__(self, input: SSAValue, output: SSAValue, mesh: Sequence[int], kind: str = "sum"):
+        super().__init__([input, output], mesh, kind=StringAttr(kind))
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        self.verify_same_shape("allreduce")
+
+
+@irdl_op_definition
+class BroadcastOp(TransferOp):
+    """Every mesh device's `output` receives the `input` of mesh position `root` (a collective)."""
+
+    name = "hir.broadcast"
+
+    # Operands in this order (IRDL lists a subclass's fields before its bases').
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    root = operand_def(IndexType)
+
+    assembly_format = transfer_format("`root` $root")
+
+    def __init__(self, input: SSAValue, output: SSAValue, root: SSAValue, mesh: Sequence[int]):
+        super().__init__([input, output, root], mesh)
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        self.verify_same_shape("broadcast")
+
+
+# -- point to point ---------------------------------------------------------------------------------
+
+
+class PeerToPeerOp(CommunicationOp, ABC):
+    """A transfer of `buffer` with mesh position `peer`."""
+
+    buffer = operand_def(MemRefType)
+    peer = operand_def(IndexType)
+
+    def __init__(self, buffer: SSAValue, peer: SSAValue, mesh: Sequence[int]):
+        super().__init__([buffer, peer], mesh)
+
+
+def peer_to_peer_format(direction: str) -> str:
+    """`%buffer to|from %peer mesh = [..] attr-dict : type(buffer)`"""
+    return communication_format(f"$buffer `{direction}` $peer", "type($buffer)")
+
+
+@irdl_op_definition
+class SendOp(PeerToPeerOp):
+    """Sends `buffer` to mesh position `peer`."""
+
+    name = "hir.send"
+
+    READ_OPERANDS: ClassVar[tuple[str, ...]] = ("buffer",)
+    assembly_format = peer_to_peer_format("to")
+
+
+@irdl_op_definition
+class RecvOp(PeerToPeerOp):
+    """Receives into `buffer` from mesh position `peer`."""
+
+    name = "hir.recv"
+
+    WRITTEN_OPERANDS: ClassVar[tuple[str, ...]] = ("buffer",)
+    assembly_format = peer_to_peer_format("from")
+
+
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """The current stream waits for the communication `work` (the host does not block)."""
+
+    name = "hir.wait"
+
+    work = operand_def(WorkType)
+
+    traits = traits_def(HirEffects())
+    assembly_format = "$work attr-dict"
+
+    def __init__(self, work: SSAValue):
+        super().__init__(operands=[work])
+
+    def effects(self) -> set[EffectInstance]:
+        return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE}

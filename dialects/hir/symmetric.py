@@ -1,0 +1,81 @@
+"""Symmetric memory: this device's mesh position, peers' copies of a buffer, and barriers (copy-engine transfers)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import SSAValue
+from xdsl.irdl import VarConstraint, base, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import EffectInstance, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.hir.base import READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE, HirEffects, MeshOp, write
+from hir.dialects.hir.buffers import AllocateOp
+from hir.dialects.syntax import IntList, int_array
+
+
+@irdl_op_definition
+class DeviceIndexOp(MeshOp):
+    """This device's position in `mesh` (0 on a single device)."""
+
+    name = "hir.device_index"
+
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = "`mesh` `=` custom<IntList>($mesh) attr-dict"
+
+    def __init__(self, mesh: Sequence[int]):
+        super().__init__(result_types=[IndexType()], properties={"mesh": int_array(mesh)})
+
+
+@irdl_op_definition
+class PeerViewOp(MeshOp):
+    """
+    The copy held by mesh position `device` of a symmetric buffer (`hir.allocate symmetric`),
+    mapped into this device's address space: reading it pulls the peer's data over NVLink with
+    no kernel of the peer involved. Reads see what the peer wrote before the last `hir.barrier`.
+    """
+
+    name = "hir.peer_view"
+
+    T: ClassVar = VarConstraint("T", base(MemRefType))
+    buffer = operand_def(T)
+    device = operand_def(IndexType)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    custom_directives = (IntList,)
+    assembly_format = "$buffer `device` $device `mesh` `=` custom<IntList>($mesh) attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, device: SSAValue, mesh: Sequence[int]):
+        super().__init__(operands=[buffer, device], result_types=[buffer.type], properties={"mesh": int_array(mesh)})
+
+    def verify_(self) -> None:
+        super().verify_()
+        owner = self.buffer.owner
+        if isinstance(owner, AllocateOp) and owner.symmetric is None:
+            raise VerifyException("hir.peer_view needs a buffer from `hir.allocate symmetric`")
+
+
+@irdl_op_definition
+class BarrierOp(MeshOp):
+    """
+    Every device of `mesh` reaches this point of its current stream before any goes on: writes to
+    symmetric buffers before it are visible to peer views after it.
+    """
+
+    name = "hir.barrier"
+
+    traits = traits_def(HirEffects())
+    custom_directives = (IntList,)
+    assembly_format = "`mesh` `=` custom<IntList>($mesh) attr-dict"
+
+    def __init__(self, mesh: Sequence[int]):
+        super().__init__(properties={"mesh": int_array(mesh)})
+
+    def effects(self) -> set[EffectInstance]:
+        return {READS_CURRENT_STREAM, WRITES_DEVICE_QUEUE, write()}

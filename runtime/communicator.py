@@ -1,0 +1,73 @@
+"""
+What the runtime asks of the other devices of a multi-device run: the `Communicator` protocol,
+one method per hir communication op and per symmetric-memory op. `runtime/distributed.py`
+implements it over torch.distributed process groups; another transport implements the same
+methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import torch
+
+Mesh = tuple[int, ...]
+"""Device ids (global ranks), in the order of a `mesh = [...]` property."""
+
+
+class Work(Protocol):
+    """A communication in flight, as `hir.wait` waits for it."""
+
+    def wait(self) -> None:
+        """The current stream waits for the communication (the host does not block on a GPU)."""
+        ...
+
+
+class Communicator(Protocol):
+    """
+    Collectives and P2P transfers among the devices of a mesh, enqueued on the current stream.
+    Each returns the pending `Work`, or None when this device is not in the mesh (it takes no
+    part, and its buffers are not meaningful). Reductions are "sum", "max" or "min"; `root` and
+    `peer` are positions in the mesh.
+    """
+
+    def allgather(self, input: torch.Tensor, output: torch.Tensor, axis: int, mesh: Mesh) -> Work | None:
+        """`output` = the `input`s of all mesh devices, concatenated along `axis` in mesh order."""
+        ...
+
+    def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
+        """`output` = the reduction of the `input`s of all mesh devices (may be the same buffer)."""
+        ...
+
+    def reduce_scatter(
+        self, input: torch.Tensor, output: torch.Tensor, axis: int, kind: str, mesh: Mesh
+    ) -> Work | None:
+        """Reduces the `input`s; mesh position k gets chunk k along `axis` in `output`."""
+        ...
+
+    def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
+        """Every mesh device's `output` receives the `input` of mesh position `root`."""
+        ...
+
+    def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...
+
+    def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...
+
+    def position_in(self, mesh: Mesh) -> int:
+        """This device's position in `mesh` (`hir.device_index`)."""
+        ...
+
+    def empty_symmetric(
+        self, key: object, shape: Sequence[int], dtype: torch.dtype, device: torch.device
+    ) -> torch.Tensor:
+        """A buffer every device allocates alike (`hir.allocate symmetric`), cached per `key`."""
+        ...
+
+    def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
+        """Device `device_id`'s copy of a symmetric buffer, mapped here (`hir.peer_view`)."""
+        ...
+
+    def barrier(self, mesh: Mesh) -> None:
+        """Every device of `mesh` reaches this point of its current stream before any goes on."""
+        ...
