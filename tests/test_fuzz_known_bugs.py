@@ -119,7 +119,7 @@ def one_process_group() -> object:
     strict=True, reason="bug 9: gloo and NCCL have no int16: an i16 all-gather fails at run time", raises=LocatedError
 )
 def test_bug9_int16_allgather(one_process_group: object) -> None:
-    from hir.runtime.distributed import Communicator
+    from hir.runtime.distributed import ProcessGroupCommunicator
 
     text = """
 func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>>) -> tensor<1x4xi16, #fusion.parallel<[serial, serial], mesh = [0]>> {
@@ -130,7 +130,7 @@ func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>
     lowered = hir.run_pipeline(hir.parse(text, "bug9.mlir"), "stream-lowering")
     assert "hir.allgather" in communication_ops(lowered)
     x = torch.arange(4, dtype=torch.int16).view(1, 4)
-    (y,) = hir.execute(lowered, [x], communicator=Communicator(0, 1))  # LocatedError: Invalid scalar type
+    (y,) = hir.execute(lowered, [x], communicator=ProcessGroupCommunicator(0, 1))  # LocatedError: Invalid scalar type
     assert torch.equal(y, x)
 
 
@@ -177,7 +177,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
     strict=True, raises=LocatedError, reason="bug 12: the copy-engine backend's hir.device_index fails off the mesh"
 )
 def test_bug12_copy_engine_on_a_rank_outside_the_mesh(one_process_group: object) -> None:
-    from hir.runtime.distributed import Communicator
+    from hir.runtime.distributed import ProcessGroupCommunicator
 
     text = """
 func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 2]>>) -> tensor<2x1xf32, #fusion.parallel<[stream, serial]>> {
@@ -188,7 +188,7 @@ func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 
     lowered = hir.run_pipeline(hir.parse(text, "bug12.mlir"), "stream-lowering{backend=copy-engine chunks=1}")
     assert "hir.peer_view" in communication_ops(lowered)
     # Device 0 runs the program too (SPMD) and takes no part in the mesh's communication, as with NCCL.
-    hir.execute(lowered, [torch.ones(1, 1)], communicator=Communicator(0, 1))  # 'hir.device_index' op failed
+    hir.execute(lowered, [torch.ones(1, 1)], communicator=ProcessGroupCommunicator(0, 1))  # 'hir.device_index' op failed
 
 
 @pytest.mark.xfail(
