@@ -188,7 +188,9 @@ func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 
     lowered = hir.run_pipeline(hir.parse(text, "bug12.mlir"), "stream-lowering{backend=copy-engine chunks=1}")
     assert "hir.peer_view" in communication_ops(lowered)
     # Device 0 runs the program too (SPMD) and takes no part in the mesh's communication, as with NCCL.
-    hir.execute(lowered, [torch.ones(1, 1)], communicator=ProcessGroupCommunicator(0, 1))  # 'hir.device_index' op failed
+    hir.execute(
+        lowered, [torch.ones(1, 1)], communicator=ProcessGroupCommunicator(0, 1)
+    )  # 'hir.device_index' op failed
 
 
 @pytest.mark.xfail(
