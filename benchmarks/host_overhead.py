@@ -215,6 +215,7 @@ def under_profiler(
     ours, theirs = timings.values()
     extra = statistics.median(a - b for a, b in zip(ours.host, theirs.host))
     print(f"\nunder torch.profiler: {ranged} op ranges per run ({ranges} hir ops in the program; arith ops get none)")
+    print(f"{'':16}{'host us/run':>26}{'wall us/run':>26}")
     for name, t in timings.items():
         print(f"{name:16}{median_us(t.host):>26}{median_us(t.wall):>26}")
     print(f"hir overhead over the hand-written calls: {extra * 1e6 / ranged:.3f} us per op range (host)")

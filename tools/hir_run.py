@@ -120,8 +120,9 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     torch.profiler; writes the Chrome trace and its timeline into the --profile folder (each rank
     its own under torchrun) and returns the profiled run's outputs.
     """
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import ProfilerActivity, profile
 
+    from hir.runtime.compiler import profiler_range_type
     from hir.runtime.timeline import PlottingUnavailable, render
 
     folder = Path(args.profile)
@@ -131,7 +132,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     session.run(program, inputs, num_streams=args.num_streams)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if session.device.type == "cuda" else [])
     with profile(activities=activities) as prof:
-        with record_function("hir-run: profiler warm-up"):
+        with profiler_range_type()("hir-run: profiler warm-up"):
             pass  # the profiler's first range costs about a millisecond, which the first op would show
         outputs = session.run(program, inputs, num_streams=args.num_streams)
     suffix = f".rank{session.rank}" if session.world_size > 1 else ""
@@ -140,7 +141,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     title = f"{args.input_file} @{args.entry}, {args.num_streams} streams, {session.describe()}"
     try:
         render(trace, png, title)
-    except PlottingUnavailable as err:
+    except (PlottingUnavailable, ValueError) as err:  # no matplotlib, or nothing to draw
         print(f"profile: wrote {trace} (open it in Perfetto or chrome://tracing); no {png}: {err}", file=sys.stderr)
     else:
         print(f"profile: wrote {trace} (open it in Perfetto or chrome://tracing) and {png}", file=sys.stderr)

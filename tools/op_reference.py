@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayOfConstraint, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
@@ -42,6 +42,7 @@ from xdsl.irdl import (
     OptOperandDef,
     OptPropertyDef,
     ParamAttrConstraint,
+    RangeLengthConstraint,
     RangeOf,
     SingleBlockRegionDef,
     VarConstraint,
@@ -170,8 +171,8 @@ def describe_constraint(constr: object) -> str:
     """An IRDL constraint in words: `memref`, `!hir.stream`, `i64 integer`, ..."""
     if isinstance(constr, RangeOf):
         return describe_constraint(constr.constr)
-    if hasattr(constr, "constraint") and type(constr).__name__ == "RangeLengthConstraint":
-        return describe_constraint(constr.constraint)  # type: ignore[attr-defined]
+    if isinstance(constr, RangeLengthConstraint):
+        return describe_constraint(constr.constraint)
     if isinstance(constr, VarConstraint):
         return f"{describe_constraint(constr.constraint)} (all `{constr.name}` have one type)"
     if isinstance(constr, AnyAttr):
@@ -182,8 +183,8 @@ def describe_constraint(constr: object) -> str:
         return f"{describe_constraint(constr.param_constrs[1]).strip('`')} integer"
     if isinstance(constr, BaseAttr):
         return attribute_name(constr.attr)
-    if type(constr).__name__ == "ArrayOfConstraint":
-        return f"array of {describe_constraint(constr.elem_range_constraint)}"  # type: ignore[attr-defined]
+    if isinstance(constr, ArrayOfConstraint):
+        return f"array of {describe_constraint(constr.elem_range_constraint)}"
     return f"`{constr}`"
 
 
@@ -245,7 +246,7 @@ def value_names(op: Operation) -> dict[SSAValue, str]:
             if isinstance(value, SSAValue):
                 if names.setdefault(value, f"`{name}`") != f"`{name}`":
                     raise ReferenceError(
-                        f"{where(type(op))}: the example passes one value as {names[value]} and `{name}`: "
+                        f"{where(type(op), 'Example')}: the example passes one value as {names[value]} and `{name}`: "
                         "use distinct values, so that its effects name the operand"
                     )
     return names
