@@ -92,12 +92,9 @@ def test_run_all_dry_run(capsys: pytest.CaptureFixture[str]) -> None:
 def test_host_overhead_on_cpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     host_overhead = benchmark("host_overhead")
     argv = ["host_overhead.py", "--device", "cpu", "--iterations", "8", "--width", "16", "--repeats", "3"]
-    monkeypatch.setattr(sys, "argv", [*argv, "--warmup", "1", "--chain", "20", "--profiler"])
+    monkeypatch.setattr(sys, "argv", [*argv, "--warmup", "1", "--chain", "20"])
     host_overhead.main()  # checks its results against torch.relu and the chain's sum first
     out = capsys.readouterr().out
     assert "104 hir ops executed per run (4 + 8 per iteration of the fork and main loops, 8 outside them)" in out
     assert "ratio hir/hand (host, median of per-turn ratios):" in out
-    # 3 + 7 hir ops per iteration (the arith.remui gets no range), 5 outside the loops.
-    assert "under torch.profiler: 85 op ranges per run (15 hir ops in the program; arith ops get none)" in out
-    assert "of which the ranges:" in out
     assert "straight-line chain of 20 arith.addi" in out

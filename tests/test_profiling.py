@@ -6,6 +6,7 @@ the Chrome trace and its timeline PNG (runtime/timeline.py), or says how to get 
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections import Counter
@@ -206,3 +207,16 @@ def test_timeline_cli_without_matplotlib(tmp_path: Path, monkeypatch: pytest.Mon
         == "error: the timeline PNG needs matplotlib: pip install 'hir[plot]' (or pip install matplotlib)"
     )
     assert not (tmp_path / "t.png").exists()
+
+
+def test_host_overhead_times_the_ranges(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/host_overhead.py --profiler, small (here, where the profiler has started already)."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    host_overhead = importlib.import_module("host_overhead")
+    argv = ["--device", "cpu", "--iterations", "8", "--width", "16", "--repeats", "3", "--warmup", "1"]
+    monkeypatch.setattr(sys, "argv", ["host_overhead.py", *argv, "--chain", "0", "--profiler"])
+    host_overhead.main()  # checks its results against torch.relu first
+    out = capsys.readouterr().out
+    # 3 + 7 hir ops per iteration of the fork and main loops (arith.remui gets no range), 5 outside them.
+    assert "under torch.profiler: 85 op ranges per run (15 hir ops in the program; arith ops get none)" in out
+    assert "of which the ranges:" in out
