@@ -120,6 +120,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     torch.profiler; writes the Chrome trace and its timeline into the --profile folder (each rank
     its own under torchrun) and returns the profiled run's outputs.
     """
+    import torch.distributed
     from torch.profiler import ProfilerActivity, profile
 
     from hir.runtime.compiler import profiler_range_type
@@ -134,13 +135,16 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     with profile(activities=activities) as prof:
         with profiler_range_type()("hir-run: profiler warm-up"):
             pass  # the profiler's first range costs about a millisecond, which the first op would show
+        if session.world_size > 1:
+            # The ranks start together: a rank's first wait would otherwise show a peer's profiler start-up.
+            torch.distributed.barrier()
         outputs = session.run(program, inputs, num_streams=args.num_streams)
     suffix = f".rank{session.rank}" if session.world_size > 1 else ""
     trace, png = folder / f"trace{suffix}.json", folder / f"timeline{suffix}.png"
     prof.export_chrome_trace(str(trace))
     title = f"{args.input_file} @{args.entry}, {args.num_streams} streams, {session.describe()}"
     try:
-        render(trace, png, title)
+        render(trace, png, title, after_first_collective=session.world_size > 1)  # after the barrier's kernel
     except (PlottingUnavailable, ValueError) as err:  # no matplotlib, or nothing to draw
         print(f"profile: wrote {trace} (open it in Perfetto or chrome://tracing); no {png}: {err}", file=sys.stderr)
     else:
