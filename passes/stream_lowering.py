@@ -15,6 +15,9 @@ from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
+from hir.passes.ring_intermediates import RingIntermediatesPass
+
+INTERMEDIATES = ("ring", "whole")
 
 
 @dataclass(frozen=True)
@@ -22,8 +25,9 @@ class StreamLoweringPass(ModulePass):
     """
     Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
     fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
-    hir-expand-stream-loops and cse; each is also a pass of its own. `policy` is fusion-segment's
-    option, `backend` and `chunks` hir-lower-communication's.
+    hir-ring-intermediates, hir-expand-stream-loops and cse; each is also a pass of its own.
+    `policy` is fusion-segment's option, `backend` and `chunks` hir-lower-communication's;
+    `intermediates=whole` leaves out hir-ring-intermediates.
     """
 
     name = "stream-lowering"
@@ -31,15 +35,22 @@ class StreamLoweringPass(ModulePass):
     policy: str = "standalone-host-ops"
     backend: str = "nccl"
     chunks: int = 0
+    intermediates: str = "ring"
+
+    def __post_init__(self) -> None:
+        if self.intermediates not in INTERMEDIATES:
+            raise ValueError(f"intermediates must be one of {', '.join(INTERMEDIATES)}, got '{self.intermediates}'")
 
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
+        ring = (RingIntermediatesPass(),) if self.intermediates == "ring" else ()
         return (
             DecomposeReshardingPass(),
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
             LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            *ring,  # after communication lowering: it checks the streams each access runs on
             ExpandStreamLoopsPass(),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )

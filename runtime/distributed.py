@@ -302,13 +302,16 @@ class Session:
     def describe(self) -> str:
         return f"{self.device}" + (f", rank {self.rank} of {self.world_size}" if self.world_size > 1 else "")
 
-    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
-        """Runs a lowered program on this rank's shards and returns the global outputs."""
+    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4, **options: Any) -> list[Any]:
+        """
+        Runs a lowered program on this rank's shards and returns the global outputs; `options`
+        are more of `Program.__call__`'s (`memory_stats`).
+        """
         if self.communicator is not None and program.is_hir:
             self.communicator.prepare(program.meshes)
             inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
-        outputs = program(local, device=self.device, num_streams=num_streams, communicator=self.communicator)
+        outputs = program(local, device=self.device, num_streams=num_streams, communicator=self.communicator, **options)
         if self.communicator is not None and program.is_hir:
             outputs = [self.unshard(v, t) for v, t in zip(outputs, program.global_output_types)]
         self.synchronize()

@@ -26,6 +26,7 @@ from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, pr
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps
+from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import Streams
 
@@ -96,12 +97,14 @@ class Program:
         outputs: Sequence[torch.Tensor | None] | None = None,
         communicator: Communicator | None = None,
         streams: Streams | None = None,
+        memory_stats: MemoryStats | None = None,
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
         `num_streams` worker streams, writing into the preallocated `outputs` where given.
         `communicator` connects the devices of a multi-device run; `streams` replaces the
-        device's streams (with a wrapper that records or checks the stream calls).
+        device's streams (with a wrapper that records or checks the stream calls);
+        `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py).
         """
         on = run_device(device, inputs)
         self._check_inputs(inputs, on)
@@ -123,7 +126,10 @@ class Program:
                 if t is not None and k in self.allocated_results
             },
             slots=self.slots,
+            memory_stats=memory_stats,
         )
+        if memory_stats is not None:
+            memory_stats.start()
         for slot, value in zip(self.arg_slots, inputs):
             frame.env[slot] = value
         if checker is not None:

@@ -44,6 +44,8 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
             env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
         else:
             env[out] = torch.empty(shape, dtype=dtype, device=frame.device)
+        if frame.memory_stats is not None:
+            frame.memory_stats.allocated(out, env[out])
 
     return step
 
@@ -54,6 +56,8 @@ def deallocate(op: hir.DeallocateOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         frame.env[buffer] = UNSET
+        if frame.memory_stats is not None:
+            frame.memory_stats.released(buffer)
 
     return step
 
