@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -169,6 +169,7 @@ class LowerReshardingLaunch(RewritePattern):
 
 
 BACKENDS = ("nccl", "copy-engine")
+COMM_PRIORITIES = ("normal", "high")
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,10 @@ class LowerCommunicationPass(ModulePass):
     """
     Resharding launches become collectives + hir.wait on the current stream. `backend`:
     `nccl` (collectives; the portable default) or `copy-engine`, which also turns loops over the
-    devices' shards into pushes into peers' symmetric memory (see `copy_engine`).
+    devices' shards into pushes into peers' symmetric memory (see `copy_engine`). `comm-priority`:
+    `normal` or `high`, which makes the comm streams the backend adds (`hir.stream`, as the
+    copy-engine's) high-priority streams; collectives run on torch's own streams, whose priority
+    is the process group's.
     """
 
     name = "hir-lower-communication"
@@ -184,8 +188,16 @@ class LowerCommunicationPass(ModulePass):
     backend: str = "nccl"
     chunks: int = 0
     """copy-engine: pushes per remote shard (0: chosen from the shard's size)."""
+    comm_priority: str = "normal"
+    """`high`: the comm streams the backend adds are high-priority pool streams."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.comm_priority not in COMM_PRIORITIES:
+            raise PassFailedException(
+                f"hir-lower-communication: comm-priority must be one of {', '.join(COMM_PRIORITIES)}, "
+                f"got '{self.comm_priority}'"
+            )
+        streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
         if self.chunks < 0:
             raise PassFailedException(
                 f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
@@ -200,3 +212,8 @@ class LowerCommunicationPass(ModulePass):
         if self.backend == "copy-engine":
             for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
                 exchange_shards_over_copy_engine(function, self.chunks)
+        if self.comm_priority == "high":
+            # The compute streams are the loops' workers; every pool stream a backend adds is a comm stream.
+            for stream in op.walk():
+                if isinstance(stream, hir.StreamOp) and stream not in streams_before:
+                    stream.high_priority = UnitAttr()

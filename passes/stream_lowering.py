@@ -27,7 +27,8 @@ class StreamLoweringPass(ModulePass):
     fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
     hir-ring-intermediates, hir-expand-stream-loops and cse; each is also a pass of its own.
     `policy` is fusion-segment's option, `backend` and `chunks` hir-lower-communication's;
-    `intermediates=whole` leaves out hir-ring-intermediates.
+    `intermediates=whole` leaves out hir-ring-intermediates; `comm-priority` is
+    hir-lower-communication's option, `join` hir-expand-stream-loops'.
     """
 
     name = "stream-lowering"
@@ -36,6 +37,8 @@ class StreamLoweringPass(ModulePass):
     backend: str = "nccl"
     chunks: int = 0
     intermediates: str = "ring"
+    comm_priority: str = "normal"
+    join: str = "caller"
 
     def __post_init__(self) -> None:
         if self.intermediates not in INTERMEDIATES:
@@ -49,9 +52,9 @@ class StreamLoweringPass(ModulePass):
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            LowerCommunicationPass(backend=self.backend, chunks=self.chunks, comm_priority=self.comm_priority),
             *ring,  # after communication lowering: it checks the streams each access runs on
-            ExpandStreamLoopsPass(),
+            ExpandStreamLoopsPass(join=self.join),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )
 

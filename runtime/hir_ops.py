@@ -196,6 +196,12 @@ def get_current_stream(op: hir.GetCurrentStreamOp, compiler: CompileContext) -> 
 @compiles(hir.StreamOp)
 def stream(op: hir.StreamOp, compiler: CompileContext) -> Step:
     index, out = compiler.slot(op.index), compiler.slot(op.result)
+    if op.high_priority is not None:
+
+        def high_priority_step(frame: Frame) -> None:
+            frame.env[out] = frame.streams.pool(frame.env[index], high_priority=True)
+
+        return high_priority_step
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.streams.pool(frame.env[index])
