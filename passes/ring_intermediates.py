@@ -242,9 +242,9 @@ def ring_intermediates(loop: hir.StreamForOp) -> None:
 
 class RingIntermediatesPass(ModulePass):
     """
-    Allocates the intermediates that live inside one iteration of a `hir.stream_for` as a ring
-    of one chunk-sized slot per stream, indexed by the iteration modulo the number of streams,
-    where the iterations sharing a slot are provably ordered on one stream.
+    Allocates each intermediate that lives inside one iteration of a `hir.stream_for` as a ring of one slot per stream.
+    Slot `i mod num_streams` holds iteration i's chunk, where the iterations that share a slot are
+    provably ordered on one stream (module docstring).
     """
 
     name = "hir-ring-intermediates"

@@ -43,6 +43,7 @@ class StreamLoweringPass(ModulePass):
     def __post_init__(self) -> None:
         if self.intermediates not in INTERMEDIATES:
             raise ValueError(f"intermediates must be one of {', '.join(INTERMEDIATES)}, got '{self.intermediates}'")
+        self.stages()  # the stages check their own options (join)
 
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""

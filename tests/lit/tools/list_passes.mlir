@@ -11,9 +11,15 @@
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
-// CHECK:        hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
+// CHECK-NEXT:       comm-priority: str = normal
+// CHECK-NEXT:   hir-ring-intermediates {{ +}}Allocates each intermediate that lives inside one iteration
+// CHECK-NEXT:   hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
+// CHECK-NEXT:       join: str = caller
 // CHECK-NEXT:   stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
-// CHECK-NEXT:       stages: fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-expand-stream-loops, cse
+// CHECK-NEXT:       intermediates: str = ring
+// CHECK-NEXT:       comm-priority: str = normal
+// CHECK-NEXT:       join: str = caller
+// CHECK-NEXT:       stages: fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse

@@ -1,0 +1,15 @@
+// RUN: hir-opt %S/../../../../examples/multidevice/ag_matmul_by_device.mlir -p 'stream-lowering{backend=copy-engine comm-priority=high}' | filecheck %s
+// RUN: hir-opt %S/../../../../examples/multidevice/ag_matmul_by_device.mlir -p 'stream-lowering{backend=copy-engine}' | filecheck %s --check-prefix=NORMAL
+// RUN: not hir-opt %S/../../../../examples/multidevice/ag_matmul_by_device.mlir -p 'stream-lowering{comm-priority=max}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not hir-opt %S/../../../../examples/multidevice/ag_matmul_by_device.mlir -p 'stream-lowering{intermediates=some}' 2>&1 | filecheck %s --check-prefix=INTERMEDIATES
+
+// comm-priority=high: the comm stream the copy-engine backend adds is a high-priority pool
+// stream; the workers of the loops (the compute streams) keep the normal priority.
+
+// CHECK:         %comm = hir.stream %num_streams high_priority
+// CHECK-NOT:     high_priority
+// NORMAL:        %comm = hir.stream %num_streams{{$}}
+// NORMAL-NOT:    high_priority
+// BAD: hir-lower-communication: comm-priority must be one of normal, high, got 'max'
+// BAD-NOT: Traceback
+// INTERMEDIATES: invalid options for pass 'stream-lowering': intermediates must be one of ring, whole, got 'some'
