@@ -105,7 +105,7 @@ def reuses_stream_index(op: Operation, loop: hir.StreamForOp, index: SSAValue, r
     if not isinstance(op, arith.RemUIOp) or op.lhs is not loop.induction_var or op.rhs is not loop.num_streams:
         return False
     rewriter.replace_all_uses_with(op.result, index)
-    rewriter.erase_op(op)
+    rewriter.erase(op)
     return True
 
 
