@@ -17,18 +17,29 @@ Every result is checked against that sum. CUDA-event medians after a barrier, ma
 
 Output (rank 0), per size: `max(GEMM, RS)` in ms, then one line per variant: its name, ms, x of
 max(GEMM, RS), x of torch-fused, and in brackets the relative L2 error against the sum.
+Schedule variants are pipeline options (`stream-lowering{join=chain}:2:chunks=2`, `comm-priority`
+for a backend with a comm stream; ag_gemm.py's docstring lists them); `--nccl-high-priority`
+gives NCCL's collectives high-priority streams for the whole run.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import os
 
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
-from ag_gemm import DTYPES, build_program, max_over_ranks, relative_error, run_program, timed
+from ag_gemm import (
+    DTYPES,
+    add_nccl_priority_flag,
+    build_program,
+    init_nccl,
+    max_over_ranks,
+    relative_error,
+    run_program,
+    timed,
+)
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
@@ -115,14 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="stream-lowering:2:chunks=2,stream-lowering:4:chunks=4",
         help="comma list of PIPELINE:NUM_STREAMS:chunks=S for the hir programs",
     )
+    add_nccl_priority_flag(p)
     return p
 
 
 def main() -> None:
     args = build_parser().parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    init_nccl(args.nccl_high_priority)
     if hasattr(symm_mem, "enable_symm_mem_for_group"):
         symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
     communicator = Communicator(dist.get_rank(), dist.get_world_size())
@@ -133,7 +143,8 @@ def main() -> None:
     if dist.get_rank() == 0:
         world = dist.get_world_size()
         print(
-            f"\nGEMM+RS, D={world}, K={args.k}, {args.dtype}; ms (max over ranks of per-rank median); rel. error in []"
+            f"\nGEMM+RS, D={world}, K={args.k}, {args.dtype}{'; NCCL streams at high priority' * args.nccl_high_priority}; "
+            "ms (max over ranks of per-rank median); rel. error in []"
         )
         for M, N, results, errors in rows:
             bound = max(results["gemm"], results["reduce-scatter"])

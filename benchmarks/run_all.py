@@ -83,6 +83,11 @@ AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backe
 AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1"
 AG_GEMM_NCCL = "stream-lowering:2,stream-lowering:2:chunks=2,stream-lowering:4:chunks=4"
 RS_SIZES = "16384x4096,32768x2048,16384x1024,32768x1024"
+# Schedules: comm stream priority, joins through the worker streams, rings vs whole intermediates.
+AG_GEMM_SCHEDULES = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine comm-priority=high}:1,stream-lowering{backend=copy-engine}:2,stream-lowering{backend=copy-engine comm-priority=high}:2,stream-lowering{backend=copy-engine join=chain}:2,stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4,stream-lowering{intermediates=whole}:4:chunks=4"
+AG_GEMM_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
+RS_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4,stream-lowering{intermediates=whole}:4:chunks=4"
+SCHEDULE_SIZES = "16384x4096,32768x2048,16384x1024,4096x4096,2048x4096"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 
 # fmt: off
@@ -98,6 +103,8 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
     Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
     Step("gemm-rs", "GEMM + reduce-scatter: baselines and the NCCL pipeline", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES),), quick=QUICK),
+    Step("ag-gemm-schedules", "all-gather + GEMM: comm stream priority, join=chain, whole intermediates; then NCCL at high priority", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--variants", AG_GEMM_SCHEDULES), torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--nccl-high-priority", "--variants", AG_GEMM_NCCL_SCHEDULES)), quick=QUICK),
+    Step("gemm-rs-schedules", "GEMM + reduce-scatter: join=chain, whole intermediates; then NCCL at high priority", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--variants", RS_SCHEDULES), torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--nccl-high-priority", "--variants", RS_SCHEDULES)), quick=QUICK),
 )
 # fmt: on
 
