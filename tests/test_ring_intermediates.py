@@ -13,14 +13,18 @@ from pathlib import Path
 
 import pytest
 import torch
+from device_under_test import execute_lowered
 from test_compare import hir_run
 
 import hir
 from hir.diagnostics import LocatedError
+from hir.runtime.device import streams_for
 from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.streams import CpuStreams
 
 ROWS, COLS = 64, 32
+cuda = pytest.mark.cuda
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 STREAM = "#fusion.parallel<[stream, serial]>"
 
 
@@ -84,10 +88,40 @@ def test_stream_chunks_ring_matches_reference_without_races(num_streams: int, jo
     text = chain_module(4, rows=32, chunks=8)
     args = inputs(32, seed=num_streams)
     (expected,) = hir.execute(hir.parse(text), args)
-    (got,), peak = peak_bytes(lowered(text, f"stream-lowering{{join={join}}}"), args, num_streams)
+    pipeline = f"stream-lowering{{join={join}}}"
+    (got,), peak = peak_bytes(lowered(text, pipeline), args, num_streams)
     torch.testing.assert_close(got, expected)
     chunk_bytes = 32 // 8 * COLS * 4
     assert peak == 32 * COLS * 4 + 3 * min(num_streams, 8) * chunk_bytes
+    # On the test device (HIR_TEST_DEVICE=cuda: real streams, slowed), race-checked too.
+    (on_device,) = execute_lowered(hir.run_pipeline(hir.parse(text), pipeline), args, num_streams=num_streams)
+    torch.testing.assert_close(on_device, expected)
+
+
+@cuda
+@needs_cuda
+@pytest.mark.parametrize("num_streams", [2, 3])
+def test_ring_on_slowed_cuda_streams(num_streams: int) -> None:
+    """Iteration i + n reuses iteration i's slot on the same CUDA stream: right while the streams are slowed."""
+    text = chain_module(6, rows=48)
+    args = inputs(48, seed=7)
+    (expected,) = hir.execute(hir.parse(text), args)
+    module = hir.run_pipeline(hir.parse(text), "stream-lowering")
+    (got,) = execute_lowered(module, args, num_streams=num_streams, device_name="cuda")
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-3)
+    program = hir.compile_program(module)
+    cpu_peak = peak_bytes(program, args, num_streams)[1]
+    assert peak_bytes(program, [t.cuda() for t in args], num_streams)[1] == cpu_peak
+
+
+@cuda
+@needs_cuda
+def test_high_priority_cuda_pool_stream() -> None:
+    streams = streams_for(torch.device("cuda"))
+    high, normal = streams.pool(5, high_priority=True), streams.pool(5)
+    assert high is not normal
+    assert high is streams.pool(5, high_priority=True)
+    assert high.priority < normal.priority  # CUDA: a lower number is a higher priority
 
 
 def test_ring_ir_has_one_slot_per_stream() -> None:
