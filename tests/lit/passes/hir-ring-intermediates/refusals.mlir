@@ -1,7 +1,9 @@
 // RUN: hir-opt %s -p hir-ring-intermediates | filecheck %s
 
 // Intermediates that stay whole: every use of a ring's slot must be provably ordered after the
-// previous iteration on the same stream, and nothing else may see the buffer.
+// previous iteration on the same stream, and nothing else may see the buffer. (The programs are
+// race-free as they are: the reads across iterations run on one stream, `of %c1`, and the comm
+// stream is forked from and joined into the worker.)
 
 // %t is returned: it escapes the loop.
 // CHECK-LABEL: func.func @returned(
@@ -113,7 +115,7 @@ func.func @whole_buffer_read(%x: memref<4x8xf32>) -> (memref<4x8xf32>) {
   %n = hir.num_streams
   %t = hir.allocate() : memref<4x8xf32>
   %out = hir.allocate() : memref<4x8xf32>
-  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %c1 from %main {
     %x_i = hir.alias_select %x[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %t_w = hir.alias_select %t[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%a = %x_i : memref<8xf32, strided<[1], offset: ?>>) outs(%t_w : memref<8xf32, strided<[1], offset: ?>>) {
@@ -142,7 +144,7 @@ func.func @other_index(%x: memref<4x8xf32>) -> (memref<4x8xf32>) {
   %n = hir.num_streams
   %t = hir.allocate() : memref<4x8xf32>
   %out = hir.allocate() : memref<4x8xf32>
-  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %c1 from %main {
     %x_i = hir.alias_select %x[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %t_w = hir.alias_select %t[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%a = %x_i : memref<8xf32, strided<[1], offset: ?>>) outs(%t_w : memref<8xf32, strided<[1], offset: ?>>) {
@@ -206,6 +208,7 @@ func.func @on_a_comm_stream(%x: memref<4x8xf32>) -> (memref<4x8xf32>) {
     %k = arith.constant 7 : index
     %comm = hir.stream %k
     hir.set_current_stream %comm
+    hir.synchronize %s
     %x_i = hir.alias_select %x[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %t_w = hir.alias_select %t[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%a = %x_i : memref<8xf32, strided<[1], offset: ?>>) outs(%t_w : memref<8xf32, strided<[1], offset: ?>>) {
@@ -213,6 +216,7 @@ func.func @on_a_comm_stream(%x: memref<4x8xf32>) -> (memref<4x8xf32>) {
       hir.yield %r : tensor<8xf32>
     }
     hir.set_current_stream %s
+    hir.synchronize %comm
     %t_r = hir.alias_select %t[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     %out_i = hir.alias_select %out[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     hir.launch ins(%b = %t_r : memref<8xf32, strided<[1], offset: ?>>) outs(%out_i : memref<8xf32, strided<[1], offset: ?>>) {
