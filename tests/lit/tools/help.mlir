@@ -17,4 +17,6 @@
 // CHECK-DAG: --fusion-segment {{ +}}Groups fusion ops into segments (kernels). Options:
 // CHECK-DAG: policy: str = standalone-host-ops.
 // CHECK-DAG: --stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
-// CHECK-DAG: chunks: int = 0.
+// CHECK-DAG: chunks: int = 0; comm-priority: str = normal.
+// CHECK-DAG: --hir-ring-intermediates
+// CHECK-DAG: join: str = caller.
