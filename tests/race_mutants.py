@@ -34,6 +34,8 @@ PIPELINES = {
     "nccl": "stream-lowering",
     "copy-engine": "stream-lowering{backend=copy-engine}",
     "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
+    "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
+    "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
 }
 MUTATED_OPS = ("hir.synchronize", "hir.wait", "hir.barrier")
 NUM_STREAMS = (2, 3, 1)
@@ -165,8 +167,8 @@ def corpus(multidevice: bool) -> list[Lowered]:
         seen: set[tuple[str, str]] = set()
         new_by_backend = dict.fromkeys(PIPELINES, False)
         for backend, pipeline in pipelines if entries else ():
-            if backend == "copy-engine-chunks" and not new_by_backend["copy-engine"]:
-                continue  # `chunks` splits copy-engine transfers, and there were none
+            if backend.startswith("copy-engine-") and not new_by_backend["copy-engine"]:
+                continue  # `chunks` and `release` change copy-engine transfers, and there were none
             try:
                 lowered = hir.run_pipeline(module.clone(), pipeline)
             except Exception:  # a diagnosed refusal: an error test
