@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, UnknownLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
@@ -226,6 +226,8 @@ def _plan(ps: PartialSum, chunks: int) -> _Plan:
     assert isinstance(partial_type, MemRefType)
     cut = list(partial_type.get_shape())
     cut[destination_axis] //= devices
+    if [e for a, e in enumerate(cut) if a != s] != list(block_shape):
+        raise _error(ps, f"needs the partial {partial_type} to be the output {output_type} with one more axis")
     candidates = [a for a in range(len(cut)) if a != s and cut[a] > 1]
     pieces = chunks or DEFAULT_PIECES
     if pieces == 1:
@@ -269,10 +271,9 @@ def _rewrite_loop(
     for plan, recv, gather in zip(plans, received, gathered):
         _rewrite_sum(plan, loop, streams, recv.result, gather.result if gather is not None else None)
     assert streams.reduce is not None
-    after_loop: list[Operation] = [hir.SynchronizeOp(streams.reduce)]
-    for op in after_loop:
-        op.location = loop.location
-    Rewriter.insert_op(after_loop, InsertPoint.after(loop))
+    join = hir.SynchronizeOp(streams.reduce)  # before anything after the loop reads the outputs
+    join.location = loop.location
+    Rewriter.insert_op(join, InsertPoint.after(loop))
     if release == "end":
         ret = function.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -395,10 +396,18 @@ def _rewrite_sum(
 
 
 def _locate(ops: list[Operation], origin: Operation) -> None:
-    """Ops made here take the sum's location (errors and race reports point at the source)."""
+    """
+    Ops made here without a location take the sum's (errors and race reports point at the
+    source); the split GEMMs keep the producer's. Ops in launch regions are found through their
+    launch.
+    """
     for op in ops:
-        for inner in op.walk():
-            inner.location = origin.location
+        if isinstance(op.location, UnknownLoc):
+            op.location = origin.location
+        if not isinstance(op, hir.LaunchOp):
+            for region in op.regions:
+                for block in region.blocks:
+                    _locate(list(block.ops), origin)
 
 
 def _own_and_adds(
