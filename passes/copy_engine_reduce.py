@@ -504,10 +504,10 @@ def _gather(
     ahead = arith.AddiOp(rank, c_devices)
     behind = arith.SubiOp(ahead.result, t)
     source = named(arith.RemUIOp(behind.result, c_devices), "from")
-    into = hir.AliasChunkOp(ps.output, source.result, plan.output_axis, devices)
-    mine = hir.AliasSelectOp(gathered, i, 0)
+    into = named(hir.AliasChunkOp(ps.output, source.result, plan.output_axis, devices), "into")
+    mine = named(hir.AliasSelectOp(gathered, i, 0), "gathered_i")
     slot_index = arith.SubiOp(t, c1)
-    arrived = hir.AliasSelectOp(mine.result, slot_index.result, 0)
+    arrived = named(hir.AliasSelectOp(mine.result, slot_index.result, 0), "arrived")
     ops.append(
         _for(
             c1,
