@@ -102,6 +102,8 @@ def reduce_over_copy_engine(function: func.FuncOp, chunks: int = 0, release: str
     """Rewrites the partial sums of every top-level `hir.stream_for` of `function`; True if any was."""
     changed = False
     for loop in [op for op in function.body.block.ops if isinstance(op, hir.StreamForOp)]:
+        if any(isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var for op in loop.body.block.ops):
+            continue  # a loop over the devices' shards, which the all-gather lowering rotates by rank
         sums = [s for op in list(loop.body.block.ops) if (s := match_partial_sum(op, loop)) is not None]
         if sums:
             _rewrite_loop(function, loop, sums, chunks, _release(sums, release))
@@ -294,6 +296,23 @@ def _check_movable(plan: _Plan, loop: hir.StreamForOp) -> None:
         op = op.next_op
 
 
+def _used_later(ps: PartialSum) -> bool:
+    """Whether an op after the sum in the iteration accesses the output's buffer."""
+    root = view_root(ps.output)
+    op = ps.launch.next_op
+    while op is not None:
+        effects = get_effects(op)
+        touched = (
+            [v for v in op.operands if isinstance(v.type, MemRefType)]
+            if effects is None
+            else [e.value for e in effects if isinstance(e.value, SSAValue)]
+        )
+        if any(view_root(v) is root for v in touched):
+            return True
+        op = op.next_op
+    return False
+
+
 def _written(op: Operation) -> list[SSAValue]:
     effects = get_effects(op)
     if effects is None:
@@ -385,6 +404,8 @@ def _rewrite_sum(
 
     if gathered is not None:
         ops += _gather(plan, loop, streams, block, gathered, c0.result, c1.result, c_devices.result)
+    if _used_later(ps):  # the worker reads or writes the output after the sum: it waits for the adds
+        ops.append(hir.SynchronizeOp(reduce))
 
     _locate(ops, ps.launch)
     Rewriter.insert_op(ops, InsertPoint.before(ps.launch))

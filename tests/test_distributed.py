@@ -82,8 +82,9 @@ func.func @main(%x: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 
 }
 
 # The row-parallel half with the copy-engine backend (passes/copy_engine_reduce.py), beyond the
-# examples: the benchmarks' modules with one chunk, and an all-reduce whose blocks are strided (its
-# 3 rows do not split over 2 devices, its 4 columns do).
+# examples: the benchmarks' modules with one chunk, a reduce-scatter whose output the iteration goes
+# on using, and an all-reduce whose blocks are strided (its 3 rows do not split over 2 devices,
+# its 4 columns do).
 REDUCTION_MODULES = {
     "gemm_rs_one_chunk": """
 func.func @main(%a: tensor<1x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
@@ -101,6 +102,17 @@ func.func @main(%a: tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial
   %p = fusion.matmul %a, %b : tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<2x16x24xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
   %c = fusion.sum %p dims = [1] : tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
   func.return %c : tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+""",
+    # The tanh reads the reduce-scatter's output in the same iteration (the loops are fused).
+    "gemm_rs_then_tanh": """
+func.func @main(%a: tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
+    -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %d = fusion.tanh %c : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  func.return %d : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
 }
 """,
     "matmul_ar_strided_blocks": """
