@@ -74,8 +74,11 @@ def auto_chunks(shard: MemRefType, consumer_flops: int = 0) -> int:
     only adds a barrier (on 2x H200, 1 push beat 4 on 128 MiB shards with N = 4096). Otherwise
     pushes of about CHUNK_BYTES, at most MAX_CHUNKS, dividing the outer extent, so that the remote
     GEMM starts after the first one lands (2 and 4 beat 1 on 128-268 MiB shards with N <= 2048).
-    The estimate uses the rates of `LINK_BYTES_PER_S` and `GEMM_FLOPS_PER_S`.
+    The estimate uses the rates of `LINK_BYTES_PER_S` and `GEMM_FLOPS_PER_S`. A 0-d shard (the
+    slot of a 1-D value) has no axis to cut: one push.
     """
+    if not shard.get_shape():
+        return 1
     extent = shard.get_shape()[0]
     size = extent * _row_bytes(shard)
     if consumer_flops / GEMM_FLOPS_PER_S >= ONE_PUSH_MARGIN * size / LINK_BYTES_PER_S:
