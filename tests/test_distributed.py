@@ -71,6 +71,16 @@ func.func @main(%x: tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], 
   func.return %e : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
 }
 """,
+    # A matmul contracting the sharded axis of X (K) and a max over it, into replicated results:
+    # X is gathered first (fusion-decompose-resharding), each device then has all of K.
+    "contract_and_max_over_sharded_axis": """
+func.func @main(%w: tensor<6x2xf32>, %x: tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>)
+    -> (tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>) {
+  %y = fusion.matmul %w, %x : tensor<6x2xf32>, tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+  %m = fusion.max %x dims = [0] : tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+  func.return %y, %m : tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+}
+""",
     # An elementwise op on a sharded and a replicated operand with an unsharded result: the
     # sharded operand is gathered first (fusion-decompose-resharding).
     "gather_then_add": """
