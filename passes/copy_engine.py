@@ -148,6 +148,8 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
     if not broadcasts:
         return False
+    if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts for op in body.ops):
+        return False  # rotating the iterations by rank would post the other collectives out of step
     exchanges = [_exchange_of(b, loop) for b in broadcasts]
     meshes = {b.mesh_ids for b in broadcasts}
     if len(meshes) != 1 or any(e is None for e in exchanges):
