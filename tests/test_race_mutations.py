@@ -172,7 +172,7 @@ def test_single_device_corpus_and_mutants() -> None:
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
 def test_multidevice_corpus_and_mutants(tmp_path: Path) -> None:
     """The programs that communicate, on 2 ranks in one job; races through symmetric memory included."""
-    result = torchrun([str(MUTANTS_SCRIPT), "--multidevice"], tmp_path / "logs", timeout=240)
+    result = torchrun([str(MUTANTS_SCRIPT), "--multidevice"], tmp_path / "logs", timeout=480)
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert result.returncode == 0, output
     originals = dict(re.findall(r"^ORIGINAL (\S+) (.*)$", result.stdout, re.MULTILINE))
