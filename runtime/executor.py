@@ -22,7 +22,7 @@ from hir.dialects.functions import fusion_types, is_hir_function
 from hir.dialects.shape_rules import fmt
 from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
-from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
+from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, profiler_active
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps
@@ -46,6 +46,19 @@ class Program:
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
     race_check: bool = False
     """Compiled to check every run for races between streams (runtime/race_check.py)."""
+
+    @cached_property
+    def profiled_body(self) -> CompiledBlock:
+        """
+        The body with a profiler range around the step of each fusion and hir op, compiled at the
+        first run under a profiler; runs without one never pay for the ranges.
+        """
+        compilation = _compile_context(self.race_check, profile=True)
+        compilation.slots = dict(self.slots)  # the same slots: the frame's layout does not change
+        body = compilation.compile_block(self.func.body.block)
+        if len(compilation.slots) != len(self.slots):
+            raise LocatedError(self.func, "the function changed after it was compiled: compile it again")
+        return body
 
     @cached_property
     def is_hir(self) -> bool:
@@ -115,9 +128,10 @@ class Program:
             frame.env[slot] = value
         if checker is not None:
             checker.enter(inputs, outputs)
+        body = self.profiled_body if profiler_active() else self.body
         caller_stream = streams.current()
         try:
-            self.body.run(frame)
+            body.run(frame)
         except Exception as err:
             if checker is not None and checker.race is not None:
                 raise checker.race from err  # the race came first and may be the cause
@@ -169,7 +183,7 @@ class Program:
 def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
-    compilation = (RaceCheckContext if race_check else CompileContext)(STEP_COMPILERS)
+    compilation = _compile_context(race_check)
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
     body = compilation.compile_block(function.body.block)
@@ -182,6 +196,10 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
     return Program(function, body, compilation.slots, arg_slots, result_slots, allocated, race_check)
+
+
+def _compile_context(race_check: bool, profile: bool = False) -> CompileContext:
+    return (RaceCheckContext if race_check else CompileContext)(STEP_COMPILERS, profile=profile)
 
 
 def execute(
