@@ -54,15 +54,16 @@ def phase_calls(text: str) -> dict[str, int]:
     return calls
 
 
-@pytest.mark.parametrize(("kind", "n"), [("chain", 100), ("unary", 100), ("mix", 200)])
+@pytest.mark.parametrize(("kind", "n"), [("chain", 60), ("unary", 60), ("mix", 120)])
 def test_every_phase_is_linear(kind: str, n: int, capsys: pytest.CaptureFixture[str]) -> None:
+    phase_calls(compile_time.GENERATORS[kind](n // 4))  # first-use costs (lazy imports, caches) out of the way
     small = phase_calls(compile_time.GENERATORS[kind](n))
     large = phase_calls(compile_time.GENERATORS[kind](2 * n))
     capsys.readouterr()  # what Printer() wrote to stdout
     growth = {phase: large[phase] / small[phase] for phase in small}
     too_fast = {phase: round(g, 2) for phase, g in growth.items() if g > MAX_GROWTH}
     assert not too_fast, f"{kind}: calls grew more than {MAX_GROWTH}x when the module doubled: {too_fast}"
-    assert min(growth.values()) > 1.5, growth  # every phase does work per op (else it measured nothing)
+    assert min(growth.values()) > 1.3, growth  # every phase does work per op (else it measured nothing)
 
 
 def test_a_quadratic_phase_fails_the_check() -> None:
