@@ -1,7 +1,8 @@
 """
 Reproduces the GPU results of docs/benchmarks.md, docs/runtime.md and docs/multidevice.md on one
 host with two or more GPUs: the GPU verification runs (the CUDA tests, the lowering's numerics on
-real streams, every multi-device example over NCCL with both backends) and every benchmark.
+real streams, every multi-device example over NCCL with both backends) and every benchmark, the
+compile-time benchmark (CPU only) included.
 
     python benchmarks/run_all.py [--gpus N] [--out DIR] [--only NAME,...] [--quick] [--dry-run]
 
@@ -68,9 +69,13 @@ class Step:
     env: dict[str, str] = field(default_factory=dict)
     quick: tuple[str, ...] = ()
     """Arguments appended to every command with --quick: a small size, few repetitions."""
+    cpu: bool = False
+    """Runs on the CPU: needs no GPU."""
 
     @property
     def min_gpus(self) -> int:
+        if self.cpu:
+            return 0
         return 2 if any("torch.distributed.run" in command for command in self.commands) else 1
 
 
@@ -100,6 +105,7 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
     Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
+    Step("compile-time", "hir-opt --stream-lowering compile time on 100-10000-op modules, per stage; CPU", ((PY, "benchmarks/compile_time.py"),), quick=("--sizes", "chain:100,200", "--repeats", "1"), cpu=True),
     Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
     Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
 )
@@ -186,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{step.name:16} {step.what}")
         return 0
     gpus = args.gpus if args.gpus is not None else _visible_gpus()
-    if not gpus:
+    if not gpus and any(step.min_gpus for step in steps):
         if not args.dry_run:
             parser.error("no CUDA GPU is visible (--dry-run shows the commands)")
         gpus = 2
