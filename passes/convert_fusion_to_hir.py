@@ -13,6 +13,13 @@ Each *unit* (a bare fusion op or a `fusion.segment`) becomes, in program order:
 into the fork loop and main loop of explicit stream ops. Buffers have the *local* shape (a
 `didx` axis has extent 1); each argument and result records its fusion-level type as
 `fusion.type`.
+
+Cost: linear in the module. One sweep over each function's ops; a unit is converted in time
+linear in its ops, operands and results (its axes come from one backward pass over its ops, see
+`stream_axes`), and the values shared by all units (index constants, buffer extents, the caller
+stream, the number of streams) are memoized per function, each built once. The pass emits several
+hir ops per stream-parallel unit (allocations, a loop, views, a launch, a yield), many of which
+hir-loop-fusion and cse remove: a constant factor, but the largest stage of the pipeline.
 """
 
 from __future__ import annotations

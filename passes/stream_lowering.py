@@ -26,9 +26,9 @@ class StreamLoweringPass(ModulePass):
     Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
     fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
     hir-ring-intermediates, hir-expand-stream-loops and cse; each is also a pass of its own.
-    `policy` is fusion-segment's option, `backend` and `chunks` hir-lower-communication's;
-    `intermediates=whole` leaves out hir-ring-intermediates; `comm-priority` is
-    hir-lower-communication's option, `join` hir-expand-stream-loops'.
+    `policy` is fusion-segment's option; `backend`, `chunks`, `release` and `comm-priority`
+    hir-lower-communication's; `intermediates=whole` leaves out hir-ring-intermediates; `join` is
+    hir-expand-stream-loops' option.
     """
 
     name = "stream-lowering"
@@ -36,6 +36,7 @@ class StreamLoweringPass(ModulePass):
     policy: str = "standalone-host-ops"
     backend: str = "nccl"
     chunks: int = 0
+    release: str = "auto"
     intermediates: str = "ring"
     comm_priority: str = "normal"
     join: str = "caller"
@@ -53,7 +54,9 @@ class StreamLoweringPass(ModulePass):
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend, chunks=self.chunks, comm_priority=self.comm_priority),
+            LowerCommunicationPass(
+                backend=self.backend, chunks=self.chunks, release=self.release, comm_priority=self.comm_priority
+            ),
             *ring,  # after communication lowering: it checks the streams each access runs on
             ExpandStreamLoopsPass(join=self.join),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice

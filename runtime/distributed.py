@@ -59,10 +59,8 @@ class ProcessGroupCommunicator:
         self.groups: dict[Mesh, Any] = {}
         self.symmetric = SymmetricHeap(self)
 
-    def position_in(self, mesh: Mesh) -> int:
-        if self.rank not in mesh:
-            raise ValueError(f"device {self.rank} is not in mesh {list(mesh)}")
-        return mesh.index(self.rank)
+    def position_in(self, mesh: Mesh) -> int | None:
+        return mesh.index(self.rank) if self.rank in mesh else None
 
     def empty_symmetric(
         self, key: object, shape: Sequence[int], dtype: torch.dtype, device: torch.device
@@ -73,7 +71,9 @@ class ProcessGroupCommunicator:
         return self.symmetric.peer_view(buffer, device_id)
 
     def barrier(self, mesh: Mesh) -> None:
-        if self.rank in mesh:
+        # On CUDA the symmetric-memory barrier spans the job (the buffers are rendezvoused over the
+        # world): a device outside the mesh joins it too; every device runs the same program.
+        if self.rank in mesh or self.symmetric.handles:
             self.symmetric.barrier(mesh)
 
     def prepare(self, meshes: Iterable[Mesh]) -> None:

@@ -11,6 +11,7 @@
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
+// CHECK-NEXT:       release: str = auto
 // CHECK-NEXT:       comm-priority: str = normal
 // CHECK-NEXT:   hir-ring-intermediates {{ +}}Allocates each intermediate that lives inside one iteration
 // CHECK-NEXT:   hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
@@ -19,6 +20,7 @@
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
+// CHECK-NEXT:       release: str = auto
 // CHECK-NEXT:       intermediates: str = ring
 // CHECK-NEXT:       comm-priority: str = normal
 // CHECK-NEXT:       join: str = caller
