@@ -19,6 +19,7 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Resource
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.parallel_encoding import local_shape
+from hir.dialects.shaped_types import verify_shaped_type
 from hir.dialects.syntax import array_values
 
 # -- types ----------------------------------------------------------------------------------------
@@ -117,6 +118,12 @@ def tensor_fits_buffer(t: Attribute, buffer: Attribute) -> bool:
     if not isinstance(t, TensorType) or not isinstance(buffer, MemRefType):
         return False
     return t.element_type == buffer.element_type and tuple(local_shape(t)) == buffer.get_shape()
+
+
+def verify_buffer_types(values: Sequence[SSAValue], role: str) -> None:
+    """The buffers' types are ones the runtime can run (`role #k has type ...: why not`)."""
+    for k, value in enumerate(values):
+        verify_shaped_type(value.type, f"{role} #{k}")
 
 
 def verify_mesh(mesh: tuple[int, ...]) -> None:

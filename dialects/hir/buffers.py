@@ -29,7 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import HirEffects, memref_strides
+from hir.dialects.hir.base import HirEffects, memref_strides, verify_buffer_types
 
 
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
@@ -66,6 +66,7 @@ class AllocateOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, MemRefType)
+        verify_buffer_types([self.result], "result")
         if not isinstance(t.layout, NoneAttr):
             raise VerifyException(f"hir.allocate makes contiguous buffers; drop the layout of {t}")
         num_dynamic = sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
@@ -125,6 +126,8 @@ class AliasSelectOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         rank = len(base.get_shape())
         if not 0 <= self.axis_value < rank:
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {rank}")
@@ -180,6 +183,8 @@ class AliasChunkOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         shape = base.get_shape()
         if not 0 <= self.axis_value < len(shape):
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")

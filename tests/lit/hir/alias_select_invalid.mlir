@@ -60,7 +60,7 @@ func.func @tensor_base(%t: tensor<4x8xf32>, %i: index) {
 // -----
 
 func.func @affine_layout(%m: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %i: index) {
-  // expected-error@+1 {{'hir.alias_select' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided}}
+  // expected-error@+1 {{'hir.alias_select' op operand #0 has type memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>: layout affine_map<(d0, d1) -> (d1, d0)> is not supported: a memref has the default layout or a strided<...> one}}
   %v = hir.alias_select %m[%i] axis 0 : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> -> memref<8xf32, strided<[1], offset: ?>>
   func.return
 }
