@@ -13,6 +13,15 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr,
 from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+
+MAX_NESTING_DEPTH = 64
+"""
+The deepest nesting of ops a module may have (a module, a function, loops, a launch, its ops).
+Real programs nest a handful of ops deep; the parser refuses deeper nesting with a located
+error, since xDSL's verifier and printer recurse once per level and past about 150 levels exhaust
+Python's stack.
+"""
 
 
 class LocatedParser(Parser):
@@ -25,13 +34,24 @@ class LocatedParser(Parser):
     """
 
     def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
+        if isinstance(input, bytes):
+            input = decode_source(input, name, line_offset)
         super().__init__(ctx, input, name)
         self.line_offset = line_offset
         self._line_starts: list[int] | None = None
+        self._depth = 0
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING_DEPTH:
+                self.raise_error(f"nesting too deep: more than {MAX_NESTING_DEPTH} ops nested in one another", start)
+            op = super().parse_operation()
+        except (ValueError, OverflowError) as err:  # an attribute's constructor refused a value (an i64 out of range)
+            self.raise_error(str(err), start, self._current_token.span.start)
+        finally:
+            self._depth -= 1
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_and_column(start)
             op.location = FileLineColLoc(
@@ -59,6 +79,17 @@ class LocatedParser(Parser):
         if isinstance(module.location, UnknownLoc) and first is not None:
             module.location = first.location  # an implicit module: errors on it name where it starts
         return module
+
+
+def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
+    """The text of a source file; invalid UTF-8 is a ParseError at the offending byte's line and column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        at = len(data[: err.start].decode("utf-8", errors="replace"))
+        span = Span(at, at + 1, Input(text, name), line_offset)
+        raise ParseError(span, f"the file is not valid UTF-8 ({err.reason}: byte 0x{data[err.start]:02x})") from None
 
 
 def location_of(op: Operation) -> str | None:
@@ -141,3 +172,44 @@ def format_parse_error(error: ParseError) -> str:
     where = error.span.get_location()
     context = error.span.print_with_context().split("\n", 1)[1].rstrip("\n")
     return f"{where}: error: {error.msg}\n{context}"
+
+
+def internal_error(tool: str, error: BaseException, doing: str | None = None) -> str:
+    """
+    The one line a tool prints for an exception that is a bug of ours, not a diagnostic: what was
+    raised, the op being processed when one can be found (in the innermost frame that holds one),
+    what the tool was doing, and how to see the traceback.
+    """
+    if isinstance(error, RecursionError):
+        what = "the module is nested too deeply to process (Python's recursion limit)"
+    else:
+        text = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    op = _innermost_op(error)
+    where = f" (at '{op.name}', {location_of(op) or 'no location'})" if op is not None else ""
+    during = f" while {doing}" if doing else ""
+    return (
+        f"{tool}: internal error: {what}{where}{during}; this is a bug in hir, not in the input: "
+        f"set {TRACEBACK_VARIABLE}=1 to see the traceback"
+    )
+
+
+TRACEBACK_VARIABLE = "HIR_TRACEBACK"
+"""Set to 1 to get the Python traceback of an internal error instead of its one-line summary."""
+
+
+def _innermost_op(error: BaseException) -> Operation | None:
+    """The op a local variable of the innermost frame that has one refers to (modules and functions last)."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    fallback: Operation | None = None
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, Operation):
+                if value.name not in ("builtin.module", "func.func"):
+                    return value
+                fallback = fallback or value
+    return fallback
