@@ -185,15 +185,14 @@ class LowerCommunicationPass(ModulePass):
     chunks: int = 0
     """copy-engine: pushes per remote shard (0: chosen from the shard's size)."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
         if self.chunks < 0:
-            raise PassFailedException(
-                f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
-            )
+            raise ValueError(f"chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}")
         if self.backend not in BACKENDS:
-            raise PassFailedException(
-                f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
-            )
+            raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
