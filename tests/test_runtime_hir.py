@@ -647,9 +647,11 @@ def test_communication_without_devices() -> None:
   func.return %buf : memref<8xf32>
 }
 """
-    error = located_error(lambda: hir.execute(hir.parse(text, "ag.mlir"), [torch.randn(4)]))
-    assert error.startswith("ag.mlir:3:3: error: 'hir.allgather' op failed at run time: ")
-    assert "needs the devices of mesh [0, 1]" in error
+    out = torch.full((8,), 7.0)
+    error = located_error(lambda: hir.execute(hir.parse(text, "ag.mlir"), [torch.randn(4)], outputs=[out]))
+    # Refused before the run, at the op that needs the devices: nothing was written.
+    assert error.startswith("ag.mlir:3:3: error: 'hir.allgather' op needs the devices of mesh [0, 1]: ")
+    assert torch.equal(out, torch.full((8,), 7.0))
 
 
 def test_cpu_program_with_stream_ops_runs_in_order() -> None:
