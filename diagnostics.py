@@ -118,6 +118,13 @@ class LocatedError(DiagnosticException):
         self.message = message
 
 
+class UserError(DiagnosticException, ValueError):
+    """
+    Something the user gave is wrong and no op of the program is to blame: a file, an option, the
+    process job. Tools print it as `tool: error: message`; the message says what is wrong with what.
+    """
+
+
 def verify_located(module: ModuleOp) -> None:
     """`module.verify()` plus dominance, but the error names the first failing op's location."""
     try:

@@ -114,7 +114,7 @@ class Program:
         """
         # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
-        self._check_inputs(inputs, on)
+        self.check_inputs(inputs, on)
         outputs = self._check_outputs(outputs, inputs, on)
         if not isinstance(num_streams, int) or num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
@@ -158,8 +158,16 @@ class Program:
 
     # -- checks ----------------------------------------------------------------------------------
 
-    def _check_inputs(self, inputs: Sequence[Any], device: torch.device) -> None:
-        types = self.input_types
+    def check_inputs(
+        self, inputs: Sequence[Any], device: torch.device | None = None, global_types: bool = False
+    ) -> None:
+        """
+        Count, types, shapes, dtypes and (given `device`) devices of the inputs; with
+        `global_types`, against the unsharded types of a lowered program (before sharding).
+        """
+        types = self.global_input_types if global_types else self.input_types
+        if not isinstance(inputs, Sequence):
+            raise LocatedError(self.func, f"the inputs must be a list, got {type(inputs).__name__}")
         if len(inputs) != len(types):
             raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
         for i, (value, t) in enumerate(zip(inputs, types)):
@@ -275,9 +283,9 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
+def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device | None) -> None:
     if isinstance(t, IndexType | IntegerType):
-        if not isinstance(value, int):
+        if not isinstance(value, int) or isinstance(value, bool):
             raise LocatedError(where, f"{what} must be an integer ({t}), got {type(value).__name__}")
         return
     if not isinstance(t, TensorType | MemRefType):
@@ -290,6 +298,8 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
     dtype = shaped_dtype(t)
     if value.dtype != dtype:
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
+    if device is None:
+        return
     if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
         raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
 

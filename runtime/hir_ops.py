@@ -8,6 +8,7 @@ import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import SSAValue
 
+from hir.diagnostics import location_of
 from hir.dialects import fusion, hir
 from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
@@ -373,13 +374,31 @@ def recv(op: hir.RecvOp, compiler: CompileContext) -> Step:
 @compiles(hir.WaitOp)
 def wait(op: hir.WaitOp, compiler: CompileContext) -> Step:
     work = compiler.slot(op.work)
+    posted = op.work.owner
+    what = (
+        f"{posted.name} at {location_of(posted) or 'an unknown location'} over mesh {list(posted.mesh_ids)}"
+        if isinstance(posted, hir.CommunicationOp)
+        else "the communication"
+    )
+    mesh = posted.mesh_ids if isinstance(posted, hir.CommunicationOp) else None
 
     def step(frame: Frame) -> None:
         handle = frame.env[work]
         if handle is not None:
-            handle.wait()
+            try:
+                handle.wait()
+            except Exception as err:
+                raise RuntimeError(communication_failure(frame, what, err, mesh)) from err
 
     return step
+
+
+def communication_failure(frame: Frame, what: str, error: Exception, mesh: tuple[int, ...] | None) -> str:
+    """What failed and, from the communicator, on which rank and which peers did not respond."""
+    describe = getattr(frame.communicator, "failure", None)
+    if describe is None:
+        return f"{what} failed: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+    return describe(what, error, mesh)
 
 
 # -- symmetric memory -----------------------------------------------------------------------------
@@ -422,6 +441,11 @@ def barrier(op: hir.BarrierOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         if frame.communicator is not None:
-            frame.communicator.barrier(mesh)
+            try:
+                frame.communicator.barrier(mesh)
+            except Exception as err:
+                raise RuntimeError(
+                    communication_failure(frame, f"hir.barrier over mesh {list(mesh)}", err, mesh)
+                ) from err
 
     return step

@@ -64,3 +64,22 @@ func.func @affine_layout(%m: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, 
   %v = hir.alias_select %m[%i] axis 0 : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> -> memref<8xf32, strided<[1], offset: ?>>
   func.return
 }
+
+// -----
+
+// A constant index is checked against the axis' extent: negative indices do not wrap.
+func.func @negative_constant_index(%m: memref<4x8xf32>) {
+  %c = arith.constant -1 : index
+  // expected-error@+1 {{'hir.alias_select' op index -1 is out of range for axis 0 of extent 4}}
+  %a = hir.alias_select %m[%c] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+  func.return
+}
+
+// -----
+
+func.func @constant_index_overrun(%m: memref<4x8xf32>) {
+  %c = arith.constant 8 : index
+  // expected-error@+1 {{'hir.alias_select' op index 8 is out of range for axis 1 of extent 8}}
+  %a = hir.alias_select %m[%c] axis 1 : memref<4x8xf32> -> memref<4xf32, strided<[8], offset: ?>>
+  func.return
+}
