@@ -222,12 +222,12 @@ def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int) 
     if rank == 0:
         trace = os.path.join(out_dir, "ag_gemm_trace.json")
         prof.export_chrome_trace(trace)
+        from timeline import PlottingUnavailable, render
+
         try:
-            from timeline import render
-        except ImportError as err:  # matplotlib is optional: the trace opens in Perfetto too
+            render(trace, os.path.join(out_dir, "ag_gemm_timeline.png"), title)
+        except PlottingUnavailable as err:  # matplotlib is optional: the trace opens in Perfetto too
             print(f"trace in {trace}; no timeline PNG ({err})")
-            return
-        render(trace, os.path.join(out_dir, "ag_gemm_timeline.png"), title)
 
 
 def _chunked_shard(A_full: torch.Tensor, chunks: int, world: int, rank: int) -> torch.Tensor:

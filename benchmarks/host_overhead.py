@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 from xdsl.dialects import func
+from xdsl.ir import Operation
 
 import hir
 from hir.dialects import hir as hir_dialect
@@ -64,11 +65,16 @@ func.func @main(%x: {whole}) -> {whole} {{
 """
 
 
-def executed_ops(function: func.FuncOp, iterations: int) -> tuple[int, list[int]]:
-    """Ops one run executes (terminators and launch bodies not counted), and the ops per loop iteration."""
-    top = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)]
+def executed_ops(
+    function: func.FuncOp, iterations: int, counted: Callable[[Operation], bool] = lambda op: True
+) -> tuple[int, list[int]]:
+    """
+    Ops one run executes (terminators and launch bodies not counted; of those, the `counted` ones),
+    and the ops per loop iteration.
+    """
+    top = [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp) and counted(op)]
     per_iteration = [
-        sum(1 for inner in op.body.block.ops if not isinstance(inner, hir_dialect.YieldOp))
+        sum(1 for inner in op.body.block.ops if not isinstance(inner, hir_dialect.YieldOp) and counted(inner))
         for op in top
         if isinstance(op, hir_dialect.ForOp)
     ]
@@ -162,12 +168,11 @@ def stream_loop(args: argparse.Namespace, device: torch.device) -> None:
     if not (torch.equal(out, expected) and torch.equal(by_hand(x), expected)):
         raise SystemExit("error: the results differ from torch.relu")
 
-    timings = time_interleaved(
-        {"hir runtime": lambda: program([x], num_streams=args.num_streams), "torch by hand": lambda: by_hand(x)},
-        device,
-        args.warmup,
-        args.repeats,
-    )
+    runs: dict[str, Callable[[], object]] = {
+        "hir runtime": lambda: program([x], num_streams=args.num_streams),
+        "torch by hand": lambda: by_hand(x),
+    }
+    timings = time_interleaved(runs, device, args.warmup, args.repeats)
     print(
         f"stream loop: relu over [{args.iterations}, {args.width}] float32, one launch per row, "
         f"num_streams {args.num_streams}; {ops} hir ops executed per run "
@@ -184,6 +189,39 @@ def stream_loop(args: argparse.Namespace, device: torch.device) -> None:
     print(f"ratio hir/hand (host, median of per-turn ratios): {ratio:.2f}")
     print(f"hir overhead over the hand-written calls: {extra * 1e6 / ops:.3f} us per hir op (host)")
     print("('torch by hand' makes the same torch calls without the IR; its us/op divides by the same op count)")
+    if args.profiler:
+        under_profiler(runs, program.func, args, device, extra)
+
+
+def under_profiler(
+    runs: dict[str, Callable[[], object]],
+    function: func.FuncOp,
+    args: argparse.Namespace,
+    device: torch.device,
+    plain_extra: float,
+) -> None:
+    """
+    The same runs while a torch.profiler records: the runtime then puts a range around each hir
+    op it runs (runtime/compiler.py), and the profiler records the torch calls of both versions.
+    The ranges' cost is how much the hir runtime's lead over the hand-written calls grows.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    ranges = sum(1 for op in function.walk() if op.dialect_name() == "hir" and not isinstance(op, hir_dialect.YieldOp))
+    ranged, _ = executed_ops(function, args.iterations, lambda op: op.dialect_name() == "hir")
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities):
+        timings = time_interleaved(runs, device, args.warmup, args.repeats)
+    ours, theirs = timings.values()
+    extra = statistics.median(a - b for a, b in zip(ours.host, theirs.host))
+    print(f"\nunder torch.profiler: {ranged} op ranges per run ({ranges} hir ops in the program; arith ops get none)")
+    print(f"{'':16}{'host us/run':>26}{'wall us/run':>26}")
+    for name, t in timings.items():
+        print(f"{name:16}{median_us(t.host):>26}{median_us(t.wall):>26}")
+    print(f"hir overhead over the hand-written calls: {extra * 1e6 / ranged:.3f} us per op range (host)")
+    print(
+        f"  of which the ranges: {(extra - plain_extra) * 1e6 / ranged:.3f} us per op range (minus the overhead without)"
+    )
 
 
 def primitives(device: torch.device, repeats: int = 2000) -> None:
@@ -250,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--chain", type=int, default=10_000, help="length of the interpreter comparison (0: skip)")
+    p.add_argument("--profiler", action="store_true", help="also time the stream loop while torch.profiler records")
     return p
 
 

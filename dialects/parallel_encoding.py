@@ -32,7 +32,26 @@ INT64_MAX = 2**63 - 1
 
 @irdl_attr_definition
 class ParallelAttr(ParametrizedAttribute):
-    """Per-axis parallel types of a tensor, plus the device mesh it lives on."""
+    """
+    Per-axis parallel types of a tensor, plus the device mesh it lives on: the encoding of a
+    builtin `tensor` type.
+
+    Syntax:
+        #fusion.parallel<[axis-type, ...]>
+        #fusion.parallel<[axis-type, ...], mesh = [device-id, ...]>
+        axis-type ::= serial | stream | stream(N) | didx
+
+    Verifies:
+        One known parallel type per axis; only a `stream` axis takes a chunk count, N >= 1; at
+        most one `stream` and one `didx` axis; mesh ids distinct and non-negative; a `didx` axis
+        needs a mesh. On each tensor type the fusion ops check that it lists one parallel type
+        per axis of the tensor, that a `didx` axis's extent is the mesh size and that
+        `stream(N)` divides its axis.
+
+    Example:
+        %y = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>
+        %z = fusion.set %w : tensor<2x8xf32> -> tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+    """
 
     name = "fusion.parallel"
 

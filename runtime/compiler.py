@@ -14,6 +14,7 @@ step compilers filled by `@compiles(...)`; `executor` joins the tables it compil
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ import torch
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from hir.diagnostics import LocatedError
+from hir.diagnostics import LocatedError, location_of
 from hir.runtime.communicator import Communicator
 from hir.runtime.streams import Streams
 
@@ -87,11 +88,13 @@ class CompiledBlock:
 class CompileContext:
     """
     The compilation of one function: a slot for every SSA value (shared by nested regions), and
-    the step compilers to compile its ops with.
+    the step compilers to compile its ops with. With `profile`, the step of every fusion and hir
+    op runs inside a profiler range named after the op (`in_profiler_range`).
     """
 
-    def __init__(self, compilers: Mapping[type[Operation], StepCompiler]) -> None:
+    def __init__(self, compilers: Mapping[type[Operation], StepCompiler], *, profile: bool = False) -> None:
         self.compilers = compilers
+        self.profile = profile
         self.slots: dict[SSAValue, int] = {}
 
     def slot(self, value: SSAValue) -> int:
@@ -117,11 +120,64 @@ class CompileContext:
         if step_compiler is None:
             raise LocatedError(op, "the runtime cannot execute this op")
         try:
-            return step_compiler(op, self)
+            step = step_compiler(op, self)
         except LocatedError:
             raise
         except (ValueError, NotImplementedError) as err:
             raise LocatedError(op, str(err)) from err
+        if self.profile and op.dialect_name() in PROFILED_DIALECTS:
+            return in_profiler_range(op, step)
+        return step
+
+
+# -- profiling ------------------------------------------------------------------------------------
+
+PROFILED_DIALECTS = ("fusion", "hir")
+"""Ops that get a profiler range; index arithmetic costs less than a range and would drown the trace."""
+
+
+def profiler_active() -> bool:
+    """
+    Whether a torch profiler is recording: the flag torch.autograd.profiler sets while one is
+    (torch.profiler.profile, emit_nvtx, emit_itt), a module attribute read. Programs read it once
+    per run to pick their profiled or plain steps.
+    """
+    return torch.autograd.profiler._is_profiler_enabled
+
+
+def range_name(op: Operation) -> str:
+    """
+    `hir.launch fusion.matmul @ f.mlir:12:5`: the op, the fusion ops a launch or segment runs (the
+    first four), and where the op is written.
+    """
+    name = op.name
+    if op.regions and op.name in ("hir.launch", "fusion.segment"):
+        inner = [o.name for o in op.regions[0].walk() if o.dialect_name() == "fusion" and o.name != "fusion.yield"]
+        name += " " + ", ".join(inner[:4]) + (f", +{len(inner) - 4} more" if len(inner) > 4 else "")
+    where = location_of(op)
+    return f"{name} @ {where}" if where else name
+
+
+def in_profiler_range(op: Operation, step: Step) -> Step:
+    """The step inside a profiler range named after the op (`profiler_range`)."""
+    name = range_name(op)
+    profiler_range = profiler_range_type()
+
+    def step_in_range(frame: Frame) -> None:
+        with profiler_range(name):
+            step(frame)
+
+    return step_in_range
+
+
+def profiler_range_type() -> Callable[[str], AbstractContextManager[Any]]:
+    """
+    A torch RecordFunction range: `torch.profiler.record_function`'s C++ fast path where torch has
+    it (`_RecordFunctionFast`, which torch.compile's annotations use), since the Python context
+    manager costs about 28 us a range on the CPU, 15 times as much, which would drown the ops it
+    measures (docs/runtime.md, "Profiling").
+    """
+    return getattr(torch._C._profiler, "_RecordFunctionFast", None) or torch.profiler.record_function
 
 
 def describe_failure(op: Operation, frame: Frame, err: Exception) -> str:

@@ -24,7 +24,7 @@ from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
 from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
-from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame
+from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, profiler_active
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps, overlaps_itself
@@ -48,6 +48,19 @@ class Program:
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
     race_check: bool = False
     """Compiled to check every run for races between streams (runtime/race_check.py)."""
+
+    @cached_property
+    def profiled_body(self) -> CompiledBlock:
+        """
+        The body with a profiler range around the step of each fusion and hir op, compiled at the
+        first run under a profiler; runs without one never pay for the ranges.
+        """
+        compilation = _compile_context(self.race_check, profile=True)
+        compilation.slots = dict(self.slots)  # the same slots: the frame's layout does not change
+        body = compilation.compile_block(self.func.body.block)
+        if len(compilation.slots) != len(self.slots):
+            raise LocatedError(self.func, "the function changed after it was compiled: compile it again")
+        return body
 
     @cached_property
     def is_hir(self) -> bool:
@@ -139,9 +152,10 @@ class Program:
             frame.env[slot] = value
         if checker is not None:
             checker.enter(inputs, outputs)
+        body = self.profiled_body if profiler_active() else self.body
         caller_stream = streams.current()
         try:
-            self.body.run(frame)
+            body.run(frame)
         except Exception as err:
             if checker is not None and checker.race is not None:
                 raise checker.race from err  # the race came first and may be the cause
@@ -248,7 +262,7 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
     check_signature(function)  # a module built in Python may not have been verified
-    compilation = (RaceCheckContext if race_check else CompileContext)(STEP_COMPILERS)
+    compilation = _compile_context(race_check)
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
     body = compilation.compile_block(function.body.block)
@@ -261,6 +275,10 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
     return Program(function, body, compilation.slots, arg_slots, result_slots, allocated, race_check)
+
+
+def _compile_context(race_check: bool, profile: bool = False) -> CompileContext:
+    return (RaceCheckContext if race_check else CompileContext)(STEP_COMPILERS, profile=profile)
 
 
 def execute(

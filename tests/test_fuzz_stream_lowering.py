@@ -1,34 +1,32 @@
 """
-Differential fuzzer of `--stream-lowering`: random fusion DAGs (tests/fuzz_programs.py) are run as
-written (the reference) and lowered (either fusion-segment policy), and the lowered program must
-verify and compute the same outputs with any number of streams (docs/testing.md).
+Differential fuzzer of `--stream-lowering` on one device: random fusion DAGs (tests/fuzz/programs.py)
+are run as written (the reference) and lowered (either fusion-segment policy); the lowered
+program must verify, print text that parses back to the same module, and compute the same outputs
+with any number of streams, on inputs laid out in memory in any way (transposed, strided, offset,
+expanded views) and into preallocated outputs (docs/testing.md).
 
-Profiles: `ci` (300 examples, derandomized: the same programs every run) unless the environment
-says `HIR_FUZZ_PROFILE=long` (5000 examples, a fresh random seed each run; pass
-`--hypothesis-seed=N` to repeat one).
+Profiles (tests/fuzz/profiles.py): `ci` unless the environment says `HIR_FUZZ_PROFILE=long`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
+import re
 
-from hypothesis import HealthCheck, event, given, settings
+from device_under_test import DEVICE
+from fuzz.check import LAYOUTS, OUTPUT_LAYOUTS, POLICIES, RunOptions, check_lowering
+from fuzz.profiles import settings_for
+from fuzz.programs import fusion_programs
+from fuzz.values import FuzzProgram
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from hir.dialects import fusion, hir
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzz_programs import POLICIES, FuzzProgram, check_lowering, fusion_programs
-
-_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
-settings.register_profile("ci", max_examples=300, derandomize=True, database=None, **_COMMON)
-settings.register_profile("long", max_examples=5000, **_COMMON)
-PROFILE = os.environ.get("HIR_FUZZ_PROFILE", "ci")
+ELEMENT_TYPE = re.compile(r"tensor<(?:\d+x)*(\w+?)[,>]")
+EMPTY = re.compile(r"tensor<(?:\d+x)*0x")
 
 
-def coverage_events(program: FuzzProgram, lowered: object) -> None:
+def coverage_events(program: FuzzProgram, lowered: object, options: RunOptions) -> None:
     """What the example exercised (`pytest --hypothesis-show-statistics` tallies these)."""
     event(f"stream ops: {min(program.num_stream_ops, 4)}{'+' if program.num_stream_ops >= 4 else ''}")
     loops = [op for op in lowered.walk() if isinstance(op, hir.ForOp)]  # type: ignore[attr-defined]
@@ -41,15 +39,31 @@ def coverage_events(program: FuzzProgram, lowered: object) -> None:
         event("a multi-op segment launch")
     if any(isinstance(op, hir.AliasChunkOp) for op in lowered.walk()):  # type: ignore[attr-defined]
         event("stream(N) chunks")
+    for elt in sorted(set(ELEMENT_TYPE.findall(program.text)) - {"f32"}):
+        event(f"element type {elt}")
+    if EMPTY.search(program.text):
+        event("an empty tensor")
+    if any(layout != "contiguous" for layout in options.layouts):
+        event("a non-contiguous input")
+    if any(layout != "none" for layout in options.outputs):
+        event("preallocated outputs")
 
 
-@settings(settings.get_profile(PROFILE))
-@given(fusion_programs(), st.integers(1, 8), st.sampled_from(POLICIES))
-def test_stream_lowering_matches_reference(program: FuzzProgram, num_streams: int, policy: str) -> None:
-    lowered = check_lowering(
-        program.text, num_streams=num_streams, policy=policy, seed=program.seed, may_reject=program.may_reject
-    )
+run_options = st.builds(
+    RunOptions,
+    num_streams=st.integers(1, 8),
+    policy=st.sampled_from(POLICIES),
+    layouts=st.lists(st.sampled_from(LAYOUTS), max_size=4).map(tuple),
+    outputs=st.lists(st.sampled_from(OUTPUT_LAYOUTS), max_size=3).map(tuple),
+)
+
+
+@settings_for("single-device")
+@given(fusion_programs(int_matmul=DEVICE == "cpu"), run_options)
+def test_stream_lowering_matches_reference(program: FuzzProgram, options: RunOptions) -> None:
+    options = RunOptions(options.num_streams, options.policy, program.seed, options.layouts, options.outputs)
+    lowered = check_lowering(program.text, options, may_reject=program.may_reject)
     if lowered is None:
         event("refused with a diagnostic (may_reject)")
         return
-    coverage_events(program, lowered)
+    coverage_events(program, lowered, options)

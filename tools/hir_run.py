@@ -5,6 +5,7 @@
     hir-run lowered.mlir --reference examples/set_stream.mlir --check
     hir-run prog.mlir --inputs in.pt --outputs out.pt --device cuda --num-streams 2 -v
     hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
+    hir-run examples/set_stream.mlir --profile prof        # prof/trace.json, prof/timeline.png
 
 Inputs are a `torch.save`d list of tensors (random, seeded, when absent), loaded with
 `weights_only=True` whatever the environment says; outputs are saved the same way. Errors print
@@ -42,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
     p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
+    p.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="after a warm-up run, profile one run: DIR/trace.json (a Chrome trace whose ranges name the ops) "
+        "and DIR/timeline.png (needs matplotlib: pip install 'hir[plot]')",
+    )
     p.add_argument("-p", "--pipeline", default=STREAM_LOWERING, help="passes --check applies to a fusion-level module")
     p.add_argument(
         "--timeout",
@@ -114,7 +121,10 @@ def run(args: argparse.Namespace) -> None:
 
     inputs = _load_inputs(args, program)
     clock.lap(f"{len(inputs)} inputs ready")
-    outputs = session.run(program, inputs, num_streams=args.num_streams)
+    if args.profile:
+        outputs = _profiled_run(session, program, inputs, args)
+    else:
+        outputs = session.run(program, inputs, num_streams=args.num_streams)
     clock.lap(f"ran @{args.entry} ({'hir' if program.is_hir else 'fusion'} level)")
     if reference is not None:
         expected = session.run_reference(reference, inputs)
@@ -148,6 +158,45 @@ def _needs_processes(args: argparse.Namespace, program: Any) -> str:
         f"{args.input_file} runs on {n} devices (ids {', '.join(map(str, program.device_ids))}), one process "
         f"each, but this is a single process: run it with {command}"
     )
+
+
+def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.Namespace) -> list[Any]:
+    """
+    Runs the program once to warm up (allocator, kernels, the profiled steps), then once under
+    torch.profiler; writes the Chrome trace and its timeline into the --profile folder (each rank
+    its own under torchrun) and returns the profiled run's outputs.
+    """
+    import torch.distributed
+    from torch.profiler import ProfilerActivity, profile
+
+    from hir.diagnostics import UserError
+    from hir.runtime.compiler import profiler_range_type
+    from hir.runtime.timeline import PlottingUnavailable, render
+
+    folder = Path(args.profile)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--profile {folder}: not a directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    session.run(program, inputs, num_streams=args.num_streams)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if session.device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        with profiler_range_type()("hir-run: profiler warm-up"):
+            pass  # the profiler's first range costs about a millisecond, which the first op would show
+        if session.world_size > 1:
+            # The ranks start together: a rank's first wait would otherwise show a peer's profiler start-up.
+            torch.distributed.barrier()
+        outputs = session.run(program, inputs, num_streams=args.num_streams)
+    suffix = f".rank{session.rank}" if session.world_size > 1 else ""
+    trace, png = folder / f"trace{suffix}.json", folder / f"timeline{suffix}.png"
+    prof.export_chrome_trace(str(trace))
+    title = f"{args.input_file} @{args.entry}, {args.num_streams} streams, {session.describe()}"
+    try:
+        render(trace, png, title, after_first_collective=session.world_size > 1)  # after the barrier's kernel
+    except (PlottingUnavailable, ValueError) as err:  # no matplotlib, or nothing to draw
+        print(f"profile: wrote {trace} (open it in Perfetto or chrome://tracing); no {png}: {err}", file=sys.stderr)
+    else:
+        print(f"profile: wrote {trace} (open it in Perfetto or chrome://tracing) and {png}", file=sys.stderr)
+    return outputs
 
 
 def _load_inputs(args: argparse.Namespace, program: Any) -> list[Any]:

@@ -38,7 +38,15 @@ def element_type_of(value: SSAValue) -> Attribute:
 
 
 class FusionOp(IRDLOperation, ABC):
-    """Base of every fusion op: shared syntax, type checks and the axis-mapping interface."""
+    """
+    Base of every fusion op: shared syntax, type checks and the axis-mapping interface.
+
+    Verifies:
+        The `#fusion.parallel` encoding of every operand and of the result fits its tensor (one
+        parallel type per axis, a `didx` axis's extent equals the mesh size, `stream(N)` divides
+        its axis); the element types agree (by default every operand has the result's element
+        type); the result shape is the one the operands imply (`?` matches any extent).
+    """
 
     traits = traits_def(Pure())
     custom_directives = (IntList,)
@@ -116,6 +124,13 @@ class AxesFusionOp(FusionOp, ABC):
 
 
 class UnaryFusionOp(FusionOp, ABC):
+    """
+    An elementwise op on one tensor.
+
+    Verifies:
+        The result has the operand's shape.
+    """
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -139,6 +154,13 @@ def verify_float(op: FusionOp) -> None:
 
 
 class FloatUnaryFusionOp(UnaryFusionOp, ABC):
+    """
+    An elementwise op defined on floats only.
+
+    Verifies:
+        The element type is a float (`f16`, `bf16`, `f32`, `f64`).
+    """
+
     def verify_element_types(self) -> None:
         super().verify_element_types()
         verify_float(self)
@@ -146,39 +168,87 @@ class FloatUnaryFusionOp(UnaryFusionOp, ABC):
 
 @irdl_op_definition
 class SetOp(UnaryFusionOp):
-    """A copy; when input and result sharding differ it is a *resharding* (a communication)."""
+    """
+    A copy; when input and result sharding differ it is a *resharding* (a communication).
+
+    Example:
+        %y = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+    """
 
     name = "fusion.set"
 
 
 @irdl_op_definition
 class NegOp(UnaryFusionOp):
+    """
+    `-x`, elementwise.
+
+    Example:
+        %y = fusion.neg %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
     name = "fusion.neg"
 
 
 @irdl_op_definition
 class AbsOp(UnaryFusionOp):
+    """
+    `abs(x)`, elementwise.
+
+    Example:
+        %y = fusion.abs %x : tensor<4x8xi32> -> tensor<4x8xi32>
+    """
+
     name = "fusion.abs"
 
 
 @irdl_op_definition
 class ReluOp(UnaryFusionOp):
+    """
+    `relu(x)` (`max(x, 0)`), elementwise.
+
+    Example:
+        %y = fusion.relu %x : tensor<4x8xbf16> -> tensor<4x8xbf16>
+    """
+
     name = "fusion.relu"
 
 
 @irdl_op_definition
 class ExpOp(FloatUnaryFusionOp):
+    """
+    `exp(x)`, elementwise.
+
+    Example:
+        %y = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
     name = "fusion.exp"
 
 
 @irdl_op_definition
 class TanhOp(FloatUnaryFusionOp):
+    """
+    `tanh(x)`, elementwise.
+
+    Example:
+        %y = fusion.tanh %x : tensor<4x8xf16> -> tensor<4x8xf16>
+    """
+
     name = "fusion.tanh"
 
 
 @irdl_op_definition
 class CastOp(UnaryFusionOp):
-    """Element-type conversion (the result type says to what)."""
+    """
+    Element-type conversion (the result type says to what), as `x.to(dtype)`.
+
+    Verifies:
+        Nothing about the element types: any element type converts to any other.
+
+    Example:
+        %y = fusion.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+    """
 
     name = "fusion.cast"
 
@@ -190,6 +260,14 @@ class CastOp(UnaryFusionOp):
 
 
 class BinaryFusionOp(FusionOp, ABC):
+    """
+    An elementwise op on two tensors.
+
+    Verifies:
+        Both operands have the same shape (no implicit broadcasting: `fusion.broadcast` first),
+        which is the result's.
+    """
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -211,21 +289,52 @@ class BinaryFusionOp(FusionOp, ABC):
 
 @irdl_op_definition
 class AddOp(BinaryFusionOp):
+    """
+    `lhs + rhs`, elementwise.
+
+    Example:
+        %c = fusion.add %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
     name = "fusion.add"
 
 
 @irdl_op_definition
 class SubOp(BinaryFusionOp):
+    """
+    `lhs - rhs`, elementwise.
+
+    Example:
+        %c = fusion.sub %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+    """
+
     name = "fusion.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryFusionOp):
+    """
+    `lhs * rhs`, elementwise.
+
+    Example:
+        %c = fusion.mul %a, %b : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    """
+
     name = "fusion.mul"
 
 
 @irdl_op_definition
 class DivOp(BinaryFusionOp):
+    """
+    `lhs / rhs`, elementwise (true division).
+
+    Verifies:
+        The element type is a float.
+
+    Example:
+        %c = fusion.div %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
     name = "fusion.div"
 
     def verify_element_types(self) -> None:
@@ -235,6 +344,13 @@ class DivOp(BinaryFusionOp):
 
 @irdl_op_definition
 class MaximumOp(BinaryFusionOp):
+    """
+    `max(lhs, rhs)`, elementwise.
+
+    Example:
+        %c = fusion.maximum %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
     name = "fusion.maximum"
 
 
@@ -246,6 +362,13 @@ class ExpandOp(AxesFusionOp):
     """
     `fusion.broadcast`: unsqueeze + expand, `dims` are the new axes of the result. A shape op on
     one device (no communication: the collective broadcast is `hir.broadcast`).
+
+    Verifies:
+        `dims` are distinct axes of the result, and the result without them has the operand's
+        shape.
+
+    Example:
+        %y = fusion.broadcast %x dims = [0] : tensor<8xf32> -> tensor<4x8xf32>
     """
 
     name = "fusion.broadcast"
@@ -279,7 +402,16 @@ class ExpandOp(AxesFusionOp):
 
 @irdl_op_definition
 class PermuteOp(AxesFusionOp):
-    """`x.permute(perm)`: result axis i is operand axis perm[i]."""
+    """
+    `x.permute(perm)`: result axis i is operand axis perm[i].
+
+    Verifies:
+        `perm` is a permutation of the operand's axes; the result's shape is the operand's,
+        permuted.
+
+    Example:
+        %t = fusion.permute %x perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    """
 
     name = "fusion.permute"
     AXES: ClassVar[str] = "perm"
@@ -311,7 +443,13 @@ class PermuteOp(AxesFusionOp):
 
 
 class ReductionFusionOp(AxesFusionOp, ABC):
-    """Reduces the axes `dims`; the result drops them."""
+    """
+    Reduces the axes `dims`; the result drops them.
+
+    Verifies:
+        `dims` names at least one axis, each axis of the operand at most once; the result's shape
+        is the operand's without them.
+    """
 
     AXES: ClassVar[str] = "dims"
 
@@ -340,16 +478,37 @@ class ReductionFusionOp(AxesFusionOp, ABC):
 
 @irdl_op_definition
 class SumOp(ReductionFusionOp):
+    """
+    Sum over the axes `dims` (the result drops them).
+
+    Example:
+        %s = fusion.sum %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+    """
+
     name = "fusion.sum"
 
 
 @irdl_op_definition
 class MaxOp(ReductionFusionOp):
+    """
+    Maximum over the axes `dims` (the result drops them).
+
+    Example:
+        %m = fusion.max %x dims = [0, 2] : tensor<2x4x8xf32> -> tensor<4xf32>
+    """
+
     name = "fusion.max"
 
 
 @irdl_op_definition
 class MinOp(ReductionFusionOp):
+    """
+    Minimum over the axes `dims` (the result drops them).
+
+    Example:
+        %m = fusion.min %x dims = [1] : tensor<4x8xi32> -> tensor<4xi32>
+    """
+
     name = "fusion.min"
 
 
@@ -358,7 +517,18 @@ class MinOp(ReductionFusionOp):
 
 @irdl_op_definition
 class MatmulOp(FusionOp):
-    """`torch.matmul` (1-D promotion, batch broadcasting)."""
+    """
+    `torch.matmul` (1-D promotion, batch broadcasting).
+
+    Verifies:
+        Both operands have rank >= 1 and the same contraction extent (the last axis of `a`, the
+        first of a 1-D `b` or the second to last of `b`); batch axes broadcast; the result's
+        shape is torch.matmul's: `[batch..., M, N]`, without `M` for a 1-D `a` and without `N`
+        for a 1-D `b`.
+
+    Example:
+        %c = fusion.matmul %a, %b : tensor<64x128xbf16>, tensor<128x32xbf16> -> tensor<64x32xbf16>
+    """
 
     name = "fusion.matmul"
 
@@ -380,7 +550,17 @@ class MatmulOp(FusionOp):
 
 @irdl_op_definition
 class LinearOp(FusionOp):
-    """`torch.nn.functional.linear(x, w, bias)`."""
+    """
+    `torch.nn.functional.linear(x, w, bias)`: `x @ w.T + bias`.
+
+    Verifies:
+        `x` has rank >= 1; `w` is `[N, K]` or `[K]`, with `K` the last extent of `x`; `bias`, when
+        present, is `[N]` or a scalar (with a 1-D `w`, a scalar only); the result is
+        `[x's leading axes..., N]` (no `N` for a 1-D `w`).
+
+    Example:
+        %y = fusion.linear %x, %w, %bias : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<8x32xf32>
+    """
 
     name = "fusion.linear"
 

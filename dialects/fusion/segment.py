@@ -30,7 +30,15 @@ from hir.dialects.syntax import parse_ins, parse_type_list, print_ins
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminator of `fusion.segment`: the segment's results."""
+    """
+    Terminator of `fusion.segment`: the segment's results.
+
+    Example:
+        %r = fusion.segment ins(%x = %a : tensor<4x8xf32>) -> tensor<4x8xf32> {
+          %n = fusion.neg %x : tensor<4x8xf32> -> tensor<4x8xf32>
+          fusion.yield %n : tensor<4x8xf32>
+        }
+    """
 
     name = "fusion.yield"
 
@@ -47,8 +55,20 @@ class YieldOp(IRDLOperation):
 class SegmentOp(IRDLOperation):
     """
     A group of fusion ops run as one kernel (made by `fusion-segment`). The region sees one
-    argument per operand (same type) and yields the results; it is isolated from above.
+    argument per operand (same type) and yields the results; it is isolated from above. One
+    result type may go without parentheses; `-> ()` is a segment without results.
 
+    Syntax:
+        %results = fusion.segment ins(%arg = %operand, ... : type, ...) -> (type, ...) attr-dict {
+          fusion ops
+          fusion.yield %values : types
+        }
+
+    Verifies:
+        The region has one argument per operand, of the operand's type; it holds fusion ops only
+        and ends with `fusion.yield`, whose types are the segment's result types.
+
+    Example:
         %r = fusion.segment ins(%x = %a : tensor<4x8xf32>) -> tensor<4x8xf32> {
           %e = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32>
           %n = fusion.neg %e : tensor<4x8xf32> -> tensor<4x8xf32>

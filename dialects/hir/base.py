@@ -28,14 +28,30 @@ from hir.dialects.syntax import array_values
 
 @irdl_attr_definition
 class StreamType(ParametrizedAttribute, TypeAttribute):
-    """`!hir.stream`: a CUDA stream handle."""
+    """
+    `!hir.stream`: a CUDA stream handle (on CPU, a token: streams there are no-ops).
+
+    Example:
+        func.func @on_stream(%s: !hir.stream) {
+          hir.set_current_stream %s
+          func.return
+        }
+    """
 
     name = "hir.stream"
 
 
 @irdl_attr_definition
 class WorkType(ParametrizedAttribute, TypeAttribute):
-    """`!hir.work`: a pending communication, consumed by `hir.wait`."""
+    """
+    `!hir.work`: a pending communication, consumed by `hir.wait`.
+
+    Example:
+        func.func @post(%a: memref<4xf32>, %peer: index) -> !hir.work {
+          %w = hir.send %a to %peer mesh = [0, 1] : memref<4xf32>
+          func.return %w : !hir.work
+        }
+    """
 
     name = "hir.work"
 
@@ -141,7 +157,12 @@ def verify_mesh(mesh: tuple[int, ...]) -> None:
 
 
 class MeshOp(IRDLOperation):
-    """An op about the devices of `mesh` (device ids, written `mesh = [0, 1]`)."""
+    """
+    An op about the devices of `mesh` (device ids, written `mesh = [0, 1]`).
+
+    Verifies:
+        `mesh` lists at least one device id, all distinct and non-negative.
+    """
 
     mesh = prop_def(DenseArrayBase)
 

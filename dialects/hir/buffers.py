@@ -45,6 +45,13 @@ class AllocateOp(IRDLOperation):
     A new buffer; dynamic extents are operands, one per `?`. When the caller passes a
     preallocated output for the returned buffer, the runtime uses it instead. `symmetric`
     asks for symmetric memory (peers can read it directly) where the runtime has it.
+
+    Verifies:
+        The result is a contiguous memref (no layout), with one `dynamic_sizes` operand per `?`
+        extent.
+
+    Example:
+        %buf = hir.allocate(%n) : memref<?x8xf32>
     """
 
     name = "hir.allocate"
@@ -78,7 +85,12 @@ class AllocateOp(IRDLOperation):
 
 @irdl_op_definition
 class DeallocateOp(IRDLOperation):
-    """Releases a buffer (its memory returns to the allocator once pending work is done)."""
+    """
+    Releases a buffer (its memory returns to the allocator once pending work is done).
+
+    Example:
+        hir.deallocate %buf : memref<4x8xf32>
+    """
 
     name = "hir.deallocate"
 
@@ -99,6 +111,13 @@ class AliasSelectOp(IRDLOperation):
     """
     A view of `buffer` with `axis` fixed at `index` (rank-reducing, like `memref.subview` or
     nvFuser's HirAliasSelect). Writes through the view land in the buffer.
+
+    Verifies:
+        `axis` is an axis of `buffer`; the result type is `buffer`'s without that axis, with the
+        remaining strides and a dynamic offset.
+
+    Example:
+        %row = hir.alias_select %buf[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
     """
 
     name = "hir.alias_select"
@@ -153,6 +172,14 @@ class AliasChunkOp(IRDLOperation):
     """
     A view of chunk `index` of `buffer` split into `chunks` equal parts along `axis` (the
     iteration of a `stream(N)` axis, like nvFuser's ShardByStream). The extent must divide.
+
+    Verifies:
+        `axis` is an axis of `buffer`; `chunks` >= 1 divides a static extent of that axis; the
+        result type is `buffer`'s with that extent divided by `chunks`, the same strides and a
+        dynamic offset.
+
+    Example:
+        %c = hir.alias_chunk %buf[%i] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
     """
 
     name = "hir.alias_chunk"

@@ -45,7 +45,13 @@ def communication_format(operands: str, types: str, kind: bool = False) -> str:
 
 
 class CommunicationOp(MeshOp, ABC):
-    """A collective or P2P transfer among the devices of `mesh`, enqueued on the current stream."""
+    """
+    A collective or P2P transfer among the devices of `mesh`, enqueued on the current stream.
+
+    Verifies:
+        Every buffer it reads or writes is contiguous: a memref without a layout, or strides
+        that are row-major on every axis of extent > 1.
+    """
 
     result = result_def(WorkType)
 
@@ -116,7 +122,12 @@ def _check_scaled_axis(small: SSAValue, large: SSAValue, axis: int, factor: int,
 
 
 class TransferOp(CommunicationOp, ABC):
-    """A collective that reads `input` and writes `output` (`%in into %out`), same element type."""
+    """
+    A collective that reads `input` and writes `output` (`%in into %out`), same element type.
+
+    Verifies:
+        `input` and `output` have the same element type.
+    """
 
     input = operand_def(MemRefType)
     output = operand_def(MemRefType)
@@ -140,7 +151,12 @@ def transfer_format(middle: str = "", kind: bool = False) -> str:
 
 
 class ReductionTransferOp(TransferOp, ABC):
-    """A transfer that reduces the devices' inputs with `kind` (sum, max or min)."""
+    """
+    A transfer that reduces the devices' inputs with `kind` (sum, max or min).
+
+    Verifies:
+        `kind` is `sum`, `max` or `min`.
+    """
 
     kind = prop_def(StringAttr)
 
@@ -152,7 +168,16 @@ class ReductionTransferOp(TransferOp, ABC):
 
 @irdl_op_definition
 class AllgatherOp(TransferOp):
-    """`output` = the `input`s of all mesh devices, concatenated along `axis` in mesh order."""
+    """
+    `output` = the `input`s of all mesh devices, concatenated along `axis` in mesh order.
+
+    Verifies:
+        `input` and `output` have the same rank, `axis` is one of their axes, and `output` is
+        `input` with that extent multiplied by the mesh size (`?` matches any extent).
+
+    Example:
+        %w = hir.allgather %a into %g axis 0 mesh = [0, 1] : memref<1x64x256xf32>, memref<2x64x256xf32>
+    """
 
     name = "hir.allgather"
 
@@ -170,7 +195,16 @@ class AllgatherOp(TransferOp):
 
 @irdl_op_definition
 class ReduceScatterOp(ReductionTransferOp):
-    """Reduces the `input`s of all devices; device k of the mesh gets chunk k along `axis`."""
+    """
+    Reduces the `input`s of all devices; device k of the mesh gets chunk k along `axis`.
+
+    Verifies:
+        `input` and `output` have the same rank, `axis` is one of their axes, and `input` is
+        `output` with that extent multiplied by the mesh size (`?` matches any extent).
+
+    Example:
+        %w = hir.reduce_scatter sum %a into %r axis 0 mesh = [0, 1] : memref<8x16xf32>, memref<4x16xf32>
+    """
 
     name = "hir.reduce_scatter"
 
@@ -188,7 +222,15 @@ class ReduceScatterOp(ReductionTransferOp):
 
 @irdl_op_definition
 class AllreduceOp(ReductionTransferOp):
-    """`output` = the reduction of the `input`s of all mesh devices (may be the same buffer)."""
+    """
+    `output` = the reduction of the `input`s of all mesh devices (may be the same buffer).
+
+    Verifies:
+        `input` and `output` have the same shape.
+
+    Example:
+        %w = hir.allreduce sum %a into %b mesh = [0, 1] : memref<4x8xf32>, memref<4x8xf32>
+    """
 
     name = "hir.allreduce"
 
@@ -204,7 +246,15 @@ class AllreduceOp(ReductionTransferOp):
 
 @irdl_op_definition
 class BroadcastOp(TransferOp):
-    """Every mesh device's `output` receives the `input` of mesh position `root` (a collective)."""
+    """
+    Every mesh device's `output` receives the `input` of mesh position `root` (a collective).
+
+    Verifies:
+        `input` and `output` have the same shape.
+
+    Example:
+        %w = hir.broadcast %a into %b root %root mesh = [0, 1] : memref<4x8xf32>, memref<4x8xf32>
+    """
 
     name = "hir.broadcast"
 
@@ -243,7 +293,12 @@ def peer_to_peer_format(direction: str) -> str:
 
 @irdl_op_definition
 class SendOp(PeerToPeerOp):
-    """Sends `buffer` to mesh position `peer`."""
+    """
+    Sends `buffer` to mesh position `peer`.
+
+    Example:
+        %w = hir.send %a to %peer mesh = [0, 1] : memref<4x8xf32>
+    """
 
     name = "hir.send"
 
@@ -253,7 +308,12 @@ class SendOp(PeerToPeerOp):
 
 @irdl_op_definition
 class RecvOp(PeerToPeerOp):
-    """Receives into `buffer` from mesh position `peer`."""
+    """
+    Receives into `buffer` from mesh position `peer`.
+
+    Example:
+        %w = hir.recv %a from %peer mesh = [0, 1] : memref<4x8xf32>
+    """
 
     name = "hir.recv"
 
@@ -263,7 +323,13 @@ class RecvOp(PeerToPeerOp):
 
 @irdl_op_definition
 class WaitOp(IRDLOperation):
-    """The current stream waits for the communication `work` (the host does not block)."""
+    """
+    The current stream waits for the communication `work` (the host does not block).
+
+    Example:
+        %w = hir.allgather %a into %g axis 0 mesh = [0, 1] : memref<1x8xf32>, memref<2x8xf32>
+        hir.wait %w
+    """
 
     name = "hir.wait"
 

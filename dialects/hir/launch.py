@@ -39,9 +39,27 @@ class LaunchOp(IRDLOperation):
     Runs a fusion computation on the current stream, destination-passing: the region receives
     one tensor per `ins` buffer and yields one tensor per `outs` buffer, which is written there.
 
-        hir.launch ins(%x = %a : memref<8xf32>) outs(%c : memref<8xf32>) {
-          %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
-          hir.yield %y : tensor<8xf32>
+    A region argument may be given a type of its own with `as`: a `#fusion.parallel`-encoded
+    global tensor whose local shape is the buffer's makes a *resharding* launch, a communication
+    that `hir-lower-communication` turns into collectives (the runtime refuses to run one).
+
+    Syntax:
+        hir.launch ins(%arg = %buffer, ... : type [as tensor-type], ...) outs(%buffer, ... : type, ...) attr-dict {
+          fusion ops
+          hir.yield %values : types
+        }
+
+    Verifies:
+        The region has one argument per `ins` buffer, a tensor with the buffer's shape and element
+        type (or an encoded tensor whose local shape is the buffer's); it holds fusion ops only
+        and ends with `hir.yield`, which yields one value per `outs` buffer that fits it the same
+        way.
+
+    Example:
+        hir.launch ins(%x = %a, %y = %b : memref<8xf32>, memref<8xf32>) outs(%c : memref<8xf32>) {
+          %s = fusion.add %x, %y : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+          %r = fusion.relu %s : tensor<8xf32> -> tensor<8xf32>
+          hir.yield %r : tensor<8xf32>
         }
     """
 

@@ -40,7 +40,16 @@ def _launch_op() -> type[IRDLOperation]:
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminator of `hir.for` and `hir.stream_for` (no operands) and `hir.launch` (the values written to `outs`)."""
+    """
+    Terminator of `hir.for` and `hir.stream_for` (no operands, and implicit in their printed
+    form) and of `hir.launch` (the values written to `outs`).
+
+    Example:
+        hir.launch ins(%x = %a : memref<8xf32>) outs(%c : memref<8xf32>) {
+          %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
+          hir.yield %y : tensor<8xf32>
+        }
+    """
 
     name = "hir.yield"
 
@@ -115,7 +124,24 @@ def parse_loop_attributes(parser: Parser, op: ForOp | StreamForOp) -> None:
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
-    """A host loop `lb to ub step s` with an index block argument (no loop-carried values)."""
+    """
+    A host loop `lb to ub step s` with an index block argument (no loop-carried values). Its
+    body runs on the host once per index, in order; what it enqueues goes to the current stream.
+
+    Syntax:
+        hir.for %i = %lb to %ub step %step { body } attr-dict
+
+    Verifies:
+        The body has exactly one block argument, an index; its `hir.yield` takes no operands.
+
+    Example:
+        hir.for %i = %c0 to %c4 step %c1 {
+          %k = arith.remui %i, %n : index
+          %s = hir.stream %k
+          hir.set_current_stream %s
+          hir.synchronize %main
+        }
+    """
 
     name = "hir.for"
 
@@ -155,10 +181,7 @@ class ForOp(IRDLOperation):
 class StreamForOp(IRDLOperation):
     """
     A loop whose iterations run on pool streams, forked from and joined into the stream `main`:
-
-        hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %num_streams from %main {
-          ...   // iteration i: %s = pool stream (i mod num_streams), and it is the current stream
-        }
+    in iteration i, `%s` is pool stream (i mod num_streams), and it is the current stream.
 
     Before any iteration's work, every worker stream waits for `main` (the fork; all fork waits
     come first, since a fork inside iteration i+1 would also wait for what `main` waited for at
@@ -171,7 +194,24 @@ class StreamForOp(IRDLOperation):
     after the fork, when the bounds are constants: a schedule hint that never changes results.
     The op is executable as it is; `hir-expand-stream-loops` lowers it to the `hir.for` fork loop
     and main loop with explicit stream ops.
-    """
+
+    Syntax:
+        hir.stream_for %i = %lb to %ub step %step streams(%s) of %num_streams from %main [peel_first] { body } attr-dict
+
+    Verifies:
+        The body has exactly two block arguments, an index and a `!hir.stream`; its `hir.yield`
+        takes no operands.
+
+    Example:
+        hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+          %row = hir.alias_select %a[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+          %out = hir.alias_select %b[%i] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+          hir.launch ins(%x = %row : memref<8xf32, strided<[1], offset: ?>>) outs(%out : memref<8xf32, strided<[1], offset: ?>>) {
+            %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
+            hir.yield %y : tensor<8xf32>
+          }
+        }
+    """  # noqa: E501 (MLIR as hir-opt prints it)
 
     name = "hir.stream_for"
 

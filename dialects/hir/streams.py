@@ -21,7 +21,12 @@ from hir.dialects.hir.base import (
 
 @irdl_op_definition
 class GetCurrentStreamOp(IRDLOperation):
-    """The stream currently in use (the caller's stream at the start of the program)."""
+    """
+    The stream currently in use (the caller's stream at the start of the program).
+
+    Example:
+        %main = hir.get_current_stream
+    """
 
     name = "hir.get_current_stream"
 
@@ -39,7 +44,12 @@ class GetCurrentStreamOp(IRDLOperation):
 
 @irdl_op_definition
 class StreamOp(IRDLOperation):
-    """Pool stream number `index`: the same CUDA stream for the same number, across runs."""
+    """
+    Pool stream number `index`: the same CUDA stream for the same number, across runs.
+
+    Example:
+        %s = hir.stream %k
+    """
 
     name = "hir.stream"
 
@@ -55,7 +65,12 @@ class StreamOp(IRDLOperation):
 
 @irdl_op_definition
 class NumStreamsOp(IRDLOperation):
-    """The runtime's number of streams (a run parameter, default 4)."""
+    """
+    The runtime's number of streams (a run parameter, default 4).
+
+    Example:
+        %n = hir.num_streams
+    """
 
     name = "hir.num_streams"
 
@@ -82,7 +97,12 @@ class OnStreamOp(IRDLOperation, ABC):
 
 @irdl_op_definition
 class SetCurrentStreamOp(OnStreamOp):
-    """Makes `stream` current for what follows."""
+    """
+    Makes `stream` current for what follows.
+
+    Example:
+        hir.set_current_stream %s
+    """
 
     name = "hir.set_current_stream"
 
@@ -95,6 +115,9 @@ class SynchronizeOp(OnStreamOp):
     """
     The current stream waits for everything enqueued so far on `stream` (an event record on
     `stream` plus a wait on the current one; the host never blocks).
+
+    Example:
+        hir.synchronize %s
     """
 
     name = "hir.synchronize"

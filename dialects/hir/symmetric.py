@@ -18,7 +18,12 @@ from hir.dialects.syntax import IntList, int_array
 
 @irdl_op_definition
 class DeviceIndexOp(MeshOp):
-    """This device's position in `mesh` (0 on a single device)."""
+    """
+    This device's position in `mesh` (0 on a single device).
+
+    Example:
+        %me = hir.device_index mesh = [0, 1]
+    """
 
     name = "hir.device_index"
 
@@ -38,6 +43,14 @@ class PeerViewOp(MeshOp):
     The copy held by mesh position `device` of a symmetric buffer (`hir.allocate symmetric`),
     mapped into this device's address space: reading it pulls the peer's data over NVLink with
     no kernel of the peer involved. Reads see what the peer wrote before the last `hir.barrier`.
+
+    Verifies:
+        When `buffer` comes from a `hir.allocate`, that allocation is `symmetric` (a function
+        argument is taken on trust); the result has `buffer`'s type.
+
+    Example:
+        %buf = hir.allocate() symmetric : memref<2x8xf32>
+        %v = hir.peer_view %buf device %peer mesh = [0, 1] : memref<2x8xf32>
     """
 
     name = "hir.peer_view"
@@ -66,6 +79,9 @@ class BarrierOp(MeshOp):
     """
     Every device of `mesh` reaches this point of its current stream before any goes on: writes to
     symmetric buffers before it are visible to peer views after it.
+
+    Example:
+        hir.barrier mesh = [0, 1]
     """
 
     name = "hir.barrier"

@@ -1,0 +1,202 @@
+"""
+Which reshardings stream-lowering lowers, as the multi-device generator predicts them
+(docs/multidevice.md, "The resharding table"). The generator keeps a placement that would be
+refused only now and then (the program is then marked `may_reject`), so an unpredicted refusal is
+a failure of the fuzz test: either the lowering refuses something it documents as supported, or
+these rules are out of date.
+
+An op *reshards* when it cannot compute on each device's shard (`passes/sharding.py`'s rule,
+restated on `Placed` values); a `fusion.set` or a sum over the didx axis is then a communication,
+and any other op gets a resharding set on each such operand first (fusion-decompose-resharding).
+A communication is lowered when it is an all-gather, a broadcast to a larger mesh, a loop over
+the devices' shards (didx -> stream, plain `stream` only), an all-reduce or a reduce-scatter, and
+its buffers (inside a stream loop: the slice or chunk of one iteration) are contiguous with the
+communicated axis outermost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hir.dialects import shape_rules as rules
+
+from .values import Mesh, Shape, StreamAxis
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A value's shape and placement."""
+
+    shape: Shape
+    didx: int | None
+    mesh: Mesh
+    stream: StreamAxis | None = None
+
+    @property
+    def local_shape(self) -> Shape:
+        return tuple(1 if a == self.didx else e for a, e in enumerate(self.shape))
+
+
+def meshes_differ(a: Mesh, b: Mesh) -> bool:
+    """A value without a mesh lives wherever the program runs: it agrees with any mesh."""
+    return bool(a) and bool(b) and a != b
+
+
+def resharded_operands(operands: Sequence[Placed], result: Placed, axis_map: rules.AxisMap) -> list[int]:
+    """The operands the op cannot consume as they are placed."""
+    flagged: set[int] = set()
+    for k, operand in enumerate(operands):
+        if meshes_differ(operand.mesh, result.mesh):
+            flagged.add(k)
+        if operand.didx is not None and rules.operand_axis_to_result_axis(axis_map, k, operand.didx) != result.didx:
+            flagged.add(k)
+    if result.didx is not None:
+        for k, axis in axis_map[result.didx]:
+            if operands[k].didx != axis and operands[k].shape[axis] != 1:
+                flagged.add(k)
+    return sorted(flagged)
+
+
+def is_partial_sum(op: str, x: Placed, dims: Sequence[int]) -> bool:
+    return op == "sum" and x.didx is not None and x.didx in dims
+
+
+def gathered(operand: Placed, k: int, result: Placed, axis_map: rules.AxisMap) -> Placed:
+    """The placement fusion-decompose-resharding gives operand k so that the op computes locally."""
+    didx = None
+    stream = None
+    for axis in range(len(operand.shape)):
+        mapped = rules.operand_axis_to_result_axis(axis_map, k, axis)
+        if mapped is not None and mapped == result.didx:
+            didx = axis
+        elif mapped is not None and result.stream is not None and mapped == result.stream[0]:
+            stream = (axis, result.stream[1])
+    return Placed(operand.shape, didx, result.mesh or operand.mesh, stream)
+
+
+def view_problem(shape: Shape, stream: StreamAxis | None, comm_axis: int | None) -> str | None:
+    """
+    Why a collective cannot use a buffer of `shape` as one iteration of a loop over `stream` sees
+    it (`comm_axis` numbered in that view), as hir-lower-communication checks it: contiguous
+    (exactly the row-major strides of the view, unless it is the whole buffer), with the axes
+    before `comm_axis` of extent 1.
+    """
+    strides = contiguous_strides(shape)
+    view = list(shape)
+    if stream is not None:
+        axis, chunks = stream
+        if chunks is None:
+            del view[axis]
+            del strides[axis]
+        else:
+            view[axis] //= chunks
+    if comm_axis is not None and any(e != 1 for e in view[:comm_axis]):
+        return "the communicated axis is not outermost"
+    if stream is not None and strides != contiguous_strides(tuple(view)):
+        return "a strided view (a slice along an inner stream axis)"
+    return None
+
+
+def contiguous_strides(shape: Shape) -> list[int]:
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        running *= extent
+    return list(reversed(strides))
+
+
+def in_view(axis: int, stream: StreamAxis | None) -> int:
+    """An axis's number once a plain stream loop has removed its axis."""
+    return axis - (stream is not None and stream[1] is None and stream[0] < axis)
+
+
+def set_problem(src: Placed, dst: Placed) -> str | None:
+    """Why a `fusion.set` from `src` to `dst` (one shape) would be refused, if it would."""
+    if src.didx == dst.didx and not meshes_differ(src.mesh, dst.mesh):
+        return None  # the same placement: a local copy
+    if dst.didx is not None and src.didx is None and not meshes_differ(src.mesh, dst.mesh):
+        return "a scatter (replicated -> didx)"
+    if dst.stream is not None and dst.stream[0] == src.didx:  # a loop over the devices' shards
+        if dst.stream[1] is not None:
+            return "a stream(N) loop over a sharded axis"
+        if dst.didx is not None or (dst.mesh and dst.mesh != src.mesh):
+            return "more than one sharding change in a loop over the shards"
+        return None
+    mesh_changes = meshes_differ(src.mesh, dst.mesh)
+    if mesh_changes and src.didx != dst.didx:
+        return "more than one sharding change (mesh and sharded axis)"
+    if mesh_changes:
+        if src.didx is not None or not set(src.mesh) <= set(dst.mesh):
+            return "a copy to a mesh that does not contain the source's"
+        return view_problem(src.local_shape, dst.stream, None) or view_problem(dst.local_shape, dst.stream, None)
+    if src.didx is not None and dst.didx is None:
+        axis = in_view(src.didx, dst.stream)
+        return view_problem(dst.local_shape, dst.stream, axis) or view_problem(src.local_shape, dst.stream, axis)
+    return "an all-to-all (didx -> another didx axis)"
+
+
+def partial_sum_problem(x: Placed, result: Placed, mesh_size: int) -> str | None:
+    """Why a sum over `x`'s didx axis into `result` would be refused (all-reduce or reduce-scatter)."""
+    if meshes_differ(x.mesh, result.mesh):
+        return "a reduction and a mesh change in one op"
+    target = view_problem(result.local_shape, result.stream, None)
+    if result.didx is None or target is not None:
+        return target
+    partial = list(result.local_shape)
+    stream = result.stream
+    if stream is not None and stream[1] is None:
+        del partial[stream[0]]
+    elif stream is not None:
+        partial[stream[0]] //= stream[1]
+    axis = in_view(result.didx, stream)
+    partial[axis] *= mesh_size
+    return view_problem(tuple(partial), None, axis)
+
+
+def reshardings(
+    op: str, operands: Sequence[Placed], result: Placed, axis_map: rules.AxisMap, dims: Sequence[int] = ()
+) -> list[tuple[Placed, Placed]]:
+    """The resharding sets (source, result) the op is or gets (fusion-decompose-resharding); none for a partial sum."""
+    if is_partial_sum(op, operands[0], dims):
+        return []
+    flagged = resharded_operands(operands, result, axis_map)
+    if op == "set":
+        return [(operands[0], result)] if flagged else []
+    return [(operands[k], gathered(operands[k], k, result, axis_map)) for k in flagged]
+
+
+def is_shard_loop(src: Placed, dst: Placed) -> bool:
+    """A loop over the devices' shards (didx -> stream on that axis)."""
+    return dst.stream is not None and dst.stream[0] == src.didx
+
+
+def communication_problem(
+    op: str, operands: Sequence[Placed], result: Placed, axis_map: rules.AxisMap, dims: Sequence[int] = ()
+) -> str | None:
+    """Why stream-lowering would refuse the op's communication (or its operands' resharding), if it would."""
+    if is_partial_sum(op, operands[0], dims):
+        return partial_sum_problem(operands[0], result, len(operands[0].mesh))
+    for src, dst in reshardings(op, operands, result, axis_map, dims):
+        if (problem := set_problem(src, dst)) is not None:
+            return problem
+    return None
+
+
+def known_bug(
+    op: str, operands: Sequence[Placed], result: Placed, axis_map: rules.AxisMap, dims: Sequence[int] = ()
+) -> str | None:
+    """
+    A placement that a known bug of the lowering gets wrong whatever the run options
+    (docs/testing.md, "Bugs the fuzzer found"; reproducers in tests/test_fuzz_known_bugs.py): the
+    generator does not emit it.
+    """
+    if not is_partial_sum(op, operands[0], dims):
+        for k, operand in enumerate(operands):
+            if operand.didx is not None and rules.operand_axis_to_result_axis(axis_map, k, operand.didx) is None:
+                return "bug 5: an op that reduces or contracts a sharded axis computes on the local shard"
+    for src, dst in reshardings(op, operands, result, axis_map, dims):
+        if is_shard_loop(src, dst) and dst.stream is not None and dst.stream[1] is None:
+            if view_problem(dst.local_shape, dst.stream, None) is not None:
+                return "bug 7: a loop over the shards of an inner axis broadcasts into a strided view"
+    return None

@@ -1,0 +1,212 @@
+"""
+Reproducers of the bugs the fuzzer found that are still open (docs/testing.md, "Bugs the fuzzer
+found", by number). Each is `xfail(strict=True)`: it fails while the bug is there, and the test
+run fails once the bug is fixed, as a reminder to drop the `xfail` and the generator's
+workaround (tests/fuzz/mesh_rules.py `known_bug`, `FuzzProgram.facts`, `NO_COLLECTIVES` in
+tests/fuzz/multidevice.py, `KNOWN_FAILURES` in tests/test_fuzz_invalid_input.py).
+
+Each test is cheap and runs in this process: the lowered IR is inspected where the wrong answer
+needs several processes to show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+from fuzz.mutations import located_error, run_hir_opt
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
+
+import hir
+from hir.diagnostics import LocatedError
+from hir.dialects import hir as hir_ops
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def communication_ops(module: ModuleOp) -> list[str]:
+    return [op.name for op in module.walk() if isinstance(op, hir_ops.CommunicationOp | hir_ops.PeerViewOp)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug 5: a max over the didx axis computes the local shard's max, no all-gather",
+    raises=AssertionError,
+)
+def test_bug5_max_over_sharded_axis_communicates() -> None:
+    text = """
+func.func @main(%x: tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>> {
+  %m = fusion.max %x dims = [0] : tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+  func.return %m : tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+}
+"""
+    lowered = hir.run_pipeline(hir.parse(text), "stream-lowering")
+    assert communication_ops(lowered), f"the max reads only this device's shard:\n{lowered}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug 5: a linear contracting a sharded K axis yields a module that does not verify",
+    raises=LocatedError,
+)
+def test_bug5_contraction_over_sharded_axis_lowers() -> None:
+    text = """
+func.func @main(%x: tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, %w: tensor<6x2xf32>) -> tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>> {
+  %y = fusion.linear %x, %w : tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, tensor<6x2xf32> -> tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>>
+  func.return %y : tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>>
+}
+"""
+    lowered = hir.run_pipeline(hir.parse(text, "bug5.mlir"), "stream-lowering")
+    assert "hir.allgather" in communication_ops(lowered)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug 6: resharding-only merges the sum over the didx axis into a segment", raises=AssertionError
+)
+def test_bug6_partial_sum_keeps_its_allreduce_with_resharding_only() -> None:
+    module = hir.parse_file(EXAMPLES / "multidevice" / "matmul_allreduce.mlir")
+    lowered = hir.run_pipeline(module, "stream-lowering{policy=resharding-only}")
+    assert "hir.allreduce" in communication_ops(lowered), f"each device keeps its partial sum:\n{lowered}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug 7: a loop over the shards of an inner axis broadcasts into a strided view",
+    raises=LocatedError,
+)
+def test_bug7_loop_over_inner_sharded_axis() -> None:
+    text = """
+func.func @main(%x: tensor<6x2x6xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>, %w: tensor<6xf32>) -> tensor<6x2xf32, #fusion.parallel<[serial, stream], mesh = [0, 1]>> {
+  %y = fusion.linear %x, %w : tensor<6x2x6xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>, tensor<6xf32> -> tensor<6x2xf32, #fusion.parallel<[serial, stream], mesh = [0, 1]>>
+  func.return %y : tensor<6x2xf32, #fusion.parallel<[serial, stream], mesh = [0, 1]>>
+}
+"""
+    try:  # a diagnostic (PassFailedException) would do; a module that fails to verify does not
+        hir.run_pipeline(hir.parse(text, "bug7.mlir"), "stream-lowering")
+    except PassFailedException:
+        pass
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug 8: the copy-engine backend's automatic chunk count fails on a 1-D shard", raises=IndexError
+)
+def test_bug8_copy_engine_one_dimensional_shard(tmp_path: Path) -> None:
+    path = tmp_path / "bug8.mlir"
+    path.write_text("""
+func.func @main(%x: tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, %y: tensor<2xf32, #fusion.parallel<[stream], mesh = [0, 1]>>) -> tensor<2xf32, #fusion.parallel<[stream], mesh = [0, 1]>> {
+  %z = fusion.mul %y, %x : tensor<2xf32, #fusion.parallel<[stream], mesh = [0, 1]>>, tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>> -> tensor<2xf32, #fusion.parallel<[stream], mesh = [0, 1]>>
+  func.return %z : tensor<2xf32, #fusion.parallel<[stream], mesh = [0, 1]>>
+}
+""")
+    result = run_hir_opt(path, ["-p", "stream-lowering{backend=copy-engine}"], 60)  # raises IndexError now
+    assert result.status == 0, result.stderr
+
+
+@pytest.fixture
+def one_process_group() -> object:
+    """A gloo process group of this process alone (a mesh of one device), for the runtime's collectives."""
+    if not dist.is_available() or not dist.is_gloo_available() or dist.is_initialized():
+        pytest.skip("needs torch.distributed with gloo, not yet initialized")
+    dist.init_process_group("gloo", rank=0, world_size=1, store=dist.HashStore())
+    yield
+    dist.destroy_process_group()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug 9: gloo and NCCL have no int16: an i16 all-gather fails at run time", raises=LocatedError
+)
+def test_bug9_int16_allgather(one_process_group: object) -> None:
+    from hir.runtime.distributed import ProcessGroupCommunicator
+
+    text = """
+func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>>) -> tensor<1x4xi16, #fusion.parallel<[serial, serial], mesh = [0]>> {
+  %y = fusion.set %x : tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>> -> tensor<1x4xi16, #fusion.parallel<[serial, serial], mesh = [0]>>
+  func.return %y : tensor<1x4xi16, #fusion.parallel<[serial, serial], mesh = [0]>>
+}
+"""
+    lowered = hir.run_pipeline(hir.parse(text, "bug9.mlir"), "stream-lowering")
+    assert "hir.allgather" in communication_ops(lowered)
+    x = torch.arange(4, dtype=torch.int16).view(1, 4)
+    (y,) = hir.execute(lowered, [x], communicator=ProcessGroupCommunicator(0, 1))  # LocatedError: Invalid scalar type
+    assert torch.equal(y, x)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="bug 10: an attribute or type that fails its own checks while parsing gives no file:line:col",
+)
+@pytest.mark.parametrize(
+    "line",
+    ["%c3 = arith.constant 3 : ui8", "%c1 = arith.constant 1 : i0", "%c = arith.remui %i, %i : f32"],
+    ids=["unsigned-constant", "i0-constant", "operand-type"],
+)
+def test_bug10_type_constraint_errors_are_located(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "bug10.mlir"
+    path.write_text(f"""
+func.func @main(%a: memref<4xf32>, %i: index) -> memref<4xf32> {{
+  {line}
+  func.return %a : memref<4xf32>
+}}
+""")
+    result = run_hir_opt(path, [], 60)  # e.g. "hir-opt: error: Expected attribute #builtin.signedness<signless> ..."
+    assert result.status == 1
+    assert located_error(result.stderr, path), result.stderr
+
+
+@pytest.mark.xfail(
+    strict=True, raises=ValueError, reason="bug 11: an integer list entry beyond i64 raises a Python ValueError"
+)
+def test_bug11_out_of_range_list_entry_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bug11.mlir"
+    path.write_text("""
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = fusion.permute %a perm = [100000000000000000000] : tensor<4xf32> -> tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}
+""")
+    result = run_hir_opt(path, [], 60)  # ValueError: Integer value ... is out of range for type i64
+    assert result.status == 1
+    assert located_error(result.stderr, path), result.stderr
+
+
+@pytest.mark.xfail(
+    strict=True, raises=LocatedError, reason="bug 12: the copy-engine backend's hir.device_index fails off the mesh"
+)
+def test_bug12_copy_engine_on_a_rank_outside_the_mesh(one_process_group: object) -> None:
+    from hir.runtime.distributed import ProcessGroupCommunicator
+
+    text = """
+func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 2]>>) -> tensor<2x1xf32, #fusion.parallel<[stream, serial]>> {
+  %y = fusion.neg %x : tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 2]>> -> tensor<2x1xf32, #fusion.parallel<[stream, serial]>>
+  func.return %y : tensor<2x1xf32, #fusion.parallel<[stream, serial]>>
+}
+"""
+    lowered = hir.run_pipeline(hir.parse(text, "bug12.mlir"), "stream-lowering{backend=copy-engine chunks=1}")
+    assert "hir.peer_view" in communication_ops(lowered)
+    # Device 0 runs the program too (SPMD) and takes no part in the mesh's communication, as with NCCL.
+    hir.execute(
+        lowered, [torch.ones(1, 1)], communicator=ProcessGroupCommunicator(0, 1)
+    )  # 'hir.device_index' op failed
+
+
+@pytest.mark.xfail(
+    strict=True, raises=ValueError, reason="bug 13: a loop bound naming the loop's own induction variable: ValueError"
+)
+def test_bug13_use_of_a_value_in_its_defining_op_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bug13.mlir"
+    path.write_text("""
+func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  hir.for %i = %c0 to %c1 step %i {
+  }
+  func.return %a : memref<4xf32>
+}
+""")
+    result = run_hir_opt(path, [], 60)  # ValueError: Forward declared values do not have an owner
+    assert result.status == 1
+    assert located_error(result.stderr, path), result.stderr
