@@ -59,6 +59,33 @@ def timeout_from_environment() -> float:
     return seconds
 
 
+_WIRE_DTYPES = {torch.int16: torch.int32}
+"""
+Element types that neither gloo nor NCCL communicate, and the wider type each travels as. Exact:
+widening keeps every value and the order (max, min), and a sum of int32s narrowed back to int16
+wraps modulo 2**16 exactly as int16 arithmetic does.
+"""
+
+
+def _wire_dtype(dtype: torch.dtype) -> torch.dtype:
+    return _WIRE_DTYPES.get(dtype, dtype)
+
+
+def _on_the_wire(t: torch.Tensor) -> torch.Tensor:
+    """`t`, contiguous, in a type the transports communicate."""
+    return t.contiguous().to(_wire_dtype(t.dtype))
+
+
+def _direct(output: torch.Tensor) -> bool:
+    """Whether a collective can write `output` itself, with no temporary."""
+    return output.is_contiguous() and _wire_dtype(output.dtype) == output.dtype
+
+
+def _staging(output: torch.Tensor) -> torch.Tensor:
+    """A contiguous temporary, in a type the transports communicate, for a collective into `output`."""
+    return torch.empty(output.shape, dtype=_wire_dtype(output.dtype), device=output.device)
+
+
 class _CopyBack:
     """A pending collective that wrote into a contiguous temporary: waiting also copies it out."""
 
@@ -170,21 +197,22 @@ class ProcessGroupCommunicator:
             raise ValueError(
                 f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(output.shape)}"
             )
-        source = _from_axis(input.contiguous(), axis)
-        if output.is_contiguous():
+        source = _from_axis(_on_the_wire(input), axis)
+        if _direct(output):
             return _all_gather_single(_from_axis(output, axis), source, group=group, async_op=True)
-        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
+        temporary = _staging(output)
         work = _all_gather_single(_from_axis(temporary, axis), source, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
             return None
-        if input.data_ptr() != output.data_ptr():
-            output.copy_(input)
-        if output.is_contiguous():
+        if _direct(output):
+            if input.data_ptr() != output.data_ptr():
+                output.copy_(input)
             return dist.all_reduce(output, op=_REDUCE_OPS[kind], group=group, async_op=True)
-        temporary = output.contiguous()
+        temporary = _staging(output)
+        temporary.copy_(input)
         work = dist.all_reduce(temporary, op=_REDUCE_OPS[kind], group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
@@ -196,34 +224,37 @@ class ProcessGroupCommunicator:
         if any(d != 1 for d in input.shape[:axis]):
             raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(input.shape)}")
         op = _REDUCE_OPS[kind]
-        source = _from_axis(input.contiguous(), axis)
-        if output.is_contiguous():
+        source = _from_axis(_on_the_wire(input), axis)
+        if _direct(output):
             return _reduce_scatter_single(_from_axis(output, axis), source, op=op, group=group, async_op=True)
-        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
+        temporary = _staging(output)
         work = _reduce_scatter_single(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
             return None
-        if self.rank == mesh[root] and input.data_ptr() != output.data_ptr():
-            output.copy_(input)
-        if output.is_contiguous():
+        is_root = self.rank == mesh[root]
+        if _direct(output):
+            if is_root and input.data_ptr() != output.data_ptr():
+                output.copy_(input)
             return dist.broadcast(output, src=mesh[root], group=group, async_op=True)
-        temporary = output.contiguous()
+        temporary = _staging(output)
+        if is_root:
+            temporary.copy_(input)
         return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
 
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        return dist.isend(buffer.contiguous(), dst=mesh[peer])
+        return dist.isend(_on_the_wire(buffer), dst=mesh[peer])
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        if buffer.is_contiguous():
+        if _direct(buffer):
             return dist.irecv(buffer, src=mesh[peer])
-        temporary = torch.empty(buffer.shape, dtype=buffer.dtype, device=buffer.device)
+        temporary = _staging(buffer)
         return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
 
 
@@ -430,13 +461,14 @@ class Session:
         if layout.didx_axis is None or self.communicator is None or self.rank not in layout.mesh:
             return value
         self.communicator.prepare([layout.mesh])
-        parts = [torch.empty_like(value) for _ in layout.mesh]
+        wire = _on_the_wire(value)
+        parts = [torch.empty_like(wire) for _ in layout.mesh]
         try:
-            dist.all_gather(parts, value.contiguous(), group=self.communicator.groups[layout.mesh])
+            dist.all_gather(parts, wire, group=self.communicator.groups[layout.mesh])
         except Exception as err:
             what = f"gathering an output over mesh {list(layout.mesh)}"
             raise UserError(self.communicator.failure(what, err, layout.mesh)) from err
-        return torch.cat(parts, dim=layout.didx_axis)
+        return torch.cat(parts, dim=layout.didx_axis).to(value.dtype)
 
     def synchronize(self) -> None:
         self.kind.synchronize(self.device)

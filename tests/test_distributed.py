@@ -71,6 +71,20 @@ func.func @main(%x: tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], 
   func.return %e : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
 }
 """,
+    # int16, which gloo and NCCL do not communicate, travels as int32: a sum over the devices (an
+    # all-reduce) and a reduce-scatter whose sharded result is gathered back.
+    "int16_allreduce": """
+func.func @main(%x: tensor<2x8x16xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>> {
+  %y = fusion.sum %x dims = [0] : tensor<2x8x16xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  func.return %y : tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+}
+""",
+    "int16_reduce_scatter": """
+func.func @main(%x: tensor<2x2x8xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>> {
+  %y = fusion.sum %x dims = [0] : tensor<2x2x8xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return %y : tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+}
+""",
     # An elementwise op on a sharded and a replicated operand with an unsharded result: the
     # sharded operand is gathered first (fusion-decompose-resharding).
     "gather_then_add": """

@@ -2,8 +2,8 @@
 Reproducers of the bugs the fuzzer found that are still open (docs/testing.md, "Bugs the fuzzer
 found", by number). Each is `xfail(strict=True)`: it fails while the bug is there, and the test
 run fails once the bug is fixed, as a reminder to drop the `xfail` and the generator's
-workaround (tests/fuzz/mesh_rules.py `known_bug`, `FuzzProgram.facts`, `NO_COLLECTIVES` in
-tests/fuzz/multidevice.py, `KNOWN_FAILURES` in tests/test_fuzz_invalid_input.py).
+workaround (tests/fuzz/mesh_rules.py `known_bug`, `FuzzProgram.facts`, `KNOWN_FAILURES` and
+`KNOWN_EXCEPTIONS` in tests/test_fuzz_invalid_input.py).
 
 Each test is cheap and runs in this process: the lowered IR is inspected where the wrong answer
 needs several processes to show.
@@ -115,9 +115,6 @@ def one_process_group() -> object:
     dist.destroy_process_group()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug 9: gloo and NCCL have no int16: an i16 all-gather fails at run time", raises=LocatedError
-)
 def test_bug9_int16_allgather(one_process_group: object) -> None:
     from hir.runtime.distributed import ProcessGroupCommunicator
 
@@ -129,8 +126,9 @@ func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>
 """
     lowered = hir.run_pipeline(hir.parse(text, "bug9.mlir"), "stream-lowering")
     assert "hir.allgather" in communication_ops(lowered)
-    x = torch.arange(4, dtype=torch.int16).view(1, 4)
-    (y,) = hir.execute(lowered, [x], communicator=ProcessGroupCommunicator(0, 1))  # LocatedError: Invalid scalar type
+    x = torch.tensor([[-32768, -1, 12345, 32767]], dtype=torch.int16)  # the extremes survive the widening
+    (y,) = hir.execute(lowered, [x], communicator=ProcessGroupCommunicator(0, 1))  # int16 travels as int32
+    assert y.dtype == torch.int16
     assert torch.equal(y, x)
 
 
