@@ -8,10 +8,13 @@ and runtime errors name it, MLIR style:
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Block, BlockArgument, Operation
-from xdsl.parser import Parser
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.irdl import AttributeInvT
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 
@@ -40,6 +43,52 @@ class LocatedParser(Parser):
         self.line_offset = line_offset
         self._line_starts: list[int] | None = None
         self._depth = 0
+        self._enclosing_forward_references: list[dict[str, dict[int, ForwardDeclaredValue]]] = []
+        self._forward_use_spans: dict[int, Span] = {}
+
+    # -- a region's values are not visible outside it ----------------------------------------------
+    # xDSL lets a definition inside a region resolve a forward reference made outside it (`hir.for
+    # %i = %c0 to %n step %i { ... }`, the step naming the loop's own induction variable), and the
+    # op then keeps an unresolved placeholder as operand. Each region gets its own forward
+    # references, as in MLIR; a definition that would resolve an enclosing one is an error at the use.
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_use_spans.setdefault(id(value), operand.span)
+        return value
+
+    def parse_optional_region(self, arguments: Iterable[Parser.Argument] | None = None) -> Region | None:
+        outer = self.forward_ssa_references
+        self._enclosing_forward_references.append(outer)
+        self.forward_ssa_references = {}
+        try:
+            region = super().parse_optional_region(arguments)
+        finally:
+            self._enclosing_forward_references.pop()
+            inner, self.forward_ssa_references = self.forward_ssa_references, outer
+        for name, references in inner.items():  # still unresolved: the enclosing scope may define them
+            pending = outer.setdefault(name, {})
+            for index, value in references.items():
+                if (earlier := pending.get(index)) is None:
+                    pending[index] = value
+                elif earlier.type != value.type:
+                    span = self._forward_use_spans.get(id(value))
+                    self.raise_error(f"%{name} is used with type {value.type} here and {earlier.type} before", span)
+                else:
+                    value.replace_all_uses_with(earlier)
+        return region
+
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
+        for references in self._enclosing_forward_references:
+            if name in references:
+                use = next(iter(references[name].values()))
+                self.raise_error(
+                    f"%{name} is used outside the region that defines it (a region's values are not visible "
+                    "outside it, and a loop's bounds cannot name its induction variable)",
+                    self._forward_use_spans.get(id(use), span),
+                )
+        super()._register_ssa_definition(name, values, span)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -48,8 +97,10 @@ class LocatedParser(Parser):
             if self._depth > MAX_NESTING_DEPTH:
                 self.raise_error(f"nesting too deep: more than {MAX_NESTING_DEPTH} ops nested in one another", start)
             op = super().parse_operation()
-        except (ValueError, OverflowError) as err:  # an attribute's constructor refused a value (an i64 out of range)
-            self.raise_error(str(err), start, self._current_token.span.start)
+        except (ValueError, OverflowError, VerifyException) as err:
+            # An attribute or type refused its parameters while the op was parsed (an i64 out of
+            # range, `3 : ui8` for arith.constant, an f32 where an index is expected).
+            self.raise_error(str(err), start, self._end_of_parsed(start))
         finally:
             self._depth -= 1
         if isinstance(op.location, UnknownLoc):
@@ -58,6 +109,13 @@ class LocatedParser(Parser):
                 StringAttr(self.lexer.input.name), IntAttr(line + self.line_offset), IntAttr(col)
             )
         return op
+
+    def _end_of_parsed(self, start: int) -> int:
+        """Where the text parsed since `start` ends: before the current token and the blanks before it."""
+        text, end = self.lexer.input.content, self._current_token.span.start
+        while end > start + 1 and text[end - 1].isspace():
+            end -= 1
+        return end
 
     def _line_and_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset."""
@@ -74,7 +132,10 @@ class LocatedParser(Parser):
         return line, offset - self._line_starts[line - 1] + 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        module = super().parse_module(allow_implicit_module)
+        try:
+            module = super().parse_module(allow_implicit_module)
+        except (ValueError, OverflowError, VerifyException) as err:  # outside any op: an alias definition
+            self.raise_error(str(err), self._current_token.span)
         first = module.ops.first
         if isinstance(module.location, UnknownLoc) and first is not None:
             module.location = first.location  # an implicit module: errors on it name where it starts

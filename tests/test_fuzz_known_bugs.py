@@ -1,7 +1,8 @@
 """
-Reproducers of the bugs the fuzzer found that are still open (docs/testing.md, "Bugs the fuzzer
-found", by number). Each is `xfail(strict=True)`: it fails while the bug is there, and the test
-run fails once the bug is fixed, as a reminder to drop the `xfail` and the generator's
+Reproducers of the bugs the fuzzer found (docs/testing.md, "Bugs the fuzzer found", by number).
+An open one is `xfail(strict=True)`: it fails while the bug is there, and the test run fails
+once the bug is fixed, as a reminder to drop the `xfail` (the test stays, as a regression
+test) and the generator's
 workaround (tests/fuzz/mesh_rules.py `known_bug`, `FuzzProgram.facts`, `KNOWN_FAILURES` and
 `KNOWN_EXCEPTIONS` in tests/test_fuzz_invalid_input.py).
 
@@ -132,11 +133,6 @@ func.func @main(%x: tensor<1x4xi16, #fusion.parallel<[didx, serial], mesh = [0]>
     assert torch.equal(y, x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug 10: an attribute or type that fails its own checks while parsing gives no file:line:col",
-)
 @pytest.mark.parametrize(
     "line",
     ["%c3 = arith.constant 3 : ui8", "%c1 = arith.constant 1 : i0", "%c = arith.remui %i, %i : f32"],
@@ -150,14 +146,11 @@ func.func @main(%a: memref<4xf32>, %i: index) -> memref<4xf32> {{
   func.return %a : memref<4xf32>
 }}
 """)
-    result = run_hir_opt(path, [], 60)  # e.g. "hir-opt: error: Expected attribute #builtin.signedness<signless> ..."
+    result = run_hir_opt(path, [], 60)
     assert result.status == 1
     assert located_error(result.stderr, path), result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="bug 11: an integer list entry beyond i64 raises a Python ValueError"
-)
 def test_bug11_out_of_range_list_entry_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bug11.mlir"
     path.write_text("""
@@ -166,7 +159,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   func.return %b : tensor<4xf32>
 }
 """)
-    result = run_hir_opt(path, [], 60)  # ValueError: Integer value ... is out of range for type i64
+    result = run_hir_opt(path, [], 60)
     assert result.status == 1
     assert located_error(result.stderr, path), result.stderr
 
@@ -191,9 +184,6 @@ func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 
     )  # 'hir.device_index' op failed
 
 
-@pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="bug 13: a loop bound naming the loop's own induction variable: ValueError"
-)
 def test_bug13_use_of_a_value_in_its_defining_op_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bug13.mlir"
     path.write_text("""
@@ -205,6 +195,6 @@ func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
   func.return %a : memref<4xf32>
 }
 """)
-    result = run_hir_opt(path, [], 60)  # ValueError: Forward declared values do not have an owner
+    result = run_hir_opt(path, [], 60)
     assert result.status == 1
     assert located_error(result.stderr, path), result.stderr
