@@ -7,6 +7,7 @@ and runtime errors name it, MLIR style:
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
@@ -17,6 +18,12 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+# xDSL's string-literal pattern nests a `+` in a `*` (`(?:[^"...]+|escape)*"`): an unterminated
+# string backtracks exponentially in the length of the rest of its line (40 characters: hours).
+# The same language, one character per step, fails in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 MAX_NESTING_DEPTH = 64
 """

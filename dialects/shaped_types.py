@@ -25,6 +25,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     StridedLayoutAttr,
     TensorType,
+    UnrankedMemRefType,
+    UnrankedTensorType,
 )
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
@@ -61,6 +63,8 @@ def element_type_name(t: Attribute) -> str | None:
 
 def shaped_type_problem(t: Attribute) -> str | None:
     """What keeps the runtime from running a tensor or memref type, or None (also for other types)."""
+    if isinstance(t, UnrankedTensorType | UnrankedMemRefType):
+        return "unranked types are not supported (the runtime needs the rank)"
     if not isinstance(t, TensorType | MemRefType):
         return None
     if element_type_name(t.element_type) is None:
@@ -88,6 +92,8 @@ def shaped_type_problem(t: Attribute) -> str | None:
     for value in (*strides, offset):
         if value is not None and not -INT64_MAX <= value <= INT64_MAX:
             return f"stride or offset {value} is out of range (int64)"
+    if any(stride is not None and stride < 0 for stride in strides):
+        return f"negative strides {list(strides)} are not supported (a torch tensor's strides are >= 0)"
     return None
 
 

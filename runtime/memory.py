@@ -72,6 +72,8 @@ def overlaps_itself(t: torch.Tensor, budget: int = DEFAULT_BUDGET) -> bool:
     `as_strided` view whose strides make elements meet. Exact, with the same search as `overlaps`
     (past `budget` nodes the answer is "overlap").
     """
+    if t.numel() == 0:  # no elements: none can meet another, whatever the strides of the other axes
+        return False
     if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
         return True
     layout = layout_of(t)
