@@ -126,6 +126,12 @@ class FunctionConverter:
     _num_streams: SSAValue | None = None
 
     def convert(self) -> func.FuncOp:
+        signature = self.source.function_type
+        for kind, types in (("argument", signature.inputs.data), ("result", signature.outputs.data)):
+            for k, t in enumerate(types):
+                if not isinstance(t, TensorType):
+                    message = f"{kind} #{k} has type {t}: a fusion-level function takes and returns tensors"
+                    raise PassFailedException(located(self.source, message))
         src_block = self.source.body.block
         self.block = Block(arg_types=[buffer_type(t) for t in self.source.function_type.inputs.data])
         for old, new in zip(src_block.args, self.block.args):

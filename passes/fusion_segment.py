@@ -66,7 +66,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
@@ -584,16 +583,17 @@ class FusionSegmentPass(ModulePass):
 
     policy: str = DEFAULT_POLICY
 
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
+        if self.policy not in POLICIES:
+            raise ValueError(f"unknown policy '{self.policy}', expected one of: {', '.join(POLICIES)}")
+
     @staticmethod
     def with_predicate(should_merge: ShouldMerge) -> CustomFusionSegmentPass:
         """The pass with any merge predicate instead of a named policy."""
         return CustomFusionSegmentPass(should_merge)
 
     def should_merge(self) -> ShouldMerge:
-        if self.policy not in POLICIES:
-            raise PassFailedException(
-                f"fusion-segment: unknown policy '{self.policy}', expected one of: {', '.join(POLICIES)}"
-            )
         return POLICIES[self.policy]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -220,19 +220,16 @@ class LowerCommunicationPass(ModulePass):
     release: str = "auto"
     """copy-engine: where the barrier that frees the receive buffers goes: `end`, `start` or `auto`."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
         if self.chunks < 0:
-            raise PassFailedException(
-                f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
-            )
+            raise ValueError(f"chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}")
         if self.backend not in BACKENDS:
-            raise PassFailedException(
-                f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
-            )
+            raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
         if self.release not in RELEASES:
-            raise PassFailedException(
-                f"hir-lower-communication: release must be one of {', '.join(RELEASES)}, got '{self.release}'"
-            )
+            raise ValueError(f"release must be one of {', '.join(RELEASES)}, got '{self.release}'")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:

@@ -33,6 +33,9 @@ class StreamLoweringPass(ModulePass):
     chunks: int = 0
     release: str = "auto"
 
+    def __post_init__(self) -> None:
+        self.stages()  # the stages check their options when built: a bad one fails here, before any input is read
+
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
         return (
