@@ -136,7 +136,8 @@ def import_program(
     if param_layouts:
         known = ", ".join(s.name for s in signature.inputs if s.kind == "state") or "none"
         raise FrontendError(
-            f"<layouts>: error: param_layouts names {sorted(param_layouts)}, not parameters or buffers of the module (it has: {known})"
+            f"<layouts>: error: param_layouts names {sorted(param_layouts)}, which are not parameters or "
+            f"buffers of the module (it has: {known})"
         )
 
     results: list[SSAValue] = []
