@@ -65,34 +65,42 @@ class Emitter:
     def typed(self, make, operands: Sequence[SSAValue], shape: Shape, element: Attribute) -> SSAValue:
         """
         Builds `make(result_type)` with the result type inferred from the operands' layouts: the
-        stream axis follows the op's axis map, the mesh is the operands'.
+        stream and didx axes follow the op's axis map, the mesh is the operands'.
         """
         plain = make(TensorType(element, shape))
         stream: tuple[int, int] | None = None  # (result axis, chunks)
+        didx: int | None = None
         mesh: tuple[int, ...] = ()
         for k, operand in enumerate(operands):
             layout = layout_of(operand.type)
             mesh = mesh or layout.mesh
-            axis = layout.stream_axis
-            if axis is None:
-                continue
-            target = operand_axis_to_result_axis(plain.axis_map(), k, axis)
-            if target is None:
-                raise self.error(
-                    f"{plain.name} drops the stream axis {axis} of its operand #{k} (it reduces or contracts "
-                    "it), so one stream loop cannot run both: stream an axis that the ops keep"
-                )
-            chunks = layout.stream_chunks or 0
-            if stream is not None and stream != (target, chunks):
-                raise self.error(f"{plain.name}: its operands are streamed along different axes or chunk counts")
-            stream = (target, chunks)
-        if stream is None and not mesh:
+            for axis, kind in ((layout.stream_axis, STREAM), (layout.didx_axis, DIDX)):
+                if axis is None:
+                    continue
+                target = operand_axis_to_result_axis(plain.axis_map(), k, axis)
+                if target is None:
+                    raise self.error(
+                        f"{plain.name} drops the {kind} axis {axis} of its operand #{k} (it reduces or contracts "
+                        f"it), which the frontend does not lower: keep {kind} axes on axes that every op keeps"
+                    )
+                if kind == DIDX:
+                    if didx not in (None, target):
+                        raise self.error(f"{plain.name}: its operands are sharded along different axes")
+                    didx = target
+                    continue
+                chunks = layout.stream_chunks or 0
+                if stream not in (None, (target, chunks)):
+                    raise self.error(f"{plain.name}: its operands are streamed along different axes or chunk counts")
+                stream = (target, chunks)
+        if stream is None and didx is None and not mesh:
             return self.emit(plain)
         kinds = [SERIAL] * len(shape)
         chunks = [0] * len(shape)
         if stream is not None:
             kinds[stream[0]] = STREAM
             chunks[stream[0]] = stream[1]
+        if didx is not None:
+            kinds[didx] = DIDX
         return self.emit(make(TensorType(element, shape, ParallelAttr(kinds, chunks, mesh))))
 
     # -- elementwise -----------------------------------------------------------------------------

@@ -126,12 +126,13 @@ def import_program(
         if not isinstance(value, torch.Tensor):
             raise located_error(node, f"{what} is not a tensor")
         try:
-            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), source.layout, what)
+            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), source.layout, what, source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
         arg.name_hint = source.name.replace(".", "_") if source.kind == "user" else node.name
         env[node] = arg
+        mode.bind_input(arg, source)
         signature.inputs.append(source)
     if param_layouts:
         known = ", ".join(s.name for s in signature.inputs if s.kind == "state") or "none"
@@ -242,7 +243,14 @@ class SingleDevice:
 
     overrides: dict = {}
 
-    def input_type(self, shape: tuple[int, ...], element: Attribute, layout: str | None, what: str) -> TensorType:
+    def input_type(
+        self,
+        shape: tuple[int, ...],
+        element: Attribute,
+        layout: str | None,
+        what: str,
+        source: InputSource | None = None,
+    ) -> TensorType:
         parsed = parse_layout(layout, len(shape), what) if layout else serial_layout(len(shape))
         return single_device_type(shape, element, parsed, what)
 
@@ -251,6 +259,9 @@ class SingleDevice:
             return value
         assert isinstance(value.type, TensorType)
         return e.set_type(value, self.input_type(shape, value.type.element_type, layout, what))
+
+    def bind_input(self, value: SSAValue, source: InputSource) -> None:
+        pass
 
     def local_input(self, tensor: torch.Tensor, source: InputSource) -> torch.Tensor:
         return tensor
