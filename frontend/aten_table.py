@@ -303,3 +303,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bmm.default: _matmul,
     aten.linear.default: _linear,
 }
+
+IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
+    {aten._assert_tensor_metadata.default, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default}
+)
+"""Checks torch.export records (dtype, shape assertions) that compute nothing: no fusion op."""

@@ -33,7 +33,7 @@ class SourceLine:
 
 
 def user_source_line(node: torch.fx.Node) -> SourceLine | None:
-    """The innermost frame of the node's stack trace outside torch and the frontend, else the innermost one."""
+    """The innermost frame of the node's stack trace outside torch and the frontend, if any."""
     frames = [
         SourceLine(file, int(line), code.strip())
         for file, line, code in _FRAME.findall(node.meta.get("stack_trace") or "")
@@ -41,7 +41,7 @@ def user_source_line(node: torch.fx.Node) -> SourceLine | None:
     for frame in reversed(frames):
         if not os.path.abspath(frame.file).startswith(_LIBRARIES):
             return frame
-    return frames[-1] if frames else None
+    return None
 
 
 def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:

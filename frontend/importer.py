@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.aten_table import ATEN_TABLE, IGNORED
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
@@ -64,9 +64,20 @@ class ImportedProgram:
     """The layout mode (single device or a mesh) that typed the arguments; it also shards them."""
 
 
-class _FunctionModule(torch.nn.Module):
-    """A plain function as a module, for torch.export."""
+def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
+    """
+    A plain function as a module for torch.export. The export records only the stack frames of
+    `forward` methods and of registered anchors, so the function is registered as one: its lines
+    are then what errors name.
+    """
+    register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+    if register is not None and inspect.isfunction(fn):
+        register(fn)
+        return type(fn.__name__, (torch.nn.Module,), {"forward": staticmethod(fn)})()
+    return _Wrapper(fn)  # a builtin such as torch.relu: no lines of the user's inside
 
+
+class _Wrapper(torch.nn.Module):
     def __init__(self, fn: Callable[..., Any]):
         super().__init__()
         self.fn = fn
@@ -76,7 +87,7 @@ class _FunctionModule(torch.nn.Module):
 
 
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
-    module = fn if isinstance(fn, torch.nn.Module) else _FunctionModule(fn)
+    module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     for i, arg in enumerate(example_args):
         if not isinstance(arg, torch.Tensor):
             raise FrontendError(f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor")
@@ -175,10 +186,12 @@ def import_program(
     return ImportedProgram(module, signature, mode)
 
 
-def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: Any) -> SSAValue:
+def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: Any) -> SSAValue | None:
     source = user_source_line(node)
     emitter.where = str(source) if source else f"<{node.name}>"
     emitter.name_hint = node.name
+    if node.target in IGNORED:
+        return None
     builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target)
     if builder is None:
         raise located_error(
