@@ -207,13 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main() -> int:
-    args = build_parser().parse_args()
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    args = build_parser().parse_args(argv)
     cpu = args.device == "cpu"
     args.sizes = args.sizes or ("64" if cpu else "8192,16384,32768")
     args.hidden = args.hidden or (32 if cpu else 8192)
     args.dtype = args.dtype or ("f32" if cpu else "bf16")
-    if cpu:
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    if args.device == "cpu":
         dist.init_process_group("gloo")
         device = torch.device("cpu")
     else:
