@@ -24,7 +24,9 @@ def benchmark(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-@pytest.mark.parametrize("name", ["ag_gemm", "gemm_rs", "host_overhead", "race_check_cost", "timeline", "run_all"])
+@pytest.mark.parametrize(
+    "name", ["ag_gemm", "gemm_rs", "host_overhead", "race_check_cost", "timeline", "tp_mlp", "run_all"]
+)
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit:
         benchmark(name).build_parser().parse_args(["--help"])
@@ -37,7 +39,7 @@ def test_every_step_command_parses() -> None:
     run_all = benchmark("run_all")
     parsers = {
         f"benchmarks/{name}.py": benchmark(name).build_parser()
-        for name in ("ag_gemm", "gemm_rs", "host_overhead", "race_check_cost")
+        for name in ("ag_gemm", "gemm_rs", "host_overhead", "race_check_cost", "tp_mlp")
     }
     checked = 0
     for step in run_all.STEPS:

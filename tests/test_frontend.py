@@ -262,3 +262,13 @@ def test_pass_options() -> None:
         hir.compile(torch.relu, (torch.randn(X),), pipeline="stream-lowering,cse", policy="resharding-only")
     with pytest.raises(FrontendError, match=r"<compile>: error: pass 'stream-lowering' has no option 'no-such-option'"):
         hir.compile(torch.relu, (torch.randn(X),), no_such_option=1)
+
+
+def test_readme_example_runs_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("**From PyTorch**") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("```", start)]
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "README.md", "exec"), {})
+    assert "fusion.matmul %x, %w" in capsys.readouterr().out
