@@ -272,3 +272,9 @@ def test_readme_example_runs_verbatim(capsys: pytest.CaptureFixture[str]) -> Non
     assert len(code.strip().splitlines()) <= 10
     exec(compile(code, "README.md", "exec"), {})
     assert "fusion.matmul %x, %w" in capsys.readouterr().out
+
+
+def test_docs_list_every_table_entry() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "frontend.md").read_text()
+    missing = [str(overload) for overload in ATEN_TABLE if f"`{overload}`" not in doc]
+    assert not missing, f"docs/frontend.md does not list {missing}"
