@@ -63,11 +63,8 @@ class CompiledFunction:
             return self.mode.local_input(args[source.index], source)
         key = (k, device)
         if key not in self._state:  # parameters are sharded and moved once per device
-            if source.kind == "state":
-                assert source.tensor is not None
-                self._state[key] = self.mode.local_input(source.tensor.to(device), source)
-            else:
-                self._state[key] = torch.tensor(source.value, dtype=source.dtype, device=device)
+            assert source.tensor is not None
+            self._state[key] = self.mode.local_input(source.tensor.to(device), source)
         return self._state[key]
 
     def _communicator_for_run(self) -> Any:

@@ -44,9 +44,7 @@ class Emitter:
 
     def __init__(self, block: Block):
         self.block = block
-        self.constants: list[tuple[float, Attribute]] = []
-        """Lifted scalar constants: (value, element type), one function argument each."""
-        self._constant_args: dict[tuple[float, Attribute], SSAValue] = {}
+        self._constants: dict[tuple[float, Attribute], SSAValue] = {}
         self.name_hint: str | None = None
         self.where = "<program>"
 
@@ -119,10 +117,14 @@ class Emitter:
         """`a OP b` with torch's broadcasting; scalars become constants of `element`."""
         a, b = self._operand(a, b, element), self._operand(b, a, element)
         a, b = self.cast(a, element), self.cast(b, element)
+        a, b = self.broadcast_pair(a, b)
+        return self.typed(lambda t: kind(a, b, t), [a, b], shape_of(a), element)
+
+    def broadcast_pair(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Both operands broadcast to their common shape, as torch does."""
         target = _broadcast_shapes(shape_of(a), shape_of(b), self)
         like = a if shape_of(a) == target else b if shape_of(b) == target else None
-        a, b = self.broadcast_to(a, target, like), self.broadcast_to(b, target, like)
-        return self.typed(lambda t: kind(a, b, t), [a, b], target, element)
+        return self.broadcast_to(a, target, like), self.broadcast_to(b, target, like)
 
     def _operand(self, x: SSAValue | float, other: SSAValue | float, element: Attribute) -> SSAValue:
         if isinstance(x, SSAValue):
@@ -132,14 +134,21 @@ class Emitter:
         return self.constant(x, element)
 
     def constant(self, value: float, element: Attribute) -> SSAValue:
-        """A 0-d tensor holding `value`: until the dialect has a constant op, an input of @main."""
+        """A 0-d `fusion.full`: broadcast where it is used (a view at run time)."""
         key = (float(value), element)
-        if key not in self._constant_args:
-            arg = self.block.insert_arg(TensorType(element, ()), len(self.block.args))
-            arg.name_hint = "cst"
-            self._constant_args[key] = arg
-            self.constants.append(key)
-        return self._constant_args[key]
+        if key not in self._constants:
+            name_hint, self.name_hint = self.name_hint, "cst"
+            # Constants go first in the block, so that one value serves every use (and cse has nothing to do).
+            op = fusion.FullOp(value, TensorType(element, ()))
+            first = self.block.first_op
+            if first is None:
+                self.block.add_op(op)
+            else:
+                self.block.insert_op_before(op, first)
+            op.results[0].name_hint = "cst"
+            self.name_hint = name_hint
+            self._constants[key] = op.results[0]
+        return self._constants[key]
 
     # -- shapes ----------------------------------------------------------------------------------
 

@@ -2,10 +2,9 @@
 `import_torch`: captures a function or nn.Module with torch.export and builds the fusion-level
 module of its graph, one ATen node at a time through `ATEN_TABLE`.
 
-@main's arguments are, in order: the user's tensor arguments, the module's parameters and buffers
-(and tensor constants torch.export lifted), then the scalar constants the table needed (0-d
-tensors, until the dialect has a constant op). `Signature` records where each comes from, so
-that `hir.compile` can pass them.
+@main's arguments are torch.export's inputs, in its order: the module's parameters and buffers
+(and tensor constants it lifted) and the user's tensor arguments. `Signature` records where each
+comes from, so that `hir.compile` can pass them.
 """
 
 from __future__ import annotations
@@ -36,16 +35,14 @@ Layouts = Sequence[str | None] | None
 
 @dataclass
 class InputSource:
-    """Where an argument of @main comes from: a user argument, a parameter/buffer, or a constant."""
+    """Where an argument of @main comes from: a user argument, or a parameter/buffer/tensor constant."""
 
     kind: str
-    """"user" (index), "state" (name, tensor), "constant" (value, dtype)."""
+    """"user" (index) or "state" (name, tensor)."""
     index: int = 0
     name: str = ""
     tensor: torch.Tensor | None = None
     layout: str | None = None
-    value: float = 0.0
-    dtype: torch.dtype | None = None
 
 
 @dataclass
@@ -172,8 +169,6 @@ def import_program(
         elif node.op not in ("placeholder", "get_attr"):
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
 
-    for value, dtype in emitter.constants:
-        signature.inputs.append(InputSource("constant", value=value, dtype=_torch_dtype(dtype)))
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
@@ -243,12 +238,6 @@ def _per_entry(layouts: Layouts, count: int, what: str) -> list[str | None]:
     if len(layouts) != count:
         raise FrontendError(f"<layouts>: error: {what} has {len(layouts)} entries, the program has {count}")
     return layouts
-
-
-def _torch_dtype(element: Attribute) -> torch.dtype:
-    from hir.runtime.dtypes import torch_dtype
-
-    return torch_dtype(element)
 
 
 class SingleDevice:

@@ -52,7 +52,11 @@ ELEMENTWISE = {
     aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Scalar, aten.rsub.Tensor,
     aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar, aten.maximum.default,
     aten.neg.default, aten.abs.default, aten.exp.default, aten.tanh.default, aten.relu.default,
-    aten.pow.Tensor_Scalar, aten.square.default, aten.sigmoid.default, aten.silu.default, aten.gelu.default,
+    aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.square.default, aten.sqrt.default,
+    aten.rsqrt.default, aten.reciprocal.default, aten.sigmoid.default, aten.silu.default, aten.gelu.default,
+    aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar, aten.lt.Tensor, aten.lt.Scalar,
+    aten.le.Tensor, aten.le.Scalar, aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
+    aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar,
     aten.to.dtype, aten.to.dtype_layout, aten._to_copy.default, aten.type_as.default, aten.clone.default,
     aten.contiguous.default, aten.alias.default, aten.detach.default, aten.dropout.default,
 }  # fmt: skip
