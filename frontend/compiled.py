@@ -68,7 +68,9 @@ class CompiledFunction:
         return self._state[key]
 
     def _communicator_for_run(self) -> Any:
-        if not self.program.meshes:
+        """Programs compiled for a mesh run with one (collectives, or symmetric memory alone)."""
+        mesh = getattr(self.mode, "mesh", None)
+        if mesh is None and not self.program.meshes:
             return None
         if self._communicator is None:
             import torch.distributed as dist
@@ -80,7 +82,7 @@ class CompiledFunction:
                     "a program compiled for a mesh runs under torch.distributed: init_process_group first"
                 )
             self._communicator = ProcessGroupCommunicator(dist.get_rank(), dist.get_world_size())
-            self._communicator.prepare(self.program.meshes)
+            self._communicator.prepare(sorted({*self.program.meshes, *([tuple(mesh)] if mesh else [])}))
         return self._communicator
 
 
