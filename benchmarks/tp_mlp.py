@@ -139,9 +139,9 @@ def torch_async_tp(world: int) -> Callable[..., torch.Tensor]:
 def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dict[str, float], dict[str, float]]:
     rank, world = dist.get_rank(), dist.get_world_size()
     dtype = DTYPES[args.dtype]
-    torch.manual_seed(args.seed)  # the same global tensors on every rank
-    model = TPMLP(args.hidden, args.ffn_mult * args.hidden, dtype, "cpu").to(device)
-    x = torch.randn(M, args.hidden, dtype=dtype).to(device)
+    torch.manual_seed(args.seed)  # the same global tensors on every rank (made on the device: fast)
+    model = TPMLP(args.hidden, args.ffn_mult * args.hidden, dtype, str(device))
+    x = torch.randn(M, args.hidden, dtype=dtype, device=device)
     with torch.no_grad():
         reference = model(x)
     F_local = args.ffn_mult * args.hidden // world
