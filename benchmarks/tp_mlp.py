@@ -49,6 +49,9 @@ VARIANTS = (
 """The copy-engine lowering in one chunk (its reduce-scatter pipelines the GEMM by destination) and
 in two; NCCL collectives per chunk in 2 and 4 chunks."""
 WRONG = 3e-2
+# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
+all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
+reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
 
 
 class TPMLP(torch.nn.Module):
@@ -111,13 +114,13 @@ def max_over_ranks(value: float, device: torch.device) -> float:
 def eager_tp(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, world: int) -> torch.Tensor:
     """Megatron's sequence-parallel MLP with NCCL (gloo: all-reduce, then this rank's rows)."""
     x = torch.empty(x_shard.shape[0] * world, x_shard.shape[1], dtype=x_shard.dtype, device=x_shard.device)
-    dist.all_gather_into_tensor(x, x_shard)
+    all_gather_single(x, x_shard)
     partial = F.linear(F.gelu(F.linear(x, w1)), w2)
     if x.device.type == "cpu":  # gloo has no reduce-scatter
         dist.all_reduce(partial)
         return partial.chunk(world)[dist.get_rank()].clone()
     out = torch.empty_like(x_shard)
-    dist.reduce_scatter_tensor(out, partial)
+    reduce_scatter_single(out, partial)
     return out
 
 
