@@ -49,6 +49,9 @@ class StreamOp(IRDLOperation):
     """
     Pool stream number `index`: the same CUDA stream for the same number, across runs.
 
+    Verifies:
+        A constant `index` is >= 0.
+
     Example:
         %s = hir.stream %k
     """
