@@ -121,6 +121,7 @@ LIT_LOOPS = {
     ("model_ops.mlir", "rms_norm_chunks"): 2,
     ("model_ops.mlir", "mean_rows"): 2,
     ("model_ops.mlir", "masked_softmax"): 2,
+    ("model_ops.mlir", "softmax_dynamic"): 2,
 }
 
 

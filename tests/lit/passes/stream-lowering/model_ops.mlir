@@ -86,3 +86,16 @@ func.func @masked_softmax(%x: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
   %p = fusion.softmax %s dim = 1 : tensor<4x8xf32, #fusion.parallel<[stream, serial]>> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
   func.return %p : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
 }
+
+// -----
+
+// A dynamic extent of the softmax axis, which the loop cannot slice, still sizes the result: the
+// op's extent map says it is the operand's.
+// CHECK-LABEL: func.func @softmax_dynamic(
+// CHECK:       %[[N:.+]] = memref.dim %x, %c1 : memref<4x?xf32>
+// CHECK:       %y = hir.allocate(%[[N]]) : memref<4x?xf32>
+// CHECK:       fusion.softmax {{%[a-z0-9_]+}} dim = 0 : tensor<?xf32> -> tensor<?xf32>
+func.func @softmax_dynamic(%x: tensor<4x?xf32>) -> tensor<4x?xf32, #fusion.parallel<[stream, serial]>> {
+  %y = fusion.softmax %x dim = 1 : tensor<4x?xf32> -> tensor<4x?xf32, #fusion.parallel<[stream, serial]>>
+  func.return %y : tensor<4x?xf32, #fusion.parallel<[stream, serial]>>
+}
