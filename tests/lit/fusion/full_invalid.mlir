@@ -31,3 +31,11 @@ func.func @int_range() {
   %0 = fusion.full 128 : tensor<4xi8>
   func.return
 }
+
+// -----
+
+func.func @float_overflow() {
+  // expected-error@+1 {{'fusion.full' op value 70000 overflows f16 (largest finite 65504)}}
+  %0 = fusion.full 70000 : tensor<4xf16>
+  func.return
+}

@@ -72,3 +72,19 @@ func.func @compare_without_predicate(%x: tensor<4xf32>) {
   %0 = fusion.compare %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+func.func @full_integer_too_large() {
+  // expected-error@+1 {{integer 99999999999999999999 does not fit in 64 bits}}
+  %0 = fusion.full 99999999999999999999 : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @full_float_literal_too_large() {
+  // expected-error@+1 {{float literal out of range (write inf or -inf)}}
+  %0 = fusion.full 1.0e999 : tensor<4xf32>
+  func.return
+}
