@@ -165,11 +165,16 @@ def parse_scalar(parser: Parser) -> IntegerAttr | FloatAttr:
     if (word := parser.parse_optional_keyword("inf")) is not None or parser.parse_optional_keyword("nan"):
         value = math.inf if word else math.nan
         return FloatAttr(-value if negative else value, f64)
+    start = parser.pos
     number = parser.parse_optional_number(allow_boolean=not negative)
     if number is None:
         parser.raise_error("expected a number (an integer, a float, true, false, inf or nan)")
     if negative:
         number = -number
+    if isinstance(number, int) and not -(2**63) <= number < 2**63:
+        parser.raise_error(f"integer {number} does not fit in 64 bits", start, parser.pos)
+    if isinstance(number, float) and math.isinf(number):
+        parser.raise_error("float literal out of range (write inf or -inf)", start, parser.pos)
     return IntegerAttr(number, i64) if isinstance(number, int) else FloatAttr(number, f64)
 
 

@@ -321,7 +321,7 @@ class FunctionConverter:
             value = unit.yield_op.values[unit.results.index(value)]
         op = value.owner
         assert isinstance(op, fusion.FusionOp)
-        for operand_index, operand_axis in op.axis_map()[axis]:
+        for operand_index, operand_axis in op.extent_map()[axis]:
             operand = op.operands[operand_index]
             assert isinstance(operand.type, TensorType)
             if operand.type.get_shape()[operand_axis] == 1:

@@ -116,9 +116,12 @@ STANDALONE_HOST_OPS: tuple[type[fusion.FusionOp], ...] = (
     fusion.MulOp,
     fusion.DivOp,
     fusion.MaximumOp,
+    fusion.PowOp,
+    fusion.CompareOp,
     fusion.SumOp,
     fusion.MaxOp,
     fusion.MinOp,
+    fusion.MeanOp,
     fusion.MatmulOp,
     fusion.LinearOp,
 )

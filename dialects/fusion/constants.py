@@ -10,6 +10,8 @@ and the IR stays the dataflow MLIR's tensor dialects write (`arith.constant dens
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, IntegerType, TensorType, f64, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def, result_def
@@ -17,6 +19,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
 from hir.dialects.fusion.ops import FusionOp, element_type_of, shape_of
+
+FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38}
+"""The largest finite value of each float type narrower than f64 (f64 literals parse finite or not at all)."""
 
 
 @irdl_op_definition
@@ -30,7 +35,7 @@ class FullOp(FusionOp):
 
     Verifies:
         The shape is static; an integer element type gets an integer value within its range
-        (`i1`: 0 or 1), a float type any number.
+        (`i1`: 0 or 1), a float type a number it holds (or `inf`, `-inf`, `nan`).
 
     Example:
         %c = fusion.full 5.000000e-01 : tensor<4x8xf32>
@@ -60,6 +65,9 @@ class FullOp(FusionOp):
     def verify_element_types(self) -> None:
         elt = element_type_of(self.result)
         if isinstance(elt, AnyFloat):
+            largest = FLOAT_MAX.get(elt.name)
+            if largest is not None and math.isfinite(self.number) and abs(self.number) > largest:
+                raise VerifyException(f"value {self.number} overflows {elt} (largest finite {largest:.6g})")
             return
         assert isinstance(elt, IntegerType)
         if isinstance(self.value, FloatAttr):

@@ -64,6 +64,9 @@ class SoftmaxOp(UnaryFusionOp):
     def axis_map(self) -> rules.AxisMap:
         return rules.normalize_map(len(shape_of(self.x)), 1, [self.dim.value.data])
 
+    def extent_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
+
     def properties_without_axes(
         self, operand_axes: Sequence[int | None], result_axis: int | None
     ) -> dict[str, Attribute]:
@@ -113,6 +116,9 @@ class NormFusionOp(FusionOp, ABC):
 
     def axis_map(self) -> rules.AxisMap:
         return rules.normalize_map(len(shape_of(self.x)), len(self.operands), array_values(self.dims))
+
+    def extent_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
 
     def properties_without_axes(
         self, operand_axes: Sequence[int | None], result_axis: int | None

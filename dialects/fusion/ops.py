@@ -56,6 +56,14 @@ class FusionOp(IRDLOperation, ABC):
     def axis_map(self) -> rules.AxisMap:
         """For each result axis, the `(operand index, operand axis)` pairs it comes from."""
 
+    def extent_map(self) -> rules.AxisMap:
+        """
+        For each result axis, operand axes of the same extent: the axis map, plus the axes a
+        loop cannot slice but whose extent the result keeps (a softmax's `dim`). Lowerings read
+        a dynamic result extent from them.
+        """
+        return self.axis_map()
+
     def result_shape(self) -> rules.Shape:
         """The result shape the operands imply; ops whose result shape is free return it as is."""
         return shape_of(self.results[0])
