@@ -54,9 +54,6 @@ func.func @main(%x: tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, %w: 
     assert "hir.allgather" in communication_ops(lowered)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug 6: resharding-only merges the sum over the didx axis into a segment", raises=AssertionError
-)
 def test_bug6_partial_sum_keeps_its_allreduce_with_resharding_only() -> None:
     module = hir.parse_file(EXAMPLES / "multidevice" / "matmul_allreduce.mlir")
     lowered = hir.run_pipeline(module, "stream-lowering{policy=resharding-only}")
