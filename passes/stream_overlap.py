@@ -95,8 +95,10 @@ def make_serial(function: func.FuncOp) -> None:
 @dataclass(frozen=True)
 class StreamOverlapPass(ModulePass):
     """
-    Decides whether stream axes are pipelined: `overlap=always` (as written), `never` (all serial)
-    or `auto` (the cost model of passes/overlap_cost.py, for the communication `backend`).
+    Decides whether stream axes are pipelined: as written, never, or as the cost model says.
+
+    `overlap=always` leaves them, `never` makes them serial, `auto` asks passes/overlap_cost.py
+    for functions that communicate over `backend`.
     """
 
     name = "fusion-stream-overlap"
