@@ -62,7 +62,7 @@ def capture_refusal(function: func.FuncOp, device: torch.device, communicator: C
             continue  # without a communicator the warm-up run reports the missing devices
         refusal = getattr(communicator, "capture_refusal", None)
         reason = (
-            f"the communicator ({type(communicator).__name__}) does not say whether its collectives can be "
+            f"the communicator ({type(communicator).__name__}) does not say whether its transfers can be "
             "(it has no capture_refusal method)"
             if refusal is None
             else refusal(op.mesh_ids)
