@@ -306,5 +306,6 @@ def test_two_gpus(tmp_path: Path) -> None:
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     cases = [line for line in result.stdout.splitlines() if line.startswith("CASE ")]
-    assert len(cases) == len(CASES) and all(line.endswith(" OK") for line in cases), output
+    assert len(cases) == len(CASES), output
+    assert all(line.endswith(" OK") for line in cases), output
     assert result.returncode == 0, output
