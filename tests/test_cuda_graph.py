@@ -104,7 +104,9 @@ def test_refused_for_symmetric_memory_of_an_unknown_communicator() -> None:
     class Opaque:
         pass
 
-    with pytest.raises(LocatedError, match=r"'hir\.(peer_view|barrier)' op cannot be captured .*\(Opaque\) does not say"):
+    with pytest.raises(
+        LocatedError, match=r"'hir\.(peer_view|barrier)' op cannot be captured .*\(Opaque\) does not say"
+    ):
         cuda_graph_mode.capture_refusal(program.func, torch.device("cuda", 0), Opaque())  # type: ignore[arg-type]
 
 
@@ -204,7 +206,9 @@ def test_capture_once_per_signature_then_replay(recorded_capture: list[tuple[hir
     program(captured.static_inputs, cuda_graph=True)  # the caller passes the static buffers: no copy
     assert RecordingGraph.made[0].replays == 4
 
-    wider = hir.compile_program(hir.run_pipeline(hir.parse(CHAIN.replace("64x", "128x"), "wide.mlir"), "stream-lowering"))
+    wider = hir.compile_program(
+        hir.run_pipeline(hir.parse(CHAIN.replace("64x", "128x"), "wide.mlir"), "stream-lowering")
+    )
     wider(random_inputs(wider.global_input_types, seed=3), cuda_graph=True)
     assert len(RecordingGraph.made) == 2
     assert runs_of(wider, recorded_capture) == ["run", "capture"]
@@ -279,7 +283,9 @@ def test_preallocated_outputs_and_static_inputs() -> None:
 @cuda
 @needs_cuda
 def test_hir_run_cuda_graph(capsys: pytest.CaptureFixture[str]) -> None:
-    hir_run_main([str(EXAMPLES / "set_stream.mlir"), "--check", "--cuda-graph", "--device", "cuda", "--num-streams", "2"])
+    hir_run_main(
+        [str(EXAMPLES / "set_stream.mlir"), "--check", "--cuda-graph", "--device", "cuda", "--num-streams", "2"]
+    )
     assert "check: OK" in capsys.readouterr().out
 
 
