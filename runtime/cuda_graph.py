@@ -124,9 +124,21 @@ def capture(
         # polling its own events meanwhile, which the global mode would count against the capture.
         with torch.cuda.device(device), torch.cuda.graph(graph, capture_error_mode="thread_local"):
             outputs, frame_values = run_once(static_inputs, none, False)
-    except LocatedError as err:
-        raise LocatedError(err.op, f"cannot be captured in a CUDA graph: {err.message}") from err
-    except RuntimeError as err:
+    except Exception as err:
+        # An op that failed under capture makes ending the capture fail too: report the op.
+        cause = next((e for e in _chain(err) if isinstance(e, LocatedError)), None)
+        if cause is not None:
+            raise LocatedError(cause.op, f"cannot be captured in a CUDA graph: {cause.message}") from err
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise LocatedError(function, f"cannot be captured in a CUDA graph: {first}") from err
     return CapturedRun(graph, static_inputs, outputs, keep_alive=frame_values)
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """The error and those it was raised during or from, innermost last."""
+    seen: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen

@@ -315,3 +315,32 @@ def test_two_gpus(tmp_path: Path) -> None:
     assert len(cases) == len(CASES), output
     assert all(line.endswith(" OK") for line in cases), output
     assert result.returncode == 0, output
+
+
+def test_an_op_failing_under_capture_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An op that fails while capturing is reported at its position, also when ending the capture fails then."""
+    program = lowered(CHAIN)
+    launch = next(op for op in program.func.walk() if op.name == "hir.launch")
+
+    @contextlib.contextmanager
+    def graph(g: object, capture_error_mode: str = "global") -> Iterator[None]:
+        try:
+            yield
+        finally:  # as torch's capture_end does after a failed capture
+            raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
+
+    def run_once(inputs: list[Any], outputs: list[Any], warm_up: bool) -> tuple[list[Any], list[Any]]:
+        if not warm_up:
+            raise LocatedError(launch, "failed at run time: operation not permitted when stream is capturing")
+        return [], []
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", RecordingGraph)
+    monkeypatch.setattr(torch.cuda, "graph", graph)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    with pytest.raises(LocatedError) as err:
+        cuda_graph_mode.capture(program.func, run_once, [torch.zeros(2)], torch.device("cpu"))
+    assert err.value.op is launch
+    assert "'hir.launch' op cannot be captured in a CUDA graph: failed at run time: operation not permitted" in str(
+        err.value
+    )
