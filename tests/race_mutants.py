@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -117,8 +118,16 @@ def _parsed(multidevice: bool = False) -> tuple[tuple[str, str, ModuleOp], ...]:
     return tuple(found)
 
 
+MAX_INPUT_ELEMENTS = 1 << 20
+"""Functions with larger inputs are left out: the cost-model tests' GEMM shapes (tens of millions of
+elements) take seconds a run on CPU, and synchronization is the same at small shapes."""
+
+
 def _static_functions(module: ModuleOp, hir_level: bool) -> list[str]:
-    """Functions of that level whose inputs are all buffers of static shapes (random inputs can be drawn)."""
+    """
+    Functions of that level whose inputs are all buffers of static shapes (random inputs can be
+    drawn), of at most MAX_INPUT_ELEMENTS elements together.
+    """
     from hir.runtime.executor import is_hir_function
 
     names = []
@@ -126,7 +135,8 @@ def _static_functions(module: ModuleOp, hir_level: bool) -> list[str]:
         if isinstance(op, func.FuncOp) and op.body.blocks and is_hir_function(op) == hir_level:
             types = op.function_type.inputs.data
             if all(isinstance(t, TensorType | MemRefType) and DYNAMIC_INDEX not in t.get_shape() for t in types):
-                names.append(op.sym_name.data)
+                if sum(math.prod(t.get_shape()) for t in types) <= MAX_INPUT_ELEMENTS:  # type: ignore[union-attr]
+                    names.append(op.sym_name.data)
     return names
 
 
