@@ -29,7 +29,10 @@ N/rank = 4096, with `benchmarks/ag_gemm.py` (docs/benchmarks.md, "Small M"; ms):
   pipelines communication that the lowering will carry over NCCL.
 
 The rates are bf16's; other dtypes use the same byte and flop rates (not measured). Only GEMMs
-(matmul, linear) count as compute: elementwise ops are memory-bound and small beside them.
+(matmul, linear) count as compute: elementwise ops are memory-bound and small beside them. The
+model decides whether to pipeline; the pushes per shard stay `auto_chunks` of passes/copy_engine.py
+and the backend the user's option. The constants were measured on eager runs: replayed as a CUDA
+graph the pipeline's host share disappears, so MIN_HIDDEN_MS should be measured again for graphs.
 """
 
 from __future__ import annotations
