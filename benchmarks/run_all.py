@@ -80,19 +80,22 @@ EXAMPLES = (
 )
 BACKENDS = ("stream-lowering", "stream-lowering{backend=copy-engine}")
 AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine}:2,stream-lowering:2:chunks=2"
-AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1"
+AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1,stream-lowering{backend=copy-engine release=start}:1"
 AG_GEMM_NCCL = "stream-lowering:2,stream-lowering:2:chunks=2,stream-lowering:4:chunks=4"
 RS_SIZES = "16384x4096,32768x2048,16384x1024,32768x1024"
 # The copy-engine lowering as written and as the cost model decides (overlap=auto), each also replayed as a CUDA graph.
 AG_GEMM_OVERLAP = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine overlap=auto}:1"
 SMALL_M = "1024x4096,2048x4096,4096x4096"
+AR_SIZES = "16384x4096,32768x2048,16384x1024"
+# The copy-engine lowering's variants (release, pieces) besides the default ones, checked on the GPUs.
+DRIVER_PIPELINES = "nccl,copy-engine,copy-engine-auto,copy-engine-start,copy-engine-end"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 
 # fmt: off
 STEPS: tuple[Step, ...] = (
     Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
-    Step("nccl-examples", "every multi-device example, both backends, 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", *EXAMPLES),)),
+    Step("nccl-examples", "every multi-device example, both backends (copy-engine: its release and pieces variants), 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", DRIVER_PIPELINES, *EXAMPLES),)),
     Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
     Step("race-check", "the race checker on real streams: the corpus race-free and the mutation score, one GPU and 2 ranks over NCCL with symmetric memory", ((PY, "tests/race_mutants.py", "--device", "cuda"), torchrun("2", "tests/race_mutants.py", "--multidevice", "--device", "cuda"))),
     Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
@@ -104,6 +107,8 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm-small", "all-gather + GEMM at small M: copy-engine as written and overlap=auto, eager and CUDA graphs", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--sizes", SMALL_M, "--cuda-graph", "--variants", AG_GEMM_OVERLAP),), quick=QUICK),
     Step("ag-gemm-graph", "all-gather + GEMM at the main sizes: copy-engine as written and overlap=auto, eager and CUDA graphs", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--cuda-graph", "--variants", AG_GEMM_OVERLAP),), quick=QUICK),
     Step("gemm-rs", "GEMM + reduce-scatter: baselines and the NCCL pipeline", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES),), quick=QUICK),
+    Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
 )
 # fmt: on
 

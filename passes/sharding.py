@@ -35,7 +35,12 @@ def resharded_operands(op: fusion.FusionOp) -> list[int]:
         if meshes_differ(layout, result):
             flagged.add(k)
         if layout.didx_axis is not None:
-            if operand_axis_to_result_axis(axis_map, k, layout.didx_axis) != result.didx_axis:
+            # Also when the sharded axis maps to no result axis (a max over it, a contraction
+            # over a sharded K) and the result is replicated: each device has only its shard of
+            # what the op reduces, so the operand is gathered first. Only a sum over the didx
+            # axis reduces the shards themselves (a partial sum: `is_communication`).
+            mapped = operand_axis_to_result_axis(axis_map, k, layout.didx_axis)
+            if mapped is None or mapped != result.didx_axis:
                 flagged.add(k)
     if result.didx_axis is not None:
         for k, axis in axis_map[result.didx_axis]:

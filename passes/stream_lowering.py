@@ -25,7 +25,7 @@ class StreamLoweringPass(ModulePass):
     fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
     hir-lower-communication, hir-expand-stream-loops and cse; each is also a pass of its own.
     `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides for `backend`),
-    `policy` fusion-segment's, `backend` and `chunks` hir-lower-communication's.
+    `policy` fusion-segment's, `backend`, `chunks` and `release` hir-lower-communication's.
     """
 
     name = "stream-lowering"
@@ -33,6 +33,7 @@ class StreamLoweringPass(ModulePass):
     policy: str = "standalone-host-ops"
     backend: str = "nccl"
     chunks: int = 0
+    release: str = "auto"
     overlap: str = "always"
 
     def stages(self) -> tuple[ModulePass, ...]:
@@ -43,7 +44,7 @@ class StreamLoweringPass(ModulePass):
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            LowerCommunicationPass(backend=self.backend, chunks=self.chunks, release=self.release),
             ExpandStreamLoopsPass(),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )

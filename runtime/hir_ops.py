@@ -310,7 +310,8 @@ def device_index(op: hir.DeviceIndexOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
-        frame.env[out] = 0 if communicator is None else communicator.position_in(mesh)
+        position = None if communicator is None else communicator.position_in(mesh)
+        frame.env[out] = 0 if position is None else position
 
     return step
 
@@ -326,6 +327,9 @@ def peer_view(op: hir.PeerViewOp, compiler: CompileContext) -> Step:
         if communicator is None:
             if env[device] != 0:
                 raise ValueError(f"peer view of device {env[device]} on a single device")
+            env[out] = env[buffer]
+            return
+        if communicator.position_in(mesh) is None:  # outside the mesh: no part in its transfers
             env[out] = env[buffer]
             return
         env[out] = communicator.peer_view(env[buffer], mesh[env[device]])

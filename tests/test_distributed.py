@@ -71,6 +71,16 @@ func.func @main(%x: tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], 
   func.return %e : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
 }
 """,
+    # A matmul contracting the sharded axis of X (K) and a max over it, into replicated results:
+    # X is gathered first (fusion-decompose-resharding), each device then has all of K.
+    "contract_and_max_over_sharded_axis": """
+func.func @main(%w: tensor<6x2xf32>, %x: tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>)
+    -> (tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>) {
+  %y = fusion.matmul %w, %x : tensor<6x2xf32>, tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+  %m = fusion.max %x dims = [0] : tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+  func.return %y, %m : tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+}
+""",
     # An elementwise op on a sharded and a replicated operand with an unsharded result: the
     # sharded operand is gathered first (fusion-decompose-resharding).
     "gather_then_add": """
@@ -81,6 +91,50 @@ func.func @main(%x: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 
 """,
 }
 
+# The row-parallel half with the copy-engine backend (passes/copy_engine_reduce.py), beyond the
+# examples: the benchmarks' modules with one chunk, a reduce-scatter whose output the iteration goes
+# on using, and an all-reduce whose blocks are strided (its 3 rows do not split over 2 devices,
+# its 4 columns do).
+REDUCTION_MODULES = {
+    "gemm_rs_one_chunk": """
+func.func @main(%a: tensor<1x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
+    -> tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<1x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<1x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<1x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+}
+""",
+    "matmul_ar_one_chunk": """
+func.func @main(%a: tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<2x16x24xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>)
+    -> tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<2x16x24xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+""",
+    # The tanh reads the reduce-scatter's output in the same iteration (the loops are fused).
+    "gemm_rs_then_tanh": """
+func.func @main(%a: tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
+    -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %d = fusion.tanh %c : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  func.return %d : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+}
+""",
+    "matmul_ar_strided_blocks": """
+func.func @main(%a: tensor<2x2x3x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<2x8x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>)
+    -> tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<2x2x3x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<2x8x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x3x4xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x2x3x4xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+""",
+}
 NUM_STREAMS = (1, 3)
 PIPELINES = ("nccl", "copy-engine")  # the driver runs every module with both backends
 
@@ -119,7 +173,6 @@ def torchrun(
     env = {
         **os.environ,
         "HIR_DIST_TIMEOUT": str(dist_timeout),
-        "PYTHONWARNINGS": "ignore::FutureWarning",  # torch's deprecation notes on the collectives
         "CUDA_VISIBLE_DEVICES": "",
     }
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
@@ -132,7 +185,7 @@ def _output(result: subprocess.CompletedProcess) -> str:
 def test_examples_match_reference(tmp_path: Path) -> None:
     """Every example, lowered and run on 2 ranks with 1 and 3 streams, matches the reference."""
     extra = []
-    for name, text in EXTRA_MODULES.items():
+    for name, text in {**EXTRA_MODULES, **REDUCTION_MODULES}.items():
         path = tmp_path / f"{name}.mlir"
         path.write_text(text)
         extra.append(path)
@@ -159,6 +212,7 @@ def test_hir_run_under_torchrun(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, _output(result)
     assert result.stdout.count("check: OK") == 1, _output(result)  # rank 0 reports
+    assert "Warning" not in result.stderr, _output(result)  # e.g. torch's deprecated collective names
     saved = torch.load(outputs)
     reference = hir.compile_program(hir.parse_file(example))
     expected = reference(random_inputs(reference.input_types, seed=0), device="cpu")
@@ -173,6 +227,7 @@ def test_hir_run_under_torchrun(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, _output(result)
     assert "check: OK (1 outputs match the reference)" in result.stdout, _output(result)
+    assert "Warning" not in result.stderr, _output(result)
 
 
 def test_failing_rank_ends_the_job(tmp_path: Path) -> None:
@@ -208,11 +263,32 @@ func.func @main(%a: tensor<2x4x8x32xf32, #fusion.parallel<[serial, didx, serial,
   func.return %c : tensor<2x4x8x24xf32, #fusion.parallel<[stream, serial, serial, serial]>>
 }
 """,
+    "gemm_rs_4": """
+func.func @main(%a: tensor<2x4x4x4x8xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<1x4x1x8x12xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>)
+    -> tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>> {
+  %p = fusion.matmul %a, %b : tensor<2x4x4x4x8xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<1x4x1x8x12xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x4x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+  func.return %c : tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+}
+""",
+    "matmul_ar_4": """
+func.func @main(%a: tensor<2x4x8x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<4x8x12xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>>)
+    -> tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>> {
+  %p = fusion.matmul %a, %b : tensor<2x4x8x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<4x8x12xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x8x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x4x8x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>>
+  func.return %c : tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>>
+}
+""",
 }
 
 
 def test_four_devices(tmp_path: Path) -> None:
-    """AG+GEMM over 4 ranks, by device (rotated copy-engine pushes to 3 peers) and by chunk."""
+    """
+    AG+GEMM over 4 ranks, by device (rotated copy-engine pushes to 3 peers) and by chunk; GEMM +
+    reduce-scatter and matmul + all-reduce (3 partials pushed and added per block).
+    """
     modules = []
     for name, text in FOUR_DEVICES.items():
         path = tmp_path / f"{name}.mlir"
@@ -221,5 +297,30 @@ def test_four_devices(tmp_path: Path) -> None:
     result = torchrun([str(DRIVER), *map(str, modules)], tmp_path / "logs", timeout=180, processes=4)
     cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
     expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
+    assert set(cases) == expected, _output(result)
+    assert all(verdict == "OK" for verdict in cases.values()), _output(result)
+
+
+REDUCTION_PIPELINES = ("copy-engine-auto", "copy-engine-start", "copy-engine-end")
+
+
+def test_copy_engine_reductions(tmp_path: Path) -> None:
+    """
+    The copy-engine reduce-scatter and all-reduce (and the all-gather by device) in one piece, with
+    every `release`, on 2 ranks with 1 and 3 streams, race-checked (test_examples_match_reference
+    runs them in two pieces).
+    """
+    modules = [
+        EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir",
+        EXAMPLES / "multidevice" / "matmul_allreduce.mlir",
+        EXAMPLES / "multidevice" / "ag_matmul_by_device.mlir",
+    ]
+    path = tmp_path / "gemm_rs_one_chunk.mlir"
+    path.write_text(REDUCTION_MODULES["gemm_rs_one_chunk"])
+    modules.append(path)
+    pipelines = ",".join(REDUCTION_PIPELINES)
+    result = torchrun([str(DRIVER), "--pipelines", pipelines, *map(str, modules)], tmp_path / "logs", timeout=150)
+    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
+    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in REDUCTION_PIPELINES for n in NUM_STREAMS}
     assert set(cases) == expected, _output(result)
     assert all(verdict == "OK" for verdict in cases.values()), _output(result)

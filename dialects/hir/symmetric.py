@@ -19,7 +19,9 @@ from hir.dialects.syntax import IntList, int_array
 @irdl_op_definition
 class DeviceIndexOp(MeshOp):
     """
-    This device's position in `mesh` (0 on a single device).
+    This device's position in `mesh` (0 on a single device). A device outside `mesh` gets 0 and
+    takes no part in the mesh's transfers, as with its collectives: its `hir.peer_view`s of the
+    mesh are its own buffers and its `hir.barrier`s of the mesh return at once.
 
     Example:
         %me = hir.device_index mesh = [0, 1]

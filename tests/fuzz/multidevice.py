@@ -47,7 +47,6 @@ from .values import (
     BROADCAST,
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
-    ONE_D_SHARD_LOOP,
     PARTIAL_SUM,
     REDUCE_SCATTER,
     SHARD_LOOP,
@@ -177,7 +176,7 @@ class MeshBuilder(Builder):
                 self.facts.add(CONTRACTION_PARTIAL_SUM)
         for src, dst in reshardings(op, sources, placed(result), axis_map, dims):
             if is_shard_loop(src, dst):
-                self.facts |= {SHARD_LOOP, ONE_D_SHARD_LOOP} if len(src.shape) == 1 else {SHARD_LOOP}
+                self.facts.add(SHARD_LOOP)
                 self.facts.add(SHARD_LOOP_INTO_OP if op != "set" else SHARD_LOOP_SET)
             elif meshes_differ(src.mesh, dst.mesh):
                 self.facts.add(BROADCAST)
