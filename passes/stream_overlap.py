@@ -33,7 +33,7 @@ from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of
 from hir.passes.overlap_cost import estimate
-from hir.passes.sharding import resharded_operands
+from hir.passes.sharding import is_partial_sum, resharded_operands
 
 OVERLAP_MODES = ("always", "auto", "never")
 BACKENDS = ("nccl", "copy-engine")
@@ -66,8 +66,8 @@ def has_stream_axis(function: func.FuncOp) -> bool:
 def serial_form_blocker(function: func.FuncOp) -> tuple[Operation, str] | None:
     """An op whose serial form the lowering could not take, and why; None when there is none."""
     for op in function.body.walk():
-        if not isinstance(op, fusion.FusionOp):
-            continue
+        if not isinstance(op, fusion.FusionOp) or is_partial_sum(op):
+            continue  # a sum over the didx axis reduces whole buffers: an all-reduce or a reduce-scatter
         for k in resharded_operands(op):
             t = op.operands[k].type
             assert isinstance(t, TensorType)
