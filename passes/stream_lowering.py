@@ -15,15 +15,17 @@ from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
+from hir.passes.stream_overlap import StreamOverlapPass
 
 
 @dataclass(frozen=True)
 class StreamLoweringPass(ModulePass):
     """
-    Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
-    fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
-    hir-expand-stream-loops and cse; each is also a pass of its own. `policy` is fusion-segment's
-    option, `backend`, `chunks` and `release` hir-lower-communication's.
+    Lowers fusion IR to an executable hir program. Its stages are fusion-stream-overlap,
+    fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
+    hir-lower-communication, hir-expand-stream-loops and cse; each is also a pass of its own.
+    `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides for `backend`),
+    `policy` fusion-segment's, `backend`, `chunks` and `release` hir-lower-communication's.
     """
 
     name = "stream-lowering"
@@ -32,6 +34,7 @@ class StreamLoweringPass(ModulePass):
     backend: str = "nccl"
     chunks: int = 0
     release: str = "auto"
+    overlap: str = "always"
 
     def __post_init__(self) -> None:
         self.stages()  # the stages check their options when built: a bad one fails here, before any input is read
@@ -39,6 +42,7 @@ class StreamLoweringPass(ModulePass):
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
         return (
+            StreamOverlapPass(overlap=self.overlap, backend=self.backend),
             DecomposeReshardingPass(),
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),

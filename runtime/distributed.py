@@ -164,6 +164,21 @@ class ProcessGroupCommunicator:
         if self.rank in mesh or self.symmetric.handles:
             self.symmetric.barrier(mesh)
 
+    def capture_refusal(self, mesh: Mesh) -> str | None:
+        """
+        Why the transfers over `mesh` cannot be captured in a CUDA graph (runtime/cuda_graph.py), or
+        None: NCCL collectives and symmetric memory can; gloo runs on the host.
+        """
+        if (group := self.group(mesh)) is None:
+            return None
+        backend = str(dist.get_backend(group))
+        if backend != "nccl":
+            return (
+                f"its transfers over mesh {list(mesh)} go through torch.distributed's {backend} backend, "
+                "which runs them on the host (CUDA graphs capture NCCL and symmetric memory)"
+            )
+        return None
+
     def prepare(self, meshes: Iterable[Mesh]) -> None:
         """Creates a process group per mesh; every rank calls this with the same meshes (collective)."""
         for mesh in sorted(set(meshes)):
@@ -433,15 +448,17 @@ class Session:
             )
         raise LocatedError(program.func, message)
 
-    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
-        """Runs a lowered program on this rank's shards and returns the global outputs."""
+    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4, cuda_graph: bool = False) -> list[Any]:
+        """Runs a lowered program on this rank's shards and returns the global outputs (`cuda_graph`: replayed)."""
         self.check_job(program)
         if self.communicator is not None and program.is_hir:
             program.check_inputs(inputs, global_types=True)  # before they are cut into shards
             self.communicator.prepare(program.meshes)
             inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
-        outputs = program(local, device=self.device, num_streams=num_streams, communicator=self.communicator)
+        outputs = program(
+            local, device=self.device, num_streams=num_streams, communicator=self.communicator, cuda_graph=cuda_graph
+        )
         if self.communicator is not None and program.is_hir:
             outputs = [self.unshard(v, t) for v, t in zip(outputs, program.global_output_types)]
         self.synchronize()

@@ -7,7 +7,7 @@ against the function's types first; errors name the function's source location.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -22,6 +22,7 @@ from hir.dialects.functions import fusion_types, is_hir_function
 from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
+from hir.runtime import cuda_graph as cuda_graph_mode
 from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, profiler_active
@@ -48,6 +49,8 @@ class Program:
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
     race_check: bool = False
     """Compiled to check every run for races between streams (runtime/race_check.py)."""
+    graphs: dict[cuda_graph_mode.Signature, cuda_graph_mode.CapturedRun] = field(default_factory=dict, repr=False)
+    """The CUDA graphs captured so far (`cuda_graph=True`), per input signature."""
 
     @cached_property
     def profiled_body(self) -> CompiledBlock:
@@ -118,23 +121,55 @@ class Program:
         outputs: Sequence[torch.Tensor | None] | None = None,
         communicator: Communicator | None = None,
         streams: Streams | None = None,
+        cuda_graph: bool = False,
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
         `num_streams` worker streams, writing into the preallocated `outputs` where given.
         `communicator` connects the devices of a multi-device run; `streams` replaces the
-        device's streams (with a wrapper that records or checks the stream calls).
+        device's streams (with a wrapper that records or checks the stream calls). With
+        `cuda_graph`, the first call per input signature warms up and captures a CUDA graph, and
+        every call replays it (runtime/cuda_graph.py; results are then the graph's static output
+        buffers, overwritten by the next replay, unless `outputs` are given).
         """
         # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
         self.check_inputs(inputs, on)
-        outputs = self._check_outputs(outputs, inputs, on)
+        checked_outputs = self._check_outputs(outputs, inputs, on)
         if not isinstance(num_streams, int) or num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
         self._check_devices(communicator)
+        if not cuda_graph:
+            return self._run_once(inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check)[0]
+        key = cuda_graph_mode.signature(inputs, on, num_streams, communicator)
+        captured = self.graphs.get(key)
+        if captured is None:
+            cuda_graph_mode.capture_refusal(self.func, on, communicator)
+
+            def run_once(ins: list[Any], outs: list[torch.Tensor | None], warm_up: bool) -> tuple[list, list]:
+                # The warm-up is a plain run (race-checked if the program is, with the caller's
+                # `streams`); the capture uses the device's own streams, which start from the
+                # capturing stream.
+                given = streams if warm_up else None
+                return self._run_once(ins, outs, on, num_streams, communicator, given, warm_up and self.race_check)
+
+            captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on)
+        return captured.replay(inputs, checked_outputs)
+
+    def _run_once(
+        self,
+        inputs: Sequence[Any],
+        outputs: list[torch.Tensor | None],
+        on: torch.device,
+        num_streams: int,
+        communicator: Communicator | None,
+        streams: Streams | None,
+        race_check: bool,
+    ) -> tuple[list[Any], list[Any]]:
+        """One run of the steps on checked inputs: the results, and every value the run's frame held."""
         if streams is None:
             streams = streams_for(on)
-        checker = RaceChecker(streams, self.func, num_streams, communicator) if self.race_check else None
+        checker = RaceChecker(streams, self.func, num_streams, communicator) if race_check else None
         frame = Frame(
             env=[UNSET] * len(self.slots),
             device=on,
@@ -168,7 +203,7 @@ class Program:
         self._copy_into_outputs(results, outputs)
         if not self.is_hir:
             _own_results(results, outputs, inputs)
-        return results
+        return results, frame.env
 
     # -- checks ----------------------------------------------------------------------------------
 

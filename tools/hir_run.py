@@ -6,6 +6,7 @@
     hir-run prog.mlir --inputs in.pt --outputs out.pt --device cuda --num-streams 2 -v
     hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
     hir-run examples/set_stream.mlir --profile prof        # prof/trace.json, prof/timeline.png
+    hir-run examples/set_stream.mlir --check --cuda-graph  # captured once, replayed (GPU)
 
 Inputs are a `torch.save`d list of tensors (random, seeded, when absent), loaded with
 `weights_only=True` whatever the environment says; outputs are saved the same way. Errors print
@@ -43,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
     p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="run the lowered program as a CUDA graph: a warm-up run, the capture, then a replay (GPU only)",
+    )
     p.add_argument(
         "--profile",
         metavar="DIR",
@@ -124,7 +130,7 @@ def run(args: argparse.Namespace) -> None:
     if args.profile:
         outputs = _profiled_run(session, program, inputs, args)
     else:
-        outputs = session.run(program, inputs, num_streams=args.num_streams)
+        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph)
     clock.lap(f"ran @{args.entry} ({'hir' if program.is_hir else 'fusion'} level)")
     if reference is not None:
         expected = session.run_reference(reference, inputs)
@@ -177,7 +183,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--profile {folder}: not a directory")
     folder.mkdir(parents=True, exist_ok=True)
-    session.run(program, inputs, num_streams=args.num_streams)
+    session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if session.device.type == "cuda" else [])
     with profile(activities=activities) as prof:
         with profiler_range_type()("hir-run: profiler warm-up"):
@@ -185,7 +191,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
         if session.world_size > 1:
             # The ranks start together: a rank's first wait would otherwise show a peer's profiler start-up.
             torch.distributed.barrier()
-        outputs = session.run(program, inputs, num_streams=args.num_streams)
+        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph)
     suffix = f".rank{session.rank}" if session.world_size > 1 else ""
     trace, png = folder / f"trace{suffix}.json", folder / f"timeline{suffix}.png"
     prof.export_chrome_trace(str(trace))

@@ -6,6 +6,9 @@
 // CHECK-NEXT:   canonicalize {{ +}}Applies all canonicalization patterns.
 // CHECK-NEXT:   cse {{ +}}Eliminates common subexpressions.
 // CHECK-NEXT:   dce {{ +}}Erases operations
+// CHECK:        fusion-stream-overlap {{ +}}Decides whether stream axes are pipelined: as written, never, or as the cost model says.
+// CHECK-NEXT:       overlap: str = always
+// CHECK-NEXT:       backend: str = nccl
 // CHECK:        fusion-segment {{ +}}Groups fusion ops into segments (kernels).
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
@@ -18,4 +21,5 @@
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
 // CHECK-NEXT:       release: str = auto
-// CHECK-NEXT:       stages: fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-expand-stream-loops, cse
+// CHECK-NEXT:       overlap: str = always
+// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-expand-stream-loops, cse
