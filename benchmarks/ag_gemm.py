@@ -7,6 +7,10 @@ All-gather + GEMM (column-parallel linear layer) on D GPUs, in one run and on th
   torch-fused torch.ops.symm_mem.fused_all_gather_matmul
   hir:<p>     the fusion module below lowered by `hir-opt -p <p>` and run by hir's runtime
 
+With --cuda-graph, every hir variant also runs as a CUDA graph (`hir:<p> graph`: captured at the
+first call, then replayed on its static input buffers), and so does AG then GEMM (`ag+gemm graph`,
+captured by hand), so that both sides are measured without host overhead.
+
 Each rank holds A_shard [M/D, K] and its own B [K, N] (N per rank); C [M, N]. Every result is
 checked against A_full @ B. Times are CUDA-event medians over repetitions, each started after a
 barrier; the table reports the max over ranks of the per-rank median.
@@ -97,8 +101,35 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: str = "cuda"
     return statistics.median(times)
 
 
-def run_program(program: hir.Program, inputs: list, num_streams: int, communicator: Communicator, sink: list) -> None:
-    sink[:] = program(inputs, num_streams=num_streams, communicator=communicator)
+def run_program(
+    program: hir.Program,
+    inputs: list,
+    num_streams: int,
+    communicator: Communicator,
+    sink: list,
+    cuda_graph: bool = False,
+) -> None:
+    sink[:] = program(inputs, num_streams=num_streams, communicator=communicator, cuda_graph=cuda_graph)
+
+
+def graph_inputs(program: hir.Program, inputs: list, num_streams: int, communicator: Communicator) -> list:
+    """Captures the program's CUDA graph for these inputs; returns its static input buffers (filled with them)."""
+    program(inputs, num_streams=num_streams, communicator=communicator, cuda_graph=True)
+    (captured,) = program.graphs.values()
+    return captured.static_inputs
+
+
+def captured(fn: Callable[[], object]) -> Callable[[], object]:
+    """`fn` captured in a CUDA graph (after a warm-up on a side stream, as torch recommends); returns its replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
 
 
 def max_over_ranks(value: float, device: str = "cuda") -> float:
@@ -146,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", help="trace one run of a hir variant into this dir (timeline PNG on rank 0)")
     p.add_argument("--profile-variant", type=int, default=1, help="which hir variant to trace (1-based)")
     p.add_argument("--profile-size", type=int, default=1, help="on which size (1-based)")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="also run each hir variant, and AG then GEMM, as a CUDA graph (replayed)",
+    )
     p.add_argument(
         "--variants",
         default="stream-lowering:2",
@@ -209,6 +245,10 @@ def measure(
 
     results["ag+gemm"] = timed(ag_then_gemm, args.reps, args.warmup)
     errors["ag+gemm"] = relative_error(C, reference)
+    if args.cuda_graph:
+        C.zero_()
+        results["ag+gemm graph"] = timed(captured(ag_then_gemm), args.reps, args.warmup)
+        errors["ag+gemm graph"] = relative_error(C, reference)
 
     fused_out: list[torch.Tensor] = []
 
@@ -240,6 +280,14 @@ def measure(
         errors[name] = relative_error(outputs[0].reshape(M, N), reference)
         if args.profile and number == args.profile_variant and size_number == args.profile_size:
             profile_run(run, args.profile, f"{name} M={M} N={N} K={K}", rank)
+        if args.cuda_graph:
+            static = graph_inputs(program, [a_local, B], int(num_streams), communicator)
+            replayed: list[torch.Tensor] = []
+            replay = functools.partial(
+                run_program, program, static, int(num_streams), communicator, replayed, cuda_graph=True
+            )
+            results[f"{name} graph"] = timed(replay, args.reps, args.warmup)
+            errors[f"{name} graph"] = relative_error(replayed[0].reshape(M, N), reference)
 
     return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}
 
@@ -280,7 +328,7 @@ def print_table(rows: list, K: int, dtype: str, world: int, nccl_high_priority: 
             extra = f"  x{ms / bound:.2f} of max(GEMM,AG)"
             if fused:
                 extra += f"  x{ms / fused:.2f} of torch-fused"
-            print(f"  {name:<40} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
+            print(f"  {name:<64} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
 
 
 if __name__ == "__main__":

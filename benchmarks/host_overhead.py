@@ -6,6 +6,7 @@ straight-line chain of trivial ops (the reason runtime/compiler.py compiles to c
 
     python benchmarks/host_overhead.py                  # CUDA if there is a GPU, else CPU (with a note)
     python benchmarks/host_overhead.py --device cpu --iterations 256 --width 1024 --num-streams 4
+    python benchmarks/host_overhead.py --device cuda --cuda-graph   # also the program as a replayed CUDA graph
 
 Each run of the program is timed with perf_counter after a device synchronize: "host" stops when
 the call returns (the time the host spends enqueueing), "wall" after a second synchronize (all
@@ -172,6 +173,8 @@ def stream_loop(args: argparse.Namespace, device: torch.device) -> None:
         "hir runtime": lambda: program([x], num_streams=args.num_streams),
         "torch by hand": lambda: by_hand(x),
     }
+    if args.cuda_graph:
+        runs["hir cuda graph"] = replayed(program, x, args.num_streams, expected)
     timings = time_interleaved(runs, device, args.warmup, args.repeats)
     print(
         f"stream loop: relu over [{args.iterations}, {args.width}] float32, one launch per row, "
@@ -183,14 +186,34 @@ def stream_loop(args: argparse.Namespace, device: torch.device) -> None:
     print(f"{'':16}{'host us/run':>26}{'wall us/run':>26}{'host us/hir op':>22}")
     for name, t in timings.items():
         print(f"{name:16}{median_us(t.host):>26}{median_us(t.wall):>26}{median_us(t.host, ops):>22}")
-    ours, theirs = timings.values()
+    ours, theirs = timings["hir runtime"], timings["torch by hand"]
     ratio = statistics.median(a / b for a, b in zip(ours.host, theirs.host))
     extra = statistics.median(a - b for a, b in zip(ours.host, theirs.host))
     print(f"ratio hir/hand (host, median of per-turn ratios): {ratio:.2f}")
     print(f"hir overhead over the hand-written calls: {extra * 1e6 / ops:.3f} us per hir op (host)")
     print("('torch by hand' makes the same torch calls without the IR; its us/op divides by the same op count)")
+    if args.cuda_graph:
+        graph = timings["hir cuda graph"]
+        print(
+            f"cuda graph replay: {statistics.median(graph.host) * 1e6 / ops:.3f} us per hir op (host), "
+            f"{statistics.median(graph.wall) * 1e6 / ops:.3f} (wall); "
+            f"{statistics.median(a / b for a, b in zip(ours.host, graph.host)):.1f}x less host time than the runtime"
+        )
     if args.profiler:
         under_profiler(runs, program.func, args, device, extra)
+
+
+def replayed(program: hir.Program, x: torch.Tensor, num_streams: int, expected: torch.Tensor) -> Callable[[], object]:
+    """
+    The program as a CUDA graph: captured now (and checked), then each call replays it on its
+    static input buffer, so the timing holds the replay alone, without copying the input in.
+    """
+    (out,) = program([x], num_streams=num_streams, cuda_graph=True)
+    if not torch.equal(out, expected):
+        raise SystemExit("error: the CUDA graph's result differs from torch.relu")
+    (captured,) = program.graphs.values()
+    static = captured.static_inputs
+    return lambda: program(static, num_streams=num_streams, cuda_graph=True)
 
 
 def under_profiler(
@@ -212,7 +235,7 @@ def under_profiler(
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities):
         timings = time_interleaved(runs, device, args.warmup, args.repeats)
-    ours, theirs = timings.values()
+    ours, theirs = timings["hir runtime"], timings["torch by hand"]
     extra = statistics.median(a - b for a, b in zip(ours.host, theirs.host))
     print(f"\nunder torch.profiler: {ranged} op ranges per run ({ranges} hir ops in the program; arith ops get none)")
     print(f"{'':16}{'host us/run':>26}{'wall us/run':>26}")
@@ -289,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--chain", type=int, default=10_000, help="length of the interpreter comparison (0: skip)")
     p.add_argument("--profiler", action="store_true", help="also time the stream loop while torch.profiler records")
+    p.add_argument(
+        "--cuda-graph", action="store_true", help="also time the program replayed as a CUDA graph (GPU only)"
+    )
     return p
 
 
@@ -296,6 +322,8 @@ def main() -> None:
     args = build_parser().parse_args()
     name = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
+    if args.cuda_graph and device.type != "cuda":
+        raise SystemExit("error: --cuda-graph needs --device cuda (CUDA graphs need a GPU)")
     if device.type == "cuda":
         print(f"device: {torch.cuda.get_device_name(device)}, torch {torch.__version__}")
     else:

@@ -7,6 +7,7 @@ from xdsl.passes import ModulePass
 
 # pass name -> (module under hir.passes, class)
 _PASSES: dict[str, tuple[str, str]] = {
+    "fusion-stream-overlap": ("stream_overlap", "StreamOverlapPass"),
     "fusion-decompose-resharding": ("decompose_resharding", "DecomposeReshardingPass"),
     "fusion-segment": ("fusion_segment", "FusionSegmentPass"),
     "convert-fusion-to-hir": ("convert_fusion_to_hir", "ConvertFusionToHirPass"),

@@ -111,6 +111,26 @@ def check_slice_semantics(
         )
 
 
+def check_chunk_semantics(op: fusion.FusionOp, result_axis: int | None, global_view: bool) -> None:
+    """
+    A chunk of a result axis that maps to no operand axis passes the operands whole, which is
+    right only if the axis is made independently of its index (a new axis of `fusion.broadcast`,
+    a `fusion.full`), not if each element reads the whole operand (`fusion.softmax`'s axis, a
+    sliced axis of `fusion.slice`). Told apart as for single slices: `op` on one slice (values of
+    a throwaway block) must compute that slice. A mapped axis is chunked in its operands too.
+    """
+    if result_axis is None or op.axis_map()[result_axis]:
+        return
+    no_axes: list[int | None] = [None] * len(op.operands)
+    values = Block(arg_types=[sliced_tensor_type(o.type, None, None, global_view) for o in op.operands])
+    probe = type(op).create(
+        operands=list(values.args),
+        result_types=[sliced_tensor_type(op.results[0].type, result_axis, None, global_view)],
+        properties=op.properties_without_axes(no_axes, result_axis),
+    )
+    check_slice_semantics(op, probe, no_axes, result_axis)
+
+
 @dataclass
 class FunctionConverter:
     """Builds the hir body of one fusion-level function."""
@@ -126,6 +146,12 @@ class FunctionConverter:
     _num_streams: SSAValue | None = None
 
     def convert(self) -> func.FuncOp:
+        signature = self.source.function_type
+        for kind, types in (("argument", signature.inputs.data), ("result", signature.outputs.data)):
+            for k, t in enumerate(types):
+                if not isinstance(t, TensorType):
+                    message = f"{kind} #{k} has type {t}: a fusion-level function takes and returns tensors"
+                    raise PassFailedException(located(self.source, message))
         src_block = self.source.body.block
         self.block = Block(arg_types=[buffer_type(t) for t in self.source.function_type.inputs.data])
         for old, new in zip(src_block.args, self.block.args):
@@ -295,7 +321,7 @@ class FunctionConverter:
             value = unit.yield_op.values[unit.results.index(value)]
         op = value.owner
         assert isinstance(op, fusion.FusionOp)
-        for operand_index, operand_axis in op.axis_map()[axis]:
+        for operand_index, operand_axis in op.extent_map()[axis]:
             operand = op.operands[operand_index]
             assert isinstance(operand.type, TensorType)
             if operand.type.get_shape()[operand_axis] == 1:
@@ -381,6 +407,8 @@ class FunctionConverter:
         )
         if chunks is None:
             check_slice_semantics(op, clone, operand_axes, result_axis)
+        else:
+            check_chunk_semantics(op, result_axis, global_view)
         clone.results[0].name_hint = op.results[0].name_hint
         return clone
 

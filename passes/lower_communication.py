@@ -226,25 +226,19 @@ class LowerCommunicationPass(ModulePass):
     comm_priority: str = "normal"
     """`high`: the comm streams the backend adds are high-priority pool streams."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.comm_priority not in COMM_PRIORITIES:
-            raise PassFailedException(
-                f"hir-lower-communication: comm-priority must be one of {', '.join(COMM_PRIORITIES)}, "
-                f"got '{self.comm_priority}'"
-            )
-        streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
         if self.chunks < 0:
-            raise PassFailedException(
-                f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
-            )
+            raise ValueError(f"chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}")
         if self.backend not in BACKENDS:
-            raise PassFailedException(
-                f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
-            )
+            raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
         if self.release not in RELEASES:
-            raise PassFailedException(
-                f"hir-lower-communication: release must be one of {', '.join(RELEASES)}, got '{self.release}'"
-            )
+            raise ValueError(f"release must be one of {', '.join(RELEASES)}, got '{self.release}'")
+        if self.comm_priority not in COMM_PRIORITIES:
+            raise ValueError(f"comm-priority must be one of {', '.join(COMM_PRIORITIES)}, got '{self.comm_priority}'")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:

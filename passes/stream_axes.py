@@ -67,6 +67,7 @@ def iteration_of(unit: Operation) -> Iteration | None:
     layouts = [(r, layout_of(r.type)) for r in unit.results]
     streamed = [(r, lay) for r, lay in layouts if lay.stream_axis is not None]
     if not streamed:
+        _check_no_inner_stream_axis(unit)
         return None
     if len(streamed) != len(layouts):
         plain = next(r for r, lay in layouts if lay.stream_axis is None)
@@ -87,6 +88,26 @@ def iteration_of(unit: Operation) -> Iteration | None:
             located(unit, "results are stream-parallel over different iteration spaces (two stream axes)")
         )
     return iterations.pop()
+
+
+def _check_no_inner_stream_axis(unit: Operation) -> None:
+    """
+    A unit run whole (no stream loop) computes no stream-parallel value that its results depend
+    on: that stream axis would be dropped. (A segment without results only holds dead values.)
+    """
+    if not unit.results:
+        return
+    for op in unit_ops(unit):
+        axis = layout_of(op.results[0].type).stream_axis
+        if axis is not None:
+            raise PassFailedException(
+                located(
+                    op,
+                    f"{_name(op.results[0])} is stream-parallel on axis {axis}, but no result of its "
+                    "segment is, so no stream loop runs the segment: make the results stream-parallel "
+                    "or move the op out of the segment",
+                )
+            )
 
 
 def propagate_axes(unit: Operation) -> dict[SSAValue, int]:

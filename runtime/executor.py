@@ -7,7 +7,7 @@ against the function's types first; errors name the function's source location.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -19,13 +19,16 @@ from xdsl.ir import Attribute
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
 from hir.dialects.functions import fusion_types, is_hir_function
+from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.shape_rules import fmt
+from hir.dialects.shaped_types import check_signature
+from hir.runtime import cuda_graph as cuda_graph_mode
 from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, profiler_active
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
-from hir.runtime.memory import overlaps
+from hir.runtime.memory import overlaps, overlaps_itself
 from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import Streams
@@ -47,6 +50,8 @@ class Program:
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
     race_check: bool = False
     """Compiled to check every run for races between streams (runtime/race_check.py)."""
+    graphs: dict[cuda_graph_mode.Signature, cuda_graph_mode.CapturedRun] = field(default_factory=dict, repr=False)
+    """The CUDA graphs captured so far (`cuda_graph=True`), per input signature."""
 
     @cached_property
     def profiled_body(self) -> CompiledBlock:
@@ -78,6 +83,26 @@ class Program:
         """The meshes the program communicates over (each needs a process group)."""
         return sorted({op.mesh_ids for op in self.func.walk() if isinstance(op, hir.CommunicationOp)})
 
+    @cached_property
+    def device_ids(self) -> tuple[int, ...]:
+        """
+        The devices a lowered program runs on: those of its ops' meshes and of the meshes its
+        global input and output types are sharded over. Empty for a single-device program and for
+        a fusion-level one (the reference runs whole on one device).
+        """
+        if not self.is_hir:
+            return ()
+        ids = {d for op in self.func.walk() if isinstance(op, hir.MeshOp) for d in op.mesh_ids}
+        for t in (*self.global_input_types, *self.global_output_types):
+            if isinstance(t, TensorType):
+                ids.update(layout_of(t).mesh)
+        return tuple(sorted(ids))
+
+    @property
+    def processes(self) -> int:
+        """How many processes (one per device, device id == rank) a run needs: 1 on a single device."""
+        return max(self.device_ids, default=0) + 1
+
     @property
     def global_output_types(self) -> list[Attribute]:
         """The unsharded (fusion-level) output types, recorded as result attributes by the lowering."""
@@ -97,23 +122,67 @@ class Program:
         outputs: Sequence[torch.Tensor | None] | None = None,
         communicator: Communicator | None = None,
         streams: Streams | None = None,
+        cuda_graph: bool = False,
         memory_stats: MemoryStats | None = None,
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
         `num_streams` worker streams, writing into the preallocated `outputs` where given.
         `communicator` connects the devices of a multi-device run; `streams` replaces the
-        device's streams (with a wrapper that records or checks the stream calls);
-        `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py).
+        device's streams (with a wrapper that records or checks the stream calls). With
+        `cuda_graph`, the first call per input signature warms up and captures a CUDA graph, and
+        every call replays it (runtime/cuda_graph.py; results are then the graph's static output
+        buffers, overwritten by the next replay, unless `outputs` are given).
+        `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py);
+        a plain run's only, since a replay allocates nothing.
         """
+        # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
-        self._check_inputs(inputs, on)
-        outputs = self._check_outputs(outputs, inputs, on)
-        if num_streams < 1:
-            raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
+        self.check_inputs(inputs, on)
+        checked_outputs = self._check_outputs(outputs, inputs, on)
+        if not isinstance(num_streams, int) or num_streams < 1:
+            raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
+        self._check_devices(communicator)
+        if cuda_graph and memory_stats is not None:
+            raise LocatedError(
+                self.func,
+                "memory_stats counts the hir.allocate buffers of a plain run, and a CUDA graph replay allocates "
+                "nothing: run without cuda_graph to measure them",
+            )
+        if not cuda_graph:
+            return self._run_once(
+                inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check, memory_stats
+            )[0]
+        key = cuda_graph_mode.signature(inputs, on, num_streams, communicator)
+        captured = self.graphs.get(key)
+        if captured is None:
+            cuda_graph_mode.capture_refusal(self.func, on, communicator)
+
+            def run_once(ins: list[Any], outs: list[torch.Tensor | None], warm_up: bool) -> tuple[list, list]:
+                # The warm-up is a plain run (race-checked if the program is, with the caller's
+                # `streams`); the capture uses the device's own streams, which start from the
+                # capturing stream.
+                given = streams if warm_up else None
+                return self._run_once(ins, outs, on, num_streams, communicator, given, warm_up and self.race_check)
+
+            captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on)
+        return captured.replay(inputs, checked_outputs)
+
+    def _run_once(
+        self,
+        inputs: Sequence[Any],
+        outputs: list[torch.Tensor | None],
+        on: torch.device,
+        num_streams: int,
+        communicator: Communicator | None,
+        streams: Streams | None,
+        race_check: bool,
+        memory_stats: MemoryStats | None = None,
+    ) -> tuple[list[Any], list[Any]]:
+        """One run of the steps on checked inputs: the results, and every value the run's frame held."""
         if streams is None:
             streams = streams_for(on)
-        checker = RaceChecker(streams, self.func, num_streams, communicator) if self.race_check else None
+        checker = RaceChecker(streams, self.func, num_streams, communicator) if race_check else None
         frame = Frame(
             env=[UNSET] * len(self.slots),
             device=on,
@@ -147,18 +216,23 @@ class Program:
         results = [frame.env[s] for s in self.result_slots]
         if checker is not None:
             checker.finish(results)
-        for k, out in enumerate(outputs):
-            if out is not None and results[k] is not out:
-                out.copy_(results[k])
-                results[k] = out
+        self._copy_into_outputs(results, outputs)
         if not self.is_hir:
             _own_results(results, outputs, inputs)
-        return results
+        return results, frame.env
 
     # -- checks ----------------------------------------------------------------------------------
 
-    def _check_inputs(self, inputs: Sequence[Any], device: torch.device) -> None:
-        types = self.input_types
+    def check_inputs(
+        self, inputs: Sequence[Any], device: torch.device | None = None, global_types: bool = False
+    ) -> None:
+        """
+        Count, types, shapes, dtypes and (given `device`) devices of the inputs; with
+        `global_types`, against the unsharded types of a lowered program (before sharding).
+        """
+        types = self.global_input_types if global_types else self.input_types
+        if not isinstance(inputs, Sequence):
+            raise LocatedError(self.func, f"the inputs must be a list, got {type(inputs).__name__}")
         if len(inputs) != len(types):
             raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
         for i, (value, t) in enumerate(zip(inputs, types)):
@@ -178,17 +252,67 @@ class Program:
             if out is None:
                 continue
             _check_value(self.func, f"preallocated output #{k}", out, t, device)
+            if overlaps_itself(out):
+                raise LocatedError(
+                    self.func,
+                    f"preallocated output #{k} overlaps itself (an expanded or as_strided view whose "
+                    "elements share memory): pass a tensor whose elements are distinct",
+                )
             for i, value in enumerate(inputs):
                 if isinstance(value, torch.Tensor) and overlaps(out, value):
                     raise LocatedError(
                         self.func, f"inputs cannot be aliased: preallocated output #{k} overlaps input #{i}"
                     )
+            for j in range(k):
+                if outputs[j] is not None and overlaps(out, outputs[j]):
+                    message = f"preallocated outputs #{j} and #{k} overlap: each needs memory of its own"
+                    raise LocatedError(self.func, message)
         return list(outputs)
+
+    def _check_devices(self, communicator: Communicator | None) -> None:
+        """A program that communicates has a communicator, whose job has every device of its meshes."""
+        if communicator is None:
+            for op in self.func.walk():
+                if isinstance(op, hir.CommunicationOp):
+                    raise LocatedError(
+                        op,
+                        f"needs the devices of mesh {list(op.mesh_ids)}: run the program with one process per "
+                        "device (hir-run under torchrun, or execute(..., communicator=...))",
+                    )
+            return
+        world_size = getattr(communicator, "world_size", None)
+        if world_size is not None and self.processes > world_size:
+            raise LocatedError(
+                self.func,
+                f"runs on devices {list(self.device_ids)}, which needs {self.processes} processes, "
+                f"but the job has {world_size}",
+            )
+
+    def _copy_into_outputs(self, results: list[Any], outputs: Sequence[torch.Tensor | None]) -> None:
+        """Preallocated outputs the program did not write in place get their result (all shapes checked first)."""
+        pending = [(k, out) for k, out in enumerate(outputs) if out is not None and results[k] is not out]
+        for k, out in pending:
+            if not isinstance(results[k], torch.Tensor) or results[k].shape != out.shape:
+                got = tuple(results[k].shape) if isinstance(results[k], torch.Tensor) else type(results[k]).__name__
+                raise LocatedError(
+                    self.return_op,
+                    f"result #{k} has shape {got}, but preallocated output #{k} has shape {tuple(out.shape)}",
+                )
+        for k, out in pending:
+            out.copy_(results[k])
+            results[k] = out
+
+    @property
+    def return_op(self) -> func.ReturnOp:
+        terminator = self.func.body.block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        return terminator
 
 
 def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
+    check_signature(function)  # a module built in Python may not have been verified
     compilation = _compile_context(race_check)
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
@@ -228,9 +352,9 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
+def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device | None) -> None:
     if isinstance(t, IndexType | IntegerType):
-        if not isinstance(value, int):
+        if not isinstance(value, int) or isinstance(value, bool):
             raise LocatedError(where, f"{what} must be an integer ({t}), got {type(value).__name__}")
         return
     if not isinstance(t, TensorType | MemRefType):
@@ -243,6 +367,8 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
     dtype = shaped_dtype(t)
     if value.dtype != dtype:
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
+    if device is None:
+        return
     if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
         raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 import hir
 from hir.dialects import fusion
@@ -247,12 +246,19 @@ def test_named_policies() -> None:
     assert shape_of_body(default) == [["exp", "neg"], "add", ["relu", "exp", "tanh"], "func.return"]
     everything = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=resharding-only}")
     assert shape_of_body(everything) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
-    assert set(POLICIES) == {"standalone-host-ops", "resharding-only"}
+    contractions = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=contractions-standalone}")
+    assert shape_of_body(contractions) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
+    assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone"}
 
 
 def test_unknown_policy() -> None:
-    with pytest.raises(PassFailedException, match="standalone-host-ops, resharding-only"):
-        FusionSegmentPass(policy="greedy").apply(hir.make_context(), hir.parse(CHAIN))
+    """Refused when the pass is built, so that a pipeline with it fails before reading any input."""
+    with pytest.raises(
+        ValueError, match="unknown policy 'greedy', expected one of: standalone-host-ops, resharding-only"
+    ):
+        FusionSegmentPass(policy="greedy")
+    with pytest.raises(hir.PipelineError, match="invalid options for pass 'fusion-segment': unknown policy 'greedy'"):
+        hir.parse_pipeline("fusion-segment{policy=greedy}")
 
 
 def test_deterministic_across_parses() -> None:

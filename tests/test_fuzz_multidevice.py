@@ -32,7 +32,6 @@ from fuzz.values import (
     BROADCAST,
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
-    PARTIAL_SUM,
     REDUCE_SCATTER,
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
@@ -97,10 +96,7 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
     program = draw(multidevice_programs(world_size))
     options = []
-    # Known bugs (docs/testing.md) of some options for some programs: 6, resharding-only merges a
-    # sum over the didx axis into a segment.
-    policies = POLICIES[:1] if PARTIAL_SUM in program.facts else POLICIES
-    if (policy := draw(st.sampled_from(policies))) != POLICIES[0]:
+    if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
     if draw(st.booleans()):
         options.append("backend=copy-engine")

@@ -172,6 +172,23 @@ def test_hir_run_memory_stats_needs_a_hir_program(tmp_path: Path, capsys: pytest
     )
 
 
+def test_memory_stats_refuse_cuda_graph_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A replay allocates nothing, so there would be no bytes to count: refused before anything runs.
+    path = tmp_path / "chain.mlir"
+    path.write_text(chain_module(2))
+    code, _, err = hir_run(capsys, path, "--check", "--memory-stats", "--cuda-graph", "--device", "cpu")
+    assert code == 1
+    assert err == (
+        "hir-run: error: --memory-stats counts the hir.allocate buffers of a plain run, and a CUDA graph "
+        "replay allocates nothing: leave out --cuda-graph to measure them\n"
+    )
+    from hir.runtime.memory_stats import MemoryStats
+
+    program = hir.compile_program(hir.run_pipeline(hir.parse(chain_module(2)), "stream-lowering"))
+    inputs = [torch.randn(t.get_shape()) for t in program.input_types]
+    with pytest.raises(LocatedError, match="a CUDA graph replay allocates nothing"):
+        program(inputs, device="cpu", cuda_graph=True, memory_stats=MemoryStats())
+
 def test_memory_stats_count_deallocate_and_reallocation() -> None:
     module = hir.parse("""
 func.func @main(%x: memref<4xf32>) -> memref<4xf32> {

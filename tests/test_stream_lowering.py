@@ -114,6 +114,14 @@ LIT_LOOPS = {
     ("convert_units.mlir", "no_stream"): 0,
     ("convert_units.mlir", "segments"): 2,
     ("convert_dynamic.mlir", "add_mul"): 2,
+    ("model_ops.mlir", "reshape_kept"): 2,
+    ("model_ops.mlir", "slice_kept"): 2,
+    ("model_ops.mlir", "concat_off_dim"): 2,
+    ("model_ops.mlir", "layer_norm_rows"): 2,
+    ("model_ops.mlir", "rms_norm_chunks"): 2,
+    ("model_ops.mlir", "mean_rows"): 2,
+    ("model_ops.mlir", "masked_softmax"): 2,
+    ("model_ops.mlir", "softmax_dynamic"): 2,
 }
 
 

@@ -29,7 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import HirEffects, memref_strides
+from hir.dialects.hir.base import HirEffects, constant_index, memref_strides, verify_buffer_types
 
 
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
@@ -73,6 +73,7 @@ class AllocateOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, MemRefType)
+        verify_buffer_types([self.result], "result")
         if not isinstance(t.layout, NoneAttr):
             raise VerifyException(f"hir.allocate makes contiguous buffers; drop the layout of {t}")
         num_dynamic = sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
@@ -144,9 +145,15 @@ class AliasSelectOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         rank = len(base.get_shape())
         if not 0 <= self.axis_value < rank:
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {rank}")
+        extent = base.get_shape()[self.axis_value]
+        index = constant_index(self.index)
+        if index is not None and not (0 <= index and (extent == DYNAMIC_INDEX or index < extent)):
+            raise VerifyException(f"index {index} is out of range for axis {self.axis_value} of extent {extent}")
         expected = select_result_type(base, self.axis_value)
         if self.result.type != expected:
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")
@@ -207,6 +214,8 @@ class AliasChunkOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         shape = base.get_shape()
         if not 0 <= self.axis_value < len(shape):
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")
@@ -217,6 +226,9 @@ class AliasChunkOp(IRDLOperation):
             raise VerifyException(
                 f"{self.chunks_value} chunks do not divide the extent {extent} of axis {self.axis_value}"
             )
+        index = constant_index(self.index)
+        if index is not None and not 0 <= index < self.chunks_value:
+            raise VerifyException(f"chunk index {index} is out of range for {self.chunks_value} chunks")
         expected = chunk_result_type(base, self.axis_value, self.chunks_value)
         if self.result.type != expected:
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")

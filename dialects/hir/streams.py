@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import IndexType, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import EffectInstance, Pure
+from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.hir.base import (
     READS_CURRENT_STREAM,
@@ -15,6 +16,7 @@ from hir.dialects.hir.base import (
     CurrentStream,
     HirEffects,
     StreamType,
+    constant_index,
     write,
 )
 
@@ -50,6 +52,9 @@ class StreamOp(IRDLOperation):
     from the normal one), whose work the GPU schedules first when both have work ready: for
     communication that would otherwise queue behind compute.
 
+    Verifies:
+        A constant `index` is >= 0.
+
     Example:
         %s = hir.stream %k
         %comm = hir.stream %n high_priority
@@ -67,6 +72,10 @@ class StreamOp(IRDLOperation):
     def __init__(self, index: SSAValue, high_priority: bool = False):
         props: dict[str, Attribute] = {"high_priority": UnitAttr()} if high_priority else {}
         super().__init__(operands=[index], result_types=[StreamType()], properties=props)
+
+    def verify_(self) -> None:
+        if (number := constant_index(self.index)) is not None and number < 0:
+            raise VerifyException(f"the stream number must be >= 0, got {number}")
 
 
 @irdl_op_definition

@@ -62,8 +62,6 @@ from .values import (
 
 MESH_OP_CHOICES = (*OP_CHOICES, "set", "set", "sum", "sum", "matmul", "matmul")
 """More reshardings, partial sums and contractions than on one device."""
-NO_COLLECTIVES = frozenset({"i16"})
-"""Element types that neither gloo nor NCCL communicate (bug 9: a located run-time error)."""
 
 
 def placed(v: Value) -> Placed:
@@ -277,9 +275,8 @@ def multidevice_programs(draw: st.DrawFn, world_size: int = 2, max_ops: int = MA
     builder = MeshBuilder(
         draw,
         extent_pool(draw, always=[size]),
-        input_element_type(draw, NO_COLLECTIVES),
+        input_element_type(draw),
         MeshPlacer(mesh, smaller),
-        excluded=NO_COLLECTIVES,
     )
     for _ in range(draw(st.integers(1, 2))):
         if builder.inputs and draw(st.booleans()):

@@ -19,5 +19,5 @@
 // CHECK-DAG: --stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
 // CHECK-DAG: chunks: int = 0; release: str = auto; comm-priority:
 // CHECK-DAG: --hir-ring-intermediates
-// CHECK-DAG: join: str = caller.
+// CHECK-DAG: Options: join: str =
 // CHECK-DAG: intermediates: str = ring; comm-priority: str =

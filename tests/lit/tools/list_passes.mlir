@@ -6,6 +6,9 @@
 // CHECK-NEXT:   canonicalize {{ +}}Applies all canonicalization patterns.
 // CHECK-NEXT:   cse {{ +}}Eliminates common subexpressions.
 // CHECK-NEXT:   dce {{ +}}Erases operations
+// CHECK:        fusion-stream-overlap {{ +}}Decides whether stream axes are pipelined: as written, never, or as the cost model says.
+// CHECK-NEXT:       overlap: str = always
+// CHECK-NEXT:       backend: str = nccl
 // CHECK:        fusion-segment {{ +}}Groups fusion ops into segments (kernels).
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
@@ -24,4 +27,5 @@
 // CHECK-NEXT:       intermediates: str = ring
 // CHECK-NEXT:       comm-priority: str = normal
 // CHECK-NEXT:       join: str = caller
-// CHECK-NEXT:       stages: fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse
+// CHECK-NEXT:       overlap: str = always
+// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse

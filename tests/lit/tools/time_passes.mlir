@@ -3,6 +3,7 @@
 // RUN: hir-opt %s -p cse --stream-lowering --dce --time-passes | filecheck %s
 
 // CHECK:      Pass cse took {{[0-9.e-]+}} seconds
+// CHECK-NEXT: Pass fusion-stream-overlap took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass fusion-decompose-resharding took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass fusion-segment took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass convert-fusion-to-hir took {{[0-9.e-]+}} seconds

@@ -18,6 +18,6 @@
 // REDUCE-NOT:    high_priority
 // NORMAL:        %comm = hir.stream %num_streams{{$}}
 // NORMAL-NOT:    high_priority
-// BAD: hir-lower-communication: comm-priority must be one of normal, high, got 'max'
+// BAD: hir-opt: error: invalid options for pass 'stream-lowering': comm-priority must be one of normal, high, got 'max'
 // BAD-NOT: Traceback
 // INTERMEDIATES: invalid options for pass 'stream-lowering': intermediates must be one of ring, whole, got 'some'

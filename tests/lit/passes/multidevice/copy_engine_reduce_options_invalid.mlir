@@ -12,7 +12,7 @@
 // SEGMENT: copy_engine_reduce_options_invalid.mlir:27:3: error: 'hir.launch' op the copy-engine reduce-scatter splits the partial's producer by destination, but its producer is not one launch of a single fusion op (a segment of several ops); lower it with backend=nccl
 // SEGMENT-NOT: Traceback
 // an unknown release is named with the known ones.
-// RELEASE: hir-lower-communication: release must be one of auto, end, start, got 'never'
+// RELEASE: hir-opt: error: invalid options for pass 'stream-lowering': release must be one of auto, end, start, got 'never'
 // RELEASE-NOT: Traceback
 // With the default pieces and segments the same module lowers (the tanh is its own launch, split by destination).
 // OK: hir.barrier

@@ -1,0 +1,134 @@
+"""
+`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine}`: whether a fusion
+function's stream axes are pipelined at all.
+
+- `always` (the default) leaves the function as written: every stream axis becomes a host loop over
+  streams.
+- `never` makes every stream axis serial (`stream` and `stream(N)` become `serial`), so the
+  function is lowered to whole collectives and whole launches on the caller's stream: for the
+  all-gather + GEMM, one all-gather then one GEMM.
+- `auto` asks the cost model (passes/overlap_cost.py) whether a function that communicates gains
+  from overlapping its communication with its compute on this `backend`, and makes its stream
+  axes serial when it does not. Functions that do not communicate are left as written.
+
+The serial form must be lowerable: a gathered operand whose didx axis has a larger axis before it
+(the chunked form `A[S, didx, M/(S*D), K]`, S > 1) would need an all-gather along an inner axis,
+which the collectives do not take. `never` reports such a function; `auto` keeps its pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from hir.diagnostics import located
+from hir.dialects import fusion
+from hir.dialects.functions import is_fusion_function
+from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of
+from hir.passes.overlap_cost import estimate
+from hir.passes.sharding import is_partial_sum, resharded_operands
+
+OVERLAP_MODES = ("always", "auto", "never")
+BACKENDS = ("nccl", "copy-engine")
+
+
+def without_stream_axis(t: Attribute) -> Attribute:
+    """The tensor type with its stream axis serial (the encoding dropped when nothing else is left)."""
+    if not isinstance(t, TensorType) or not isinstance(enc := t.encoding, ParallelAttr) or enc.stream_axis is None:
+        return t
+    kinds = [SERIAL if k == STREAM else k for k in enc.axis_kinds]
+    if set(kinds) == {SERIAL} and not enc.mesh_ids:
+        return TensorType(t.element_type, t.get_shape())
+    return TensorType(t.element_type, t.get_shape(), ParallelAttr(kinds, None, enc.mesh_ids))
+
+
+def values_of(function: func.FuncOp) -> list[SSAValue]:
+    values: list[SSAValue] = list(function.body.block.args)
+    for op in function.body.walk():
+        values += op.results
+        for region in op.regions:
+            for block in region.blocks:
+                values += block.args
+    return values
+
+
+def has_stream_axis(function: func.FuncOp) -> bool:
+    return any(without_stream_axis(v.type) is not v.type for v in values_of(function))
+
+
+def serial_form_blocker(function: func.FuncOp) -> tuple[Operation, str] | None:
+    """An op whose serial form the lowering could not take, and why; None when there is none."""
+    for op in function.body.walk():
+        if not isinstance(op, fusion.FusionOp) or is_partial_sum(op):
+            continue  # a sum over the didx axis reduces whole buffers: an all-reduce or a reduce-scatter
+        for k in resharded_operands(op):
+            t = op.operands[k].type
+            assert isinstance(t, TensorType)
+            didx = layout_of(t).didx_axis
+            if didx is None:
+                continue
+            outer = [d for d in t.get_shape()[:didx] if d != 1]
+            if outer:
+                return op, (
+                    f"operand #{k} would be gathered whole along its didx axis {didx}, which has axes of extent "
+                    f"{', '.join(map(str, outer))} before it (collectives need the gathered axis outermost)"
+                )
+    return None
+
+
+def make_serial(function: func.FuncOp) -> None:
+    """Every stream axis of the function's values becomes serial, in place (ops and locations kept)."""
+    for value in values_of(function):
+        new = without_stream_axis(value.type)
+        if new is not value.type:
+            Rewriter.replace_value_with_new_type(value, new)
+    function.update_function_type()
+
+
+@dataclass(frozen=True)
+class StreamOverlapPass(ModulePass):
+    """
+    Decides whether stream axes are pipelined: as written, never, or as the cost model says.
+
+    `overlap=always` leaves them, `never` makes them serial, `auto` asks passes/overlap_cost.py
+    for functions that communicate over `backend`.
+    """
+
+    name = "fusion-stream-overlap"
+
+    overlap: str = "always"
+    backend: str = "nccl"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.overlap not in OVERLAP_MODES:
+            raise PassFailedException(
+                f"fusion-stream-overlap: overlap must be one of {', '.join(OVERLAP_MODES)}, got '{self.overlap}'"
+            )
+        if self.backend not in BACKENDS:
+            raise PassFailedException(
+                f"fusion-stream-overlap: unknown communication backend '{self.backend}', "
+                f"expected one of {', '.join(BACKENDS)}"
+            )
+        if self.overlap == "always":
+            return
+        for function in [f for f in op.walk() if is_fusion_function(f)]:
+            assert isinstance(function, func.FuncOp)
+            if not has_stream_axis(function):
+                continue
+            if self.overlap == "auto":
+                prediction = estimate(function, self.backend)
+                if prediction is None or prediction.overlap:
+                    continue
+            if (blocker := serial_form_blocker(function)) is not None:
+                if self.overlap == "auto":
+                    continue  # the pipeline is the only form the lowering takes
+                where, why = blocker
+                raise PassFailedException(located(where, f"overlap=never: cannot make the stream axes serial: {why}"))
+            make_serial(function)

@@ -1,0 +1,144 @@
+"""
+CUDA-graph mode of a compiled program (`program(inputs, cuda_graph=True)`, `hir-run --cuda-graph`).
+
+A run of a lowered program enqueues its kernels, copies and stream switches one hir op at a time,
+several microseconds of host time each; a captured CUDA graph replays all of it with one launch.
+Per input signature (shapes, dtypes and device of the tensors, the integer inputs, the number of
+streams, the communicator) the program is:
+
+1. checked for what cannot be captured (`capture_refusal`): a CPU run, a fusion-level function,
+   collectives over a transport that runs on the host (gloo);
+2. run once outside capture, on static copies of the inputs: the warm-up, which allocates and
+   exchanges the symmetric buffers (a collective rendezvous, host-side), maps the peers' buffers
+   and lets torch create its lazily made handles;
+3. captured, on the same static inputs, into a `torch.cuda.CUDAGraph`: the worker and comm streams
+   join the capture through the program's own fork edges (`hir.synchronize` is an event record +
+   wait), and leave it through its joins; barriers and peer copies become graph nodes;
+4. replayed on the caller's current stream: each input is copied into its static buffer unless the
+   caller passed that buffer itself, and each output is copied into the caller's preallocated
+   output, if any, else the static output buffer is returned (overwritten by the next replay).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from xdsl.dialects import func
+
+from hir.diagnostics import LocatedError
+from hir.dialects import hir
+from hir.dialects.functions import is_hir_function
+from hir.runtime.communicator import Communicator
+
+Signature = tuple[Any, ...]
+RunOnce = Callable[[list[Any], list[torch.Tensor | None], bool], tuple[list[Any], list[Any]]]
+"""Runs the program once: (inputs, outputs, warm_up) -> (results, every value of the run's frame)."""
+
+
+def signature(inputs: Sequence[Any], device: torch.device, num_streams: int, communicator: object) -> Signature:
+    """What a captured graph is specific to: a new signature is captured anew."""
+    key: list[Any] = [device, num_streams, id(communicator)]
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            key.append((tuple(value.shape), value.dtype, value.device))
+        else:
+            key.append(value)  # an integer input fixes loop bounds and sizes, as a shape does
+    return tuple(key)
+
+
+def capture_refusal(function: func.FuncOp, device: torch.device, communicator: Communicator | None) -> None:
+    """Raises a located error when the program cannot be captured; returns when it can."""
+    if not is_hir_function(function):
+        raise LocatedError(
+            function,
+            "cannot be captured in a CUDA graph: it is a fusion-level function (the reference, which allocates "
+            "its results eagerly); lower it first (-p stream-lowering)",
+        )
+    for op in function.walk():
+        if not isinstance(op, hir.CommunicationOp | hir.BarrierOp | hir.PeerViewOp) or communicator is None:
+            continue  # without a communicator the warm-up run reports the missing devices
+        refusal = getattr(communicator, "capture_refusal", None)
+        reason = (
+            f"the communicator ({type(communicator).__name__}) does not say whether its transfers can be "
+            "(it has no capture_refusal method)"
+            if refusal is None
+            else refusal(op.mesh_ids)
+        )
+        if reason is not None:
+            raise LocatedError(op, f"cannot be captured in a CUDA graph: {reason}")
+    if device.type != "cuda":
+        raise LocatedError(
+            function, f"cannot be captured in a CUDA graph: the program runs on {device}, CUDA graphs need a GPU"
+        )
+
+
+@dataclass
+class CapturedRun:
+    """One input signature's graph, its static input and output buffers, and what they use."""
+
+    graph: torch.cuda.CUDAGraph
+    static_inputs: list[Any]
+    static_outputs: list[Any]
+    keep_alive: list[Any] = field(repr=False, default_factory=list)
+    """Every buffer of the captured run (symmetric buffers, peer views): the graph holds their addresses."""
+    replays: int = 0
+
+    def replay(self, inputs: Sequence[Any], outputs: Sequence[torch.Tensor | None]) -> list[Any]:
+        for static, given in zip(self.static_inputs, inputs):
+            if isinstance(static, torch.Tensor) and given is not static:
+                static.copy_(given)
+        self.graph.replay()
+        self.replays += 1
+        results = list(self.static_outputs)
+        for k, out in enumerate(outputs):
+            if out is not None and out is not results[k]:
+                out.copy_(results[k])
+                results[k] = out
+        return results
+
+
+def static_copy(value: Any) -> Any:
+    """The graph's own buffer for an input: the caller's tensor may be freed or reused between calls."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    return value.clone(memory_format=torch.contiguous_format)
+
+
+def capture(
+    function: func.FuncOp,
+    run_once: RunOnce,
+    inputs: Sequence[Any],
+    device: torch.device,
+) -> CapturedRun:
+    """Warm-up run outside capture, then the capture; errors name the op that could not be captured."""
+    static_inputs = [static_copy(v) for v in inputs]
+    none: list[torch.Tensor | None] = [None] * len(function.function_type.outputs.data)
+    run_once(static_inputs, none, True)  # allocates and exchanges symmetric buffers, maps peers
+    torch.cuda.synchronize(device)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        # thread_local: only this thread's calls must be capturable; NCCL's watchdog thread keeps
+        # polling its own events meanwhile, which the global mode would count against the capture.
+        with torch.cuda.device(device), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            outputs, frame_values = run_once(static_inputs, none, False)
+    except Exception as err:
+        # An op that failed under capture makes ending the capture fail too: report the op.
+        cause = next((e for e in _chain(err) if isinstance(e, LocatedError)), None)
+        if cause is not None:
+            raise LocatedError(cause.op, f"cannot be captured in a CUDA graph: {cause.message}") from err
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise LocatedError(function, f"cannot be captured in a CUDA graph: {first}") from err
+    return CapturedRun(graph, static_inputs, outputs, keep_alive=frame_values)
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """The error and those it was raised during or from, innermost last."""
+    seen: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen

@@ -1,0 +1,19 @@
+// RUN: not hir-opt %S/../../../../examples/ag_matmul.mlir -p 'fusion-stream-overlap{overlap=never}' 2>&1 | filecheck %s
+// RUN: hir-opt %S/../../../../examples/ag_matmul.mlir -p 'fusion-stream-overlap{overlap=auto}' | filecheck %s --check-prefix=AUTO
+// RUN: not hir-opt %S/../../../../examples/set_stream.mlir -p 'fusion-stream-overlap{overlap=sometimes}' 2>&1 | filecheck %s --check-prefix=MODE
+// RUN: not hir-opt %S/../../../../examples/set_stream.mlir -p 'stream-lowering{overlap=auto backend=ucx}' 2>&1 | filecheck %s --check-prefix=BACKEND
+
+// The chunked all-gather + GEMM (examples/ag_matmul.mlir, A[S=4, didx(2), ...]): its serial form
+// would gather A along axis 1, behind an axis of extent 4, which no collective takes. `never`
+// reports it at the op; `auto` keeps the pipeline, the only form the lowering takes.
+
+// CHECK: examples/ag_matmul.mlir:6:3: error: 'fusion.matmul' op overlap=never: cannot make the stream axes serial: operand #0 would be gathered whole along its didx axis 1, which has axes of extent 4 before it (collectives need the gathered axis outermost)
+// CHECK-NOT: Traceback
+
+// AUTO: -> tensor<4x2x64x128xf32, #fusion.parallel<[stream, serial, serial, serial]>>
+
+// MODE: fusion-stream-overlap: overlap must be one of always, auto, never, got 'sometimes'
+// MODE-NOT: Traceback
+
+// BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine
+// BACKEND-NOT: Traceback
