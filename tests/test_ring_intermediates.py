@@ -189,6 +189,7 @@ def test_memory_stats_refuse_cuda_graph_mode(tmp_path: Path, capsys: pytest.Capt
     with pytest.raises(LocatedError, match="a CUDA graph replay allocates nothing"):
         program(inputs, device="cpu", cuda_graph=True, memory_stats=MemoryStats())
 
+
 def test_memory_stats_count_deallocate_and_reallocation() -> None:
     module = hir.parse("""
 func.func @main(%x: memref<4xf32>) -> memref<4xf32> {
