@@ -23,6 +23,13 @@ max(GEMM, AG), x of torch-fused, and in brackets the relative L2 error against A
 `--profile DIR` writes a torch.profiler trace of one hir run to DIR/ag_gemm_trace.json and its
 timeline to DIR/ag_gemm_timeline.png (with matplotlib). benchmarks/run_all.py runs the published
 configurations.
+
+Schedule variants are pipeline options: `stream-lowering{backend=copy-engine comm-priority=high}:1`
+puts the copy-engine's comm stream at high priority, `stream-lowering{join=chain}:2:chunks=2`
+joins the worker streams into each other instead of into the caller's stream in every iteration,
+`intermediates=whole` allocates the gathered chunks whole instead of as a ring of one per stream.
+`--nccl-high-priority` gives the NCCL collectives (torch's internal streams) high priority, for
+the whole run: the baselines and every variant.
 """
 
 from __future__ import annotations
@@ -141,6 +148,25 @@ def build_program(text: str, pipeline: str) -> hir.Program:
     return hir.compile_program(module)
 
 
+def init_nccl(high_priority: bool) -> None:
+    """The process group of the job; `high_priority`: NCCL's internal streams at high priority."""
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    options = None
+    if high_priority:
+        options = dist.ProcessGroupNCCL.Options()
+        options.is_high_priority_stream = True
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank), pg_options=options)
+
+
+def add_nccl_priority_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--nccl-high-priority",
+        action="store_true",
+        help="run NCCL's collectives on high-priority streams (the process group's option), for every variant",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="16384x4096,32768x2048,16384x1024", help="MxN_per_rank list")
@@ -161,15 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="stream-lowering:2",
         help="comma list of PIPELINE:NUM_STREAMS[:chunks=S] for the hir programs",
     )
+    add_nccl_priority_flag(p)
     return p
 
 
 def main() -> None:
     args = build_parser().parse_args()
 
-    dist.init_process_group("nccl", device_id=torch.device("cuda", int(os.environ["LOCAL_RANK"])))
+    init_nccl(args.nccl_high_priority)
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     dtype, type_name = DTYPES[args.dtype]
     if hasattr(symm_mem, "enable_symm_mem_for_group"):
         symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
@@ -180,7 +206,7 @@ def main() -> None:
         rows.append((M, N, *measure(M, N, args, dtype, type_name, communicator, size_number)))
 
     if rank == 0:
-        print_table(rows, args.k, args.dtype, world)
+        print_table(rows, args.k, args.dtype, world, args.nccl_high_priority)
     dist.destroy_process_group()
 
 
@@ -291,8 +317,9 @@ def _chunked_shard(A_full: torch.Tensor, chunks: int, world: int, rank: int) -> 
     return A_full.view(chunks, world, M // (chunks * world), K)[:, rank : rank + 1].contiguous()
 
 
-def print_table(rows: list, K: int, dtype: str, world: int) -> None:
-    print(f"\nAG+GEMM, D={world}, K={K}, {dtype}; ms (max over ranks of per-rank median); rel. error in []")
+def print_table(rows: list, K: int, dtype: str, world: int, nccl_high_priority: bool = False) -> None:
+    nccl = "; NCCL streams at high priority" if nccl_high_priority else ""
+    print(f"\nAG+GEMM, D={world}, K={K}, {dtype}{nccl}; ms (max over ranks of per-rank median); rel. error in []")
     for M, N, results, errors in rows:
         bound = max(results["gemm"], results["allgather"])
         print(f"\nM={M} N/rank={N}: max(GEMM, AG) = {bound:.3f} ms")

@@ -23,13 +23,15 @@ targets met or missed by the default copy-engine variant and by the best hir var
 `--profile DIR` writes the timeline of one hir run (DIR/gemm_rs_timeline.png, with matplotlib).
 `--device cpu` runs the same code on CPU processes over gloo (f32, wall-clock times, no
 torch-fused): a check that the benchmark runs, not a measurement.
+Schedule variants are pipeline options (`stream-lowering{join=chain}:2:chunks=2`, `comm-priority`
+for a backend with a comm stream; ag_gemm.py's docstring lists them); `--nccl-high-priority`
+gives NCCL's collectives high-priority streams for the whole run.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +39,17 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
-from ag_gemm import DTYPES, build_program, max_over_ranks, profile_run, relative_error, run_program, timed
+from ag_gemm import (
+    DTYPES,
+    add_nccl_priority_flag,
+    build_program,
+    init_nccl,
+    max_over_ranks,
+    profile_run,
+    relative_error,
+    run_program,
+    timed,
+)
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
@@ -133,12 +145,13 @@ REPORT = Report(
 """The targets of GEMM + RS on 2x H200: x of torch's fused op, x of max(GEMM, RS)."""
 
 
-def setup(device: str) -> tuple[int, Communicator]:
-    """Process group (NCCL with symmetric memory on CUDA, gloo on CPU): the world size, the communicator."""
-    local_rank = int(os.environ["LOCAL_RANK"])
+def setup(device: str, nccl_high_priority: bool = False) -> tuple[int, Communicator]:
+    """
+    Process group (NCCL with symmetric memory on CUDA, its streams at high priority with
+    `nccl_high_priority`; gloo on CPU): the world size, the communicator.
+    """
     if device == "cuda":
-        torch.cuda.set_device(local_rank)
-        dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+        init_nccl(nccl_high_priority)
         if hasattr(symm_mem, "enable_symm_mem_for_group"):
             symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
     else:
@@ -238,8 +251,9 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
 
 def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int) -> None:
     """The table of each size, then the targets met or missed (see the module docstring)."""
+    nccl = "; NCCL streams at high priority" if args.nccl_high_priority else ""
     print(
-        f"\n{report.title}, D={world}, K={args.k}, {args.dtype}; ms (max over ranks of per-rank median); "
+        f"\n{report.title}, D={world}, K={args.k}, {args.dtype}{nccl}; ms (max over ranks of per-rank median); "
         "rel. error in []"
     )
     default = Variant.parse(report.default_variant).name
@@ -291,12 +305,15 @@ def add_common_arguments(p: argparse.ArgumentParser, variants: str) -> None:
     p.add_argument("--profile", help="trace one hir run into this dir (timeline PNG on rank 0)")
     p.add_argument("--profile-variant", type=int, default=2, help="which hir variant to trace (1-based)")
     p.add_argument("--profile-size", type=int, default=1, help="on which size (1-based)")
+    add_nccl_priority_flag(p)
 
 
 def run_sizes(args: argparse.Namespace, measure_size: Callable[..., tuple[dict, dict]]) -> tuple[list, int]:
     """Every size of `--sizes` measured, on every rank."""
     args.dtype = args.dtype or ("bf16" if args.device == "cuda" else "f32")
-    world, communicator = setup(args.device)
+    if args.nccl_high_priority and args.device != "cuda":
+        raise SystemExit("--nccl-high-priority needs --device cuda")
+    world, communicator = setup(args.device, args.nccl_high_priority)
     rows = []
     for number, size in enumerate(args.sizes.split(","), start=1):
         M, N = (int(x) for x in size.split("x"))

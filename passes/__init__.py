@@ -13,6 +13,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "convert-fusion-to-hir": ("convert_fusion_to_hir", "ConvertFusionToHirPass"),
     "hir-loop-fusion": ("hir_loop_fusion", "HirLoopFusionPass"),
     "hir-lower-communication": ("lower_communication", "LowerCommunicationPass"),
+    "hir-ring-intermediates": ("ring_intermediates", "RingIntermediatesPass"),
     "hir-expand-stream-loops": ("expand_stream_loops", "ExpandStreamLoopsPass"),
     "stream-lowering": ("stream_lowering", "StreamLoweringPass"),
 }

@@ -24,12 +24,32 @@ becomes
 With `peel_first` and constant bounds, the first iteration of the main loop is emitted as
 straight-line code between the two loops, and the main loop starts one step later.
 
+`join=chain` joins the workers into each other instead of into `%main` in every iteration:
+the main loop ends with `work`, and after it
+
+    hir.for %j = %c1 to %n step %c1 {           // pool stream j waits for pool stream j - 1
+      %prev = arith.subi %j, %c1 : index
+      %sj = hir.stream %j
+      %sp = hir.stream %prev
+      hir.set_current_stream %sj
+      hir.synchronize %sp
+    }
+    %last = arith.subi %n, %c1 : index
+    %sl = hir.stream %last
+    hir.set_current_stream %main                // %main waits for the end of the chain
+    hir.synchronize %sl
+
+so `%main` has waited for every worker (all streams `i mod n` are pool streams 0..n-1), with n
+waits after the loop instead of one per iteration, and two fewer host ops per iteration.
+
 Cost: linear in the module: the walker's sweeps (the last finds nothing to do) visit each op a
 constant number of times, and each loop's body is moved (not copied) into the main loop; the fork
-loop is a constant number of ops and a peeled iteration one copy of the body.
+loop and `join=chain`'s chain are a constant number of ops, a peeled iteration one copy of the body.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -64,17 +84,50 @@ def fork_loop(loop: hir.StreamForOp) -> hir.ForOp:
     return hir.ForOp(loop.lb, loop.ub, loop.step, body)
 
 
-def main_loop(loop: hir.StreamForOp) -> hir.ForOp:
+def main_loop(loop: hir.StreamForOp, join_caller: bool, rewriter: PatternRewriter) -> hir.ForOp:
     """The main loop; takes the work out of `loop`'s body."""
     body = loop_block(loop)
     stream = worker_prologue(loop, body)
     work = [op for op in loop.body.block.ops if not isinstance(op, hir.YieldOp)]
+    index = stream.owner.operands[0]  # type: ignore[union-attr]
+    work = [op for op in work if not reuses_stream_index(op, loop, index, rewriter)]
     loop.induction_var.replace_all_uses_with(body.args[0])
     loop.worker.replace_all_uses_with(stream)
     for op in work:
         op.detach()
-    body.add_ops([*work, hir.SetCurrentStreamOp(loop.main), hir.SynchronizeOp(stream)])
+    body.add_ops(work)
+    if join_caller:
+        body.add_ops([hir.SetCurrentStreamOp(loop.main), hir.SynchronizeOp(stream)])
     return hir.ForOp(loop.lb, loop.ub, loop.step, body)
+
+
+def reuses_stream_index(op: Operation, loop: hir.StreamForOp, index: SSAValue, rewriter: PatternRewriter) -> bool:
+    """
+    Whether `op` computes `i mod n` again (hir-ring-intermediates' slot), in which case its uses
+    take the worker's stream index and it is dropped (xDSL's cse leaves arith.remui alone).
+    """
+    if not isinstance(op, arith.RemUIOp) or op.lhs is not loop.induction_var or op.rhs is not loop.num_streams:
+        return False
+    rewriter.replace_all_uses_with(op.result, index)
+    rewriter.erase(op)
+    return True
+
+
+def chain_join(loop: hir.StreamForOp) -> list[Operation]:
+    """Pool streams 1..n-1 each wait for the one before, then `main` waits for the last (module docstring)."""
+    one = arith.ConstantOp.from_int_and_width(1, IndexType())
+    body = Block(arg_types=[IndexType()])
+    j = body.args[0]
+    j.name_hint = "j"
+    prev = arith.SubiOp(j, one.result)
+    later, earlier = hir.StreamOp(j), hir.StreamOp(prev.result)
+    prev.result.name_hint, later.result.name_hint, earlier.result.name_hint = "prev", "s_j", "s_prev"
+    body.add_ops([prev, later, earlier, hir.SetCurrentStreamOp(later.result), hir.SynchronizeOp(earlier.result)])
+    chain = hir.ForOp(one.result, loop.num_streams, one.result, body)
+    last = arith.SubiOp(loop.num_streams, one.result)
+    last_stream = hir.StreamOp(last.result)
+    last.result.name_hint, last_stream.result.name_hint = "last", "s_last"
+    return [one, chain, last, last_stream, hir.SetCurrentStreamOp(loop.main), hir.SynchronizeOp(last_stream.result)]
 
 
 def constant_value(value: SSAValue) -> int | None:
@@ -99,20 +152,38 @@ def peel_first_iteration(loop: hir.ForOp) -> list[Operation]:
     return [*peeled, start]
 
 
+@dataclass
 class ExpandStreamFor(RewritePattern):
+    join_caller: bool
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.StreamForOp, rewriter: PatternRewriter) -> None:
-        fork, main = fork_loop(op), main_loop(op)
+        fork, main = fork_loop(op), main_loop(op, self.join_caller, rewriter)
         peeled = peel_first_iteration(main) if op.peel_first is not None else []
-        for new in (fork, main):
+        join = [] if self.join_caller else chain_join(op)
+        for new in (fork, main, *join):
             new.location = op.location
-        rewriter.replace(op, [fork, *peeled, main], [])
+        rewriter.replace(op, [fork, *peeled, main, *join], [])
 
 
+JOINS = ("caller", "chain")
+
+
+@dataclass(frozen=True)
 class ExpandStreamLoopsPass(ModulePass):
-    """Lowers every `hir.stream_for` to a fork loop and a main loop of explicit stream ops."""
+    """
+    Lowers every `hir.stream_for` to a fork loop and a main loop of explicit stream ops. `join`:
+    `caller` (the caller's stream waits for the worker at the end of every iteration) or `chain`
+    (after the loop, each pool stream waits for the one before and the caller's for the last).
+    """
 
     name = "hir-expand-stream-loops"
 
+    join: str = "caller"
+
+    def __post_init__(self) -> None:
+        if self.join not in JOINS:
+            raise ValueError(f"join must be one of {', '.join(JOINS)}, got '{self.join}'")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandStreamFor()).rewrite_module(op)
+        PatternRewriteWalker(ExpandStreamFor(self.join == "caller")).rewrite_module(op)

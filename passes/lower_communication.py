@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -199,6 +199,7 @@ class LowerReshardingLaunch(RewritePattern):
 
 
 BACKENDS = ("nccl", "copy-engine")
+COMM_PRIORITIES = ("normal", "high")
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,10 @@ class LowerCommunicationPass(ModulePass):
     """
     Resharding launches become collectives + hir.wait on the current stream. `backend`:
     `nccl` (collectives; the portable default) or `copy-engine`, which also turns loops over the
-    devices' shards into pushes into peers' symmetric memory (see `copy_engine`).
+    devices' shards into pushes into peers' symmetric memory (see `copy_engine`). `comm-priority`:
+    `normal` or `high`, which makes the comm streams the backend adds (`hir.stream`, as the
+    copy-engine's) high-priority streams; collectives run on torch's own streams, whose priority
+    is the process group's.
     """
 
     name = "hir-lower-communication"
@@ -219,6 +223,8 @@ class LowerCommunicationPass(ModulePass):
     """
     release: str = "auto"
     """copy-engine: where the barrier that frees the receive buffers goes: `end`, `start` or `auto`."""
+    comm_priority: str = "normal"
+    """`high`: the comm streams the backend adds are high-priority pool streams."""
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
@@ -228,8 +234,11 @@ class LowerCommunicationPass(ModulePass):
             raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
         if self.release not in RELEASES:
             raise ValueError(f"release must be one of {', '.join(RELEASES)}, got '{self.release}'")
+        if self.comm_priority not in COMM_PRIORITIES:
+            raise ValueError(f"comm-priority must be one of {', '.join(COMM_PRIORITIES)}, got '{self.comm_priority}'")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:
@@ -240,3 +249,9 @@ class LowerCommunicationPass(ModulePass):
         if self.backend == "copy-engine":
             for function in functions:
                 exchange_shards_over_copy_engine(function, self.chunks, self.release)
+        if self.comm_priority == "high":
+            # The compute streams are the loops' workers; every pool stream a backend adds (the
+            # all-gather's comm stream, the reduce-scatter's comm and reduction streams) is a comm stream.
+            for stream in op.walk():
+                if isinstance(stream, hir.StreamOp) and stream not in streams_before:
+                    stream.high_priority = UnitAttr()

@@ -15,7 +15,10 @@ from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
+from hir.passes.ring_intermediates import RingIntermediatesPass
 from hir.passes.stream_overlap import StreamOverlapPass
+
+INTERMEDIATES = ("ring", "whole")
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,11 @@ class StreamLoweringPass(ModulePass):
     """
     Lowers fusion IR to an executable hir program. Its stages are fusion-stream-overlap,
     fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
-    hir-lower-communication, hir-expand-stream-loops and cse; each is also a pass of its own.
-    `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides for `backend`),
-    `policy` fusion-segment's, `backend`, `chunks` and `release` hir-lower-communication's.
+    hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops and cse; each is also
+    a pass of its own. `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides
+    for `backend`), `policy` fusion-segment's, `backend`, `chunks`, `release` and `comm-priority`
+    hir-lower-communication's; `intermediates=whole` leaves out hir-ring-intermediates; `join` is
+    hir-expand-stream-loops' option.
     """
 
     name = "stream-lowering"
@@ -34,21 +39,30 @@ class StreamLoweringPass(ModulePass):
     backend: str = "nccl"
     chunks: int = 0
     release: str = "auto"
+    intermediates: str = "ring"
+    comm_priority: str = "normal"
+    join: str = "caller"
     overlap: str = "always"
 
     def __post_init__(self) -> None:
+        if self.intermediates not in INTERMEDIATES:
+            raise ValueError(f"intermediates must be one of {', '.join(INTERMEDIATES)}, got '{self.intermediates}'")
         self.stages()  # the stages check their options when built: a bad one fails here, before any input is read
 
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
+        ring = (RingIntermediatesPass(),) if self.intermediates == "ring" else ()
         return (
             StreamOverlapPass(overlap=self.overlap, backend=self.backend),
             DecomposeReshardingPass(),
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend, chunks=self.chunks, release=self.release),
-            ExpandStreamLoopsPass(),
+            LowerCommunicationPass(
+                backend=self.backend, chunks=self.chunks, release=self.release, comm_priority=self.comm_priority
+            ),
+            *ring,  # after communication lowering: it checks the streams each access runs on
+            ExpandStreamLoopsPass(join=self.join),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )
 

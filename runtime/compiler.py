@@ -24,6 +24,7 @@ from xdsl.traits import IsTerminator
 
 from hir.diagnostics import LocatedError, location_of
 from hir.runtime.communicator import Communicator
+from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.streams import Streams
 
 
@@ -48,6 +49,8 @@ class Frame:
     """Allocate-result slot -> the caller's output buffer to use instead."""
     slots: dict[SSAValue, int] = field(default_factory=dict)
     """For error messages: which slot holds which value."""
+    memory_stats: MemoryStats | None = None
+    """Counts the bytes the run's `hir.allocate`s hold (`hir-run --memory-stats`)."""
 
 
 Step = Callable[[Frame], None]

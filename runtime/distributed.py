@@ -448,8 +448,13 @@ class Session:
             )
         raise LocatedError(program.func, message)
 
-    def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4, cuda_graph: bool = False) -> list[Any]:
-        """Runs a lowered program on this rank's shards and returns the global outputs (`cuda_graph`: replayed)."""
+    def run(
+        self, program: Program, inputs: Sequence[Any], num_streams: int = 4, cuda_graph: bool = False, **options: Any
+    ) -> list[Any]:
+        """
+        Runs a lowered program on this rank's shards and returns the global outputs (`cuda_graph`:
+        replayed); `options` are more of `Program.__call__`'s (`memory_stats`).
+        """
         self.check_job(program)
         if self.communicator is not None and program.is_hir:
             program.check_inputs(inputs, global_types=True)  # before they are cut into shards
@@ -457,7 +462,12 @@ class Session:
             inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
         outputs = program(
-            local, device=self.device, num_streams=num_streams, communicator=self.communicator, cuda_graph=cuda_graph
+            local,
+            device=self.device,
+            num_streams=num_streams,
+            communicator=self.communicator,
+            cuda_graph=cuda_graph,
+            **options,
         )
         if self.communicator is not None and program.is_hir:
             outputs = [self.unshard(v, t) for v, t in zip(outputs, program.global_output_types)]

@@ -29,6 +29,7 @@ from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, pr
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps, overlaps_itself
+from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import Streams
 
@@ -122,6 +123,7 @@ class Program:
         communicator: Communicator | None = None,
         streams: Streams | None = None,
         cuda_graph: bool = False,
+        memory_stats: MemoryStats | None = None,
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
@@ -131,6 +133,8 @@ class Program:
         `cuda_graph`, the first call per input signature warms up and captures a CUDA graph, and
         every call replays it (runtime/cuda_graph.py; results are then the graph's static output
         buffers, overwritten by the next replay, unless `outputs` are given).
+        `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py);
+        a plain run's only, since a replay allocates nothing.
         """
         # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
@@ -139,8 +143,16 @@ class Program:
         if not isinstance(num_streams, int) or num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
         self._check_devices(communicator)
+        if cuda_graph and memory_stats is not None:
+            raise LocatedError(
+                self.func,
+                "memory_stats counts the hir.allocate buffers of a plain run, and a CUDA graph replay allocates "
+                "nothing: run without cuda_graph to measure them",
+            )
         if not cuda_graph:
-            return self._run_once(inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check)[0]
+            return self._run_once(
+                inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check, memory_stats
+            )[0]
         key = cuda_graph_mode.signature(inputs, on, num_streams, communicator)
         captured = self.graphs.get(key)
         if captured is None:
@@ -165,6 +177,7 @@ class Program:
         communicator: Communicator | None,
         streams: Streams | None,
         race_check: bool,
+        memory_stats: MemoryStats | None = None,
     ) -> tuple[list[Any], list[Any]]:
         """One run of the steps on checked inputs: the results, and every value the run's frame held."""
         if streams is None:
@@ -182,7 +195,10 @@ class Program:
                 if t is not None and k in self.allocated_results
             },
             slots=self.slots,
+            memory_stats=memory_stats,
         )
+        if memory_stats is not None:
+            memory_stats.start()
         for slot, value in zip(self.arg_slots, inputs):
             frame.env[slot] = value
         if checker is not None:

@@ -57,6 +57,8 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
             env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
         else:
             env[out] = torch.empty(shape, dtype=dtype, device=frame.device)
+        if frame.memory_stats is not None:
+            frame.memory_stats.allocated(out, env[out])
 
     return step
 
@@ -67,6 +69,8 @@ def deallocate(op: hir.DeallocateOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         frame.env[buffer] = UNSET
+        if frame.memory_stats is not None:
+            frame.memory_stats.released(buffer)
 
     return step
 
@@ -264,6 +268,12 @@ def get_current_stream(op: hir.GetCurrentStreamOp, compiler: CompileContext) -> 
 @compiles(hir.StreamOp)
 def stream(op: hir.StreamOp, compiler: CompileContext) -> Step:
     index, out = compiler.slot(op.index), compiler.slot(op.result)
+    if op.high_priority is not None:
+
+        def high_priority_step(frame: Frame) -> None:
+            frame.env[out] = frame.streams.pool(frame.env[index], high_priority=True)
+
+        return high_priority_step
 
     def step(frame: Frame) -> None:
         k = frame.env[index]

@@ -282,10 +282,11 @@ class RaceChecker:
         self.inner.set_current(stream)
         self._current = stream
 
-    def pool(self, index: int) -> Any:
-        stream = self.inner.pool(index)
+    def pool(self, index: int, high_priority: bool = False) -> Any:
+        stream = self.inner.pool(index, high_priority=True) if high_priority else self.inner.pool(index)
         comm = " (the comm stream)" if index == self.num_streams else ""
-        self._stream_of(stream, f"pool stream {index}{comm}")
+        priority = " (high priority)" if high_priority else ""
+        self._stream_of(stream, f"pool stream {index}{priority}{comm}")
         return stream
 
     def wait_for(self, stream: Any) -> None:

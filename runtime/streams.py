@@ -30,8 +30,13 @@ class Streams(Protocol):
         """Makes `stream` the one work is enqueued on."""
         ...
 
-    def pool(self, index: int) -> Stream:
-        """Pool stream number `index`: the same stream for the same number, across runs."""
+    def pool(self, index: int, high_priority: bool = False) -> Stream:
+        """
+        Pool stream number `index`: the same stream for the same number, across runs. With
+        `high_priority`, the high-priority stream of that number, another stream than the normal
+        one. (The runtime passes `high_priority` only when it is true, so a wrapper written for
+        `pool(index)` keeps working on programs without high-priority streams.)
+        """
         ...
 
     def wait_for(self, stream: Stream) -> None:
@@ -40,6 +45,11 @@ class Streams(Protocol):
 
 
 _POOL: dict[tuple[int, int, int], torch.cuda.Stream] = {}
+
+
+HIGHEST_PRIORITY = -(2**16)
+"""A high-priority pool stream's priority: torch maps a number below the device's range (CUDA's
+lowest number is the highest priority, -5 on H100) to the highest priority there is."""
 
 
 class CpuStreams:
@@ -51,8 +61,9 @@ class CpuStreams:
     def set_current(self, stream: Stream) -> None:
         pass
 
-    def pool(self, index: int) -> Stream:
-        return index
+    def pool(self, index: int, high_priority: bool = False) -> Stream:
+        # A distinct handle, as on CUDA, so that a race checker sees two streams.
+        return (index, "high priority") if high_priority else index
 
     def wait_for(self, stream: Stream) -> None:
         pass
@@ -78,11 +89,12 @@ class CudaStreams:
         torch.cuda.set_stream(stream)
         self._current = stream
 
-    def pool(self, index: int) -> torch.cuda.Stream:
-        key = (self.device_index, index, self.priority)
+    def pool(self, index: int, high_priority: bool = False) -> torch.cuda.Stream:
+        priority = HIGHEST_PRIORITY if high_priority else self.priority
+        key = (self.device_index, index, priority)
         stream = _POOL.get(key)
         if stream is None:
-            stream = torch.cuda.Stream(self.device_index, priority=self.priority)
+            stream = torch.cuda.Stream(self.device_index, priority=priority)
             _POOL[key] = stream
         return stream
 

@@ -28,15 +28,16 @@ def execute_lowered(
     entry: str = "main",
     num_streams: int = 4,
     outputs: list[torch.Tensor | None] | None = None,
+    device_name: str = DEVICE,
 ) -> list[Any]:
     """
-    Runs a lowered (hir) module on DEVICE; results come back on the CPU. Preallocated `outputs`
-    (on the CPU) are passed on as they are on the CPU; on a GPU, copies on the device are, and
-    the results are copied back into them.
+    Runs a lowered (hir) module on DEVICE (or `device_name`); results come back on the CPU.
+    Preallocated `outputs` (on the CPU) are passed on as they are on the CPU; on a GPU, copies on
+    the device are, and the results are copied back into them.
     """
-    if DEVICE == "cpu":
+    if device_name == "cpu":
         return hir.execute(module, inputs, entry=entry, num_streams=num_streams, race_check=True, outputs=outputs)
-    device = torch.device(DEVICE)
+    device = torch.device(device_name)
     on_device = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     outputs_on_device = None if outputs is None else [o.to(device) if o is not None else None for o in outputs]
     pool = streams_for(device)

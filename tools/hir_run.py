@@ -6,6 +6,7 @@
     hir-run prog.mlir --inputs in.pt --outputs out.pt --device cuda --num-streams 2 -v
     hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
     hir-run examples/set_stream.mlir --profile prof        # prof/trace.json, prof/timeline.png
+    hir-run examples/set_stream.mlir --check --memory-stats # peak allocated bytes: N
     hir-run examples/set_stream.mlir --check --cuda-graph  # captured once, replayed (GPU)
 
 Inputs are a `torch.save`d list of tensors (random, seeded, when absent), loaded with
@@ -44,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
     p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
+    p.add_argument(
+        "--memory-stats",
+        action="store_true",
+        help="print the peak bytes of the hir.allocate buffers live at once (a lowered program's)",
+    )
     p.add_argument(
         "--cuda-graph",
         action="store_true",
@@ -125,12 +131,26 @@ def run(args: argparse.Namespace) -> None:
     if program.processes > 1 and session.world_size == 1:
         raise UserError(_needs_processes(args, program))
 
+    options: dict[str, Any] = {}
+    if args.memory_stats:
+        if not program.is_hir:
+            raise UserError(
+                "--memory-stats counts the buffers of hir.allocate: run a hir module, or add --check to lower this one"
+            )
+        if args.cuda_graph:
+            raise UserError(
+                "--memory-stats counts the hir.allocate buffers of a plain run, and a CUDA graph replay allocates "
+                "nothing: leave out --cuda-graph to measure them"
+            )
+        from hir.runtime.memory_stats import MemoryStats
+
+        options["memory_stats"] = stats = MemoryStats()
     inputs = _load_inputs(args, program)
     clock.lap(f"{len(inputs)} inputs ready")
     if args.profile:
-        outputs = _profiled_run(session, program, inputs, args)
+        outputs = _profiled_run(session, program, inputs, args, **options)
     else:
-        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph)
+        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph, **options)
     clock.lap(f"ran @{args.entry} ({'hir' if program.is_hir else 'fusion'} level)")
     if reference is not None:
         expected = session.run_reference(reference, inputs)
@@ -145,6 +165,10 @@ def run(args: argparse.Namespace) -> None:
     if session.is_main:
         if args.race_check:
             print("race check: OK (no two accesses to the same bytes, one a write, are unordered)")
+    if args.memory_stats:
+        rank = f"rank {session.rank}: " if session.world_size > 1 else ""
+        print(f"{rank}peak allocated bytes: {stats.peak_bytes}")
+    if session.is_main:
         if args.outputs:
             _save_outputs(args.outputs, outputs)
             clock.lap(f"saved outputs to {args.outputs}")
@@ -166,7 +190,7 @@ def _needs_processes(args: argparse.Namespace, program: Any) -> str:
     )
 
 
-def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.Namespace) -> list[Any]:
+def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.Namespace, **options: Any) -> list[Any]:
     """
     Runs the program once to warm up (allocator, kernels, the profiled steps), then once under
     torch.profiler; writes the Chrome trace and its timeline into the --profile folder (each rank
@@ -191,7 +215,7 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
         if session.world_size > 1:
             # The ranks start together: a rank's first wait would otherwise show a peer's profiler start-up.
             torch.distributed.barrier()
-        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph)
+        outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph, **options)
     suffix = f".rank{session.rank}" if session.world_size > 1 else ""
     trace, png = folder / f"trace{suffix}.json", folder / f"timeline{suffix}.png"
     prof.export_chrome_trace(str(trace))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.dialects.builtin import IndexType, UnitAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import EffectInstance, Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -48,24 +48,30 @@ class GetCurrentStreamOp(IRDLOperation):
 class StreamOp(IRDLOperation):
     """
     Pool stream number `index`: the same CUDA stream for the same number, across runs.
+    `high_priority` asks for the high-priority pool stream of that number (a different stream
+    from the normal one), whose work the GPU schedules first when both have work ready: for
+    communication that would otherwise queue behind compute.
 
     Verifies:
         A constant `index` is >= 0.
 
     Example:
         %s = hir.stream %k
+        %comm = hir.stream %n high_priority
     """
 
     name = "hir.stream"
 
     index = operand_def(IndexType)
+    high_priority = opt_prop_def(UnitAttr)
     result = result_def(StreamType)
 
     traits = traits_def(Pure())
-    assembly_format = "$index attr-dict"
+    assembly_format = "$index (`high_priority` $high_priority^)? attr-dict"
 
-    def __init__(self, index: SSAValue):
-        super().__init__(operands=[index], result_types=[StreamType()])
+    def __init__(self, index: SSAValue, high_priority: bool = False):
+        props: dict[str, Attribute] = {"high_priority": UnitAttr()} if high_priority else {}
+        super().__init__(operands=[index], result_types=[StreamType()], properties=props)
 
     def verify_(self) -> None:
         if (number := constant_index(self.index)) is not None and number < 0:

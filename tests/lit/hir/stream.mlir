@@ -22,3 +22,13 @@ func.func @stream_round_robin(%i: index) -> !hir.stream {
   // CHECK-NEXT: func.return %s : !hir.stream
   func.return %s : !hir.stream
 }
+
+// high_priority: the high-priority pool stream of that number (a comm stream's).
+
+// CHECK-LABEL: func.func @stream_high_priority(
+func.func @stream_high_priority(%k: index) -> !hir.stream {
+  // CHECK-NEXT: %s = hir.stream %k high_priority
+  %s = hir.stream %k high_priority
+  // CHECK-NEXT: func.return %s : !hir.stream
+  func.return %s : !hir.stream
+}

@@ -15,11 +15,17 @@
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
 // CHECK-NEXT:       release: str = auto
-// CHECK:        hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
+// CHECK-NEXT:       comm-priority: str = normal
+// CHECK-NEXT:   hir-ring-intermediates {{ +}}Allocates each intermediate that lives inside one iteration
+// CHECK-NEXT:   hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
+// CHECK-NEXT:       join: str = caller
 // CHECK-NEXT:   stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
 // CHECK-NEXT:       release: str = auto
+// CHECK-NEXT:       intermediates: str = ring
+// CHECK-NEXT:       comm-priority: str = normal
+// CHECK-NEXT:       join: str = caller
 // CHECK-NEXT:       overlap: str = always
-// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-expand-stream-loops, cse
+// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse

@@ -8,17 +8,18 @@
 // CHECK-SAME:    %[[W:[a-z0-9_]+]]: memref<48x64xf32> {fusion.type = tensor<48x64xf32>},
 // CHECK-SAME:    %[[BIAS:[a-z0-9_]+]]: memref<48xf32> {fusion.type = tensor<48xf32>}
 // CHECK-DAG:     %[[MAIN:[a-z0-9_]+]] = hir.get_current_stream
-// CHECK:         %[[G:[a-z0-9_]+]] = hir.allocate() : memref<4x2x32x64xf32>
-// CHECK-NEXT:    %[[Y:[a-z0-9_]+]] = hir.allocate() : memref<4x2x32x48xf32>
+// CHECK:         %[[Y:[a-z0-9_]+]] = hir.allocate() : memref<4x2x32x48xf32>
+// CHECK-NEXT:    %[[SLOTS:[a-z0-9_]+]] = arith.minui
+// CHECK-NEXT:    %[[G:[a-z0-9_]+]] = hir.allocate(%[[SLOTS]]) : memref<?x2x32x64xf32>
 // CHECK-NEXT:    hir.for
 // CHECK:           hir.synchronize %[[MAIN]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    hir.for %[[I:[a-z0-9_]+]] =
-// CHECK-NEXT:      arith.remui %[[I]]
+// CHECK-NEXT:      %[[K:[a-z0-9_]+]] = arith.remui %[[I]]
 // CHECK-NEXT:      %[[S:[a-z0-9_]+]] = hir.stream
 // CHECK-NEXT:      hir.set_current_stream %[[S]]
 // CHECK-NEXT:      %[[XI:[a-z0-9_]+]] = hir.alias_select %[[X]][%[[I]]] axis 0 : memref<4x1x32x64xf32> -> memref<1x32x64xf32, strided<[2048, 64, 1], offset: ?>>
-// CHECK-NEXT:      %[[GI:[a-z0-9_]+]] = hir.alias_select %[[G]][%[[I]]] axis 0 : memref<4x2x32x64xf32> -> memref<2x32x64xf32, strided<[2048, 64, 1], offset: ?>>
+// CHECK-NEXT:      %[[GI:[a-z0-9_]+]] = hir.alias_select %[[G]][%[[K]]] axis 0 : memref<?x2x32x64xf32> -> memref<2x32x64xf32, strided<[2048, 64, 1], offset: ?>>
 // CHECK-NEXT:      %[[WORK:[a-z0-9_]+]] = hir.allgather %[[XI]] into %[[GI]] axis 0 mesh = [0, 1]
 // CHECK-NEXT:      hir.wait %[[WORK]]
 // CHECK-NEXT:      %[[YI:[a-z0-9_]+]] = hir.alias_select %[[Y]][%[[I]]] axis 0 : memref<4x2x32x48xf32> -> memref<2x32x48xf32, strided<[1536, 48, 1], offset: ?>>

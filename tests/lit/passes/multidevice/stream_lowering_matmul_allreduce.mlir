@@ -8,17 +8,18 @@
 // CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<4x1x32x64xf32> {fusion.type = tensor<4x2x32x64xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>},
 // CHECK-SAME:    %[[B:[a-z0-9_]+]]: memref<1x64x48xf32> {fusion.type = tensor<2x64x48xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>}
 // CHECK-DAG:     %[[MAIN:[a-z0-9_]+]] = hir.get_current_stream
-// CHECK:         %[[P:[a-z0-9_]+]] = hir.allocate() : memref<4x1x32x48xf32>
-// CHECK-NEXT:    %[[C:[a-z0-9_]+]] = hir.allocate() : memref<4x32x48xf32>
+// CHECK:         %[[C:[a-z0-9_]+]] = hir.allocate() : memref<4x32x48xf32>
+// CHECK-NEXT:    %[[SLOTS:[a-z0-9_]+]] = arith.minui
+// CHECK-NEXT:    %[[P:[a-z0-9_]+]] = hir.allocate(%[[SLOTS]]) : memref<?x1x32x48xf32>
 // CHECK-NEXT:    hir.for
 // CHECK:           hir.synchronize %[[MAIN]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    hir.for %[[I:[a-z0-9_]+]] =
-// CHECK-NEXT:      arith.remui %[[I]]
+// CHECK-NEXT:      %[[K:[a-z0-9_]+]] = arith.remui %[[I]]
 // CHECK-NEXT:      %[[S:[a-z0-9_]+]] = hir.stream
 // CHECK-NEXT:      hir.set_current_stream %[[S]]
 // CHECK-NEXT:      %[[AI:[a-z0-9_]+]] = hir.alias_select %[[A]][%[[I]]] axis 0
-// CHECK-NEXT:      %[[PI:[a-z0-9_]+]] = hir.alias_select %[[P]][%[[I]]] axis 0 : memref<4x1x32x48xf32> -> memref<1x32x48xf32, strided<[1536, 48, 1], offset: ?>>
+// CHECK-NEXT:      %[[PI:[a-z0-9_]+]] = hir.alias_select %[[P]][%[[K]]] axis 0 : memref<?x1x32x48xf32> -> memref<1x32x48xf32, strided<[1536, 48, 1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins(%[[X:[a-z0-9_]+]] = %[[AI]], %[[Y:[a-z0-9_]+]] = %[[B]] : {{.*}}) outs(%[[PI]] : {{.*}}) {
 // CHECK-NEXT:        fusion.matmul %[[X]], %[[Y]] : tensor<1x32x64xf32>, tensor<1x64x48xf32> -> tensor<1x32x48xf32>
 // CHECK-NEXT:        hir.yield

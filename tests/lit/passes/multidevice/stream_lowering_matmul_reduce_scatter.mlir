@@ -3,7 +3,9 @@
 // GEMM + reduce-scatter (examples/multidevice/matmul_reduce_scatter.mlir): per chunk, the local
 // matmul into P_i, then a reduce-scatter of this device's partial (P_i without its extent-1 didx
 // axis: a 2x16x48 view, no copy) into this device's part of C_i, in one loop. B has no stream
-// axis: its view selects index 0 of its extent-1 batch axis.
+// axis: its view selects index 0 of its extent-1 batch axis. P stays whole, not a ring:
+// hir-ring-intermediates does not follow a view of a view (the partial), so it cannot prove the
+// reduce-scatter's read of slot i mod n ordered before iteration i + n's write.
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<4x1x2x16x64xf32> {fusion.type = tensor<4x2x2x16x64xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>},

@@ -4,13 +4,16 @@
 // mul and sum are standalone host ops, so the three are three units; their loops all run over the
 // 4 chunks and read only the chunk the previous one wrote, so hir-loop-fusion merges them into one
 // fork loop and one main loop. Views are hir.alias_chunk (2 rows of 8 per chunk), the launches see
-// 2-row tensors and the sum keeps its dims (chunks do not remove the axis).
+// 2-row tensors and the sum keeps its dims (chunks do not remove the axis). %m and %r live inside
+// an iteration: hir-ring-intermediates allocates them as rings of min(num_streams, 4) chunks, each
+// slot a contiguous 2x16 chunk selected by the worker's stream index.
 
 // CHECK-LABEL: func.func @chain(
 // CHECK-NOT:     hir.for
-// CHECK:         %m = hir.allocate() : memref<8x16xf32>
-// CHECK-NEXT:    %r = hir.allocate() : memref<8x16xf32>
-// CHECK-NEXT:    %s = hir.allocate() : memref<8xf32>
+// CHECK:         %s = hir.allocate() : memref<8xf32>
+// CHECK-NEXT:    %slots = arith.minui %num_streams, %c4 : index
+// CHECK-NEXT:    %m = hir.allocate(%slots) : memref<?x2x16xf32>
+// CHECK-NEXT:    %r = hir.allocate(%slots) : memref<?x2x16xf32>
 // CHECK-NEXT:    hir.for [[F:%[a-z0-9_]+]] = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      [[FK:%[a-z0-9_]+]] = arith.remui [[F]], %num_streams : index
 // CHECK-NEXT:      [[FS:%[a-z0-9_]+]] = hir.stream [[FK]]
@@ -23,12 +26,12 @@
 // CHECK-NEXT:      hir.set_current_stream [[S]]
 // CHECK-NEXT:      %a_i = hir.alias_chunk %a{{\[}}[[I]]] axis 0 chunks 4 : memref<8x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
 // CHECK-NEXT:      %b_i = hir.alias_chunk %b{{\[}}[[I]]] axis 0 chunks 4 : memref<8x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
-// CHECK-NEXT:      %m_i = hir.alias_chunk %m{{\[}}[[I]]] axis 0 chunks 4 : memref<8x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT:      %m_i = hir.alias_select %m{{\[}}[[K]]] axis 0 : memref<?x2x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins([[A:%[a-z0-9_]+]] = %a_i, [[B:%[a-z0-9_]+]] = %b_i : {{.*}}) outs(%m_i : memref<2x16xf32, strided<[16, 1], offset: ?>>) {
 // CHECK-NEXT:        [[M:%[a-z0-9_]+]] = fusion.mul [[A]], [[B]] : tensor<2x16xf32>, tensor<2x16xf32> -> tensor<2x16xf32>
 // CHECK-NEXT:        hir.yield [[M]] : tensor<2x16xf32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %r_i = hir.alias_chunk %r{{\[}}[[I]]] axis 0 chunks 4 : memref<8x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
+// CHECK-NEXT:      %r_i = hir.alias_select %r{{\[}}[[K]]] axis 0 : memref<?x2x16xf32> -> memref<2x16xf32, strided<[16, 1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins([[M2:%[a-z0-9_]+]] = %m_i : memref<2x16xf32, strided<[16, 1], offset: ?>>) outs(%r_i : memref<2x16xf32, strided<[16, 1], offset: ?>>) {
 // CHECK-NEXT:        [[R:%[a-z0-9_]+]] = fusion.relu [[M2]] : tensor<2x16xf32> -> tensor<2x16xf32>
 // CHECK-NEXT:        hir.yield [[R]] : tensor<2x16xf32>

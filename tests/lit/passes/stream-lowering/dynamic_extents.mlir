@@ -3,15 +3,17 @@
 // Dynamic extents: each `?` of an output is the extent of an input axis found through the axis
 // maps. The arguments' extents are read once with memref.dim at the top; a buffer allocated with
 // dynamic sizes reuses them, and so does the trip count of a loop over a dynamic stream axis.
-// So an add and a mul over the same rows get the same loop bound, and share one main loop.
+// So an add and a mul over the same rows get the same loop bound, and share one main loop. The
+// intermediate %c becomes a ring of min(num_streams, rows) rows of the dynamic width.
 
 // CHECK-LABEL: func.func @add_mul(
 // CHECK-SAME:      %a: memref<?x?xf32> {fusion.type = tensor<?x?xf32>}, %b: memref<?x?xf32> {fusion.type = tensor<?x?xf32>}
 // CHECK-NOT:     hir.for
 // CHECK-DAG:     [[ROWS:%[a-z0-9_]+]] = memref.dim %a, %c0 : memref<?x?xf32>
 // CHECK-DAG:     [[COLS:%[a-z0-9_]+]] = memref.dim %a, %c1 : memref<?x?xf32>
-// CHECK:         %c = hir.allocate([[ROWS]], [[COLS]]) : memref<?x?xf32>
-// CHECK-NEXT:    %d = hir.allocate([[ROWS]], [[COLS]]) : memref<?x?xf32>
+// CHECK:         %d = hir.allocate([[ROWS]], [[COLS]]) : memref<?x?xf32>
+// CHECK-NEXT:    %slots = arith.minui %num_streams, [[ROWS]] : index
+// CHECK-NEXT:    %c = hir.allocate(%slots, [[COLS]]) : memref<?x?xf32>
 // CHECK-NEXT:    hir.for {{%[a-z0-9_]+}} = %c0 to [[ROWS]] step %c1 {
 // CHECK-NEXT:      arith.remui
 // CHECK-NEXT:      hir.stream
@@ -24,7 +26,7 @@
 // CHECK-NEXT:      hir.set_current_stream [[S]]
 // CHECK-NEXT:      %a_i = hir.alias_select %a{{\[}}[[I]]] axis 0 : memref<?x?xf32> -> memref<?xf32, strided<[1], offset: ?>>
 // CHECK-NEXT:      %b_i = hir.alias_select %b{{\[}}[[I]]] axis 0 : memref<?x?xf32> -> memref<?xf32, strided<[1], offset: ?>>
-// CHECK-NEXT:      %c_i = hir.alias_select %c{{\[}}[[I]]] axis 0 : memref<?x?xf32> -> memref<?xf32, strided<[1], offset: ?>>
+// CHECK-NEXT:      %c_i = hir.alias_select %c{{\[}}[[K]]] axis 0 : memref<?x?xf32> -> memref<?xf32, strided<[1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins({{.*}}) outs(%c_i : memref<?xf32, strided<[1], offset: ?>>) {
 // CHECK-NEXT:        fusion.add {{.*}} : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
 // CHECK-NEXT:        hir.yield

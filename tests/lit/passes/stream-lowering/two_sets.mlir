@@ -2,12 +2,14 @@
 
 // Two consecutive sets whose stream axes map (nvFuser's TwoSetOps): two allocations before the
 // loops, ONE fork loop and ONE main loop running both launches on the same stream, the second
-// reading the slice of %y the first just wrote.
+// reading the slice of %y the first just wrote. %y lives inside an iteration: hir-ring-intermediates
+// makes it a ring of min(num_streams, 4) rows, indexed by the worker's stream index.
 
 // CHECK-LABEL: func.func @two_sets(
 // CHECK-NOT:     hir.for
-// CHECK:         %y = hir.allocate() : memref<4x8xf32>
-// CHECK-NEXT:    %z = hir.allocate() : memref<4x8xf32>
+// CHECK:         %z = hir.allocate() : memref<4x8xf32>
+// CHECK-NEXT:    %slots = arith.minui %num_streams, %c4 : index
+// CHECK-NEXT:    %y = hir.allocate(%slots) : memref<?x8xf32>
 // CHECK-NEXT:    hir.for [[F:%[a-z0-9_]+]] = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      [[FK:%[a-z0-9_]+]] = arith.remui [[F]], %num_streams : index
 // CHECK-NEXT:      [[FS:%[a-z0-9_]+]] = hir.stream [[FK]]
@@ -19,7 +21,7 @@
 // CHECK-NEXT:      [[S:%[a-z0-9_]+]] = hir.stream [[K]]
 // CHECK-NEXT:      hir.set_current_stream [[S]]
 // CHECK-NEXT:      %x_i = hir.alias_select %x{{\[}}[[I]]] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
-// CHECK-NEXT:      %y_i = hir.alias_select %y{{\[}}[[I]]] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NEXT:      %y_i = hir.alias_select %y{{\[}}[[K]]] axis 0 : memref<?x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins([[A:%[a-z0-9_]+]] = %x_i : memref<8xf32, strided<[1], offset: ?>>) outs(%y_i : memref<8xf32, strided<[1], offset: ?>>) {
 // CHECK-NEXT:        [[R:%[a-z0-9_]+]] = fusion.set [[A]] : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT:        hir.yield [[R]] : tensor<8xf32>

@@ -1,0 +1,254 @@
+"""
+`hir-ring-intermediates`: an intermediate that lives inside one iteration of a `hir.stream_for`
+is allocated as a ring of chunk-sized slots, one per stream, instead of whole.
+
+convert-fusion-to-hir allocates every stream-parallel value whole before its loop, and each
+iteration writes and reads its own slice. When nothing outside the loop touches the buffer, only
+the iterations in flight at once need memory: iteration i runs on pool stream `i mod n`, after
+every earlier iteration of that stream, so it may reuse the slot of iteration i - n. The buffer
+
+    %t = hir.allocate() : memref<64x32xf32>
+    hir.stream_for %i = %c0 to %c64 step %c1 streams(%s) of %n from %main {
+      %v = hir.alias_select %t[%i] axis 0 : memref<64x32xf32> -> memref<32xf32, strided<[1], offset: ?>>
+      ...
+    }
+
+becomes
+
+    %slots = arith.minui %n, %c64 : index
+    %t = hir.allocate(%slots) : memref<?x32xf32>
+    hir.stream_for %i = %c0 to %c64 step %c1 streams(%s) of %n from %main {
+      %slot = arith.remui %i, %n : index
+      %v = hir.alias_select %t[%slot] axis 0 : memref<?x32xf32> -> memref<32xf32, strided<[1], offset: ?>>
+      ...
+    }
+
+A buffer becomes a ring only when that reuse is provably ordered; it stays whole otherwise:
+
+- it is a non-symmetric `hir.allocate` in the loop's block, used only by views at the loop's
+  induction variable directly in the body (and `hir.deallocate` after the loop): a value that
+  is returned, read by another loop or by anything outside stays whole;
+- all its views take the same slice (`alias_select` of one axis, or `alias_chunk` of one axis
+  and chunk count): iteration i touches only its own slice, so nothing flows between iterations
+  (no reduction across iterations);
+- each iteration writes its slice before reading it;
+- every access is made while the worker `%s` is the current stream (not after a switch to a
+  comm stream), by a `hir.launch`, or by a communication whose `hir.wait` follows on `%s` in the
+  same iteration: then all of iteration i's accesses are ordered before iteration i + n's on `%s`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import MemoryEffectKind, get_effects
+
+from hir.dialects import hir
+
+View = hir.AliasSelectOp | hir.AliasChunkOp
+
+
+@dataclass(frozen=True)
+class Slice:
+    """What a view takes of its buffer: index i of `axis`, or chunk i of `chunks` along it."""
+
+    chunked: bool
+    axis: int
+    chunks: int
+
+
+def slice_of(view: View) -> Slice:
+    if isinstance(view, hir.AliasChunkOp):
+        return Slice(True, view.axis_value, view.chunks_value)
+    return Slice(False, view.axis_value, 1)
+
+
+@dataclass
+class Ring:
+    """A whole allocation that may become a ring, with its views in the loop and its frees after it."""
+
+    allocation: hir.AllocateOp
+    views: list[View]
+    frees: list[hir.DeallocateOp]
+
+
+# -- which allocations qualify --------------------------------------------------------------------
+
+
+def candidate(allocation: hir.AllocateOp, loop: hir.StreamForOp) -> Ring | None:
+    """The allocation's views and frees, when every use is one of them (same slice everywhere)."""
+    if allocation.symmetric is not None or allocation.parent_block() is not loop.parent_block():
+        return None
+    views: list[View] = []
+    frees: list[hir.DeallocateOp] = []
+    for use in allocation.result.uses:
+        user = use.operation
+        if isinstance(user, View) and user.parent_op() is loop and user.index is loop.induction_var:
+            views.append(user)
+        elif isinstance(user, hir.DeallocateOp) and freed_after(user, loop):
+            frees.append(user)
+        else:
+            return None  # escapes: returned, another loop, a whole-buffer access, a view of another index
+    if not views or len({slice_of(v) for v in views}) != 1:
+        return None
+    if any(use.operation.parent_op() is not loop for v in views for use in v.result.uses):
+        return None  # a view used inside a nested region: its accesses are not checked here
+    return Ring(allocation, views, frees)
+
+
+def freed_after(free: hir.DeallocateOp, loop: hir.StreamForOp) -> bool:
+    return free.parent_block() is loop.parent_block() and loop.is_before_in_block(free)
+
+
+def accesses_in_order(loop: hir.StreamForOp, rings: list[Ring]) -> list[Ring]:
+    """
+    The rings whose every access is on the worker stream (or a communication waited for on it)
+    and whose first access writes without reading. Walks the body once, tracking the current
+    stream and the communications not yet waited for.
+    """
+    view_of: dict[SSAValue, Ring] = {v.result: r for r in rings for v in r.views}
+    ok = {id(r): True for r in rings}
+    written: set[int] = set()
+    on_worker = True
+    unwaited: dict[SSAValue, list[Ring]] = {}  # a communication's work -> the rings it accesses
+    for op in loop.body.block.ops:
+        if isinstance(op, hir.SetCurrentStreamOp):
+            on_worker = op.stream is loop.worker
+            continue
+        if isinstance(op, hir.WaitOp) and on_worker:
+            unwaited.pop(op.work, None)
+            continue
+        touched = [(operand, view_of[operand]) for operand in op.operands if operand in view_of]
+        if not touched:
+            continue
+        if not on_worker or not isinstance(op, hir.LaunchOp | hir.CommunicationOp):
+            for _, ring in touched:
+                ok[id(ring)] = False
+            continue
+        reads, writes = effects_on(op)
+        for operand, ring in touched:
+            if id(ring) not in written and (operand in reads or operand not in writes):
+                ok[id(ring)] = False  # read before written in the iteration
+            written.add(id(ring))
+        if isinstance(op, hir.CommunicationOp):
+            unwaited.setdefault(op.result, []).extend(r for _, r in touched)
+    for pending in unwaited.values():
+        for ring in pending:
+            ok[id(ring)] = False  # its transfer may still run when iteration i + n reuses the slot
+    return [r for r in rings if ok[id(r)]]
+
+
+def effects_on(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The buffers `op` reads and writes, from its declared effects (unknown: reads and writes all)."""
+    effects = get_effects(op)
+    if effects is None:
+        operands = set(op.operands)
+        return operands, operands
+    reads = {e.value for e in effects if e.kind == MemoryEffectKind.READ and isinstance(e.value, SSAValue)}
+    writes = {e.value for e in effects if e.kind == MemoryEffectKind.WRITE and isinstance(e.value, SSAValue)}
+    return reads, writes
+
+
+# -- the rewrite ----------------------------------------------------------------------------------
+
+
+def slot_count(loop: hir.StreamForOp) -> tuple[list[Operation], SSAValue]:
+    """
+    `min(n, ub)` when the iterations are 0 <= lb <= i < ub (then i mod n < ub as well), else `n`:
+    never more slots than the loop has iterations from 0.
+    """
+    lb, step = constant(loop.lb), constant(loop.step)
+    if lb is None or step is None or lb < 0 or step < 1:
+        return [], loop.num_streams
+    fewest = arith.MinUIOp(loop.num_streams, loop.ub)
+    fewest.result.name_hint = "slots"
+    return [fewest], fewest.result
+
+
+def constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def dynamic_view_sizes(ring: Ring) -> tuple[list[Operation], list[SSAValue]]:
+    """The values of the view's dynamic extents, from the allocation's (a chunked one divided)."""
+    allocation = ring.allocation
+    base = allocation.result.type
+    assert isinstance(base, MemRefType)
+    part = slice_of(ring.views[0])
+    sizes = iter(allocation.dynamic_sizes)
+    ops: list[Operation] = []
+    values: list[SSAValue] = []
+    for axis, extent in enumerate(base.get_shape()):
+        if extent != DYNAMIC_INDEX:
+            continue
+        size = next(sizes)
+        if axis != part.axis:
+            values.append(size)
+        elif part.chunked:
+            chunks = arith.ConstantOp.from_int_and_width(part.chunks, size.type)
+            chunk = arith.DivUIOp(size, chunks.result)
+            ops += [chunks, chunk]
+            values.append(chunk.result)
+    return ops, values
+
+
+def make_ring(ring: Ring, loop: hir.StreamForOp, slots: SSAValue, slot: SSAValue) -> None:
+    """Allocates the ring right before the loop and points every view and free at it."""
+    allocation = ring.allocation
+    view_type = ring.views[0].result.type
+    assert isinstance(view_type, MemRefType)
+    size_ops, sizes = dynamic_view_sizes(ring)
+    ring_type = MemRefType(view_type.element_type, [DYNAMIC_INDEX, *view_type.get_shape()])
+    new = hir.AllocateOp(ring_type, [slots, *sizes])
+    new.result.name_hint = allocation.result.name_hint
+    for op in (*size_ops, new):
+        op.location = allocation.location
+    Rewriter.insert_op([*size_ops, new], InsertPoint.before(loop))
+    for view in ring.views:
+        select = hir.AliasSelectOp(new.result, slot, 0)
+        select.result.name_hint = view.result.name_hint
+        select.location = view.location
+        Rewriter.replace_op(view, select)
+    for free in ring.frees:
+        free.operands = [new.result]
+    Rewriter.erase_op(allocation)
+
+
+def ring_intermediates(loop: hir.StreamForOp) -> None:
+    allocations = [op for op in loop.parent_block().ops if isinstance(op, hir.AllocateOp)]  # type: ignore[union-attr]
+    rings = [r for a in allocations if (r := candidate(a, loop)) is not None]
+    rings = accesses_in_order(loop, rings)
+    if not rings:
+        return
+    count_ops, slots = slot_count(loop)
+    Rewriter.insert_op(count_ops, InsertPoint.before(loop))
+    slot = arith.RemUIOp(loop.induction_var, loop.num_streams)
+    slot.result.name_hint = "slot"
+    first = loop.body.block.first_op
+    assert first is not None
+    Rewriter.insert_op(slot, InsertPoint.before(first))
+    for ring in rings:
+        make_ring(ring, loop, slots, slot.result)
+
+
+class RingIntermediatesPass(ModulePass):
+    """
+    Allocates each intermediate that lives inside one iteration of a `hir.stream_for` as a ring of one slot per stream.
+    Slot `i mod num_streams` holds iteration i's chunk, where the iterations that share a slot are
+    provably ordered on one stream (module docstring).
+    """
+
+    name = "hir-ring-intermediates"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, hir.StreamForOp)]:
+            ring_intermediates(loop)
