@@ -186,8 +186,9 @@ def torchrun(
     ]
     env = {
         **os.environ,
-        "HIR_DIST_TIMEOUT": str(dist_timeout),
+        "HIR_DIST_TIMEOUT": str(dist_timeout),  # a rank stuck in a collective fails the job instead of hanging it
         "CUDA_VISIBLE_DEVICES": "",
+        "OMP_NUM_THREADS": "1",  # small tensors; the processes share the cores
     }
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 

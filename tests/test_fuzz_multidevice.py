@@ -12,11 +12,7 @@ Profiles (tests/fuzz/profiles.py): `ci` checks a fixed batch on 2 ranks; `long`
 from __future__ import annotations
 
 import collections
-import os
 import re
-import socket
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,8 +35,8 @@ from fuzz.values import (
     FuzzProgram,
 )
 from hypothesis import strategies as st
+from test_distributed import torchrun
 
-REPO = Path(__file__).resolve().parent.parent
 DRIVER = Path(__file__).resolve().parent / "fuzz" / "driver.py"
 JOB_SIZE = 400
 """Programs per torchrun job (a long batch runs in several)."""
@@ -104,36 +100,6 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
             options.append(f"chunks={chunks}")
     pipeline = "stream-lowering" + (f"{{{' '.join(options)}}}" if options else "")
     return program, pipeline, draw(st.integers(1, 4))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def torchrun(args: list[str], log_dir: Path, *, processes: int, timeout: float) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc-per-node",
-        str(processes),
-        "--master-addr",
-        "127.0.0.1",
-        "--master-port",
-        str(_free_port()),
-        "--log-dir",
-        str(log_dir),
-        *args,
-    ]
-    env = {
-        **os.environ,
-        "HIR_DIST_TIMEOUT": "30",  # a rank stuck in a collective fails the job instead of hanging it
-        "CUDA_VISIBLE_DEVICES": "",
-        "OMP_NUM_THREADS": "1",  # tiny tensors; several processes share the cores
-    }
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Counter[str]:
