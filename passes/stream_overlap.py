@@ -106,16 +106,14 @@ class StreamOverlapPass(ModulePass):
     overlap: str = "always"
     backend: str = "nccl"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
         if self.overlap not in OVERLAP_MODES:
-            raise PassFailedException(
-                f"fusion-stream-overlap: overlap must be one of {', '.join(OVERLAP_MODES)}, got '{self.overlap}'"
-            )
+            raise ValueError(f"overlap must be one of {', '.join(OVERLAP_MODES)}, got '{self.overlap}'")
         if self.backend not in BACKENDS:
-            raise PassFailedException(
-                f"fusion-stream-overlap: unknown communication backend '{self.backend}', "
-                f"expected one of {', '.join(BACKENDS)}"
-            )
+            raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.overlap == "always":
             return
         for function in [f for f in op.walk() if is_fusion_function(f)]:

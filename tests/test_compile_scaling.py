@@ -34,6 +34,9 @@ MAX_GROWTH = 2.5
 the mix, whose second half has more loops), ~2.25 for n log n at these sizes, 4 for quadratic."""
 
 
+IDLE_BY_DEFAULT = {"fusion-stream-overlap"}
+
+
 def _calls(fn: Callable[..., object], *args: object) -> tuple[int, object]:
     profile = cProfile.Profile()
     result = profile.runcall(fn, *args)
@@ -63,7 +66,10 @@ def test_every_phase_is_linear(kind: str, n: int, capsys: pytest.CaptureFixture[
     growth = {phase: large[phase] / small[phase] for phase in small}
     too_fast = {phase: round(g, 2) for phase, g in growth.items() if g > MAX_GROWTH}
     assert not too_fast, f"{kind}: calls grew more than {MAX_GROWTH}x when the module doubled: {too_fast}"
-    assert min(growth.values()) > 1.3, growth  # every phase does work per op (else it measured nothing)
+    # Every phase does work per op (else it measured nothing), but for the one the default options
+    # switch off: overlap=always leaves the module as written.
+    working = {phase: g for phase, g in growth.items() if phase not in IDLE_BY_DEFAULT}
+    assert min(working.values()) > 1.3, growth
 
 
 def test_a_quadratic_phase_fails_the_check() -> None:
