@@ -38,6 +38,7 @@ from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
+from hir.passes.resharding.set_lowering import broadcast_into
 from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
 
@@ -227,10 +228,10 @@ class FunctionConverter:
             raise PassFailedException(located(unit, "more than one sharding change in one op"))
         shard = self.view(body, self.buffers[source], self.constant(0), axis, None)
         target = self.view(body, outs[0], i, dst_layout.stream_axis, None)
-        broadcast = hir.BroadcastOp(shard, target, i, src_layout.mesh)
-        wait = hir.WaitOp(broadcast.result)
-        broadcast.location = wait.location = unit.location
-        return [broadcast, wait]
+        ops = broadcast_into(shard, target, i, src_layout.mesh)  # through a temporary into a strided view
+        for op in ops:
+            op.location = unit.location
+        return ops
 
     # -- pieces -----------------------------------------------------------------------------------
 

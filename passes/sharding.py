@@ -35,7 +35,10 @@ def resharded_operands(op: fusion.FusionOp) -> list[int]:
         if meshes_differ(layout, result):
             flagged.add(k)
         if layout.didx_axis is not None:
-            if operand_axis_to_result_axis(axis_map, k, layout.didx_axis) != result.didx_axis:
+            # A didx axis the op reduces or contracts (it maps to no result axis) needs the other
+            # devices' shards too: only a sum over it is a communication (a partial sum).
+            mapped = operand_axis_to_result_axis(axis_map, k, layout.didx_axis)
+            if mapped is None or mapped != result.didx_axis:
                 flagged.add(k)
     if result.didx_axis is not None:
         for k, axis in axis_map[result.didx_axis]:

@@ -33,7 +33,6 @@ from fuzz.values import (
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
     ONE_D_SHARD_LOOP,
-    PARTIAL_SUM,
     REDUCE_SCATTER,
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
@@ -99,11 +98,10 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
     program = draw(multidevice_programs(world_size))
     options = []
-    # Known bugs (docs/testing.md) of some options for some programs: 6, resharding-only merges a
-    # sum over the didx axis into a segment; 8, the copy-engine backend's automatic chunk count on
-    # a 1-D shard; 12, on a sub-mesh, its loops over shards fail on the ranks outside the mesh.
-    policies = POLICIES[:1] if PARTIAL_SUM in program.facts else POLICIES
-    if (policy := draw(st.sampled_from(policies))) != POLICIES[0]:
+    # Known bugs (docs/testing.md) of some options for some programs: 8, the copy-engine backend's
+    # automatic chunk count on a 1-D shard; 12, on a sub-mesh, its loops over shards fail on the
+    # ranks outside the mesh.
+    if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
     if draw(st.booleans()) and not {SUB_MESH, SHARD_LOOP} <= program.facts:
         options.append("backend=copy-engine")

@@ -139,7 +139,7 @@ class FuzzProgram:
     """
     What the program communicates, as the generator placed it (the constants below): the test
     picks a batch that covers them all, and does not pick a run option that a known bug gets
-    wrong for the program (`PARTIAL_SUM`, `ONE_D_SHARD_LOOP`).
+    wrong for the program (`ONE_D_SHARD_LOOP`, `SUB_MESH`).
     """
 
     def __repr__(self) -> str:
@@ -154,7 +154,7 @@ class FuzzProgram:
 
 # Facts (`FuzzProgram.facts`) of multi-device programs: what the generator placed.
 PARTIAL_SUM = "partial sum"
-"""A sum over a didx axis (all-reduce or reduce-scatter): bug 6 with fusion-segment's resharding-only policy."""
+"""A sum over a didx axis (all-reduce or reduce-scatter)."""
 ONE_D_SHARD_LOOP = "1-D shard loop"
 """A loop over the shards of a 1-D value: bug 8 with the copy-engine backend's automatic chunk count."""
 ALL_GATHER = "all-gather"

@@ -1,0 +1,147 @@
+"""
+The lowering of a resharding `fusion.set` (a `hir.launch` of one set whose region sees global,
+encoded tensors) into collectives and local copies, by what changes (docs/multidevice.md, "The
+resharding table"):
+
+A, B are didx axes, M the source mesh and M' the result's:
+
+- didx A on M -> replicated on M' ⊆ M: `hir.allgather` along A on M;
+- replicated on M -> didx B on M' ⊆ M: a local copy of this device's slice (`hir.alias_chunk`
+  at `hir.device_index`): no communication, every device already holds the data;
+- replicated on M -> replicated on M' ⊆ M: a local copy, likewise;
+- replicated on M -> replicated on M' ⊄ M: `hir.broadcast` over M + M' from M's first device;
+- didx A on M -> replicated on M' ⊄ M: the all-gather on M, then that broadcast;
+- replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice.
+
+A collective concatenates and splits contiguous buffers along their outermost axis: when the
+communicated axis is not outermost in memory (or the buffer is a strided chunk), the data goes
+through a contiguous temporary with that axis moved first, and a local permute-copy (nvFuser's
+transpose around an inner-axis all-gather). Everything else is reported with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from hir.diagnostics import located
+from hir.dialects import hir
+from hir.dialects.parallel_encoding import Layout
+from hir.passes.resharding.local_copies import copy_launch, inverse, is_contiguous, outermost, temporary, to_front
+
+
+class Refused(Exception):
+    """A resharding this lowering does not support; the message says why."""
+
+
+def _shape(v: SSAValue) -> list[int]:
+    assert isinstance(v.type, MemRefType)
+    return list(v.type.get_shape())
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def into_contiguous(target: SSAValue, collective: Callable[[SSAValue], Operation], name: str) -> list[Operation]:
+    """`collective(out)` + its wait, through a contiguous temporary and a copy when `target` is a strided view."""
+    if is_contiguous(target):
+        op = collective(target)
+        return [op, hir.WaitOp(op.results[0])]
+    staging = temporary(target, _shape(target), name)
+    op = collective(staging.result)
+    return [staging, op, hir.WaitOp(op.results[0]), copy_launch(staging.result, target)]
+
+
+def allgather(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
+    """`target` = the devices' `source`s along `axis`; through axis-first temporaries when it is not outermost."""
+    if outermost(source, axis) and outermost(target, axis):
+        op = hir.AllgatherOp(source, target, axis, mesh)
+        return [op, hir.WaitOp(op.result)]
+    perm = to_front(len(_shape(target)), axis)
+    ops: list[Operation] = []
+    send = source
+    if not outermost(source, axis):
+        shard = temporary(source, [_shape(source)[p] for p in perm], "shard")
+        ops += [shard, copy_launch(source, shard.result, perm)]
+        send = shard.result
+    else:  # the same axis order on both sides
+        perm = list(range(len(perm)))
+    gathered = temporary(target, [_shape(target)[p] for p in perm], "gathered")
+    op = hir.AllgatherOp(send, gathered.result, perm.index(axis), mesh)
+    ops += [gathered, op, hir.WaitOp(op.result), copy_launch(gathered.result, target, inverse(perm))]
+    return ops
+
+
+def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Sequence[int]) -> list[Operation]:
+    """`hir.broadcast` + wait, through contiguous temporaries for strided views (e.g. a chunk of an inner axis)."""
+    ops: list[Operation] = []
+    if not is_contiguous(source):
+        staging = temporary(source, _shape(source), "sent")
+        ops += [staging, copy_launch(source, staging.result)]
+        source = staging.result
+    return [*ops, *into_contiguous(target, lambda out: hir.BroadcastOp(source, out, root, mesh), "received")]
+
+
+def broadcast(source: SSAValue, target: SSAValue, root: int, mesh: Sequence[int]) -> list[Operation]:
+    root_index = _index(root)
+    return [root_index, *broadcast_into(source, target, root_index.result, mesh)]
+
+
+def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
+    """This device's slice of a replicated `source` along `axis` (extent: the mesh size) into `target`."""
+    me = hir.DeviceIndexOp(mesh)
+    me.result.name_hint = "me"
+    mine = hir.AliasChunkOp(source, me.result, axis, len(mesh))
+    mine.result.name_hint = "mine"
+    return [me, mine, copy_launch(mine.result, target)]
+
+
+def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> list[Operation]:
+    """The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused."""
+    src_mesh = list(src.mesh or dst.mesh)
+    dst_mesh = list(dst.mesh or src.mesh)
+    union = sorted(set(src_mesh) | set(dst_mesh))
+    inside = set(dst_mesh) <= set(src_mesh)
+    a, b = src.didx_axis, dst.didx_axis
+    if a is not None and b is not None:
+        if src_mesh != dst_mesh and a != b:
+            raise Refused("more than one sharding change in one op (mesh and sharded axis): split it in two sets")
+        if src_mesh != dst_mesh:
+            raise Refused(
+                f"cannot lower a copy of shards from mesh {src_mesh} to {dst_mesh}: "
+                "moving shards between meshes (send/recv pairs) is not supported"
+            )
+        raise Refused(
+            f"cannot lower an all-to-all (didx axis {a} -> didx axis {b}): all-to-all is not supported; "
+            "gather (set to replicated) and slice (set to the new didx axis) in two sets"
+        )
+    if a is not None:  # a gather
+        ops = allgather(source, target, a, src_mesh)
+        if not inside:  # then from the source mesh's first device to the devices outside it
+            ops += broadcast(target, target, union.index(src_mesh[0]), union)
+        return ops
+    if b is not None:  # a scatter: each device of the result already holds its slice, or gets the whole first
+        if inside:
+            return local_slice(source, target, b, dst_mesh)
+        whole = _shape(target)
+        whole[b] = len(dst_mesh)
+        received = temporary(target, whole, "received")
+        ops: list[Operation] = [received]
+        ops += broadcast(source, received.result, union.index(src_mesh[0]), union)
+        return [*ops, *local_slice(received.result, target, b, dst_mesh)]
+    if inside:  # replicated -> replicated on a sub-mesh: nothing moves between devices
+        return [copy_launch(source, target)]
+    return broadcast(source, target, union.index(src_mesh[0]), union)
+
+
+def lower_set_launch(launch: hir.LaunchOp, src: Layout, dst: Layout) -> list[Operation]:
+    """`lower_set` on a resharding launch; a refusal becomes a diagnostic at the launch (the user's op)."""
+    try:
+        return lower_set(launch.ins[0], launch.outs[0], src, dst)
+    except Refused as refusal:
+        raise PassFailedException(located(launch, str(refusal))) from None
