@@ -89,6 +89,7 @@ def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Seq
 
 def broadcast(source: SSAValue, target: SSAValue, root: int, mesh: Sequence[int]) -> list[Operation]:
     root_index = _index(root)
+    root_index.result.name_hint = "root"
     return [root_index, *broadcast_into(source, target, root_index.result, mesh)]
 
 
