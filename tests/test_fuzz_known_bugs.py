@@ -68,7 +68,7 @@ func.func @main(%x: tensor<6x2x6xf32, #fusion.parallel<[serial, didx, serial], m
     lowered = hir.run_pipeline(hir.parse(text, "bug7.mlir"), "stream-lowering")
     # Each iteration's shard is broadcast into a contiguous temporary, then copied into the strided view.
     assert "hir.broadcast" in communication_ops(lowered)
-    assert '%received = hir.allocate() : memref<6x6xf32>' in str(lowered), str(lowered)
+    assert "%received = hir.allocate() : memref<6x6xf32>" in str(lowered), str(lowered)
 
 
 @pytest.mark.xfail(

@@ -63,4 +63,5 @@ def test_partial_sum_stays_a_communication_with_resharding_only() -> None:
     )
     text = str(lowered)
     assert text.count("hir.allreduce") == 1, text
-    assert "fusion.relu" in text and "fusion.matmul" in text
+    assert "fusion.relu" in text
+    assert "fusion.matmul" in text
