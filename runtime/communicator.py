@@ -55,7 +55,7 @@ class Communicator(Protocol):
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...
 
     def position_in(self, mesh: Mesh) -> int:
-        """This device's position in `mesh` (`hir.device_index`)."""
+        """This device's position in `mesh` (`hir.device_index`); ValueError when it is not in `mesh`."""
         ...
 
     def empty_symmetric(

@@ -307,10 +307,19 @@ def wait(op: hir.WaitOp, compiler: CompileContext) -> Step:
 def device_index(op: hir.DeviceIndexOp, compiler: CompileContext) -> Step:
     out = compiler.slot(op.result)
     mesh = op.mesh_ids
+    outside = op.outside.value.data if op.outside is not None else None
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
-        frame.env[out] = 0 if communicator is None else communicator.position_in(mesh)
+        if communicator is None:
+            frame.env[out] = 0
+            return
+        try:
+            frame.env[out] = communicator.position_in(mesh)
+        except ValueError:  # not in the mesh
+            if outside is None:
+                raise
+            frame.env[out] = outside  # this device's result of what follows carries no meaning
 
     return step
 

@@ -93,9 +93,27 @@ def broadcast(source: SSAValue, target: SSAValue, root: int, mesh: Sequence[int]
     return [root_index, *broadcast_into(source, target, root_index.result, mesh)]
 
 
+def shard_loop_step(
+    shard: SSAValue, target: SSAValue, i: SSAValue, mesh: Sequence[int], slice_axis: int | None
+) -> list[Operation]:
+    """
+    Iteration i of a loop over the devices' shards (didx -> stream): device i broadcasts its shard
+    (nvFuser's broadcast-based all-gather); a result sharded on another axis (`slice_axis`, in
+    the iteration's view) keeps this device's slice of it.
+    """
+    if slice_axis is None:
+        return broadcast_into(shard, target, i, mesh)
+    received = temporary(target, _shape(shard), "received")
+    return [
+        received,
+        *broadcast_into(shard, received.result, i, mesh),
+        *local_slice(received.result, target, slice_axis, mesh),
+    ]
+
+
 def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
     """This device's slice of a replicated `source` along `axis` (extent: the mesh size) into `target`."""
-    me = hir.DeviceIndexOp(mesh)
+    me = hir.DeviceIndexOp(mesh, outside=0)  # a device outside the mesh takes a slice nobody reads
     me.result.name_hint = "me"
     mine = hir.AliasChunkOp(source, me.result, axis, len(mesh))
     mine.result.name_hint = "mine"

@@ -120,8 +120,8 @@ def set_problem(src: Placed, dst: Placed) -> str | None:
     if dst.stream is not None and dst.stream[0] == src.didx:  # a loop over the devices' shards
         if dst.stream[1] is not None:
             return "a stream(N) loop over a sharded axis"
-        if dst.didx is not None or (dst.mesh and dst.mesh != src.mesh):
-            return "more than one sharding change in a loop over the shards"
+        if dst.mesh and src.mesh and dst.mesh != src.mesh:
+            return "a loop over the shards and a mesh change"
         return None
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh):

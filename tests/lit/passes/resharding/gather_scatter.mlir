@@ -46,7 +46,7 @@ func.func @gather_one_set(%x: tensor<2x16xf32, #fusion.parallel<[didx, serial], 
 // CHECK-NEXT:    %root = arith.constant 1 : index
 // CHECK-NEXT:    %[[W:.*]] = hir.broadcast %x into %received root %root mesh = [0, 1] : memref<8x2xf32>, memref<8x2xf32>
 // CHECK-NEXT:    hir.wait %[[W]]
-// CHECK-NEXT:    %me = hir.device_index mesh = [0, 1]
+// CHECK-NEXT:    %me = hir.device_index mesh = [0, 1] outside 0
 // CHECK-NEXT:    %mine = hir.alias_chunk %received[%me] axis 1 chunks 2 : memref<8x2xf32> -> memref<8x1xf32, strided<[2, 1], offset: ?>>
 // CHECK-NEXT:    hir.launch ins(%{{.*}} = %mine : {{.*}}) outs(%y : memref<8x1xf32>)
 
@@ -76,7 +76,7 @@ func.func @copy_between_meshes(%x: tensor<4x8xf32, #fusion.parallel<[serial, ser
 // Replicated -> sharded on the same mesh: no communication, each device copies its slice.
 // CHECK-LABEL: func.func @scatter
 // CHECK:         %y = hir.allocate() : memref<1x16xf32>
-// CHECK-NEXT:    %me = hir.device_index mesh = [0, 1]
+// CHECK-NEXT:    %me = hir.device_index mesh = [0, 1] outside 0
 // CHECK-NEXT:    %mine = hir.alias_chunk %x[%me] axis 0 chunks 2 : memref<2x16xf32> -> memref<1x16xf32, strided<[16, 1], offset: ?>>
 // CHECK-NEXT:    hir.launch ins(%[[M:.*]] = %mine : memref<1x16xf32, strided<[16, 1], offset: ?>>) outs(%y : memref<1x16xf32>) {
 // CHECK-NEXT:      fusion.set %[[M]] : tensor<1x16xf32> -> tensor<1x16xf32>
@@ -96,7 +96,7 @@ func.func @scatter(%x: tensor<2x16xf32, #fusion.parallel<[serial, serial], mesh 
 // CHECK:         hir.for %[[J:.*]] = %c0 to %c4 step %c1 {
 // CHECK:           %x_i = hir.alias_select %x[%[[J]]] axis 0 : memref<4x2x8xf32> -> memref<2x8xf32, strided<[8, 1], offset: ?>>
 // CHECK-NEXT:      %[[T:.*]] = hir.alias_select %x_gathered[%[[J]]] axis 0
-// CHECK-NEXT:      %me = hir.device_index mesh = [0, 1]
+// CHECK-NEXT:      %me = hir.device_index mesh = [0, 1] outside 0
 // CHECK-NEXT:      %mine = hir.alias_chunk %x_i[%me] axis 0 chunks 2
 // CHECK-NEXT:      hir.launch ins(%{{.*}} = %mine : {{.*}}) outs(%[[T]] : {{.*}})
 // CHECK:           fusion.relu
