@@ -305,7 +305,14 @@ class Session:
     def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
         """Runs a lowered program on this rank's shards and returns the global outputs."""
         if self.communicator is not None and program.is_hir:
-            self.communicator.prepare(program.meshes)
+            # The meshes of sharded outputs too (gathered back below), so that every rank, in a
+            # mesh or not, refuses a mesh the job cannot hold before anything runs.
+            gathered = [
+                tuple(layout_of(t).mesh)
+                for t in program.global_output_types
+                if isinstance(t, TensorType) and layout_of(t).didx_axis is not None
+            ]
+            self.communicator.prepare([*program.meshes, *gathered])
             inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
         outputs = program(local, device=self.device, num_streams=num_streams, communicator=self.communicator)

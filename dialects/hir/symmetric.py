@@ -25,7 +25,7 @@ class DeviceIndexOp(MeshOp):
 
     Example:
         %me = hir.device_index mesh = [0, 1]
-        %me_or_0 = hir.device_index mesh = [0, 1] outside 0
+        %slot = hir.device_index mesh = [0, 1] outside 0
     """
 
     name = "hir.device_index"
