@@ -211,10 +211,6 @@ def verify_tensor_type(t: TensorType, what: str) -> None:
         raise VerifyException(
             f"{what}: didx axis {didx} has extent {shape[didx]} but the mesh has {len(enc.mesh_ids)} devices"
         )
-    chunks = enc.stream_chunks
-    axis = enc.stream_axis
-    if chunks is not None and axis is not None and shape[axis] != DYNAMIC_INDEX and shape[axis] % chunks:
-        raise VerifyException(f"{what}: stream({chunks}) does not divide the extent {shape[axis]} of axis {axis}")
 
 
 def local_shape(t: TensorType) -> list[int]:

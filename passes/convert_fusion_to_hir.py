@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.functions import fusion_type_attrs, is_fusion_function
+from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
 from hir.passes.resharding.origin import located_at_origin
 from hir.passes.resharding.set_lowering import shard_loop_step
@@ -63,8 +64,7 @@ def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, globa
             del shape[axis]
             del kinds[axis]
         else:
-            if shape[axis] != DYNAMIC_INDEX:
-                shape[axis] //= chunks
+            shape[axis] = chunk_extent(shape[axis], chunks)
             kinds[axis] = SERIAL
     mesh = layout_of(t).mesh
     if not global_view or (set(kinds) <= {SERIAL} and not mesh):

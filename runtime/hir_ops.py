@@ -8,6 +8,7 @@ import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 from hir.dialects import fusion, hir
+from hir.dialects.hir import chunk_bounds
 from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
 from hir.runtime.dtypes import shaped_dtype
@@ -78,11 +79,8 @@ def alias_chunk(op: hir.AliasChunkOp, compiler: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env = frame.env
         base = env[buffer]
-        extent = base.shape[axis]
-        if extent % chunks:
-            raise ValueError(f"{chunks} chunks do not divide the extent {extent} of axis {axis}")
-        size = extent // chunks
-        env[out] = base.narrow(axis, env[index] * size, size)
+        start, length = chunk_bounds(base.shape[axis], chunks, env[index])
+        env[out] = base.narrow(axis, start, length)
 
     return step
 

@@ -11,7 +11,8 @@ run without one.
 The corpus: every fusion-level function of examples/ and tests/lit/ (each `// -----` part of a
 split-input-file test) that parses, verifies, has static input shapes and that stream-lowering
 accepts, lowered with each communication backend (`PIPELINES`; a module without a mesh comes out
-the same with each and is lowered once). Functions that communicate (any op with a mesh) need one process per
+the same with each and is lowered once). Functions that communicate (any op with a mesh; those on
+devices 0 and 1 only, `MULTIDEVICE_RANKS`) need one process per
 device and form the multi-device corpus, run on 2 ranks.
 """
 
@@ -36,6 +37,8 @@ PIPELINES = {
     "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
 }
 MUTATED_OPS = ("hir.synchronize", "hir.wait", "hir.barrier")
+MULTIDEVICE_RANKS = 2
+"""The multi-device corpus runs on this many ranks: programs whose meshes need more are left out."""
 NUM_STREAMS = (2, 3, 1)
 """A mutant is killed when any of these runs reports a race."""
 NUM_STREAMS_ORIGINAL = (1, 2, 3, 4, 8)
@@ -155,6 +158,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
     kept once, under the first backend's name (a single-device function is lowered once).
     """
     import hir
+    from hir.dialects.hir import MeshOp
 
     found: list[Lowered] = []
     for name, text, module in _parsed(multidevice):
@@ -174,9 +178,11 @@ def corpus(multidevice: bool) -> list[Lowered]:
             for entry in entries:
                 program = Lowered(f"{name}:{entry}/{backend}", lowered, entry, multidevice)
                 function = program.function
-                communicates = any("mesh" in op.properties for op in function.walk())
+                meshes = [op.mesh_ids for op in function.walk() if isinstance(op, MeshOp)]
                 key = (entry, str(function))
-                if key in seen or communicates != multidevice:
+                if key in seen or bool(meshes) != multidevice:
+                    continue
+                if any(max(mesh) >= MULTIDEVICE_RANKS for mesh in meshes):
                     continue
                 seen.add(key)
                 new_by_backend[backend] = True

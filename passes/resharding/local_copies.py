@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import MemRefType, NoneAttr, TensorType
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from hir.dialects import fusion, hir
@@ -49,11 +50,38 @@ def inverse(perm: Sequence[int]) -> list[int]:
     return result
 
 
-def temporary(like: SSAValue, shape: Sequence[int], name: str) -> hir.AllocateOp:
+Extent = int | tuple[SSAValue, int]
+"""A static extent, or the extent of a buffer's axis (read with `memref.dim` when it is dynamic)."""
+
+
+def axes_of(buffer: SSAValue, order: Sequence[int] | None = None) -> list[Extent]:
+    """The extents of `buffer`'s axes, in `order` (default: as they are)."""
+    assert isinstance(buffer.type, MemRefType)
+    return [(buffer, a) for a in (order if order is not None else range(len(buffer.type.get_shape())))]
+
+
+def temporary(extents: Sequence[Extent], like: SSAValue, name: str) -> tuple[list[Operation], SSAValue]:
+    """A contiguous buffer of `like`'s element type; dynamic extents (an uneven chunk's) read from their buffers."""
     assert isinstance(like.type, MemRefType)
-    alloc = hir.AllocateOp(MemRefType(like.type.element_type, list(shape)))
+    ops: list[Operation] = []
+    shape: list[int] = []
+    sizes: list[SSAValue] = []
+    for extent in extents:
+        if isinstance(extent, int):
+            shape.append(extent)
+            continue
+        buffer, axis = extent
+        assert isinstance(buffer.type, MemRefType)
+        static = buffer.type.get_shape()[axis]
+        shape.append(static)
+        if static == DYNAMIC_INDEX:
+            index = arith.ConstantOp(IntegerAttr(axis, IndexType()))
+            dim = memref.DimOp(buffer, index.result)
+            ops += [index, dim]
+            sizes.append(dim.result)
+    alloc = hir.AllocateOp(MemRefType(like.type.element_type, shape), sizes)
     alloc.result.name_hint = name
-    return alloc
+    return [*ops, alloc], alloc.result
 
 
 def copy_launch(source: SSAValue, target: SSAValue, perm: Sequence[int] | None = None) -> hir.LaunchOp:

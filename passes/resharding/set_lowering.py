@@ -31,7 +31,15 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import located
 from hir.dialects import hir
 from hir.dialects.parallel_encoding import Layout
-from hir.passes.resharding.local_copies import copy_launch, inverse, is_contiguous, outermost, temporary, to_front
+from hir.passes.resharding.local_copies import (
+    axes_of,
+    copy_launch,
+    inverse,
+    is_contiguous,
+    outermost,
+    temporary,
+    to_front,
+)
 
 
 class Refused(Exception):
@@ -52,9 +60,9 @@ def into_contiguous(target: SSAValue, collective: Callable[[SSAValue], Operation
     if is_contiguous(target):
         op = collective(target)
         return [op, hir.WaitOp(op.results[0])]
-    staging = temporary(target, _shape(target), name)
-    op = collective(staging.result)
-    return [staging, op, hir.WaitOp(op.results[0]), copy_launch(staging.result, target)]
+    ops, staging = temporary(axes_of(target), target, name)
+    op = collective(staging)
+    return [*ops, op, hir.WaitOp(op.results[0]), copy_launch(staging, target)]
 
 
 def allgather(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
@@ -66,14 +74,13 @@ def allgather(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]
     ops: list[Operation] = []
     send = source
     if not outermost(source, axis):
-        shard = temporary(source, [_shape(source)[p] for p in perm], "shard")
-        ops += [shard, copy_launch(source, shard.result, perm)]
-        send = shard.result
+        allocation, send = temporary(axes_of(source, perm), source, "shard")
+        ops += [*allocation, copy_launch(source, send, perm)]
     else:  # the same axis order on both sides
         perm = list(range(len(perm)))
-    gathered = temporary(target, [_shape(target)[p] for p in perm], "gathered")
-    op = hir.AllgatherOp(send, gathered.result, perm.index(axis), mesh)
-    ops += [gathered, op, hir.WaitOp(op.result), copy_launch(gathered.result, target, inverse(perm))]
+    allocation, gathered = temporary(axes_of(target, perm), target, "gathered")
+    op = hir.AllgatherOp(send, gathered, perm.index(axis), mesh)
+    ops += [*allocation, op, hir.WaitOp(op.result), copy_launch(gathered, target, inverse(perm))]
     return ops
 
 
@@ -81,9 +88,9 @@ def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Seq
     """`hir.broadcast` + wait, through contiguous temporaries for strided views (e.g. a chunk of an inner axis)."""
     ops: list[Operation] = []
     if not is_contiguous(source):
-        staging = temporary(source, _shape(source), "sent")
-        ops += [staging, copy_launch(source, staging.result)]
-        source = staging.result
+        allocation, staging = temporary(axes_of(source), source, "sent")
+        ops += [*allocation, copy_launch(source, staging)]
+        source = staging
     return [*ops, *into_contiguous(target, lambda out: hir.BroadcastOp(source, out, root, mesh), "received")]
 
 
@@ -103,12 +110,8 @@ def shard_loop_step(
     """
     if slice_axis is None:
         return broadcast_into(shard, target, i, mesh)
-    received = temporary(target, _shape(shard), "received")
-    return [
-        received,
-        *broadcast_into(shard, received.result, i, mesh),
-        *local_slice(received.result, target, slice_axis, mesh),
-    ]
+    allocation, received = temporary(axes_of(shard), shard, "received")
+    return [*allocation, *broadcast_into(shard, received, i, mesh), *local_slice(received, target, slice_axis, mesh)]
 
 
 def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
@@ -147,12 +150,11 @@ def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> l
     if b is not None:  # a scatter: each device of the result already holds its slice, or gets the whole first
         if inside:
             return local_slice(source, target, b, dst_mesh)
-        whole = _shape(target)
+        whole = axes_of(target)
         whole[b] = len(dst_mesh)
-        received = temporary(target, whole, "received")
-        ops: list[Operation] = [received]
-        ops += broadcast(source, received.result, union.index(src_mesh[0]), union)
-        return [*ops, *local_slice(received.result, target, b, dst_mesh)]
+        ops, received = temporary(whole, target, "received")
+        ops += broadcast(source, received, union.index(src_mesh[0]), union)
+        return [*ops, *local_slice(received, target, b, dst_mesh)]
     if inside:  # replicated -> replicated on a sub-mesh: nothing moves between devices
         return [copy_launch(source, target)]
     return broadcast(source, target, union.index(src_mesh[0]), union)
