@@ -34,22 +34,6 @@ func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, did
 
 // -----
 
-func.func @stream_chunks_do_not_divide(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{'fusion.set' op result: stream(3) does not divide the extent 4 of axis 0}}
-  %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(3), serial]>>
-  func.return
-}
-
-// -----
-
-func.func @stream_chunks_larger_than_extent(%x: tensor<4x2xf32>) {
-  // expected-error@+1 {{'fusion.relu' op result: stream(4) does not divide the extent 2 of axis 1}}
-  %0 = fusion.relu %x : tensor<4x2xf32> -> tensor<4x2xf32, #fusion.parallel<[serial, stream(4)]>>
-  func.return
-}
-
-// -----
-
 func.func @foreign_encoding(%x: tensor<4x8xf32, "rows">) {
   // expected-error@+1 {{'fusion.set' op operand #0 has an encoding that is not #fusion.parallel: "rows"}}
   %0 = fusion.set %x : tensor<4x8xf32, "rows"> -> tensor<4x8xf32>
