@@ -19,7 +19,7 @@ func.func @operand_rank_mismatch(%x: tensor<4x8xf32, #fusion.parallel<[serial, s
 // -----
 
 func.func @didx_extent_not_mesh_size(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices}}
+  // expected-error@+1 {{'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices (a didx axis holds one index per device: split a longer axis, e.g. 2*k -> 2xk with the 2 sharded; uneven shards are not supported)}}
   %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return
 }
