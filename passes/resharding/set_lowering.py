@@ -11,7 +11,9 @@ A, B are didx axes, M the source mesh and M' the result's:
 - replicated on M -> replicated on M' ⊆ M: a local copy, likewise;
 - replicated on M -> replicated on M' ⊄ M: `hir.broadcast` over M + M' from M's first device;
 - didx A on M -> replicated on M' ⊄ M: the all-gather on M, then that broadcast;
-- replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice.
+- replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice;
+- didx A -> didx B on M: the all-gather along A into a temporary, then the local slice along B
+  (an all-to-all at mesh-size times its traffic).
 
 A collective concatenates and splits contiguous buffers along their outermost axis: when the
 communicated axis is not outermost in memory (or the buffer is a strided chunk), the data goes
@@ -123,6 +125,19 @@ def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[in
     return [me, mine, copy_launch(mine.result, target)]
 
 
+def all_to_all_by_gather(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequence[int]) -> list[Operation]:
+    """
+    didx axis a -> didx axis b on one mesh: an all-gather along a into a temporary (axis b still
+    whole), then this device's slice along b. It moves mesh-size times the data of an all-to-all
+    (no `hir.all_to_all` yet), but needs nothing beyond the all-gather.
+    """
+    whole = axes_of(target)
+    whole[b] = (source, b)
+    ops, gathered = temporary(whole, target, "all_gathered")
+    ops += allgather(source, gathered, a, mesh)
+    return [*ops, *local_slice(gathered, target, b, mesh)]
+
+
 def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> list[Operation]:
     """The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused."""
     src_mesh = list(src.mesh or dst.mesh)
@@ -138,10 +153,7 @@ def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> l
                 f"cannot lower a copy of shards from mesh {src_mesh} to {dst_mesh}: "
                 "moving shards between meshes (send/recv pairs) is not supported"
             )
-        raise Refused(
-            f"cannot lower an all-to-all (didx axis {a} -> didx axis {b}): all-to-all is not supported; "
-            "gather (set to replicated) and slice (set to the new didx axis) in two sets"
-        )
+        return all_to_all_by_gather(source, target, a, b, src_mesh)
     if a is not None:  # a gather
         ops = allgather(source, target, a, src_mesh)
         if not inside:  # then from the source mesh's first device to the devices outside it

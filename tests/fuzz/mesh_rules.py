@@ -126,7 +126,7 @@ def set_problem(src: Placed, dst: Placed) -> str | None:
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh):
             return "moving shards to another mesh (or with a sharded axis change)"
-        return "an all-to-all (didx -> another didx axis)"
+        return None  # an all-to-all: an all-gather, then the local slice
     # Gathers, scatters (local slices), broadcasts and local copies all lower, through contiguous
     # temporaries where the communicated axis is inner or the buffer a strided chunk.
     return None
