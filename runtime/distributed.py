@@ -27,6 +27,10 @@ from hir.runtime.communicator import Mesh, Work
 from hir.runtime.device import DeviceKind, kind_of, requested_kind
 from hir.runtime.executor import Program
 
+# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
+_all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
+_reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
+
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
 
@@ -101,9 +105,9 @@ class ProcessGroupCommunicator:
             )
         source = _from_axis(input.contiguous(), axis)
         if output.is_contiguous():
-            return dist.all_gather_into_tensor(_from_axis(output, axis), source, group=group, async_op=True)
+            return _all_gather_single(_from_axis(output, axis), source, group=group, async_op=True)
         temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
-        work = dist.all_gather_into_tensor(_from_axis(temporary, axis), source, group=group, async_op=True)
+        work = _all_gather_single(_from_axis(temporary, axis), source, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
@@ -127,9 +131,9 @@ class ProcessGroupCommunicator:
         op = _REDUCE_OPS[kind]
         source = _from_axis(input.contiguous(), axis)
         if output.is_contiguous():
-            return dist.reduce_scatter_tensor(_from_axis(output, axis), source, op=op, group=group, async_op=True)
+            return _reduce_scatter_single(_from_axis(output, axis), source, op=op, group=group, async_op=True)
         temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
-        work = dist.reduce_scatter_tensor(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
+        work = _reduce_scatter_single(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:

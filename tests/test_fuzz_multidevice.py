@@ -135,7 +135,6 @@ def torchrun(args: list[str], log_dir: Path, *, processes: int, timeout: float) 
     env = {
         **os.environ,
         "HIR_DIST_TIMEOUT": "30",  # a rank stuck in a collective fails the job instead of hanging it
-        "PYTHONWARNINGS": "ignore::FutureWarning",
         "CUDA_VISIBLE_DEVICES": "",
         "OMP_NUM_THREADS": "1",  # tiny tensors; several processes share the cores
     }
