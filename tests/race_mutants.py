@@ -151,6 +151,12 @@ def hand_written() -> list[Lowered]:
     return found
 
 
+def _fusion_types(function: func.FuncOp) -> list[TensorType]:
+    """The fusion-level types a lowered function records on its arguments and results (`fusion.type`)."""
+    attrs = [*(function.arg_attrs or ()), *(function.res_attrs or ())]
+    return [t for d in attrs if isinstance(t := d.data.get("fusion.type"), TensorType)]
+
+
 def corpus(multidevice: bool) -> list[Lowered]:
     """
     The lowered functions, in a fixed order: those that communicate
@@ -159,6 +165,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
     """
     import hir
     from hir.dialects.hir import MeshOp
+    from hir.dialects.parallel_encoding import layout_of
 
     found: list[Lowered] = []
     for name, text, module in _parsed(multidevice):
@@ -179,6 +186,8 @@ def corpus(multidevice: bool) -> list[Lowered]:
                 program = Lowered(f"{name}:{entry}/{backend}", lowered, entry, multidevice)
                 function = program.function
                 meshes = [op.mesh_ids for op in function.walk() if isinstance(op, MeshOp)]
+                # Arguments or results sharded over a mesh need one process per device too.
+                meshes += [layout_of(t).mesh for t in _fusion_types(function) if layout_of(t).didx_axis is not None]
                 key = (entry, str(function))
                 if key in seen or bool(meshes) != multidevice:
                     continue

@@ -114,6 +114,9 @@ LIT_LOOPS = {
     ("convert_units.mlir", "no_stream"): 0,
     ("convert_units.mlir", "segments"): 2,
     ("convert_dynamic.mlir", "add_mul"): 2,
+    ("chunks_not_dividing.mlir", "rows"): 2,
+    ("chunks_not_dividing.mlir", "inner_axis"): 2,
+    ("chunks_not_dividing.mlir", "dynamic"): 2,
 }
 
 
