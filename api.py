@@ -16,8 +16,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-from hir.diagnostics import LocatedParser, verify_located
+from hir.diagnostics import LocatedParser, decode_source, verify_located
 from hir.dialects import get_all_hir_dialects
+from hir.dialects.shaped_types import check_signatures
 from hir.passes import get_all_hir_passes
 from hir.pipeline import PipelineError, parse_pass_pipeline
 
@@ -30,6 +31,7 @@ __all__ = [
     "parse_file",
     "parse_pipeline",
     "run_pipeline",
+    "verify",
 ]
 
 # xDSL dialects a hir program may use besides our own.
@@ -64,12 +66,22 @@ def make_context() -> Context:
 def parse(text: str, name: str = "<string>", ctx: Context | None = None) -> ModuleOp:
     """Parses and verifies a module; errors name `name:line:col`."""
     module = LocatedParser(ctx or make_context(), text, name).parse_module()
-    verify_located(module)
+    verify(module)
     return module
 
 
 def parse_file(path: str | Path, ctx: Context | None = None) -> ModuleOp:
-    return parse(Path(path).read_text(), str(path), ctx)
+    """Parses and verifies a file; a file that is not UTF-8 is an error naming the line and column."""
+    return parse(decode_source(Path(path).read_bytes(), str(path)), str(path), ctx)
+
+
+def verify(module: ModuleOp) -> None:
+    """
+    xDSL's verifier, dominance, and function signatures the runtime can run; the first error names
+    the failing op's `file:line:col` (a LocatedError).
+    """
+    verify_located(module)
+    check_signatures(module)
 
 
 def parse_pipeline(pipeline: str) -> tuple[ModulePass, ...]:
@@ -85,7 +97,7 @@ def run_pipeline(module: ModuleOp, pipeline: str, ctx: Context | None = None) ->
     """
 
     def verify_between(_prev: object, m: ModuleOp, _next: object) -> None:
-        verify_located(m)
+        verify(m)
 
     PassPipeline(parse_pipeline(pipeline), verify_between).apply(ctx or make_context(), module)
     return module

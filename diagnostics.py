@@ -7,12 +7,31 @@ and runtime errors name it, MLIR style:
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Block, BlockArgument, Operation
-from xdsl.parser import Parser
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.irdl import AttributeInvT
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+# xDSL's string-literal pattern nests a `+` in a `*` (`(?:[^"...]+|escape)*"`): an unterminated
+# string backtracks exponentially in the length of the rest of its line (40 characters: hours).
+# The same language, one character per step, fails in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+MAX_NESTING_DEPTH = 64
+"""
+The deepest nesting of ops a module may have (a module, a function, loops, a launch, its ops).
+Real programs nest a handful of ops deep; the parser refuses deeper nesting with a located
+error, since xDSL's verifier and printer recurse once per level and past about 150 levels exhaust
+Python's stack.
+"""
 
 
 class LocatedParser(Parser):
@@ -25,19 +44,85 @@ class LocatedParser(Parser):
     """
 
     def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
+        if isinstance(input, bytes):
+            input = decode_source(input, name, line_offset)
         super().__init__(ctx, input, name)
         self.line_offset = line_offset
         self._line_starts: list[int] | None = None
+        self._depth = 0
+        self._enclosing_forward_references: list[dict[str, dict[int, ForwardDeclaredValue]]] = []
+        self._forward_use_spans: dict[int, Span] = {}
+
+    # -- a region's values are not visible outside it ----------------------------------------------
+    # xDSL lets a definition inside a region resolve a forward reference made outside it (`hir.for
+    # %i = %c0 to %n step %i { ... }`, the step naming the loop's own induction variable), and the
+    # op then keeps an unresolved placeholder as operand. Each region gets its own forward
+    # references, as in MLIR; a definition that would resolve an enclosing one is an error at the use.
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_use_spans.setdefault(id(value), operand.span)
+        return value
+
+    def parse_optional_region(self, arguments: Iterable[Parser.Argument] | None = None) -> Region | None:
+        outer = self.forward_ssa_references
+        self._enclosing_forward_references.append(outer)
+        self.forward_ssa_references = {}
+        try:
+            region = super().parse_optional_region(arguments)
+        finally:
+            self._enclosing_forward_references.pop()
+            inner, self.forward_ssa_references = self.forward_ssa_references, outer
+        for name, references in inner.items():  # still unresolved: the enclosing scope may define them
+            pending = outer.setdefault(name, {})
+            for index, value in references.items():
+                if (earlier := pending.get(index)) is None:
+                    pending[index] = value
+                elif earlier.type != value.type:
+                    span = self._forward_use_spans.get(id(value))
+                    self.raise_error(f"%{name} is used with type {value.type} here and {earlier.type} before", span)
+                else:
+                    value.replace_all_uses_with(earlier)
+        return region
+
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
+        for references in self._enclosing_forward_references:
+            if name in references:
+                use = next(iter(references[name].values()))
+                self.raise_error(
+                    f"%{name} is used outside the region that defines it (a region's values are not visible "
+                    "outside it, and a loop's bounds cannot name its induction variable)",
+                    self._forward_use_spans.get(id(use), span),
+                )
+        super()._register_ssa_definition(name, values, span)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING_DEPTH:
+                self.raise_error(f"nesting too deep: more than {MAX_NESTING_DEPTH} ops nested in one another", start)
+            op = super().parse_operation()
+        except (ValueError, OverflowError, VerifyException) as err:
+            # An attribute or type refused its parameters while the op was parsed (an i64 out of
+            # range, `3 : ui8` for arith.constant, an f32 where an index is expected).
+            self.raise_error(str(err), start, self._end_of_parsed(start))
+        finally:
+            self._depth -= 1
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_and_column(start)
             op.location = FileLineColLoc(
                 StringAttr(self.lexer.input.name), IntAttr(line + self.line_offset), IntAttr(col)
             )
         return op
+
+    def _end_of_parsed(self, start: int) -> int:
+        """Where the text parsed since `start` ends: before the current token and the blanks before it."""
+        text, end = self.lexer.input.content, self._current_token.span.start
+        while end > start + 1 and text[end - 1].isspace():
+            end -= 1
+        return end
 
     def _line_and_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset."""
@@ -54,11 +139,25 @@ class LocatedParser(Parser):
         return line, offset - self._line_starts[line - 1] + 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        module = super().parse_module(allow_implicit_module)
+        try:
+            module = super().parse_module(allow_implicit_module)
+        except (ValueError, OverflowError, VerifyException) as err:  # outside any op: an alias definition
+            self.raise_error(str(err), self._current_token.span)
         first = module.ops.first
         if isinstance(module.location, UnknownLoc) and first is not None:
             module.location = first.location  # an implicit module: errors on it name where it starts
         return module
+
+
+def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
+    """The text of a source file; invalid UTF-8 is a ParseError at the offending byte's line and column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        at = len(data[: err.start].decode("utf-8", errors="replace"))
+        span = Span(at, at + 1, Input(text, name), line_offset)
+        raise ParseError(span, f"the file is not valid UTF-8 ({err.reason}: byte 0x{data[err.start]:02x})") from None
 
 
 def location_of(op: Operation) -> str | None:
@@ -87,8 +186,20 @@ class LocatedError(DiagnosticException):
         self.message = message
 
 
+class UserError(DiagnosticException, ValueError):
+    """
+    Something the user gave is wrong and no op of the program is to blame: a file, an option, the
+    process job. Tools print it as `tool: error: message`; the message says what is wrong with what.
+    """
+
+
 def verify_located(module: ModuleOp) -> None:
-    """`module.verify()` plus dominance, but the error names the first failing op's location."""
+    """
+    `module.verify()` plus dominance, but the error names the first failing op's location.
+
+    Cost: linear in the module (each op verified once; the walk that finds the failing op runs
+    only after a failure), plus `check_dominance`.
+    """
     try:
         module.verify()
     except VerifyException as err:
@@ -106,6 +217,9 @@ def check_dominance(module: ModuleOp) -> None:
     Every operand is defined before its use, in the same block or an enclosing one (single-block
     regions, as all of ours are). xDSL's verifier does not check this, and a pass that moves or
     clones ops could otherwise produce a program that reads a value never produced.
+
+    Cost: linear in the operands times the nesting depth: each block's op positions are numbered
+    once, on first need, and each operand climbs from its user to the defining block.
     """
     positions: dict[Block, dict[Operation, int]] = {}
 
@@ -141,3 +255,44 @@ def format_parse_error(error: ParseError) -> str:
     where = error.span.get_location()
     context = error.span.print_with_context().split("\n", 1)[1].rstrip("\n")
     return f"{where}: error: {error.msg}\n{context}"
+
+
+def internal_error(tool: str, error: BaseException, doing: str | None = None) -> str:
+    """
+    The one line a tool prints for an exception that is a bug of ours, not a diagnostic: what was
+    raised, the op being processed when one can be found (in the innermost frame that holds one),
+    what the tool was doing, and how to see the traceback.
+    """
+    if isinstance(error, RecursionError):
+        what = "the module is nested too deeply to process (Python's recursion limit)"
+    else:
+        text = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    op = _innermost_op(error)
+    where = f" (at '{op.name}', {location_of(op) or 'no location'})" if op is not None else ""
+    during = f" while {doing}" if doing else ""
+    return (
+        f"{tool}: internal error: {what}{where}{during}; this is a bug in hir, not in the input: "
+        f"set {TRACEBACK_VARIABLE}=1 to see the traceback"
+    )
+
+
+TRACEBACK_VARIABLE = "HIR_TRACEBACK"
+"""Set to 1 to get the Python traceback of an internal error instead of its one-line summary."""
+
+
+def _innermost_op(error: BaseException) -> Operation | None:
+    """The op a local variable of the innermost frame that has one refers to (modules and functions last)."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    fallback: Operation | None = None
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, Operation):
+                if value.name not in ("builtin.module", "func.func"):
+                    return value
+                fallback = fallback or value
+    return fallback

@@ -27,6 +27,7 @@ import argparse
 import functools
 import os
 import statistics
+import time
 from collections.abc import Callable
 
 import torch
@@ -58,9 +59,10 @@ func.func @main(%a: tensor<{S}x{D}x{MSD}x{K}x{T}, #fusion.parallel<[serial, didx
 DTYPES = {"bf16": (torch.bfloat16, "bf16"), "f16": (torch.float16, "f16"), "f32": (torch.float32, "f32")}
 
 
-def timed(fn: Callable[[], object], reps: int, warmup: int) -> float:
+def timed(fn: Callable[[], object], reps: int, warmup: int, device: str = "cuda") -> float:
     """
-    Median ms of `fn`, each repetition after a barrier, measured with CUDA events.
+    Median ms of `fn`, each repetition after a barrier, measured with CUDA events (wall clock
+    on CPU, for the gloo smoke runs of the benchmarks).
 
     Not triton.testing.do_bench or torch.utils.benchmark.Timer: do_bench and Timer's autorange
     pick how many times to run `fn` from a per-process estimate, and a collective must run equally
@@ -73,6 +75,11 @@ def timed(fn: Callable[[], object], reps: int, warmup: int) -> float:
     times = []
     for _ in range(reps):
         dist.barrier()
+        if device != "cuda":
+            start_s = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start_s) * 1e3)
+            continue
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -87,8 +94,8 @@ def run_program(program: hir.Program, inputs: list, num_streams: int, communicat
     sink[:] = program(inputs, num_streams=num_streams, communicator=communicator)
 
 
-def max_over_ranks(value: float) -> float:
-    t = torch.tensor([value], device="cuda")
+def max_over_ranks(value: float, device: str = "cuda") -> float:
+    t = torch.tensor([value], device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return t.item()
 
@@ -211,8 +218,8 @@ def measure(
     return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}
 
 
-def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int) -> None:
-    """A torch.profiler trace of one run, and on rank 0 its timeline as a PNG."""
+def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int, name: str = "ag_gemm") -> None:
+    """A torch.profiler trace of one run, and on rank 0 its timeline as a PNG: DIR/NAME_trace.json, DIR/NAME_timeline.png."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -220,12 +227,12 @@ def profile_run(run: Callable[[], object], out_dir: str, title: str, rank: int) 
         run()
         torch.cuda.synchronize()
     if rank == 0:
-        trace = os.path.join(out_dir, "ag_gemm_trace.json")
+        trace = os.path.join(out_dir, f"{name}_trace.json")
         prof.export_chrome_trace(trace)
         from timeline import PlottingUnavailable, render
 
         try:
-            render(trace, os.path.join(out_dir, "ag_gemm_timeline.png"), title)
+            render(trace, os.path.join(out_dir, f"{name}_timeline.png"), title)
         except PlottingUnavailable as err:  # matplotlib is optional: the trace opens in Perfetto too
             print(f"trace in {trace}; no timeline PNG ({err})")
 

@@ -1,12 +1,13 @@
 """
 GEMM + reduce-scatter (row-parallel linear layer) on D GPUs, in one run and on the same tensors:
 
-  gemm           the local partial product A_r @ B_r  [M, N]
-  reduce-scatter NCCL reduce-scatter of the partial products alone
-  gemm+rs        GEMM, then reduce-scatter, on one stream (no overlap)
-  torch-fused    torch.ops.symm_mem.fused_matmul_reduce_scatter
-  hir:<p>        the fusion module below (S chunks, per-chunk GEMM + reduce-scatter) lowered with
-                 `hir-opt -p <p>` and run by hir's runtime
+  gemm            the local partial product A_r @ B_r  [M, N]
+  reduce-scatter  NCCL reduce-scatter of the partial products alone
+  gemm+rs         GEMM, then reduce-scatter, on one stream (no overlap)
+  torch-fused     torch.ops.symm_mem.fused_matmul_reduce_scatter
+  hir ...         the fusion module below (S chunks, `fusion.sum` of the matmul over the devices)
+                  lowered with `hir-opt -p PIPELINE` and run by hir's runtime with NUM_STREAMS
+                  compute streams; a variant is PIPELINE:NUM_STREAMS:chunks=S
 
 Rank r holds A_r [M, K/D] and B_r [K/D, N]; the result is sum_r A_r @ B_r, scattered by rows.
 Every result is checked against that sum. CUDA-event medians after a barrier, max over ranks
@@ -15,8 +16,13 @@ Every result is checked against that sum. CUDA-event medians after a barrier, ma
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
       python -m torch.distributed.run --nproc-per-node 2 benchmarks/gemm_rs.py
 
-Output (rank 0), per size: `max(GEMM, RS)` in ms, then one line per variant: its name, ms, x of
-max(GEMM, RS), x of torch-fused, and in brackets the relative L2 error against the sum.
+Output (rank 0), per size: `max(GEMM, RS)` in ms, then one line per variant: its name (hir
+variants: backend, S, streams and the pass options), ms, x of max(GEMM, RS), x of torch-fused, and
+in brackets the relative L2 error against the sum (WRONG after it when above 3e-2); then the
+targets met or missed by the default copy-engine variant and by the best hir variant.
+`--profile DIR` writes the timeline of one hir run (DIR/gemm_rs_timeline.png, with matplotlib).
+`--device cpu` runs the same code on CPU processes over gloo (f32, wall-clock times, no
+torch-fused): a check that the benchmark runs, not a measurement.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
-from ag_gemm import DTYPES, build_program, max_over_ranks, relative_error, run_program, timed
+from ag_gemm import DTYPES, build_program, max_over_ranks, profile_run, relative_error, run_program, timed
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
@@ -42,32 +51,153 @@ func.func @main(%a: tensor<{S}x{D}x{D}x{MSD}x{KD}x{T}, #fusion.parallel<[serial,
 }}
 """
 
+VARIANTS = (
+    "stream-lowering:2:chunks=2",
+    "stream-lowering{backend=copy-engine}:1:chunks=1",
+    "stream-lowering{backend=copy-engine release=end}:1:chunks=1",
+    "stream-lowering{backend=copy-engine chunks=2}:1:chunks=1",
+    "stream-lowering{backend=copy-engine chunks=4}:1:chunks=1",
+    "stream-lowering{backend=copy-engine}:1:chunks=2",
+    "stream-lowering{backend=copy-engine}:2:chunks=2",
+    "stream-lowering{backend=copy-engine}:1:chunks=4",
+)
+"""NCCL per chunk; the default copy-engine lowering in one chunk; the same with the release barrier
+at the end, with the own GEMM and its adds in 2 and 4 pieces; in 2 chunks on 1 and 2 streams; in 4."""
+DEFAULT_VARIANT = VARIANTS[1]
+WRONG = 3e-2
+"""Relative L2 error above which a result is wrong rather than rounded (bf16 partial sums: ~1e-2)."""
 
-def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator) -> tuple[dict, dict]:
+
+@dataclass(frozen=True)
+class Variant:
+    """A hir variant `PIPELINE:NUM_STREAMS:chunks=S`: how the module is lowered and run."""
+
+    text: str
+    pipeline: str
+    num_streams: int
+    chunks: int
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        pipeline, streams, chunks = text.rsplit(":", 2)
+        return cls(text, pipeline, int(streams), int(chunks.removeprefix("chunks=")))
+
+    @property
+    def name(self) -> str:
+        """`hir ce S=1` (copy-engine, one chunk), `hir nccl S=2 2 streams`, with the pass options."""
+        options = dict(re.findall(r"([\w-]+)=([\w-]+)", self.pipeline.partition("{")[2]))
+        backend = "ce" if options.pop("backend", "nccl") == "copy-engine" else "nccl"
+        words = [f"hir {backend} S={self.chunks}"]
+        if self.num_streams > 1:
+            words.append(f"{self.num_streams} streams")
+        if "chunks" in options:
+            words.append(f"pieces={options.pop('chunks')}")
+        words += [f"{k}={v}" for k, v in options.items()]
+        return " ".join(words)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target of a size: at most `factor` times the named baseline (`max` or a variant name)."""
+
+    baseline: str
+    factor: float
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a benchmark's table compares: its title, the collective alone, the baseline, the targets."""
+
+    title: str
+    name: str
+    """Of the trace and timeline files."""
+    collective: str
+    baseline: str
+    """The result the last column compares with (torch's fused op, or the unfused sequence)."""
+    default_variant: str
+    targets: dict[tuple[int, int], tuple[Target, ...]]
+
+
+REPORT = Report(
+    "GEMM+RS",
+    "gemm_rs",
+    "reduce-scatter",
+    "torch-fused",
+    DEFAULT_VARIANT,
+    {
+        (16384, 4096): (Target("torch-fused", 0.80), Target("max", 1.15)),
+        (32768, 2048): (Target("torch-fused", 0.80), Target("max", 1.15)),
+        (16384, 1024): (Target("max", 1.30),),
+    },
+)
+"""The targets of GEMM + RS on 2x H200: x of torch's fused op, x of max(GEMM, RS)."""
+
+
+def setup(device: str) -> tuple[int, Communicator]:
+    """Process group (NCCL with symmetric memory on CUDA, gloo on CPU): the world size, the communicator."""
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if device == "cuda":
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+    else:
+        dist.init_process_group("gloo")
+    world = dist.get_world_size()
+    return world, Communicator(dist.get_rank(), world)
+
+
+def time_variants(
+    variants: list[Variant],
+    make_module: Callable[[int], str],
+    make_inputs: Callable[[int], list[torch.Tensor]],
+    check: Callable[[int, torch.Tensor], float],
+    args: argparse.Namespace,
+    communicator: Communicator,
+    results: dict[str, float],
+    errors: dict[str, float],
+    profile_title: str,
+    report: Report,
+) -> None:
+    """Times every hir variant on the module and inputs for its S, and checks its output."""
+    for number, variant in enumerate(variants, start=1):
+        program = build_program(make_module(variant.chunks), variant.pipeline)
+        communicator.prepare(program.meshes)
+        outputs: list[torch.Tensor] = []
+        inputs = make_inputs(variant.chunks)
+        run = functools.partial(run_program, program, inputs, variant.num_streams, communicator, outputs)
+        results[variant.name] = timed(run, args.reps, args.warmup, args.device)
+        errors[variant.name] = check(variant.chunks, outputs[0])
+        if args.profile and number == args.profile_variant and profile_title:
+            profile_run(run, args.profile, f"{variant.name}: {profile_title}", dist.get_rank(), report.name)
+
+
+def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator, profile: bool) -> tuple[dict, dict]:
     rank, world = dist.get_rank(), dist.get_world_size()
     dtype, type_name = DTYPES[args.dtype]
+    device = args.device
     KD = args.k // world
-    gen = torch.Generator(device="cuda").manual_seed(100 + rank)
-    A = torch.randn(M, KD, device="cuda", dtype=dtype, generator=gen)
-    B = torch.randn(KD, N, device="cuda", dtype=dtype, generator=gen)
+    gen = torch.Generator(device=device).manual_seed(100 + rank)
+    A = torch.randn(M, KD, device=device, dtype=dtype, generator=gen)
+    B = torch.randn(KD, N, device=device, dtype=dtype, generator=gen)
     partial = A @ B
-    full = partial.float()
+    full = partial.to(torch.float32, copy=True)  # a copy also when the partial is f32
     dist.all_reduce(full)
     reference = full.chunk(world)[rank].to(dtype)  # rows [rank*M/D, (rank+1)*M/D)
-    scratch = torch.empty(M, N, device="cuda", dtype=dtype)
-    out = torch.empty(M // world, N, device="cuda", dtype=dtype)
+    scratch = torch.empty(M, N, device=device, dtype=dtype)
+    out = torch.empty(M // world, N, device=device, dtype=dtype)
     results: dict[str, float] = {}
     errors: dict[str, float] = {}
-    results["gemm"] = timed(lambda: torch.mm(A, B, out=scratch), args.reps, args.warmup)
+    results["gemm"] = timed(lambda: torch.mm(A, B, out=scratch), args.reps, args.warmup, device)
     errors["gemm"] = relative_error(scratch, partial)
-    results["reduce-scatter"] = timed(lambda: dist.reduce_scatter_tensor(out, partial), args.reps, args.warmup)
+    results["reduce-scatter"] = timed(lambda: dist.reduce_scatter_tensor(out, partial), args.reps, args.warmup, device)
     errors["reduce-scatter"] = relative_error(out, reference)
 
     def gemm_then_rs() -> None:
         torch.mm(A, B, out=scratch)
         dist.reduce_scatter_tensor(out, scratch)
 
-    results["gemm+rs"] = timed(gemm_then_rs, args.reps, args.warmup)
+    results["gemm+rs"] = timed(gemm_then_rs, args.reps, args.warmup, device)
     errors["gemm+rs"] = relative_error(out, reference)
     fused: list[torch.Tensor] = []
     group_name = dist.group.WORLD.group_name
@@ -75,75 +205,110 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     def torch_fused() -> None:
         fused[:] = [torch.ops.symm_mem.fused_matmul_reduce_scatter(A, B, "sum", 0, group_name)]
 
-    try:
-        results["torch-fused"] = timed(torch_fused, args.reps, args.warmup)
-        errors["torch-fused"] = relative_error(fused[0], reference)
-    except Exception as err:  # report and go on: the baseline may be missing on this build
-        if rank == 0:
-            print(f"torch-fused failed: {err}")
+    if device == "cuda":
+        try:
+            results["torch-fused"] = timed(torch_fused, args.reps, args.warmup)
+            errors["torch-fused"] = relative_error(fused[0], reference)
+        except Exception as err:  # report and go on: the baseline may be missing on this build
+            if rank == 0:
+                print(f"torch-fused failed: {err}")
 
     mesh = ", ".join(str(d) for d in range(world))
-    for variant in args.variants.split(","):
-        pipeline, num_streams, chunks = variant.split(":")
-        S = int(chunks.removeprefix("chunks="))
-        MSD = M // (S * world)
-        text = FUSION_MODULE.format(S=S, D=world, MSD=MSD, KD=KD, N=N, T=type_name, MESH=mesh)
-        program = build_program(text, pipeline)
-        communicator.prepare(program.meshes)
+
+    def module(S: int) -> str:
+        return FUSION_MODULE.format(S=S, D=world, MSD=M // (S * world), KD=KD, N=N, T=type_name, MESH=mesh)
+
+    def inputs(S: int) -> list[torch.Tensor]:
         # Global A[s, d', d, r, k] = A_{d'}[s*M/S + d*M/(S*D) + r, k]: this rank's slice d' = rank.
-        a_local = A.view(S, world, MSD, KD).unsqueeze(1).contiguous()
-        b_local = B.view(1, 1, 1, KD, N)
-        outputs: list[torch.Tensor] = []
-        name = f"hir:{variant}"
-        run = functools.partial(run_program, program, [a_local, b_local], int(num_streams), communicator, outputs)
-        results[name] = timed(run, args.reps, args.warmup)
+        return [A.view(S, world, M // (S * world), KD).unsqueeze(1).contiguous(), B.view(1, 1, 1, KD, N)]
+
+    def check(S: int, output: torch.Tensor) -> float:
         # This rank holds rows {s*M/S + rank*M/(S*D) + r} of the sum.
-        rows = full.view(S, world, MSD, N)[:, rank].to(dtype)
-        errors[name] = relative_error(outputs[0].reshape(S, MSD, N), rows)
-    return {k: max_over_ranks(v) for k, v in results.items()}, {k: max_over_ranks(v) for k, v in errors.items()}
+        rows = full.view(S, world, M // (S * world), N)[:, rank].to(dtype)
+        return relative_error(output.reshape(S, M // (S * world), N), rows)
+
+    variants = [Variant.parse(v) for v in args.variants.split(",")]
+    title = f"GEMM+RS M={M} N={N} K={args.k}" if profile else ""
+    time_variants(variants, module, inputs, check, args, communicator, results, errors, title, REPORT)
+    return (
+        {k: max_over_ranks(v, device) for k, v in results.items()},
+        {k: max_over_ranks(v, device) for k, v in errors.items()},
+    )
+
+
+def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int) -> None:
+    """The table of each size, then the targets met or missed (see the module docstring)."""
+    print(
+        f"\n{report.title}, D={world}, K={args.k}, {args.dtype}; ms (max over ranks of per-rank median); "
+        "rel. error in []"
+    )
+    default = Variant.parse(report.default_variant).name
+    for M, N, results, errors in rows:
+        bound = max(results["gemm"], results[report.collective])
+        print(f"\nM={M} N={N}: max(GEMM, {report.collective}) = {bound:.3f} ms")
+        baseline_ms = results.get(report.baseline)
+        for name, ms in results.items():
+            extra = f"  x{ms / bound:.2f} of max"
+            if baseline_ms:
+                extra += f"  x{ms / baseline_ms:.2f} of {report.baseline}"
+            wrong = "  WRONG" if errors[name] > WRONG else ""
+            print(f"  {name:<44} {ms:8.3f}{extra}  [{errors[name]:.1e}]{wrong}")
+        hir = {k: v for k, v in results.items() if k.startswith("hir ") and errors[k] <= WRONG}
+        targets = report.targets.get((M, N), ())
+        if not hir or not targets:
+            continue
+        best = min(hir, key=hir.__getitem__)
+        for label, name in (("default", default), ("best", best)):
+            if name not in hir:
+                continue
+            verdicts = []
+            for target in targets:
+                base = bound if target.baseline == "max" else results.get(target.baseline)
+                if base is None:
+                    verdicts.append(f"no {target.baseline}")
+                    continue
+                ratio = hir[name] / base
+                met = "met" if ratio <= target.factor else "MISSED"
+                verdicts.append(f"x{ratio:.2f} of {target.baseline} (<= {target.factor}: {met})")
+            print(f"  target, {label} ({name}): " + ", ".join(verdicts))
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_arguments(p, ",".join(VARIANTS))
     p.add_argument("--sizes", default="16384x4096,32768x2048,16384x1024", help="MxN list")
+    return p
+
+
+def add_common_arguments(p: argparse.ArgumentParser, variants: str) -> None:
+    """The flags gemm_rs.py and matmul_ar.py share."""
     p.add_argument("--k", type=int, default=8192)
-    p.add_argument("--dtype", default="bf16", choices=DTYPES)
+    p.add_argument("--dtype", choices=DTYPES, help="default: bf16 on CUDA, f32 on CPU")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument(
-        "--variants",
-        default="stream-lowering:2:chunks=2,stream-lowering:4:chunks=4",
-        help="comma list of PIPELINE:NUM_STREAMS:chunks=S for the hir programs",
-    )
-    return p
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="cpu: a gloo smoke run")
+    p.add_argument("--variants", default=variants, help="comma list of PIPELINE:NUM_STREAMS:chunks=S")
+    p.add_argument("--profile", help="trace one hir run into this dir (timeline PNG on rank 0)")
+    p.add_argument("--profile-variant", type=int, default=2, help="which hir variant to trace (1-based)")
+    p.add_argument("--profile-size", type=int, default=1, help="on which size (1-based)")
+
+
+def run_sizes(args: argparse.Namespace, measure_size: Callable[..., tuple[dict, dict]]) -> tuple[list, int]:
+    """Every size of `--sizes` measured, on every rank."""
+    args.dtype = args.dtype or ("bf16" if args.device == "cuda" else "f32")
+    world, communicator = setup(args.device)
+    rows = []
+    for number, size in enumerate(args.sizes.split(","), start=1):
+        M, N = (int(x) for x in size.split("x"))
+        rows.append((M, N, *measure_size(M, N, args, communicator, number == args.profile_size)))
+    return rows, world
 
 
 def main() -> None:
     args = build_parser().parse_args()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
-    if hasattr(symm_mem, "enable_symm_mem_for_group"):
-        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
-    communicator = Communicator(dist.get_rank(), dist.get_world_size())
-    rows = []
-    for size in args.sizes.split(","):
-        M, N = (int(x) for x in size.split("x"))
-        rows.append((M, N, *measure(M, N, args, communicator)))
+    rows, world = run_sizes(args, measure)
     if dist.get_rank() == 0:
-        world = dist.get_world_size()
-        print(
-            f"\nGEMM+RS, D={world}, K={args.k}, {args.dtype}; ms (max over ranks of per-rank median); rel. error in []"
-        )
-        for M, N, results, errors in rows:
-            bound = max(results["gemm"], results["reduce-scatter"])
-            print(f"\nM={M} N={N}: max(GEMM, RS) = {bound:.3f} ms")
-            fused_ms = results.get("torch-fused")
-            for name, ms in results.items():
-                extra = f"  x{ms / bound:.2f} of max(GEMM,RS)" + (
-                    f"  x{ms / fused_ms:.2f} of torch-fused" if fused_ms else ""
-                )
-                print(f"  {name:<32} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
+        print_rows(REPORT, rows, args, world)
     dist.destroy_process_group()
 
 

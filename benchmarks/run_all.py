@@ -1,7 +1,8 @@
 """
 Reproduces the GPU results of docs/benchmarks.md, docs/runtime.md and docs/multidevice.md on one
 host with two or more GPUs: the GPU verification runs (the CUDA tests, the lowering's numerics on
-real streams, every multi-device example over NCCL with both backends) and every benchmark.
+real streams, every multi-device example over NCCL with both backends) and every benchmark, the
+compile-time benchmark (CPU only) included.
 
     python benchmarks/run_all.py [--gpus N] [--out DIR] [--only NAME,...] [--quick] [--dry-run]
 
@@ -68,9 +69,13 @@ class Step:
     env: dict[str, str] = field(default_factory=dict)
     quick: tuple[str, ...] = ()
     """Arguments appended to every command with --quick: a small size, few repetitions."""
+    cpu: bool = False
+    """Runs on the CPU: needs no GPU."""
 
     @property
     def min_gpus(self) -> int:
+        if self.cpu:
+            return 0
         return 2 if any("torch.distributed.run" in command for command in self.commands) else 1
 
 
@@ -80,16 +85,19 @@ EXAMPLES = (
 )
 BACKENDS = ("stream-lowering", "stream-lowering{backend=copy-engine}")
 AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine}:2,stream-lowering:2:chunks=2"
-AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1"
+AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1,stream-lowering{backend=copy-engine release=start}:1"
 AG_GEMM_NCCL = "stream-lowering:2,stream-lowering:2:chunks=2,stream-lowering:4:chunks=4"
 RS_SIZES = "16384x4096,32768x2048,16384x1024,32768x1024"
+AR_SIZES = "16384x4096,32768x2048,16384x1024"
+# The copy-engine lowering's variants (release, pieces) besides the default ones, checked on the GPUs.
+DRIVER_PIPELINES = "nccl,copy-engine,copy-engine-auto,copy-engine-start,copy-engine-end"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 
 # fmt: off
 STEPS: tuple[Step, ...] = (
     Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
-    Step("nccl-examples", "every multi-device example, both backends, 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", *EXAMPLES),)),
+    Step("nccl-examples", "every multi-device example, both backends (copy-engine: its release and pieces variants), 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", DRIVER_PIPELINES, *EXAMPLES),)),
     Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
     Step("race-check", "the race checker on real streams: the corpus race-free and the mutation score, one GPU and 2 ranks over NCCL with symmetric memory", ((PY, "tests/race_mutants.py", "--device", "cuda"), torchrun("2", "tests/race_mutants.py", "--multidevice", "--device", "cuda"))),
     Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
@@ -97,7 +105,9 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
     Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
-    Step("gemm-rs", "GEMM + reduce-scatter: baselines and the NCCL pipeline", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES),), quick=QUICK),
+    Step("compile-time", "hir-opt --stream-lowering compile time on 100-10000-op modules, per stage; CPU", ((PY, "benchmarks/compile_time.py"),), quick=("--sizes", "chain:100,200", "--repeats", "1"), cpu=True),
+    Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
 )
 # fmt: on
 
@@ -182,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{step.name:16} {step.what}")
         return 0
     gpus = args.gpus if args.gpus is not None else _visible_gpus()
-    if not gpus:
+    if not gpus and any(step.min_gpus for step in steps):
         if not args.dry_run:
             parser.error("no CUDA GPU is visible (--dry-run shows the commands)")
         gpus = 2

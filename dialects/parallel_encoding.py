@@ -26,6 +26,8 @@ SERIAL = "serial"
 STREAM = "stream"
 DIDX = "didx"
 AXIS_KINDS = (SERIAL, STREAM, DIDX)
+INT64_MAX = 2**63 - 1
+"""The largest extent, chunk count or device id: torch's sizes and the hir ops' properties are int64."""
 
 
 @irdl_attr_definition
@@ -137,12 +139,16 @@ class ParallelAttr(ParametrizedAttribute):
                 raise VerifyException(f"unknown parallel type '{kind}', expected one of {', '.join(AXIS_KINDS)}")
             if n.data < 0 or (n.data and kind != STREAM):
                 raise VerifyException(f"only a stream axis takes a chunk count, got {kind}({n.data})")
+            if n.data > INT64_MAX:
+                raise VerifyException(f"stream({n.data}): the chunk count is out of range (at most 2^63 - 1)")
         for kind in (STREAM, DIDX):
             if kinds.count(kind) > 1:
                 raise VerifyException(f"at most one {kind} axis per tensor, found {kinds.count(kind)}")
         mesh = self.mesh_ids
         if len(set(mesh)) != len(mesh) or any(d < 0 for d in mesh):
             raise VerifyException(f"mesh device ids must be distinct and non-negative, got {list(mesh)}")
+        if any(d > INT64_MAX for d in mesh):
+            raise VerifyException(f"mesh device ids must be at most 2^63 - 1, got {list(mesh)}")
         if DIDX in kinds and not mesh:
             raise VerifyException("a didx axis needs a mesh: add `mesh = [ids]`")
 

@@ -29,58 +29,94 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType, UnitAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import fusion, hir
 from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.passes.symmetric_memory import (
+    byte_width,
+    copy_launch,
+    fork_comm_streams,
+    index_constant,
+    only_used_in,
+    same_view,
+)
 
 
-def _copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
-    assert isinstance(source.type, MemRefType)
-    assert isinstance(target.type, MemRefType)
-    block = Block(arg_types=[hir.tensor_type_of(source.type)])
-    copy = fusion.SetOp(block.args[0], hir.tensor_type_of(target.type))
-    block.add_ops([copy, hir.YieldOp(copy.result)])
-    return hir.LaunchOp([source], [target], Region(block))
-
-
-def exchange_shards_over_copy_engine(function: func.FuncOp, chunks: int = 0) -> bool:
+def exchange_shards_over_copy_engine(function: func.FuncOp, chunks: int = 0, release: str = "auto") -> bool:
     """
     Rewrites every didx -> stream broadcast loop (a `hir.stream_for`) of `function`; True if any
     was. `chunks` splits each remote shard into that many pushes, each consumed as soon as it
-    lands (0: chosen from the shard's size, see `auto_chunks`).
+    lands (0: chosen from the sizes, see `auto_chunks`). `release` places the barrier that frees
+    the slots for the next run (`auto`: `end`, measured better here; see `symmetric_memory`).
     """
     changed = False
     for loop in [op for op in function.body.block.ops if isinstance(op, hir.StreamForOp)]:
-        changed |= _rewrite_loop(function, loop, chunks)
+        changed |= _rewrite_loop(function, loop, chunks, "end" if release == "auto" else release)
     return changed
 
 
 CHUNK_BYTES = 32 * 2**20
 MAX_CHUNKS = 4
-"""Pushes of about 32 MiB, at most 4 per shard: on 2x H200 (docs/benchmarks.md) 2 and 4 chunks
-beat 1 on 128-268 MiB shards (the first chunk's GEMM starts sooner), and 4 never lost to 2."""
+LINK_BYTES_PER_S = 370e9
+"""A push over NVLink between 2x H200 (NV18): 32 MiB in about 0.09 ms (docs/benchmarks.md)."""
+GEMM_FLOPS_PER_S = 790e12
+"""A bf16 GEMM on one H200: 16384x4096x8192 in about 1.39 ms."""
+ONE_PUSH_MARGIN = 1.33
 
 
-def auto_chunks(shard: MemRefType) -> int:
-    """Pushes per shard: about CHUNK_BYTES each, at most MAX_CHUNKS, dividing the outer extent."""
+def auto_chunks(shard: MemRefType, consumer_flops: int = 0) -> int:
+    """
+    Pushes per shard. One when the consumer's GEMM on the local shard outlasts the push of a
+    shard by ONE_PUSH_MARGIN: the remote GEMM then finds its shard landed, and every extra push
+    only adds a barrier (on 2x H200, 1 push beat 4 on 128 MiB shards with N = 4096). Otherwise
+    pushes of about CHUNK_BYTES, at most MAX_CHUNKS, dividing the outer extent, so that the remote
+    GEMM starts after the first one lands (2 and 4 beat 1 on 128-268 MiB shards with N <= 2048).
+    The estimate uses the rates of `LINK_BYTES_PER_S` and `GEMM_FLOPS_PER_S`. A 0-d shard (the
+    slot of a 1-D value) has no axis to cut: one push.
+    """
+    if not shard.get_shape():
+        return 1
     extent = shard.get_shape()[0]
     size = extent * _row_bytes(shard)
+    if consumer_flops / GEMM_FLOPS_PER_S >= ONE_PUSH_MARGIN * size / LINK_BYTES_PER_S:
+        return 1
     wanted = max(1, min(MAX_CHUNKS, size // CHUNK_BYTES))
     while wanted > 1 and extent % wanted:
         wanted -= 1
     return wanted
 
 
+def consumer_flops(op: fusion.FusionOp) -> int:
+    """
+    Multiply-adds x 2 of `op` on its whole operands: each result element takes one multiply-add
+    per element of the axes of operand #0 that map to no result axis (a matmul's K), so 2 per
+    element for an elementwise op.
+    """
+    mapped = {a for sources in op.axis_map() for k, a in sources if k == 0}
+    first = op.operands[0].type
+    result = op.results[0].type
+    assert isinstance(first, TensorType)
+    assert isinstance(result, TensorType)
+    if DYNAMIC_INDEX in first.get_shape() or DYNAMIC_INDEX in result.get_shape():
+        return 0
+    contracted = 1
+    for a, extent in enumerate(first.get_shape()):
+        if a not in mapped:
+            contracted *= extent
+    elements = 1
+    for extent in result.get_shape():
+        elements *= extent
+    return 2 * elements * contracted
+
+
 def _row_bytes(t: MemRefType) -> int:
     count = 1
     for extent in t.get_shape()[1:]:
         count *= extent
-    width = getattr(t.element_type, "bitwidth", None) or getattr(t.element_type, "width", None)
-    bits = width.data if hasattr(width, "data") else width
-    return count * max(1, int(bits or 32) // 8)
+    return count * byte_width(t)
 
 
 @dataclass
@@ -102,16 +138,18 @@ def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> _Exchange
     assert isinstance(slots.type, MemRefType)
     if DYNAMIC_INDEX in slots.type.get_shape() or broadcast.input.type != broadcast.output.type:
         return None
-    if not _only_used_in(slots, loop):
+    if not only_used_in(slots, loop):
         return None  # the gathered buffer is needed after the loop: keep every slot written
     return _Exchange(broadcast, view, slots)
 
 
-def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int) -> bool:
+def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, release: str) -> bool:
     body = loop.body.block
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
     if not broadcasts:
         return False
+    if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts for op in body.ops):
+        return False  # rotating the iterations by rank would post the other collectives out of step
     exchanges = [_exchange_of(b, loop) for b in broadcasts]
     meshes = {b.mesh_ids for b in broadcasts}
     if len(meshes) != 1 or any(e is None for e in exchanges):
@@ -120,30 +158,25 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int) -> 
 
     # Before the loop: this device's index, the comm stream (forked from the caller's stream
     # before the worker streams are), and symmetric slot buffers in place of the plain ones.
-    rank = hir.DeviceIndexOp(mesh)
-    rank.result.name_hint = "rank"
-    comm = hir.StreamOp(loop.num_streams)
-    comm.result.name_hint = "comm"
-    setup: list[Operation] = [rank, comm]
     symmetric: dict[SSAValue, SSAValue] = {}
+    buffers: list[Operation] = []
     for exchange in exchanges:
         assert exchange is not None
         if exchange.slots not in symmetric:
             assert isinstance(exchange.slots.type, MemRefType)
             buffer = hir.AllocateOp(exchange.slots.type, symmetric=True)
             buffer.result.name_hint = f"{exchange.slots.name_hint or 'slots'}_symmetric"
-            setup.append(buffer)
+            buffers.append(buffer)
             symmetric[exchange.slots] = buffer.result
-    setup += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(loop.main)]
-    setup.append(hir.SetCurrentStreamOp(loop.main))
-    Rewriter.insert_op(setup, InsertPoint.before(loop))
+    streams = fork_comm_streams(loop, mesh, release, buffers)
+    rank, comm = streams.rank, streams.comm
 
     # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
     iv, trips = loop.induction_var, loop.ub
-    total = arith.AddiOp(iv, rank.result)
+    total = arith.AddiOp(iv, rank)
     device = arith.RemUIOp(total.result, trips)
     device.result.name_hint = "d"
-    ahead = arith.AddiOp(rank.result, trips)
+    ahead = arith.AddiOp(rank, trips)
     behind = arith.SubiOp(ahead.result, iv)
     target = arith.RemUIOp(behind.result, trips)
     target.result.name_hint = "to"
@@ -161,8 +194,8 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int) -> 
             symmetric[exchange.slots],
             device.result,
             target.result,
-            rank.result,
-            comm.result,
+            rank,
+            comm,
             loop,
             chunks,
         )
@@ -173,11 +206,14 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int) -> 
     # Enqueue the first iteration's GEMM, on the local shard, as straight-line code right after the fork.
     loop.properties["peel_first"] = UnitAttr()
 
-    # At the end: wait for the comm stream, and meet once more, so no device pushes into a peer's
-    # buffer (in its next run) while the peer may still read it.
+    # At the end: wait for the comm stream, and (release=end) meet once more, so no device pushes
+    # into a peer's buffer (in its next run) while the peer may still read it.
     ret = function.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
-    Rewriter.insert_op([hir.SynchronizeOp(comm.result), hir.BarrierOp(mesh)], InsertPoint.before(ret))
+    end: list[Operation] = [hir.SynchronizeOp(comm)]
+    if release == "end":
+        end.append(hir.BarrierOp(mesh))
+    Rewriter.insert_op(end, InsertPoint.before(ret))
     return True
 
 
@@ -201,7 +237,7 @@ def _rewrite_broadcast(
     received = hir.AliasSelectOp(symmetric, device, axis)
     received.result.name_hint = "received"
     assert isinstance(broadcast.input.type, MemRefType)
-    count = chunks or auto_chunks(broadcast.input.type)
+    count = chunks or auto_chunks(broadcast.input.type, _consumer_flops(broadcast, loop))
     if count > 1 and (plan := _chunk_plan(broadcast, loop, count)) is not None:
         _rewrite_chunked(broadcast, view, plan, remote, peer, peer_slot, received, comm, loop, count)
         return
@@ -211,7 +247,7 @@ def _rewrite_broadcast(
             hir.SetCurrentStreamOp(comm),
             peer,
             peer_slot,
-            _copy_launch(broadcast.input, peer_slot.result),
+            copy_launch(broadcast.input, peer_slot.result),
             hir.BarrierOp(mesh),
             hir.SetCurrentStreamOp(loop.worker),
             hir.SynchronizeOp(comm),
@@ -226,9 +262,22 @@ def _rewrite_broadcast(
     # Readers of the slot read the received shard, or the local one in place.
     body = loop.body.block
     for reader in [op for op in body.ops if broadcast.is_before_in_block(op)]:
-        if any(_same_view(o, broadcast.output) for o in reader.operands):
-            reader.operands = [shard.result if _same_view(o, broadcast.output) else o for o in reader.operands]
+        if any(same_view(o, broadcast.output) for o in reader.operands):
+            reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
     _erase_broadcast(broadcast, view, body)
+
+
+def _consumer_flops(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> int:
+    """The work of the one single-op launch that reads the slot (0 when there is no such reader)."""
+    readers = [
+        op
+        for op in loop.body.block.ops
+        if broadcast.is_before_in_block(op) and any(same_view(o, broadcast.output) for o in op.operands)
+    ]
+    if len(readers) != 1 or not isinstance(readers[0], hir.LaunchOp):
+        return 0
+    ops = [o for o in readers[0].body.block.ops if isinstance(o, fusion.FusionOp)]
+    return consumer_flops(ops[0]) if len(ops) == 1 else 0
 
 
 @dataclass
@@ -246,7 +295,7 @@ def _chunk_plan(broadcast: hir.BroadcastOp, loop: hir.StreamForOp, count: int) -
     readers = [
         op
         for op in body.ops
-        if broadcast.is_before_in_block(op) and any(_same_view(o, broadcast.output) for o in op.operands)
+        if broadcast.is_before_in_block(op) and any(same_view(o, broadcast.output) for o in op.operands)
     ]
     if len(readers) != 1 or not isinstance(reader := readers[0], hir.LaunchOp) or len(reader.outs) != 1:
         return None
@@ -254,7 +303,7 @@ def _chunk_plan(broadcast: hir.BroadcastOp, loop: hir.StreamForOp, count: int) -
     if len(ops) != 1 or not isinstance(op := ops[0], fusion.FusionOp):
         return None
     args = list(reader.body.block.args)
-    slot_args = [args[i] for i, v in enumerate(reader.ins) if _same_view(v, broadcast.output)]
+    slot_args = [args[i] for i, v in enumerate(reader.ins) if same_view(v, broadcast.output)]
     if len(slot_args) != 1 or slot_args[0] not in op.operands:
         return None
     k = list(op.operands).index(slot_args[0])
@@ -314,7 +363,7 @@ def _rewrite_chunked(
     reader = plan.reader
     region_args = list(reader.body.block.args)
     op = next(o for o in reader.body.block.ops if isinstance(o, fusion.FusionOp))
-    zero, step, trips = _index(0), _index(1), _index(count)
+    zero, step, trips = index_constant(0), index_constant(1), index_constant(count)
     body = Block(arg_types=[IndexType()])
     c = body.args[0]
     c.name_hint = "chunk"
@@ -325,7 +374,7 @@ def _rewrite_chunked(
             hir.SetCurrentStreamOp(comm),
             source_chunk,
             target_chunk,
-            _copy_launch(source_chunk.result, target_chunk.result),
+            copy_launch(source_chunk.result, target_chunk.result),
             hir.BarrierOp(broadcast.mesh_ids),
             hir.SetCurrentStreamOp(loop.worker),
             hir.SynchronizeOp(comm),
@@ -333,7 +382,7 @@ def _rewrite_chunked(
     )
     chunk_ins: list[SSAValue] = []
     for value, arg in zip(reader.ins, region_args):
-        source = received.result if _same_view(value, broadcast.output) else value
+        source = received.result if same_view(value, broadcast.output) else value
         axis = plan.operand_axes[list(op.operands).index(arg)] if arg in op.operands else None
         if axis is None:
             chunk_ins.append(source)
@@ -348,7 +397,7 @@ def _rewrite_chunked(
     then = Block()
     then.add_ops([peer, peer_slot, received, pushes, scf.YieldOp()])
     local = Block()
-    local_ins = [broadcast.input if _same_view(v, broadcast.output) else v for v in reader.ins]
+    local_ins = [broadcast.input if same_view(v, broadcast.output) else v for v in reader.ins]
     local.add_ops([_chunked_launch(plan, local_ins, reader.outs[0]), scf.YieldOp()])
     branch = scf.IfOp(remote.result, [], Region(then), Region(local))
     Rewriter.insert_op([remote, zero, step, trips, branch], InsertPoint.before(reader))
@@ -364,33 +413,3 @@ def _erase_broadcast(broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, body: 
     for other in [o for o in body.ops if isinstance(o, hir.AliasSelectOp) and o.buffer is view.buffer]:
         if not other.result.uses:
             Rewriter.erase_op(other)
-
-
-def _index(value: int) -> arith.ConstantOp:
-    constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    constant.result.name_hint = f"c{value}"
-    return constant
-
-
-def _same_view(a: SSAValue, b: SSAValue) -> bool:
-    """The same value, or two identical views (same buffer, index and properties) of one buffer."""
-    if a is b:
-        return True
-    x, y = a.owner, b.owner
-    return (
-        isinstance(x, hir.AliasSelectOp | hir.AliasChunkOp)
-        and type(x) is type(y)
-        and x.operands == y.operands  # type: ignore[union-attr]
-        and x.properties == y.properties  # type: ignore[union-attr]
-    )
-
-
-def _only_used_in(buffer: SSAValue, loop: hir.StreamForOp) -> bool:
-    """Whether every use of `buffer` is inside `loop`."""
-    for use in buffer.uses:
-        op: Operation | None = use.operation
-        while op is not None and op is not loop:
-            op = op.parent_op()
-        if op is None:
-            return False
-    return True

@@ -23,6 +23,10 @@ becomes
 
 With `peel_first` and constant bounds, the first iteration of the main loop is emitted as
 straight-line code between the two loops, and the main loop starts one step later.
+
+Cost: linear in the module: the walker's sweeps (the last finds nothing to do) visit each op a
+constant number of times, and each loop's body is moved (not copied) into the main loop; the fork
+loop is a constant number of ops and a peeled iteration one copy of the body.
 """
 
 from __future__ import annotations

@@ -42,6 +42,15 @@ Algorithm, per run:
   3. emit the groups in Kahn topological order (ties: the first op's position), each group of
      two or more ops as a `fusion.segment` of clones (inputs in first-use order, results in
      program order) and each single op as itself.
+
+Cost: O(n log n) for a run of n ops and their e use-def edges, plus the cycle checks. Every op is
+a group once and every merge removes a group, so there are fewer than n merges; a merge appends
+the smaller group's ops and neighbour sets to the larger's (union by size: an op or edge moves
+O(log n) times), and the heap holds one entry per edge plus one per re-keyed or re-asked pair.
+The cycle check before a merge only visits the groups that lie between the two in a topological
+order of the group DAG that every merge keeps up to date (Pearce and Kelly): none on a chain,
+and in a mix the few groups of the stretch between producer and consumer. A pair refused for a
+path through a third group is asked again only when one of its groups grows.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -56,7 +66,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
@@ -69,24 +78,32 @@ from hir.passes.sharding import is_resharding
 class Group:
     """A set of fusion ops that would run as one kernel, as a merge predicate sees it."""
 
-    ops: tuple[fusion.FusionOp, ...]
-    """The group's ops, in program order."""
     has_resharding: bool
     """Some op is resharding (`is_resharding`)."""
     has_standalone: bool
     """Some op is a standalone host op (`is_standalone_host_op`; resharding ops included)."""
+    _run: Sequence[fusion.FusionOp] = field(repr=False)
+    _positions: list[int] = field(repr=False)
+    """The ops as positions in `_run`, in any order: the first `_count` items of a list that later
+    merges only extend, so that a merge never copies the larger group."""
+    _count: int = field(repr=False)
 
     @staticmethod
-    def of(ops: Sequence[fusion.FusionOp]) -> Group:
+    def of_run(run: Sequence[fusion.FusionOp], positions: list[int]) -> Group:
+        """The group of the ops at `positions` of `run`."""
+        ops = [run[i] for i in positions]
         return Group(
-            tuple(ops),
             any(is_resharding(op) for op in ops),
             any(is_standalone_host_op(op) for op in ops),
+            run,
+            positions,
+            len(positions),
         )
 
-    def union(self, other: Group, ops: tuple[fusion.FusionOp, ...]) -> Group:
-        """The merged group (`ops`: both groups' ops in program order), without rescanning them."""
-        return Group(ops, self.has_resharding or other.has_resharding, self.has_standalone or other.has_standalone)
+    @cached_property
+    def ops(self) -> tuple[fusion.FusionOp, ...]:
+        """The group's ops, in program order (sorted when first asked; the built-in policies never ask)."""
+        return tuple(self._run[i] for i in sorted(self._positions[: self._count]))
 
 
 ShouldMerge = Callable[[Group, Group], bool]
@@ -174,30 +191,43 @@ def stream_axes_correspond(producer: Operation, consumer: Operation, operand_ind
 
 @dataclass(eq=False)
 class _Node:
-    """A group under construction, a node of the group DAG."""
+    """A group under construction: a node of the group DAG, and a set of the union-find over the run's ops."""
 
     uid: int
-    positions: tuple[int, ...]
-    """The group's ops as positions in the run, ascending."""
+    first: int
+    """The position of the group's first op."""
+    order: int
+    """The group's place in a topological order of the group DAG, kept valid by every merge."""
+    positions: list[int]
+    """The group's ops as positions in the run, in any order (shared with `group`, see `Group`)."""
     group: Group
     streamed: bool
     """All results are stream-parallel (else none is: the stream rule holds inside every group)."""
-    producers: set[_Node] = field(default_factory=set)
-    consumers: set[_Node] = field(default_factory=set)
-    alive: bool = True
-
-    @property
-    def first(self) -> int:
-        return self.positions[0]
+    producers: set[_Node]
+    consumers: set[_Node]
+    """The neighbouring groups; entries may have been merged since (`_Partition.neighbours` resolves them)."""
+    merged_into: _Node | None = None
+    blocked: list[tuple[_Node, _Node]] = field(default_factory=list)
+    """Pairs with this group refused for a path through a third group: asked again when it grows."""
 
 
 class _Partition:
-    """The groups of one run of fusion ops and the DAG their use-def edges form, kept up to date."""
+    """
+    The groups of one run of fusion ops and the DAG their use-def edges form, kept up to date.
+
+    What keeps a merge cheap: the ops of a group are a union-find set (the smaller group's
+    positions are appended to the larger's list, nothing is relabelled), neighbour sets are
+    united smaller into larger and resolved lazily, and the group DAG keeps a topological order
+    (`_Node.order`) so that the search for a path through a third group only visits the groups
+    ordered between the two (Pearce and Kelly's dynamic topological order).
+    """
 
     def __init__(self, ops: list[fusion.FusionOp]):
         self.ops = ops
         self.position: dict[Operation, int] = {op: i for i, op in enumerate(ops)}
-        self.node_at = [_Node(i, (i,), Group.of([op]), is_streamed(op)) for i, op in enumerate(ops)]
+        self.node_at = [
+            _Node(i, i, i, [i], Group.of_run(ops, [i]), is_streamed(op), set(), set()) for i, op in enumerate(ops)
+        ]
         self.next_uid = len(ops)
         for consumer, op in zip(self.node_at, ops):
             for operand in op.operands:
@@ -205,22 +235,43 @@ class _Partition:
                     consumer.producers.add(self.node_at[j])
                     self.node_at[j].consumers.add(consumer)
 
+    def find(self, node: _Node) -> _Node:
+        """The group `node` is part of now (with path compression)."""
+        root = node
+        while root.merged_into is not None:
+            root = root.merged_into
+        while node.merged_into is not None and node.merged_into is not root:
+            node.merged_into, node = root, node.merged_into
+        return root
+
     def nodes(self) -> list[_Node]:
         """The current groups, ordered by their first op."""
-        return sorted({n.uid: n for n in self.node_at}.values(), key=lambda n: n.first)
+        return sorted({self.find(n) for n in self.node_at}, key=lambda n: n.first)
 
-    def reaches_indirectly(self, source: _Node, target: _Node) -> bool:
-        """Whether a path source -> X -> ... -> target passes through some third group X."""
-        stack = [n for n in source.consumers if n is not target]
-        visited = set(stack)
-        while stack:
-            for successor in stack.pop().consumers:
-                if successor is target:
-                    return True
-                if successor not in visited:
-                    visited.add(successor)
-                    stack.append(successor)
-        return False
+    def node_of(self, op: Operation | Block) -> _Node | None:
+        """The group of an op of the run, None for anything else."""
+        j = self.position.get(op) if isinstance(op, Operation) else None
+        return None if j is None else self.find(self.node_at[j])
+
+    def neighbours(self, node: _Node, producers: bool) -> set[_Node]:
+        """The current groups feeding `node` (or fed by it); merged entries are replaced for good."""
+        live = {self.find(n) for n in (node.producers if producers else node.consumers)}
+        live.discard(node)
+        if producers:
+            node.producers = live
+        else:
+            node.consumers = live
+        return live
+
+    # -- the rules ----------------------------------------------------------------------------------
+
+    def allowed(self, producer: _Node, consumer: _Node, should_merge: ShouldMerge) -> bool:
+        """The hard rules (resharding ops stay alone, streams fit), then the predicate. Refusals are final."""
+        if producer.group.has_resharding or consumer.group.has_resharding:
+            return False
+        if not self.streams_fit(producer, consumer):
+            return False
+        return should_merge(producer.group, consumer.group)
 
     def streams_fit(self, a: _Node, b: _Node) -> bool:
         """The stream rule for a | b, given that it holds for a and for b: check the edges between them."""
@@ -242,41 +293,97 @@ class _Partition:
                 if self.node_of(use.operation) is large:
                     yield op, use.operation, use.index
 
-    def node_of(self, op: Operation | Block) -> _Node | None:
-        """The group of an op of the run, None for anything else."""
-        j = self.position.get(op) if isinstance(op, Operation) else None
-        return None if j is None else self.node_at[j]
+    def ancestors_between(self, producer: _Node, consumer: _Node) -> set[_Node] | None:
+        """
+        The groups that reach `consumer` other than through `producer` and come after `producer` in
+        the topological order; None when `producer` feeds one of them (a path through a third
+        group: merging would make a cycle). Every group on such a path comes after `producer`, so
+        the search stops at the groups before it.
+        """
+        found: set[_Node] = set()
+        stack = [consumer]
+        while stack:
+            node = stack.pop()
+            for n in self.neighbours(node, producers=True):
+                if n is producer:
+                    if node is not consumer:
+                        return None
+                elif n.order > producer.order and n not in found:
+                    found.add(n)
+                    stack.append(n)
+        return found
 
-    def may_merge(self, producer: _Node, consumer: _Node, should_merge: ShouldMerge) -> bool:
-        """The hard rules (resharding ops stay alone, streams fit), then the predicate, then acyclicity."""
-        if producer.group.has_resharding or consumer.group.has_resharding:
-            return False
-        if not self.streams_fit(producer, consumer):
-            return False
-        if not should_merge(producer.group, consumer.group):
-            return False
-        return not self.reaches_indirectly(producer, consumer)
+    def descendants_between(self, producer: _Node, consumer: _Node) -> set[_Node]:
+        """The groups `producer` reaches other than through `consumer` that come before `consumer` in the order."""
+        found: set[_Node] = set()
+        stack = [producer]
+        while stack:
+            for n in self.neighbours(stack.pop(), producers=False):
+                if n is not consumer and n.order < consumer.order and n not in found:
+                    found.add(n)
+                    stack.append(n)
+        return found
 
-    def merge(self, a: _Node, b: _Node) -> _Node:
-        positions = tuple(sorted(a.positions + b.positions))
-        group = a.group.union(b.group, tuple(self.ops[i] for i in positions))
-        merged = _Node(self.next_uid, positions, group, a.streamed)
+    # -- merging ------------------------------------------------------------------------------------
+
+    def merge(self, producer: _Node, consumer: _Node, ancestors: set[_Node]) -> _Node:
+        """
+        Merges a producer/consumer pair that `ancestors_between` accepted (`ancestors` is what it
+        returned). Costs the smaller group's ops and neighbour sets, plus the groups between the
+        two in the topological order when some must move.
+        """
+        descendants = self.descendants_between(producer, consumer) if ancestors else set()
+        small, large = sorted((producer, consumer), key=lambda n: len(n.positions))
+        positions = large.positions  # extended in place: earlier Groups of `large` keep their count
+        positions.extend(small.positions)
+        group = Group(
+            producer.group.has_resharding or consumer.group.has_resharding,
+            producer.group.has_standalone or consumer.group.has_standalone,
+            self.ops,
+            positions,
+            len(positions),
+        )
+        merged = _Node(
+            self.next_uid,
+            min(producer.first, consumer.first),
+            producer.order,
+            positions,
+            group,
+            producer.streamed,
+            _union(producer.producers, consumer.producers),
+            _union(producer.consumers, consumer.consumers),
+        )
         self.next_uid += 1
-        merged.producers = (a.producers | b.producers) - {a, b}
-        merged.consumers = (a.consumers | b.consumers) - {a, b}
-        for old in (a, b):
-            old.alive = False
-            for p in old.producers:
-                p.consumers.discard(old)
-            for c in old.consumers:
-                c.producers.discard(old)
-        for p in merged.producers:
-            p.consumers.add(merged)
-        for c in merged.consumers:
-            c.producers.add(merged)
-        for i in positions:
-            self.node_at[i] = merged
+        producer.merged_into = consumer.merged_into = merged
+        if ancestors:
+            self._reorder(producer, consumer, merged, ancestors, descendants)
         return merged
+
+    @staticmethod
+    def _reorder(
+        producer: _Node, consumer: _Node, merged: _Node, ancestors: set[_Node], descendants: set[_Node]
+    ) -> None:
+        """
+        A topological order after the merge (Pearce-Kelly): the consumer's other ancestors between
+        the two move before the merged group, the producer's descendants between them after it,
+        on the places all of them held. Without such ancestors the merged group takes the
+        producer's place and nothing moves.
+        """
+        before = sorted(ancestors, key=lambda n: n.order)
+        after = sorted(descendants, key=lambda n: n.order)
+        places = sorted([n.order for n in (*before, *after)] + [producer.order, consumer.order])
+        for node, place in zip(before, places):
+            node.order = place
+        merged.order = places[len(before)]
+        for node, place in zip(after, places[len(places) - len(after) :]):
+            node.order = place
+
+
+def _union(a: set[_Node], b: set[_Node]) -> set[_Node]:
+    """Adds the smaller set to the larger (which it returns, changed); stale entries are resolved later."""
+    small, large = sorted((a, b), key=len)
+    large |= small
+    return large
 
 
 _Candidate = tuple[int, int, int, int, _Node, _Node]
@@ -290,20 +397,49 @@ def _candidate(producer: _Node, consumer: _Node) -> _Candidate:
 def _merge_to_fixpoint(partition: _Partition, should_merge: ShouldMerge) -> None:
     """
     Repeatedly merges the first acceptable producer/consumer pair, in the order of (producer's
-    first op, consumer's first op). A pair is asked once: a rejected pair stays rejected, since
-    merging other groups only adds paths between two groups, never removes one.
+    first op, consumer's first op), until none is left.
+
+    Each pair is asked once. A pair refused by the hard rules or the predicate stays refused
+    when its groups grow (the rules and the built-in policies only refuse more for larger groups,
+    and custom predicates must too), so it is not asked again. A pair refused for a path through a
+    third group is asked again when one of its groups grows: the merge may have swallowed the
+    path. A heap entry names the groups of its time; it stands for the groups they are part of
+    now as long as its key still holds, and a merge pushes new entries only for the pairs whose
+    key changes, those of the later of the two groups (the merged group's first op is the earlier
+    group's), and for the blocked pairs of both.
     """
     candidates = [_candidate(p, c) for p in partition.nodes() for c in p.consumers]
     heapq.heapify(candidates)
+    asked: set[tuple[_Node, _Node]] = set()
     while candidates:
-        *_, producer, consumer = heapq.heappop(candidates)
-        if not (producer.alive and consumer.alive) or not partition.may_merge(producer, consumer, should_merge):
+        producer_first, consumer_first, _, _, producer, consumer = heapq.heappop(candidates)
+        producer, consumer = partition.find(producer), partition.find(consumer)
+        if producer is consumer or (producer.first, consumer.first) != (producer_first, consumer_first):
+            continue  # merged already, or a key that no longer holds (a new entry has the new key)
+        if (producer, consumer) in asked:
             continue
-        merged = partition.merge(producer, consumer)
-        for p in merged.producers:
-            heapq.heappush(candidates, _candidate(p, merged))
-        for c in merged.consumers:
-            heapq.heappush(candidates, _candidate(merged, c))
+        asked.add((producer, consumer))
+        if not partition.allowed(producer, consumer, should_merge):
+            continue
+        ancestors = partition.ancestors_between(producer, consumer)
+        if ancestors is None:
+            producer.blocked.append((producer, consumer))
+            consumer.blocked.append((producer, consumer))
+            continue
+        later = consumer if producer.first < consumer.first else producer
+        rekeyed = [
+            *((p, True) for p in partition.neighbours(later, producers=True)),
+            *((c, False) for c in partition.neighbours(later, producers=False)),
+        ]
+        blocked = producer.blocked + consumer.blocked
+        merged = partition.merge(producer, consumer, ancestors)
+        for node, is_producer in rekeyed:
+            if node is not producer and node is not consumer:
+                heapq.heappush(candidates, _candidate(node, merged) if is_producer else _candidate(merged, node))
+        for p, c in blocked:
+            p, c = partition.find(p), partition.find(c)
+            if p is not c:
+                heapq.heappush(candidates, _candidate(p, c))
 
 
 def partition_run(ops: list[fusion.FusionOp], should_merge: ShouldMerge) -> list[list[fusion.FusionOp]]:
@@ -316,14 +452,14 @@ def partition_run(ops: list[fusion.FusionOp], should_merge: ShouldMerge) -> list
 def _topological_order(partition: _Partition) -> list[_Node]:
     """Kahn's algorithm over the group DAG; among ready groups, the earliest first op goes first."""
     nodes = partition.nodes()
-    indegree = {n: len(n.producers) for n in nodes}
+    indegree = {n: len(partition.neighbours(n, producers=True)) for n in nodes}
     ready = [(n.first, n) for n in nodes if indegree[n] == 0]
     heapq.heapify(ready)
     order: list[_Node] = []
     while ready:
         _, node = heapq.heappop(ready)
         order.append(node)
-        for c in node.consumers:
+        for c in partition.neighbours(node, producers=False):
             indegree[c] -= 1
             if indegree[c] == 0:
                 heapq.heappush(ready, (c.first, c))
@@ -447,16 +583,17 @@ class FusionSegmentPass(ModulePass):
 
     policy: str = DEFAULT_POLICY
 
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
+        if self.policy not in POLICIES:
+            raise ValueError(f"unknown policy '{self.policy}', expected one of: {', '.join(POLICIES)}")
+
     @staticmethod
     def with_predicate(should_merge: ShouldMerge) -> CustomFusionSegmentPass:
         """The pass with any merge predicate instead of a named policy."""
         return CustomFusionSegmentPass(should_merge)
 
     def should_merge(self) -> ShouldMerge:
-        if self.policy not in POLICIES:
-            raise PassFailedException(
-                f"fusion-segment: unknown policy '{self.policy}', expected one of: {', '.join(POLICIES)}"
-            )
         return POLICIES[self.policy]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -12,12 +12,20 @@ variable: then iteration i of L2 only touches what iteration i of L1 touched, wh
 the same stream. The ops between the loops must be hoistable above L1 (allocations, constants,
 index arithmetic). The fork and join of the fused loop are those of `hir.stream_for`: all forks
 before any iteration, so fusion never moves a fork sync into the pipeline.
+
+Cost: linear in the module. The walker visits every op a constant number of times (its first
+sweep, the sweep that finds nothing more to do, and once more when a fusion moves it). A loop
+`first` that absorbs its successors keeps a summary of its buffer accesses (`LoopAccesses`: per
+root buffer, the slices accessed and whether it is written), so each merge costs the size of the
+absorbed loop, not of the grown one; the ops between two loops are looked at once per attempt;
+and whether the caller stream is current before each loop comes from one forward sweep of every
+block (`loops_forked_from_current_stream`), not a walk back per question.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Set
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -60,17 +68,18 @@ def same_iterations(a: hir.StreamForOp, b: hir.StreamForOp) -> bool:
 # -- ops between two loops ------------------------------------------------------------------------
 
 
-def is_hoistable(op: Operation, first: hir.StreamForOp) -> bool:
+def is_hoistable(op: Operation, first: hir.StreamForOp, forked_from_current: Set[hir.StreamForOp]) -> bool:
     """
     Whether `op`, found between `first` and the next stream loop, may move above `first`.
     Its operands are then defined above too: SSA puts them above `first` or among earlier
-    in-between ops, which move first.
+    in-between ops, which move first. `forked_from_current`: the loops whose caller stream is
+    current right before them (`loops_forked_from_current_stream`).
     """
     if isinstance(op, hir.AllocateOp | hir.NumStreamsOp | arith.ConstantOp):
         return True
     if isinstance(op, hir.GetCurrentStreamOp):
         # After `first` the current stream is the caller's again; before it, it must be too.
-        return current_stream_is(first.main, first)
+        return first in forked_from_current
     return is_arith(op)
 
 
@@ -82,23 +91,31 @@ def is_arith(op: Operation) -> bool:
     return op.dialect_name() == "arith" and not op.regions
 
 
-def current_stream_is(stream: SSAValue, before: Operation) -> bool:
+def loops_forked_from_current_stream(module: ModuleOp) -> set[hir.StreamForOp]:
     """
-    Whether the current stream right before `before` is `stream`: `stream` was read in the same
-    block and nothing between changes the current stream for good. A `hir.stream_for` that
-    returns to `stream` leaves it current (or, running no iteration, untouched).
+    The stream loops whose caller stream is the current stream right before them: it was read
+    by a `hir.get_current_stream` earlier in the same block and nothing between changes the
+    current stream for good (a `hir.stream_for` that returns to it leaves it current, or, running
+    no iteration, untouched). One forward sweep per block, tracking the values known to be the
+    current stream. Fusion keeps the answers true: it moves only ops that set no stream above a
+    loop, and erases only loops that return to the stream their predecessor returns to.
     """
-    reader = stream.owner
-    if not isinstance(reader, hir.GetCurrentStreamOp) or reader.parent_block() is not before.parent_block():
-        return False
-    op = before.prev_op
-    while op is not reader:
-        if op is None:
-            return False  # `reader` comes after `before`
-        if may_set_current_stream(op) and not (isinstance(op, hir.StreamForOp) and op.main is stream):
-            return False
-        op = op.prev_op
-    return True
+    found: set[hir.StreamForOp] = set()
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                current: set[SSAValue] = set()
+                for inner in block.ops:
+                    if isinstance(inner, hir.StreamForOp):
+                        forked_from_current = inner.main in current
+                        if forked_from_current:
+                            found.add(inner)
+                        current = {inner.main} if forked_from_current else set()
+                    elif may_set_current_stream(inner):
+                        current = set()
+                    elif isinstance(inner, hir.GetCurrentStreamOp):
+                        current.add(inner.result)
+    return found
 
 
 def may_set_current_stream(op: Operation) -> bool:
@@ -108,14 +125,16 @@ def may_set_current_stream(op: Operation) -> bool:
     return any(e.kind == MemoryEffectKind.WRITE and isinstance(e.resource, hir.CurrentStream) for e in effects)
 
 
-def next_loop(first: hir.StreamForOp) -> tuple[list[Operation], hir.StreamForOp] | None:
+def next_loop(
+    first: hir.StreamForOp, forked_from_current: Set[hir.StreamForOp]
+) -> tuple[list[Operation], hir.StreamForOp] | None:
     """The hoistable ops after `first` and the stream loop they lead to, if any."""
     between: list[Operation] = []
     op = first.next_op
     while op is not None:
         if isinstance(op, hir.StreamForOp):
             return between, op
-        if not is_hoistable(op, first):
+        if not is_hoistable(op, first, forked_from_current):
             return None
         between.append(op)
         op = op.next_op
@@ -190,38 +209,48 @@ def buffer_accesses(op: hir.LaunchOp | hir.CommunicationOp, loop: hir.StreamForO
 _NEUTRAL_WORK = (hir.AliasSelectOp, hir.AliasChunkOp, hir.AllocateOp, hir.WaitOp)
 
 
-def loop_accesses(loop: hir.StreamForOp) -> list[Access] | None:
-    """Every buffer access of the loop's work; None if some op is not understood."""
-    accesses: list[Access] = []
-    for op in work(loop):
-        if isinstance(op, hir.LaunchOp | hir.CommunicationOp):
-            if (found := buffer_accesses(op, loop)) is None:
-                return None
-            accesses += found
-        elif not (isinstance(op, _NEUTRAL_WORK) or is_arith(op) or is_side_effect_free(op)):
-            return None  # stream switches, syncs, frees, calls, ...: keep the loops apart
-    return accesses
+@dataclass
+class LoopAccesses:
+    """Every buffer access of a loop's work, per root buffer: the slices accessed, and whether written."""
 
+    parts: dict[SSAValue, set[Slice | None]] = field(default_factory=dict)
+    written: set[SSAValue] = field(default_factory=set)
 
-def independent(first: Sequence[Access], second: Sequence[Access]) -> bool:
-    """
-    Whether iteration i of the second loop only depends on iteration i of the first: every buffer
-    one writes and the other accesses is only ever accessed through one same-iteration slice.
-    """
-    shared = (written(first) & accessed(second)) | (written(second) & accessed(first))
-    for buffer in shared:
-        parts = {a.part for a in (*first, *second) if a.buffer is buffer}
-        if None in parts or len(parts) != 1:
-            return False
-    return True
+    @staticmethod
+    def of(loop: hir.StreamForOp) -> LoopAccesses | None:
+        """The accesses of the loop's work; None if some op is not understood."""
+        accesses = LoopAccesses()
+        for op in work(loop):
+            if isinstance(op, hir.LaunchOp | hir.CommunicationOp):
+                if (found := buffer_accesses(op, loop)) is None:
+                    return None
+                for access in found:
+                    accesses.parts.setdefault(access.buffer, set()).add(access.part)
+                    if access.writes:
+                        accesses.written.add(access.buffer)
+            elif not (isinstance(op, _NEUTRAL_WORK) or is_arith(op) or is_side_effect_free(op)):
+                return None  # stream switches, syncs, frees, calls, ...: keep the loops apart
+        return accesses
 
+    def independent_of(self, later: LoopAccesses) -> bool:
+        """
+        Whether iteration i of the `later` loop only depends on iteration i of this one: every
+        buffer one writes and the other accesses is only ever accessed through one same-iteration
+        slice. Costs the size of `later`.
+        """
+        for buffer, later_parts in later.parts.items():
+            parts = self.parts.get(buffer)
+            if parts is None or (buffer not in self.written and buffer not in later.written):
+                continue  # not shared, or only read by both
+            if None in parts or len(parts) != 1 or later_parts != parts:
+                return False  # the whole buffer, or two different slices of it
+        return True
 
-def written(accesses: Iterable[Access]) -> set[SSAValue]:
-    return {a.buffer for a in accesses if a.writes}
-
-
-def accessed(accesses: Iterable[Access]) -> set[SSAValue]:
-    return {a.buffer for a in accesses}
+    def absorb(self, later: LoopAccesses) -> None:
+        """Adds the accesses of a loop fused after this one. Costs the size of `later`."""
+        for buffer, later_parts in later.parts.items():
+            self.parts.setdefault(buffer, set()).update(later_parts)
+        self.written |= later.written
 
 
 # -- the rewrite ----------------------------------------------------------------------------------
@@ -229,24 +258,24 @@ def accessed(accesses: Iterable[Access]) -> set[SSAValue]:
 
 @dataclass(frozen=True)
 class FusionPlan:
-    first: hir.StreamForOp
     hoisted: list[Operation]
     second: hir.StreamForOp
+    second_accesses: LoopAccesses
 
 
-def plan_fusion(first: hir.StreamForOp) -> FusionPlan | None:
-    """How to fuse `first` with the stream loop after it, or None when that is not legal."""
-    if (found := next_loop(first)) is None:
+def plan_fusion(
+    first: hir.StreamForOp, first_accesses: LoopAccesses, forked_from_current: Set[hir.StreamForOp]
+) -> FusionPlan | None:
+    """How to fuse `first` (whose accesses are given) with the stream loop after it, or None when that is not legal."""
+    if (found := next_loop(first, forked_from_current)) is None:
         return None
     hoisted, second = found
     if not same_iterations(first, second):
         return None
-    first_accesses, second_accesses = loop_accesses(first), loop_accesses(second)
-    if first_accesses is None or second_accesses is None:
+    second_accesses = LoopAccesses.of(second)
+    if second_accesses is None or not first_accesses.independent_of(second_accesses):
         return None
-    if not independent(first_accesses, second_accesses):
-        return None
-    return FusionPlan(first, hoisted, second)
+    return FusionPlan(hoisted, second, second_accesses)
 
 
 def move_before(ops: Iterable[Operation], anchor: Operation, rewriter: PatternRewriter) -> None:
@@ -255,9 +284,9 @@ def move_before(ops: Iterable[Operation], anchor: Operation, rewriter: PatternRe
         rewriter.insert(op, InsertPoint.before(anchor))
 
 
-def fuse(plan: FusionPlan, rewriter: PatternRewriter) -> None:
+def fuse(first: hir.StreamForOp, plan: FusionPlan, rewriter: PatternRewriter) -> None:
     """Hoists the in-between ops and runs the second loop's work after the first's, in the first loop."""
-    first, second = plan.first, plan.second
+    second = plan.second
     move_before(plan.hoisted, first, rewriter)
     terminator = first.body.block.last_op
     assert terminator is not None
@@ -267,13 +296,20 @@ def fuse(plan: FusionPlan, rewriter: PatternRewriter) -> None:
     rewriter.erase(second)
 
 
+@dataclass
 class FuseStreamLoops(RewritePattern):
     """Fuses a `hir.stream_for` with the following ones, as long as that is legal."""
 
+    forked_from_current: Set[hir.StreamForOp]
+    """The loops whose caller stream is current right before them (`loops_forked_from_current_stream`)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.StreamForOp, rewriter: PatternRewriter) -> None:
-        while (plan := plan_fusion(op)) is not None:
-            fuse(plan, rewriter)
+        if (accesses := LoopAccesses.of(op)) is None:
+            return
+        while (plan := plan_fusion(op, accesses, self.forked_from_current)) is not None:
+            fuse(op, plan, rewriter)
+            accesses.absorb(plan.second_accesses)
 
 
 class HirLoopFusionPass(ModulePass):
@@ -285,4 +321,4 @@ class HirLoopFusionPass(ModulePass):
     name = "hir-loop-fusion"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseStreamLoops()).rewrite_module(op)
+        PatternRewriteWalker(FuseStreamLoops(loops_forked_from_current_stream(op))).rewrite_module(op)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, TensorType
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -40,7 +40,9 @@ from hir.dialects.hir import contiguous_strides, memref_strides
 from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
+from hir.passes.copy_engine_reduce import reduce_over_copy_engine
 from hir.passes.resharding.set_lowering import lower_set_launch
+from hir.passes.symmetric_memory import RELEASES
 
 
 def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
@@ -126,15 +128,43 @@ class LowerReshardingLaunch(RewritePattern):
             reduce = hir.AllreduceOp(target, target, mesh, "sum")
             return [local, reduce, hir.WaitOp(reduce.result)]
         axis = dst.didx_axis
+        what = f"reduce-scatter along axis {axis}"
+        _require_contiguous(launch, what, [(target, None)])
+        direct = self.partial_as_view(launch, op, src, axis)
+        if direct is not None:  # the local sum over an extent-1 axis is a view: reduce-scatter it, no copy
+            view, ops = direct
+            scatter = hir.ReduceScatterOp(view, target, axis, mesh, "sum")
+            return [*ops, scatter, hir.WaitOp(scatter.result)]
         assert isinstance(target.type, MemRefType)
         shape = list(target.type.get_shape())
         shape[axis] *= len(mesh)
         partial = hir.AllocateOp(MemRefType(target.type.element_type, shape))
         partial.result.name_hint = "partial"
-        _require_contiguous(launch, f"reduce-scatter along axis {axis}", [(partial.result, axis), (target, None)])
+        _require_contiguous(launch, what, [(partial.result, axis)])
         local = _local_sum_launch(launch, op, partial.result)
         scatter = hir.ReduceScatterOp(partial.result, target, axis, mesh, "sum")
         return [partial, local, scatter, hir.WaitOp(scatter.result)]
+
+    @staticmethod
+    def partial_as_view(
+        launch: hir.LaunchOp, op: fusion.SumOp, src: Layout, axis: int
+    ) -> tuple[SSAValue, list[Operation]] | None:
+        """
+        When the sum reduces only the didx axis (local extent 1), this device's partial is its
+        input without that axis: a view, if it is contiguous with `axis` outermost (what the
+        collective needs).
+        """
+        source = launch.ins[0]
+        assert isinstance(source.type, MemRefType)
+        if src.didx_axis is None or op.axes != (src.didx_axis,):
+            return None
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        zero.result.name_hint = "c0"
+        view = hir.AliasSelectOp(source, zero.result, src.didx_axis)
+        view.result.name_hint = "partial"
+        if _not_outermost(view.result, axis) is not None:
+            return None
+        return view.result, [zero, view]
 
 
 BACKENDS = ("nccl", "copy-engine")
@@ -152,20 +182,30 @@ class LowerCommunicationPass(ModulePass):
 
     backend: str = "nccl"
     chunks: int = 0
-    """copy-engine: pushes per remote shard (0: chosen from the shard's size)."""
+    """
+    copy-engine: pushes per remote shard of an all-gather, pieces of the own GEMM and its adds of
+    a reduce-scatter or all-reduce (0: chosen from the sizes).
+    """
+    release: str = "auto"
+    """copy-engine: where the barrier that frees the receive buffers goes: `end`, `start` or `auto`."""
+
+    def __post_init__(self) -> None:
+        # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
+        if self.chunks < 0:
+            raise ValueError(f"chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
+        if self.release not in RELEASES:
+            raise ValueError(f"release must be one of {', '.join(RELEASES)}, got '{self.release}'")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.chunks < 0:
-            raise PassFailedException(
-                f"hir-lower-communication: chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}"
-            )
-        if self.backend not in BACKENDS:
-            raise PassFailedException(
-                f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}"
-            )
+        functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+        if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
+            for function in functions:
+                reduce_over_copy_engine(function, self.chunks, self.release)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
         if self.backend == "copy-engine":
-            for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-                exchange_shards_over_copy_engine(function, self.chunks)
+            for function in functions:
+                exchange_shards_over_copy_engine(function, self.chunks, self.release)

@@ -35,8 +35,10 @@ def resharded_operands(op: fusion.FusionOp) -> list[int]:
         if meshes_differ(layout, result):
             flagged.add(k)
         if layout.didx_axis is not None:
-            # A didx axis the op reduces or contracts (it maps to no result axis) needs the other
-            # devices' shards too: only a sum over it is a communication (a partial sum).
+            # Also when the sharded axis maps to no result axis (a max over it, a contraction
+            # over a sharded K) and the result is replicated: each device has only its shard of
+            # what the op reduces, so the operand is gathered first. Only a sum over the didx
+            # axis reduces the shards themselves (a partial sum: `is_communication`).
             mapped = operand_axis_to_result_axis(axis_map, k, layout.didx_axis)
             if mapped is None or mapped != result.didx_axis:
                 flagged.add(k)

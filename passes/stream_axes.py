@@ -5,6 +5,10 @@ A *unit* is what one host loop (or one top-level launch) runs: a bare fusion op 
 `fusion.segment`. Starting from the stream axes of the unit's outputs, every result axis that a
 loop iterates is pushed back to the operand axes it comes from (`FusionOp.axis_map`). Operands
 left without an axis are passed whole.
+
+Cost: linear in the unit. `propagate_axes` visits each op once, in reverse, and each entry of its
+axis map once; the checks visit each op's operands and results once (and each result's uses only
+to word an error).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ def iteration_of(unit: Operation) -> Iteration | None:
     layouts = [(r, layout_of(r.type)) for r in unit.results]
     streamed = [(r, lay) for r, lay in layouts if lay.stream_axis is not None]
     if not streamed:
+        _check_no_inner_stream_axis(unit)
         return None
     if len(streamed) != len(layouts):
         plain = next(r for r, lay in layouts if lay.stream_axis is None)
@@ -83,6 +88,26 @@ def iteration_of(unit: Operation) -> Iteration | None:
             located(unit, "results are stream-parallel over different iteration spaces (two stream axes)")
         )
     return iterations.pop()
+
+
+def _check_no_inner_stream_axis(unit: Operation) -> None:
+    """
+    A unit run whole (no stream loop) computes no stream-parallel value that its results depend
+    on: that stream axis would be dropped. (A segment without results only holds dead values.)
+    """
+    if not unit.results:
+        return
+    for op in unit_ops(unit):
+        axis = layout_of(op.results[0].type).stream_axis
+        if axis is not None:
+            raise PassFailedException(
+                located(
+                    op,
+                    f"{_name(op.results[0])} is stream-parallel on axis {axis}, but no result of its "
+                    "segment is, so no stream loop runs the segment: make the results stream-parallel "
+                    "or move the op out of the segment",
+                )
+            )
 
 
 def propagate_axes(unit: Operation) -> dict[SSAValue, int]:

@@ -23,7 +23,7 @@ class StreamLoweringPass(ModulePass):
     Lowers fusion IR to an executable hir program. Its stages are fusion-decompose-resharding,
     fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication,
     hir-expand-stream-loops and cse; each is also a pass of its own. `policy` is fusion-segment's
-    option, `backend` and `chunks` hir-lower-communication's.
+    option, `backend`, `chunks` and `release` hir-lower-communication's.
     """
 
     name = "stream-lowering"
@@ -31,6 +31,10 @@ class StreamLoweringPass(ModulePass):
     policy: str = "standalone-host-ops"
     backend: str = "nccl"
     chunks: int = 0
+    release: str = "auto"
+
+    def __post_init__(self) -> None:
+        self.stages()  # the stages check their options when built: a bad one fails here, before any input is read
 
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
@@ -39,7 +43,7 @@ class StreamLoweringPass(ModulePass):
             FusionSegmentPass(policy=self.policy),
             ConvertFusionToHirPass(),
             HirLoopFusionPass(),
-            LowerCommunicationPass(backend=self.backend, chunks=self.chunks),
+            LowerCommunicationPass(backend=self.backend, chunks=self.chunks, release=self.release),
             ExpandStreamLoopsPass(),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice
         )

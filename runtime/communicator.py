@@ -54,8 +54,8 @@ class Communicator(Protocol):
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...
 
-    def position_in(self, mesh: Mesh) -> int:
-        """This device's position in `mesh` (`hir.device_index`); ValueError when it is not in `mesh`."""
+    def position_in(self, mesh: Mesh) -> int | None:
+        """This device's position in `mesh` (`hir.device_index`), None on a device outside it."""
         ...
 
     def empty_symmetric(

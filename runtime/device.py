@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from hir.diagnostics import UserError
 from hir.runtime.streams import CpuStreams, CudaStreams, Streams
 
 
@@ -38,7 +39,7 @@ class DeviceKind:
         if self.count_per_host is None:
             return torch.device(self.name)
         if local_rank >= (count := self.count_per_host()):
-            raise ValueError(f"local rank {local_rank} but only {count} {self.name.upper()} devices")
+            raise UserError(f"local rank {local_rank} but only {count} {self.name.upper()} devices")
         device = torch.device(self.name, local_rank)
         self.make_current(device)
         return device
@@ -68,7 +69,7 @@ DEVICE_KINDS: dict[str, DeviceKind] = {
 
 def kind_of(device: torch.device) -> DeviceKind:
     if (kind := DEVICE_KINDS.get(device.type)) is None:
-        raise ValueError(f"the runtime does not run on {device.type} devices (it knows {', '.join(DEVICE_KINDS)})")
+        raise UserError(f"the runtime does not run on {device.type} devices (it knows {', '.join(DEVICE_KINDS)})")
     return kind
 
 
@@ -78,7 +79,7 @@ def requested_kind(name: str | None) -> DeviceKind:
         return DEVICE_KINDS["cuda"] if torch.cuda.is_available() else DEVICE_KINDS["cpu"]
     kind = kind_of(torch.device(name))
     if not kind.is_available():
-        raise ValueError(f"--device {name}, but torch sees no {name.upper()} device")
+        raise UserError(f"--device {name}, but torch sees no {name.upper()} device")
     return kind
 
 

@@ -7,12 +7,18 @@ argument of a lowered function records) and gathers the outputs back; `ProcessGr
 implements the runtime's `Communicator` over torch.distributed process groups, one per mesh, on
 the transport of the device kind (`runtime/device.py`: gloo on CPU, NCCL on CUDA), posted
 asynchronously and waited by `hir.wait` on the current stream.
+
+Every collective, barrier and process-group set-up has a timeout (`Session(timeout=...)`,
+`hir-run --timeout`, `HIR_DIST_TIMEOUT`; default 120 s), so a rank that stops, hangs or dies
+makes its peers fail with a message naming the op, their rank and the ranks that did not respond,
+instead of keeping the job alive.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import time
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -22,16 +28,62 @@ import torch.distributed as dist
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
+from hir.diagnostics import LocatedError, UserError
 from hir.dialects.parallel_encoding import layout_of
 from hir.runtime.communicator import Mesh, Work
 from hir.runtime.device import DeviceKind, kind_of, requested_kind
 from hir.runtime.executor import Program
 
-# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
-_all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
-_reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
-
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
+
+# The collectives into and from one tensor; torch 2.13 renamed them (the old names warn).
+_all_gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+_reduce_scatter_single = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+
+TIMEOUT_VARIABLE = "HIR_DIST_TIMEOUT"
+DEFAULT_TIMEOUT = 120.0
+"""Seconds a collective, a barrier or the set-up of a process group may take before it fails."""
+
+
+def timeout_from_environment() -> float:
+    """`HIR_DIST_TIMEOUT` in seconds, or the default."""
+    text = os.environ.get(TIMEOUT_VARIABLE)
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise UserError(f"{TIMEOUT_VARIABLE}={text!r}: expected a number of seconds > 0")
+    return seconds
+
+
+_WIRE_DTYPES = {torch.int16: torch.int32}
+"""
+Element types that neither gloo nor NCCL communicate, and the wider type each travels as. Exact:
+widening keeps every value and the order (max, min), and a sum of int32s narrowed back to int16
+wraps modulo 2**16 exactly as int16 arithmetic does.
+"""
+
+
+def _wire_dtype(dtype: torch.dtype) -> torch.dtype:
+    return _WIRE_DTYPES.get(dtype, dtype)
+
+
+def _on_the_wire(t: torch.Tensor) -> torch.Tensor:
+    """`t`, contiguous, in a type the transports communicate."""
+    return t.contiguous().to(_wire_dtype(t.dtype))
+
+
+def _direct(output: torch.Tensor) -> bool:
+    """Whether a collective can write `output` itself, with no temporary."""
+    return output.is_contiguous() and _wire_dtype(output.dtype) == output.dtype
+
+
+def _staging(output: torch.Tensor) -> torch.Tensor:
+    """A contiguous temporary, in a type the transports communicate, for a collective into `output`."""
+    return torch.empty(output.shape, dtype=_wire_dtype(output.dtype), device=output.device)
 
 
 class _CopyBack:
@@ -53,16 +105,50 @@ def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
 class ProcessGroupCommunicator:
     """The runtime's `Communicator` among the processes of a torch.distributed job."""
 
-    def __init__(self, rank: int, world_size: int):
+    def __init__(self, rank: int, world_size: int, timeout: float = DEFAULT_TIMEOUT):
         self.rank = rank
         self.world_size = world_size
+        self.timeout = timeout
+        """Seconds; the process groups' timeout, which bounds every collective and barrier."""
         self.groups: dict[Mesh, Any] = {}
         self.symmetric = SymmetricHeap(self)
 
-    def position_in(self, mesh: Mesh) -> int:
-        if self.rank not in mesh:
-            raise ValueError(f"device {self.rank} is not in mesh {list(mesh)}")
-        return mesh.index(self.rank)
+    def failure(self, what: str, error: BaseException, mesh: Sequence[int] | None = None) -> str:
+        """
+        Why `what` (a collective, a barrier) failed on this rank: torch's reason, and the peers
+        that did not report a failure of their own within a few seconds (stopped, hung or gone).
+        """
+        text = str(error).strip().splitlines()
+        reason = text[0] if text else type(error).__name__
+        if "timed out" in reason.lower() or "timeout" in reason.lower():
+            reason = f"it did not complete within the timeout of {self.timeout:g} s ({reason})"
+        message = f"rank {self.rank}: {what} failed: {reason}"
+        silent = self._silent_peers(list(mesh) if mesh is not None else list(range(self.world_size)))
+        if silent:
+            ranks = ", ".join(str(r) for r in silent)
+            message += f"; rank{'s' if len(silent) > 1 else ''} {ranks} did not respond (stopped, hung or exited)"
+        elif silent is not None:
+            message += "; every peer failed too (are the ranks running the same program?)"
+        return message
+
+    def _silent_peers(self, mesh: list[int]) -> list[int] | None:
+        """The mesh peers that did not report a failure through the job's store; None if the store is unreachable."""
+        try:
+            store = dist.distributed_c10d._get_default_store()
+            store.set_timeout(timedelta(seconds=2))
+            store.set(f"hir/failed/{self.rank}", "1")
+            peers = [r for r in mesh if r != self.rank]
+            deadline = time.monotonic() + min(1.0, self.timeout)  # healthy peers fail at about the same time
+            while True:
+                silent = [r for r in peers if not store.check([f"hir/failed/{r}"])]
+                if not silent or time.monotonic() > deadline:
+                    return silent
+                time.sleep(0.05)
+        except Exception:  # the store itself is gone (its host rank stopped): say nothing about the peers
+            return None
+
+    def position_in(self, mesh: Mesh) -> int | None:
+        return mesh.index(self.rank) if self.rank in mesh else None
 
     def empty_symmetric(
         self, key: object, shape: Sequence[int], dtype: torch.dtype, device: torch.device
@@ -73,7 +159,9 @@ class ProcessGroupCommunicator:
         return self.symmetric.peer_view(buffer, device_id)
 
     def barrier(self, mesh: Mesh) -> None:
-        if self.rank in mesh:
+        # On CUDA the symmetric-memory barrier spans the job (the buffers are rendezvoused over the
+        # world): a device outside the mesh joins it too; every device runs the same program.
+        if self.rank in mesh or self.symmetric.handles:
             self.symmetric.barrier(mesh)
 
     def prepare(self, meshes: Iterable[Mesh]) -> None:
@@ -82,11 +170,17 @@ class ProcessGroupCommunicator:
             if mesh in self.groups:
                 continue
             if max(mesh) >= self.world_size:
-                raise ValueError(f"mesh {list(mesh)} needs {max(mesh) + 1} processes, the job has {self.world_size}")
+                raise UserError(f"mesh {list(mesh)} needs {max(mesh) + 1} processes, the job has {self.world_size}")
             if list(mesh) != sorted(mesh):
-                raise ValueError(f"collectives need a mesh in ascending device order, got {list(mesh)}")
+                raise UserError(f"collectives need a mesh in ascending device order, got {list(mesh)}")
             full = mesh == tuple(range(self.world_size))
-            self.groups[mesh] = dist.group.WORLD if full else dist.new_group(list(mesh))
+            try:
+                group = (
+                    dist.group.WORLD if full else dist.new_group(list(mesh), timeout=timedelta(seconds=self.timeout))
+                )
+            except Exception as err:
+                raise UserError(self.failure(f"creating the process group of mesh {list(mesh)}", err)) from err
+            self.groups[mesh] = group
 
     def group(self, mesh: Mesh) -> Any:
         """The process group of `mesh`, or None when this device is not in it."""
@@ -103,21 +197,22 @@ class ProcessGroupCommunicator:
             raise ValueError(
                 f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(output.shape)}"
             )
-        source = _from_axis(input.contiguous(), axis)
-        if output.is_contiguous():
+        source = _from_axis(_on_the_wire(input), axis)
+        if _direct(output):
             return _all_gather_single(_from_axis(output, axis), source, group=group, async_op=True)
-        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
+        temporary = _staging(output)
         work = _all_gather_single(_from_axis(temporary, axis), source, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
             return None
-        if input.data_ptr() != output.data_ptr():
-            output.copy_(input)
-        if output.is_contiguous():
+        if _direct(output):
+            if input.data_ptr() != output.data_ptr():
+                output.copy_(input)
             return dist.all_reduce(output, op=_REDUCE_OPS[kind], group=group, async_op=True)
-        temporary = output.contiguous()
+        temporary = _staging(output)
+        temporary.copy_(input)
         work = dist.all_reduce(temporary, op=_REDUCE_OPS[kind], group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
@@ -129,34 +224,37 @@ class ProcessGroupCommunicator:
         if any(d != 1 for d in input.shape[:axis]):
             raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(input.shape)}")
         op = _REDUCE_OPS[kind]
-        source = _from_axis(input.contiguous(), axis)
-        if output.is_contiguous():
+        source = _from_axis(_on_the_wire(input), axis)
+        if _direct(output):
             return _reduce_scatter_single(_from_axis(output, axis), source, op=op, group=group, async_op=True)
-        temporary = torch.empty(output.shape, dtype=output.dtype, device=output.device)
+        temporary = _staging(output)
         work = _reduce_scatter_single(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
     def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
             return None
-        if self.rank == mesh[root] and input.data_ptr() != output.data_ptr():
-            output.copy_(input)
-        if output.is_contiguous():
+        is_root = self.rank == mesh[root]
+        if _direct(output):
+            if is_root and input.data_ptr() != output.data_ptr():
+                output.copy_(input)
             return dist.broadcast(output, src=mesh[root], group=group, async_op=True)
-        temporary = output.contiguous()
+        temporary = _staging(output)
+        if is_root:
+            temporary.copy_(input)
         return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
 
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        return dist.isend(buffer.contiguous(), dst=mesh[peer])
+        return dist.isend(_on_the_wire(buffer), dst=mesh[peer])
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        if buffer.is_contiguous():
+        if _direct(buffer):
             return dist.irecv(buffer, src=mesh[peer])
-        temporary = torch.empty(buffer.shape, dtype=buffer.dtype, device=buffer.device)
+        temporary = _staging(buffer)
         return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
 
 
@@ -278,26 +376,36 @@ def shard(value: Any, global_type: Attribute, rank: int) -> Any:
 
 
 class Session:
-    """The processes and device of a run; SPMD over torch.distributed when WORLD_SIZE > 1."""
+    """
+    The processes and device of a run; SPMD over torch.distributed when WORLD_SIZE > 1. `timeout`
+    (seconds) bounds every collective and barrier of the job (default: `HIR_DIST_TIMEOUT`, else 120).
+    """
 
-    def __init__(self, device: torch.device, rank: int = 0, world_size: int = 1):
+    def __init__(self, device: torch.device, rank: int = 0, world_size: int = 1, timeout: float | None = None):
         self.device = device
         self.kind: DeviceKind = kind_of(device)
         self.rank = rank
         self.world_size = world_size
-        self.communicator = ProcessGroupCommunicator(rank, world_size) if world_size > 1 else None
+        self.timeout = timeout if timeout is not None else timeout_from_environment()
+        self.communicator = ProcessGroupCommunicator(rank, world_size, self.timeout) if world_size > 1 else None
 
     @classmethod
-    def from_environment(cls, device: str | None = None) -> Session:
+    def from_environment(cls, device: str | None = None, timeout: float | None = None) -> Session:
         """The session torchrun's environment describes (one process, when there is none) on `device`'s kind."""
         kind = requested_kind(device)
+        seconds = timeout if timeout is not None else timeout_from_environment()
+        if not seconds > 0:
+            raise UserError(f"the timeout must be > 0 seconds, got {seconds:g}")
         world_size = int(os.environ.get("WORLD_SIZE", "1"))
         if world_size == 1:
-            return cls(torch.device(kind.name))
+            return cls(torch.device(kind.name), timeout=seconds)
         rank = int(os.environ["RANK"])
         run_device = kind.process_device(int(os.environ.get("LOCAL_RANK", rank)))
-        kind.init_process_group(run_device, timedelta(seconds=float(os.environ.get("HIR_DIST_TIMEOUT", "120"))))
-        return cls(run_device, rank, world_size)
+        try:
+            kind.init_process_group(run_device, timedelta(seconds=seconds))
+        except Exception as err:
+            raise UserError(f"rank {rank}: joining the job of {world_size} processes failed: {err}") from err
+        return cls(run_device, rank, world_size, seconds)
 
     @property
     def is_main(self) -> bool:
@@ -306,11 +414,32 @@ class Session:
     def describe(self) -> str:
         return f"{self.device}" + (f", rank {self.rank} of {self.world_size}" if self.world_size > 1 else "")
 
+    def check_job(self, program: Program) -> None:
+        """
+        A lowered program over a mesh runs one process per device of its meshes (device id ==
+        rank), no more, no fewer; checked on every rank before anything runs.
+        """
+        if not program.device_ids or program.processes == self.world_size:
+            return
+        needed = program.processes
+        message = (
+            f"runs on devices {list(program.device_ids)}, one process each ({needed} processes), "
+            f"but the job has {self.world_size}"
+        )
+        if self.world_size == 1:
+            message += (
+                f": start one process per device, e.g. python -m torch.distributed.run --nproc-per-node {needed} "
+                "-m hir.tools.hir_run FILE ..."
+            )
+        raise LocatedError(program.func, message)
+
     def run(self, program: Program, inputs: Sequence[Any], num_streams: int = 4) -> list[Any]:
         """Runs a lowered program on this rank's shards and returns the global outputs."""
+        self.check_job(program)
         if self.communicator is not None and program.is_hir:
-            # The meshes of sharded outputs too (gathered back below), so that every rank, in a
-            # mesh or not, refuses a mesh the job cannot hold before anything runs.
+            program.check_inputs(inputs, global_types=True)  # before they are cut into shards
+            # The meshes of sharded outputs too (gathered back below): creating a process group
+            # is collective, so every rank, in the mesh or not, takes part here.
             gathered = [
                 tuple(layout_of(t).mesh)
                 for t in program.global_output_types
@@ -339,9 +468,14 @@ class Session:
         if layout.didx_axis is None or self.communicator is None or self.rank not in layout.mesh:
             return value
         self.communicator.prepare([layout.mesh])
-        parts = [torch.empty_like(value) for _ in layout.mesh]
-        dist.all_gather(parts, value.contiguous(), group=self.communicator.groups[layout.mesh])
-        return torch.cat(parts, dim=layout.didx_axis)
+        wire = _on_the_wire(value)
+        parts = [torch.empty_like(wire) for _ in layout.mesh]
+        try:
+            dist.all_gather(parts, wire, group=self.communicator.groups[layout.mesh])
+        except Exception as err:
+            what = f"gathering an output over mesh {list(layout.mesh)}"
+            raise UserError(self.communicator.failure(what, err, layout.mesh)) from err
+        return torch.cat(parts, dim=layout.didx_axis).to(value.dtype)
 
     def synchronize(self) -> None:
         self.kind.synchronize(self.device)
@@ -353,5 +487,14 @@ class Session:
             # gloo's are only freed at interpreter exit, with live threads (std::terminate, SIGABRT).
             self.communicator.groups.clear()
         if self.world_size > 1 and dist.is_initialized():
-            dist.barrier()  # no rank tears its connections down while a peer still uses them
+            # No rank tears its connections down while a peer still uses them; gloo's monitored
+            # barrier names a rank that does not arrive within the timeout.
+            try:
+                if self.kind.transport == "gloo":
+                    dist.monitored_barrier(timeout=timedelta(seconds=self.timeout), wait_all_ranks=True)
+                else:
+                    dist.barrier()
+            except Exception as err:
+                assert self.communicator is not None
+                raise UserError(self.communicator.failure("the barrier at the end of the run", err)) from err
             dist.destroy_process_group()

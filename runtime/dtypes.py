@@ -1,34 +1,20 @@
-"""Element types of the IR and their torch dtypes."""
+"""The torch dtypes of the IR's element types (the table is dialects/shaped_types.py's), random test data."""
 
 from __future__ import annotations
 
 import torch
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
-    MemRefType,
-    TensorType,
-)
+from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute
 
-_FLOATS: dict[type, torch.dtype] = {
-    Float16Type: torch.float16,
-    BFloat16Type: torch.bfloat16,
-    Float32Type: torch.float32,
-    Float64Type: torch.float64,
-}
-_INTS: dict[int, torch.dtype] = {1: torch.bool, 8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+from hir.dialects.shaped_types import ELEMENT_TYPES, element_type_name
 
 
 def torch_dtype(element_type: Attribute) -> torch.dtype:
-    if (dtype := _FLOATS.get(type(element_type))) is not None:
-        return dtype
-    if isinstance(element_type, IntegerType) and (dtype := _INTS.get(element_type.width.data)) is not None:
-        return dtype
-    raise ValueError(f"no torch dtype for element type {element_type}")
+    """The torch dtype of a supported element type (dialects/shaped_types.py: `ELEMENT_TYPES`)."""
+    name = element_type_name(element_type)
+    if name is None:
+        raise ValueError(f"element type {element_type} is not supported (the runtime runs {', '.join(ELEMENT_TYPES)})")
+    return getattr(torch, ELEMENT_TYPES[name])
 
 
 def shaped_dtype(t: Attribute) -> torch.dtype:

@@ -19,13 +19,15 @@ from xdsl.ir import Attribute
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
 from hir.dialects.functions import fusion_types, is_hir_function
+from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.shape_rules import fmt
+from hir.dialects.shaped_types import check_signature
 from hir.runtime import fusion_ops, hir_ops, std_ops
 from hir.runtime.communicator import Communicator
 from hir.runtime.compiler import UNSET, CompileContext, CompiledBlock, Frame, profiler_active
 from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
-from hir.runtime.memory import overlaps
+from hir.runtime.memory import overlaps, overlaps_itself
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import Streams
 
@@ -77,6 +79,26 @@ class Program:
         """The meshes the program communicates over (each needs a process group)."""
         return sorted({op.mesh_ids for op in self.func.walk() if isinstance(op, hir.CommunicationOp)})
 
+    @cached_property
+    def device_ids(self) -> tuple[int, ...]:
+        """
+        The devices a lowered program runs on: those of its ops' meshes and of the meshes its
+        global input and output types are sharded over. Empty for a single-device program and for
+        a fusion-level one (the reference runs whole on one device).
+        """
+        if not self.is_hir:
+            return ()
+        ids = {d for op in self.func.walk() if isinstance(op, hir.MeshOp) for d in op.mesh_ids}
+        for t in (*self.global_input_types, *self.global_output_types):
+            if isinstance(t, TensorType):
+                ids.update(layout_of(t).mesh)
+        return tuple(sorted(ids))
+
+    @property
+    def processes(self) -> int:
+        """How many processes (one per device, device id == rank) a run needs: 1 on a single device."""
+        return max(self.device_ids, default=0) + 1
+
     @property
     def global_output_types(self) -> list[Attribute]:
         """The unsharded (fusion-level) output types, recorded as result attributes by the lowering."""
@@ -103,11 +125,13 @@ class Program:
         `communicator` connects the devices of a multi-device run; `streams` replaces the
         device's streams (with a wrapper that records or checks the stream calls).
         """
+        # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
-        self._check_inputs(inputs, on)
+        self.check_inputs(inputs, on)
         outputs = self._check_outputs(outputs, inputs, on)
-        if num_streams < 1:
-            raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams}")
+        if not isinstance(num_streams, int) or num_streams < 1:
+            raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
+        self._check_devices(communicator)
         if streams is None:
             streams = streams_for(on)
         checker = RaceChecker(streams, self.func, num_streams, communicator) if self.race_check else None
@@ -141,18 +165,23 @@ class Program:
         results = [frame.env[s] for s in self.result_slots]
         if checker is not None:
             checker.finish(results)
-        for k, out in enumerate(outputs):
-            if out is not None and results[k] is not out:
-                out.copy_(results[k])
-                results[k] = out
+        self._copy_into_outputs(results, outputs)
         if not self.is_hir:
             _own_results(results, outputs, inputs)
         return results
 
     # -- checks ----------------------------------------------------------------------------------
 
-    def _check_inputs(self, inputs: Sequence[Any], device: torch.device) -> None:
-        types = self.input_types
+    def check_inputs(
+        self, inputs: Sequence[Any], device: torch.device | None = None, global_types: bool = False
+    ) -> None:
+        """
+        Count, types, shapes, dtypes and (given `device`) devices of the inputs; with
+        `global_types`, against the unsharded types of a lowered program (before sharding).
+        """
+        types = self.global_input_types if global_types else self.input_types
+        if not isinstance(inputs, Sequence):
+            raise LocatedError(self.func, f"the inputs must be a list, got {type(inputs).__name__}")
         if len(inputs) != len(types):
             raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
         for i, (value, t) in enumerate(zip(inputs, types)):
@@ -172,17 +201,67 @@ class Program:
             if out is None:
                 continue
             _check_value(self.func, f"preallocated output #{k}", out, t, device)
+            if overlaps_itself(out):
+                raise LocatedError(
+                    self.func,
+                    f"preallocated output #{k} overlaps itself (an expanded or as_strided view whose "
+                    "elements share memory): pass a tensor whose elements are distinct",
+                )
             for i, value in enumerate(inputs):
                 if isinstance(value, torch.Tensor) and overlaps(out, value):
                     raise LocatedError(
                         self.func, f"inputs cannot be aliased: preallocated output #{k} overlaps input #{i}"
                     )
+            for j in range(k):
+                if outputs[j] is not None and overlaps(out, outputs[j]):
+                    message = f"preallocated outputs #{j} and #{k} overlap: each needs memory of its own"
+                    raise LocatedError(self.func, message)
         return list(outputs)
+
+    def _check_devices(self, communicator: Communicator | None) -> None:
+        """A program that communicates has a communicator, whose job has every device of its meshes."""
+        if communicator is None:
+            for op in self.func.walk():
+                if isinstance(op, hir.CommunicationOp):
+                    raise LocatedError(
+                        op,
+                        f"needs the devices of mesh {list(op.mesh_ids)}: run the program with one process per "
+                        "device (hir-run under torchrun, or execute(..., communicator=...))",
+                    )
+            return
+        world_size = getattr(communicator, "world_size", None)
+        if world_size is not None and self.processes > world_size:
+            raise LocatedError(
+                self.func,
+                f"runs on devices {list(self.device_ids)}, which needs {self.processes} processes, "
+                f"but the job has {world_size}",
+            )
+
+    def _copy_into_outputs(self, results: list[Any], outputs: Sequence[torch.Tensor | None]) -> None:
+        """Preallocated outputs the program did not write in place get their result (all shapes checked first)."""
+        pending = [(k, out) for k, out in enumerate(outputs) if out is not None and results[k] is not out]
+        for k, out in pending:
+            if not isinstance(results[k], torch.Tensor) or results[k].shape != out.shape:
+                got = tuple(results[k].shape) if isinstance(results[k], torch.Tensor) else type(results[k]).__name__
+                raise LocatedError(
+                    self.return_op,
+                    f"result #{k} has shape {got}, but preallocated output #{k} has shape {tuple(out.shape)}",
+                )
+        for k, out in pending:
+            out.copy_(results[k])
+            results[k] = out
+
+    @property
+    def return_op(self) -> func.ReturnOp:
+        terminator = self.func.body.block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        return terminator
 
 
 def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
     function = _find_function(module, entry)
+    check_signature(function)  # a module built in Python may not have been verified
     compilation = _compile_context(race_check)
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
@@ -222,9 +301,9 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device) -> None:
+def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device | None) -> None:
     if isinstance(t, IndexType | IntegerType):
-        if not isinstance(value, int):
+        if not isinstance(value, int) or isinstance(value, bool):
             raise LocatedError(where, f"{what} must be an integer ({t}), got {type(value).__name__}")
         return
     if not isinstance(t, TensorType | MemRefType):
@@ -237,6 +316,8 @@ def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device
     dtype = shaped_dtype(t)
     if value.dtype != dtype:
         raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
+    if device is None:
+        return
     if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
         raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
 

@@ -6,13 +6,16 @@ from collections.abc import Callable
 
 import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.ir import SSAValue
 
+from hir.diagnostics import location_of
 from hir.dialects import fusion, hir
 from hir.dialects.hir import chunk_bounds
 from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
+from hir.runtime.memory import overlaps
 
 COMPILERS = StepCompilers()
 compiles = COMPILERS.compiles
@@ -32,14 +35,24 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
     out = compiler.slot(op.result)
     symmetric = op.symmetric is not None
     key = id(op)
+    dynamic_axes = any(is_dynamic for is_dynamic, _ in extents)
 
     def step(frame: Frame) -> None:
         env = frame.env
         preallocated = frame.preallocated.get(out)
         if preallocated is not None:
+            if dynamic_axes:  # its extents are known only now: the output must have them
+                shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
+                if list(preallocated.shape) != shape:
+                    raise ValueError(
+                        f"the preallocated output has shape {tuple(preallocated.shape)}, "
+                        f"but this run allocates {tuple(shape)}"
+                    )
             env[out] = preallocated
             return
         shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
+        if any(d < 0 for d in shape):
+            raise ValueError(f"negative extent in {tuple(shape)}")
         if symmetric and frame.communicator is not None:
             # Cached per op: symmetric allocation is collective and costly, the buffer is reused.
             env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
@@ -66,7 +79,10 @@ def alias_select(op: hir.AliasSelectOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         env = frame.env
-        env[out] = env[buffer].select(axis, env[index])
+        base, i = env[buffer], env[index]
+        if not 0 <= i < base.shape[axis]:  # torch would count a negative index from the end
+            raise IndexError(f"index {i} is out of range for axis {axis} of extent {base.shape[axis]}")
+        env[out] = base.select(axis, i)
 
     return step
 
@@ -78,8 +94,10 @@ def alias_chunk(op: hir.AliasChunkOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         env = frame.env
-        base = env[buffer]
-        start, length = chunk_bounds(base.shape[axis], chunks, env[index])
+        base, i = env[buffer], env[index]
+        if not 0 <= i < chunks:
+            raise IndexError(f"chunk index {i} is out of range for {chunks} chunks")
+        start, length = chunk_bounds(base.shape[axis], chunks, i)
         env[out] = base.narrow(axis, start, length)
 
     return step
@@ -96,11 +114,20 @@ def for_loop(op: hir.ForOp, compiler: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env = frame.env
         run = body.run
-        for i in range(env[lb], env[ub], env[st]):
+        for i in loop_indices(env[lb], env[ub], env[st]):
             env[iv] = i
             run(frame)
 
     return step
+
+
+def loop_indices(lb: int, ub: int, step: int) -> range:
+    """The indices of a hir loop: from lb >= 0 up to ub, by a positive step (none when ub <= lb)."""
+    if step < 1:
+        raise ValueError(f"the step must be positive, got {step}")
+    if lb < 0:
+        raise ValueError(f"the lower bound must be >= 0 (loops iterate over indices), got {lb}")
+    return range(lb, ub, step)
 
 
 @compiles(hir.StreamForOp)
@@ -114,7 +141,9 @@ def stream_for(op: hir.StreamForOp, compiler: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env, streams = frame.env, frame.streams
         caller, count = env[main], env[num_streams]
-        indices = range(env[lb], env[ub], env[st])
+        if count < 1:
+            raise ValueError(f"the stream count must be >= 1, got {count}")
+        indices = loop_indices(env[lb], env[ub], env[st])
         for i in indices:  # the fork, before any iteration's work
             streams.set_current(streams.pool(i % count))
             streams.wait_for(caller)
@@ -144,6 +173,9 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     assert isinstance(terminator, hir.YieldOp)
     arg_index = {arg: i for i, arg in enumerate(block.args)}
 
+    # Outs that may be views of one buffer must not overlap: which write would win?
+    shared_outs = [(j, k) for k in range(len(outs)) for j in range(k) if _may_share_memory(op.outs[j], op.outs[k])]
+
     # One standard op whose operands are region arguments: its out= form writes the destination.
     if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp):
         only = ops[0]
@@ -151,12 +183,31 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             kernel = out_kernel(only)
             operand_slots = [ins[arg_index[o]] for o in only.operands]
             out = outs[0]
+            # Torch computes an elementwise op in place correctly, but a matmul, a reduction or a
+            # copy with another layout that writes memory it reads gives a wrong result or fails:
+            # when an operand may share memory with the destination, check, and use a temporary.
+            elementwise = isinstance(only, fusion.UnaryFusionOp | fusion.BinaryFusionOp)
+            shared = [
+                slot
+                for slot, o in zip(operand_slots, only.operands)
+                if not elementwise and _may_share_memory(op.outs[0], op.ins[arg_index[o]])
+            ]
 
             def single(frame: Frame) -> None:
                 env = frame.env
                 kernel(env[out], *[env[s] for s in operand_slots])
 
-            return single
+            def single_via_temporary(frame: Frame) -> None:
+                env = frame.env
+                destination = env[out]
+                if any(overlaps(destination, env[s]) for s in shared):
+                    temporary = torch.empty(destination.shape, dtype=destination.dtype, device=destination.device)
+                    kernel(temporary, *[env[s] for s in operand_slots])
+                    destination.copy_(temporary)
+                else:
+                    kernel(destination, *[env[s] for s in operand_slots])
+
+            return single_via_temporary if shared else single
 
     # A segment: run op by op, then copy each yielded value into its destination once.
     arg_slots = compiler.slots_of(block.args)
@@ -165,6 +216,9 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
 
     def segment(frame: Frame) -> None:
         env = frame.env
+        for j, k in shared_outs:
+            if overlaps(env[outs[j]], env[outs[k]]):
+                raise ValueError(f"outs #{j} and #{k} overlap: each yielded value needs memory of its own")
         for arg, src in zip(arg_slots, ins):
             env[arg] = env[src]
         body.run(frame)
@@ -172,6 +226,24 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             env[out].copy_(env[value])
 
     return segment
+
+
+def _may_share_memory(a: SSAValue, b: SSAValue) -> bool:
+    """
+    Whether two buffers may overlap, from where they come: views (alias_select, alias_chunk,
+    peer_view) share their base's memory; distinct `hir.allocate`s never overlap each other, nor
+    an input (a preallocated output is checked against the inputs); inputs may alias each other.
+    """
+    root_a, root_b = _buffer_root(a), _buffer_root(b)
+    if root_a is root_b:
+        return True
+    return not isinstance(root_a.owner, hir.AllocateOp) and not isinstance(root_b.owner, hir.AllocateOp)
+
+
+def _buffer_root(value: SSAValue) -> SSAValue:
+    while isinstance(value.owner, hir.AliasSelectOp | hir.AliasChunkOp | hir.PeerViewOp):
+        value = value.owner.buffer
+    return value
 
 
 # -- streams --------------------------------------------------------------------------------------
@@ -192,7 +264,10 @@ def stream(op: hir.StreamOp, compiler: CompileContext) -> Step:
     index, out = compiler.slot(op.index), compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
-        frame.env[out] = frame.streams.pool(frame.env[index])
+        k = frame.env[index]
+        if k < 0:
+            raise IndexError(f"pool stream number {k} is negative")
+        frame.env[out] = frame.streams.pool(k)
 
     return step
 
@@ -237,23 +312,31 @@ Method = Callable[[Communicator], Callable[..., Work | None]]
 def communication(op: hir.CommunicationOp, compiler: CompileContext, method: Method, *properties: object) -> Step:
     """
     A step that calls the op's `Communicator` method with its operands' values, `properties` and
-    mesh, and keeps what `hir.wait` waits for.
+    mesh, and keeps what `hir.wait` waits for. Index operands (a root, a peer) are mesh positions.
     """
     operands = compiler.slots_of(op.operands)
+    positions = [slot for slot, v in zip(operands, op.operands) if not isinstance(v.type, MemRefType)]
     out = compiler.slot(op.result)
     mesh = op.mesh_ids
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
-        if communicator is None:
+        if communicator is None:  # Program checks this before the run; a step run on its own may not
             raise RuntimeError(
                 f"{op.name} needs the devices of mesh {list(mesh)}: run the program with one process per "
                 "device (hir-run under torchrun, or execute(..., communicator=...))"
             )
         env = frame.env
+        for slot in positions:
+            check_mesh_position(env[slot], mesh)
         env[out] = method(communicator)(*[env[s] for s in operands], *properties, mesh)
 
     return step
+
+
+def check_mesh_position(position: int, mesh: tuple[int, ...]) -> None:
+    if not 0 <= position < len(mesh):
+        raise IndexError(f"mesh position {position} is out of range for mesh {list(mesh)}")
 
 
 @compiles(hir.AllgatherOp)
@@ -289,13 +372,31 @@ def recv(op: hir.RecvOp, compiler: CompileContext) -> Step:
 @compiles(hir.WaitOp)
 def wait(op: hir.WaitOp, compiler: CompileContext) -> Step:
     work = compiler.slot(op.work)
+    posted = op.work.owner
+    what = (
+        f"{posted.name} at {location_of(posted) or 'an unknown location'} over mesh {list(posted.mesh_ids)}"
+        if isinstance(posted, hir.CommunicationOp)
+        else "the communication"
+    )
+    mesh = posted.mesh_ids if isinstance(posted, hir.CommunicationOp) else None
 
     def step(frame: Frame) -> None:
         handle = frame.env[work]
         if handle is not None:
-            handle.wait()
+            try:
+                handle.wait()
+            except Exception as err:
+                raise RuntimeError(communication_failure(frame, what, err, mesh)) from err
 
     return step
+
+
+def communication_failure(frame: Frame, what: str, error: Exception, mesh: tuple[int, ...] | None) -> str:
+    """What failed and, from the communicator, on which rank and which peers did not respond."""
+    describe = getattr(frame.communicator, "failure", None)
+    if describe is None:
+        return f"{what} failed: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+    return describe(what, error, mesh)
 
 
 # -- symmetric memory -----------------------------------------------------------------------------
@@ -309,15 +410,10 @@ def device_index(op: hir.DeviceIndexOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
-        if communicator is None:
-            frame.env[out] = 0
-            return
-        try:
-            frame.env[out] = communicator.position_in(mesh)
-        except ValueError:  # not in the mesh
-            if outside is None:
-                raise
-            frame.env[out] = outside  # this device's result of what follows carries no meaning
+        position = None if communicator is None else communicator.position_in(mesh)
+        if position is None:  # a single device, or a device outside the mesh
+            position = 0 if communicator is None or outside is None else outside
+        frame.env[out] = position
 
     return step
 
@@ -330,9 +426,13 @@ def peer_view(op: hir.PeerViewOp, compiler: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env = frame.env
         communicator = frame.communicator
+        check_mesh_position(env[device], mesh)
         if communicator is None:
             if env[device] != 0:
                 raise ValueError(f"peer view of device {env[device]} on a single device")
+            env[out] = env[buffer]
+            return
+        if communicator.position_in(mesh) is None:  # outside the mesh: no part in its transfers
             env[out] = env[buffer]
             return
         env[out] = communicator.peer_view(env[buffer], mesh[env[device]])
@@ -346,6 +446,11 @@ def barrier(op: hir.BarrierOp, compiler: CompileContext) -> Step:
 
     def step(frame: Frame) -> None:
         if frame.communicator is not None:
-            frame.communicator.barrier(mesh)
+            try:
+                frame.communicator.barrier(mesh)
+            except Exception as err:
+                raise RuntimeError(
+                    communication_failure(frame, f"hir.barrier over mesh {list(mesh)}", err, mesh)
+                ) from err
 
     return step

@@ -8,6 +8,7 @@ import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, TensorType
 from xdsl.ir import Attribute
 
+from hir.diagnostics import UserError
 from hir.runtime.dtypes import random_tensor, shaped_dtype
 
 
@@ -16,9 +17,9 @@ def random_inputs(types: Sequence[Attribute], seed: int = 0, device: str | torch
     inputs = []
     for i, t in enumerate(types):
         if not isinstance(t, TensorType | MemRefType):
-            raise ValueError(f"input #{i} has type {t}: pass the inputs with --inputs")
+            raise UserError(f"input #{i} has type {t}: pass the inputs with --inputs")
         shape = t.get_shape()
         if DYNAMIC_INDEX in shape:
-            raise ValueError(f"input #{i} has dynamic extents ({t}): pass the inputs with --inputs")
+            raise UserError(f"input #{i} has dynamic extents ({t}): pass the inputs with --inputs")
         inputs.append(random_tensor(shape, shaped_dtype(t), device, generator))
     return inputs

@@ -66,6 +66,39 @@ def overlaps(a: torch.Tensor, b: torch.Tensor, budget: int = DEFAULT_BUDGET) -> 
     return layouts_overlap(layout_of(a), layout_of(b), budget)
 
 
+def overlaps_itself(t: torch.Tensor, budget: int = DEFAULT_BUDGET) -> bool:
+    """
+    Whether two different elements of `t` share a byte: an expanded (stride-0) view, or an
+    `as_strided` view whose strides make elements meet. Exact, with the same search as `overlaps`
+    (past `budget` nodes the answer is "overlap").
+    """
+    if t.numel() == 0:  # no elements: none can meet another, whatever the strides of the other axes
+        return False
+    if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
+        return True
+    layout = layout_of(t)
+    dims = sorted(((n, abs(s)) for n, s in layout.dims), key=lambda d: d[1])
+    reach = layout.itemsize  # the bytes one element and the axes of smaller stride cover
+    for n, s in dims:
+        if s < reach:
+            break
+        reach += (n - 1) * s
+    else:
+        return False  # each stride passes what the smaller axes reach: the common, cheap case
+    # Elements k != l meet when, for the first axis j (in `dims` order) where they differ, with
+    # k_j > l_j: d_j = k_j - l_j is in [1, n_j - 1], d_i = 0 on the axes before j, d_i is in
+    # [-(n_i - 1), n_i - 1] on the axes after it, and |sum(d_i * s_i)| < itemsize. Each d is an
+    # index range shifted by a constant, which moves the interval.
+    limit = layout.itemsize - 1
+    for j, (n_j, s_j) in enumerate(dims):
+        later = dims[j + 1 :]
+        shift = s_j - sum((n - 1) * s for n, s in later)
+        terms = [(s_j, n_j - 2)] + [(s, 2 * (n - 1)) for n, s in later]
+        if _sum_hits_interval(terms, -limit - shift, limit - shift, budget):
+            return True
+    return False
+
+
 def spans_overlap(a: Layout, b: Layout) -> bool:
     """The cheap first test: whether the byte spans intersect (necessary, not sufficient)."""
     return a.lo < b.hi and b.lo < a.hi and a.lo < a.hi and b.lo < b.hi

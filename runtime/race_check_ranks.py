@@ -18,7 +18,10 @@ real one):
 - at exit the ranks gather their logs and their caller streams' clocks, and check every pair of
   accesses of different ranks to the same bytes (one a write, neither before the other), and
   that every access is ordered before every rank's caller stream at exit (the next run, on any
-  rank, may write any symmetric buffer again; `hir.barrier` at the end of the program orders it).
+  rank, may write any symmetric buffer again; `hir.barrier` at the end of the program orders it),
+  except for a buffer whose every access comes after a barrier that follows every accessing
+  rank's entry (`hir.barrier` at the start): the next run's accesses then come after the same
+  barrier of that run, and each access need only be ordered before its own rank's caller stream.
 
 Collectives order nothing across ranks here (their pseudo-streams are this rank's): a program
 that orders symmetric-memory accesses by a collective instead of a barrier is reported.
@@ -201,16 +204,43 @@ class RankLink:
 
     def _exit_race(self, accesses: list[SharedAccess], exits: list[dict[int, int]]) -> LocatedError | None:
         name = self.checker.function.sym_name.data
+        fenced = self._fenced_at_entry(accesses)
         for a in accesses:
+            if (a.owner, a.allocation) in fenced:
+                continue
             for rank, clock in enumerate(exits):
                 if rank != a.rank and not a.before(clock):
                     return LocatedError(
                         self.checker.return_op,
                         f"race on {_owned(a)}: @{name} returns on device {rank} while {a.what} on device {a.rank}'s "
                         f"{a.stream_name} is not ordered before device {rank}'s caller stream (the next run may "
-                        "write the symmetric buffer again): end with hir.barrier after waiting for that stream",
+                        "write the symmetric buffer again): end with hir.barrier after waiting for that stream, "
+                        "or start with one that every access to the buffer comes after",
                     )
         return None
+
+    def _fenced_at_entry(self, accesses: list[SharedAccess]) -> set[tuple[int, int]]:
+        """
+        The symmetric buffers whose every access, on every rank, comes after what the caller's
+        stream of every rank accessing it did at entry (a `hir.barrier` at the start, after the
+        fork from the caller's stream). The next run's accesses to such a buffer come after the
+        same barrier of the next run, so after every rank's caller stream at this run's exit: an
+        access of this run need only be ordered before its own rank's caller stream then, which
+        the check of each rank (`RaceChecker.finish`) already requires.
+        """
+        by_buffer: dict[tuple[int, int], list[SharedAccess]] = {}
+        for a in accesses:
+            by_buffer.setdefault((a.owner, a.allocation), []).append(a)
+        fenced = set()
+        for key, group in by_buffer.items():
+            callers = [self.caller_id(rank) for rank in {a.rank for a in group}]
+            if all(a.clock.get(caller, 0) >= 1 for a in group for caller in callers):
+                fenced.add(key)
+        return fenced
+
+    def caller_id(self, rank: int) -> int:
+        """The stream id of `rank`'s caller stream (local stream number 1, see `global_id`)."""
+        return self.world + rank
 
 
 def _owned(a: SharedAccess) -> str:

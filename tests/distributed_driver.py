@@ -3,8 +3,8 @@ SPMD driver for tests/test_distributed.py: every rank of a torchrun job runs it.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/distributed_driver.py MODULE.mlir...
 
-For each fusion-level MODULE and each backend (nccl, copy-engine): lower it (`stream-lowering`),
-run the lowered program with
+For each fusion-level MODULE and each pipeline (`--pipelines`, default: the nccl and copy-engine
+backends): lower it, run the lowered program with
 `Session` (each rank gets its shards of seeded random global inputs, outputs are gathered back)
 with num_streams 1 and 3, and compare with the reference (the fusion-level module on the
 unsharded inputs). Rank 0 prints one line per case, a case failing when any rank saw a problem:
@@ -30,15 +30,25 @@ from hir.runtime.distributed import Session
 from hir.runtime.inputs import random_inputs
 
 NUM_STREAMS = (1, 3)
-# Both communication backends: the copy-engine one runs on CPU over shared memory.
-PIPELINES = {"nccl": "stream-lowering", "copy-engine": "stream-lowering{backend=copy-engine chunks=2}"}
+# Both communication backends (the copy-engine one runs on CPU over shared memory), and variants of
+# the copy-engine one that `--pipelines` can name.
+PIPELINES = {
+    "nccl": "stream-lowering",
+    "copy-engine": "stream-lowering{backend=copy-engine chunks=2}",
+    "copy-engine-auto": "stream-lowering{backend=copy-engine}",
+    "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
+    "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
+}
+DEFAULT_PIPELINES = ("nccl", "copy-engine")
 
 
-def check_module(session: Session, path: str, fail_rank: int | None) -> list[tuple[str, str | None]]:
-    """(case name, problem or None) for each backend and number of streams."""
+def check_module(
+    session: Session, path: str, fail_rank: int | None, pipelines: tuple[str, ...] = DEFAULT_PIPELINES
+) -> list[tuple[str, str | None]]:
+    """(case name, problem or None) for each pipeline and number of streams."""
     cases: list[tuple[str, str | None]] = []
-    for backend, pipeline in PIPELINES.items():
-        cases += check_lowering(session, path, backend, pipeline, fail_rank)
+    for backend in pipelines:
+        cases += check_lowering(session, path, backend, PIPELINES[backend], fail_rank)
     return cases
 
 
@@ -72,12 +82,21 @@ def main() -> None:
     parser.add_argument("modules", nargs="+", help="fusion-level .mlir modules")
     parser.add_argument("--device", choices=tuple(DEVICE_KINDS), default="cpu")
     parser.add_argument("--fail-rank", type=int, default=None, help="this rank raises before the first collective")
+    parser.add_argument(
+        "--pipelines",
+        default=",".join(DEFAULT_PIPELINES),
+        help=f"comma list of the lowerings to check, of: {', '.join(PIPELINES)}",
+    )
     args = parser.parse_args()
+    pipelines = tuple(args.pipelines.split(","))
+    unknown = [p for p in pipelines if p not in PIPELINES]
+    if unknown:
+        parser.error(f"unknown pipelines {', '.join(unknown)}")
 
     session = Session.from_environment(args.device)
     assert session.world_size > 1, "run under torchrun with --nproc-per-node 2 or more"
     for path in args.modules:
-        cases = check_module(session, path, args.fail_rank)
+        cases = check_module(session, path, args.fail_rank, pipelines)
         per_rank: list[list[tuple[str, str | None]] | None] = [None] * session.world_size
         dist.all_gather_object(per_rank, cases)
         if session.is_main:

@@ -1,12 +1,14 @@
 """
 The benchmarks run on GPUs, but stay importable on CPU: their command lines parse, the steps of
-benchmarks/run_all.py name flags the benchmarks have, the runner writes its logs and summary, and
-host_overhead.py runs (small) on CPU.
+benchmarks/run_all.py name flags the benchmarks have, the runner writes its logs and summary,
+host_overhead.py runs (small) on CPU, and gemm_rs.py and matmul_ar.py run every variant (small)
+on 2 CPU processes over gloo, each result checked.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +26,10 @@ def benchmark(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-@pytest.mark.parametrize("name", ["ag_gemm", "gemm_rs", "host_overhead", "race_check_cost", "timeline", "run_all"])
+@pytest.mark.parametrize(
+    "name",
+    ["ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "timeline", "run_all", "compile_time"],
+)
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit:
         benchmark(name).build_parser().parse_args(["--help"])
@@ -37,7 +42,7 @@ def test_every_step_command_parses() -> None:
     run_all = benchmark("run_all")
     parsers = {
         f"benchmarks/{name}.py": benchmark(name).build_parser()
-        for name in ("ag_gemm", "gemm_rs", "host_overhead", "race_check_cost")
+        for name in ("ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "compile_time")
     }
     checked = 0
     for step in run_all.STEPS:
@@ -50,7 +55,7 @@ def test_every_step_command_parses() -> None:
             parser = hir_run_parser() if script == "hir.tools.hir_run" else parsers[script]
             parser.parse_args(rest)  # exits on an unknown flag
             checked += 1
-    assert checked >= 6
+    assert checked >= 7
 
 
 def test_run_all_writes_logs_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,6 +89,7 @@ def test_run_all_dry_run(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     commands = [line for line in lines if not line.startswith("#")]
     assert len(commands) == 2
+    assert "--pipelines nccl,copy-engine," in commands[0]
     assert all("NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1" in c for c in commands)
     assert "--nproc-per-node 2 tests/distributed_driver.py" in commands[0]  # the examples are 2-device
     assert "--nproc-per-node 4 benchmarks/gemm_rs.py" in commands[1]
@@ -98,3 +104,20 @@ def test_host_overhead_on_cpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     assert "104 hir ops executed per run (4 + 8 per iteration of the fork and main loops, 8 outside them)" in out
     assert "ratio hir/hand (host, median of per-turn ratios):" in out
     assert "straight-line chain of 20 arith.addi" in out
+
+
+@pytest.mark.distributed
+@pytest.mark.parametrize("name", ["gemm_rs", "matmul_ar"])
+def test_row_parallel_benchmarks_on_cpu(name: str, tmp_path: Path) -> None:
+    """Every default variant of the benchmark runs on 2 gloo ranks and matches the reference."""
+    from test_distributed import torchrun
+
+    argv = ["--device", "cpu", "--sizes", "32x16", "--k", "32", "--reps", "1", "--warmup", "1"]
+    result = torchrun([str(BENCHMARKS / f"{name}.py"), *argv], tmp_path / "logs", timeout=120)
+    output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, output
+    rows = dict(re.findall(r"^  (\S.*?) +[0-9.]+  x.*\[([0-9.e+-]+)\]", result.stdout, re.MULTILINE))
+    variants = benchmark(name).VARIANTS
+    assert len([r for r in rows if r.startswith("hir ")]) == len(variants), output
+    assert all(float(error) == 0.0 for error in rows.values()), output  # f32, two terms: exact
+    assert "WRONG" not in result.stdout, output

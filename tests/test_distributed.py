@@ -71,6 +71,30 @@ func.func @main(%x: tensor<2x8x16xf32, #fusion.parallel<[didx, serial, serial], 
   func.return %e : tensor<8x16xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
 }
 """,
+    # A matmul contracting the sharded axis of X (K) and a max over it, into replicated results:
+    # X is gathered first (fusion-decompose-resharding), each device then has all of K.
+    "contract_and_max_over_sharded_axis": """
+func.func @main(%w: tensor<6x2xf32>, %x: tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>)
+    -> (tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>) {
+  %y = fusion.matmul %w, %x : tensor<6x2xf32>, tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+  %m = fusion.max %x dims = [0] : tensor<2x3xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+  func.return %y, %m : tensor<6x3xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>, tensor<3xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+}
+""",
+    # int16, which gloo and NCCL do not communicate, travels as int32: a sum over the devices (an
+    # all-reduce) and a reduce-scatter whose sharded result is gathered back.
+    "int16_allreduce": """
+func.func @main(%x: tensor<2x8x16xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>> {
+  %y = fusion.sum %x dims = [0] : tensor<2x8x16xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  func.return %y : tensor<8x16xi16, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+}
+""",
+    "int16_reduce_scatter": """
+func.func @main(%x: tensor<2x2x8xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>> {
+  %y = fusion.sum %x dims = [0] : tensor<2x2x8xi16, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return %y : tensor<2x8xi16, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+}
+""",
     # An elementwise op on a sharded and a replicated operand with an unsharded result: the
     # sharded operand is gathered first (fusion-decompose-resharding).
     "gather_then_add": """
@@ -81,6 +105,50 @@ func.func @main(%x: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 
 """,
 }
 
+# The row-parallel half with the copy-engine backend (passes/copy_engine_reduce.py), beyond the
+# examples: the benchmarks' modules with one chunk, a reduce-scatter whose output the iteration goes
+# on using, and an all-reduce whose blocks are strided (its 3 rows do not split over 2 devices,
+# its 4 columns do).
+REDUCTION_MODULES = {
+    "gemm_rs_one_chunk": """
+func.func @main(%a: tensor<1x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
+    -> tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<1x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<1x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<1x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<1x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+}
+""",
+    "matmul_ar_one_chunk": """
+func.func @main(%a: tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<2x16x24xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>)
+    -> tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<1x2x16x16xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<2x16x24xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<1x2x16x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<1x16x24xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+""",
+    # The tanh reads the reduce-scatter's output in the same iteration (the loops are fused).
+    "gemm_rs_then_tanh": """
+func.func @main(%a: tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
+    -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<2x2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x16x24xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %d = fusion.tanh %c : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  func.return %d : tensor<2x2x8x24xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+}
+""",
+    "matmul_ar_strided_blocks": """
+func.func @main(%a: tensor<2x2x3x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>,
+                %b: tensor<2x8x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>)
+    -> tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>> {
+  %p = fusion.matmul %a, %b : tensor<2x2x3x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1]>>, tensor<2x8x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x3x4xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x2x3x4xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> -> tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<2x3x4xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+""",
+}
 NUM_STREAMS = (1, 3)
 PIPELINES = ("nccl", "copy-engine")  # the driver runs every module with both backends
 
@@ -131,7 +199,7 @@ def _output(result: subprocess.CompletedProcess) -> str:
 def test_examples_match_reference(tmp_path: Path) -> None:
     """Every example, lowered and run on 2 ranks with 1 and 3 streams, matches the reference."""
     extra = []
-    for name, text in EXTRA_MODULES.items():
+    for name, text in {**EXTRA_MODULES, **REDUCTION_MODULES}.items():
         path = tmp_path / f"{name}.mlir"
         path.write_text(text)
         extra.append(path)
@@ -172,8 +240,11 @@ def test_hir_run_under_torchrun(tmp_path: Path) -> None:
         timeout=90,
     )
     assert result.returncode == 0, _output(result)
-    assert "check: OK (1 outputs match the reference)" in result.stdout, _output(result)
-    assert "Warning" not in result.stderr, _output(result)
+    expected = (
+        "check: OK (the fusion-level reference against the program lowered by -p 'stream-lowering': 1 output matches)"
+    )
+    assert expected in result.stdout, _output(result)
+    assert "Warning" not in result.stderr, _output(result)  # no deprecation note per rank from the collectives
 
 
 def test_failing_rank_ends_the_job(tmp_path: Path) -> None:
@@ -209,11 +280,32 @@ func.func @main(%a: tensor<2x4x8x32xf32, #fusion.parallel<[serial, didx, serial,
   func.return %c : tensor<2x4x8x24xf32, #fusion.parallel<[stream, serial, serial, serial]>>
 }
 """,
+    "gemm_rs_4": """
+func.func @main(%a: tensor<2x4x4x4x8xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<1x4x1x8x12xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>)
+    -> tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>> {
+  %p = fusion.matmul %a, %b : tensor<2x4x4x4x8xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<1x4x1x8x12xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x4x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+  func.return %c : tensor<2x4x4x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+}
+""",
+    "matmul_ar_4": """
+func.func @main(%a: tensor<2x4x8x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>,
+                %b: tensor<4x8x12xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>>)
+    -> tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>> {
+  %p = fusion.matmul %a, %b : tensor<2x4x8x8xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0, 1, 2, 3]>>, tensor<4x8x12xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x4x8x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>>
+  %c = fusion.sum %p dims = [1] : tensor<2x4x8x12xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1, 2, 3]>> -> tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>>
+  func.return %c : tensor<2x8x12xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1, 2, 3]>>
+}
+""",
 }
 
 
 def test_four_devices(tmp_path: Path) -> None:
-    """AG+GEMM over 4 ranks, by device (rotated copy-engine pushes to 3 peers) and by chunk."""
+    """
+    AG+GEMM over 4 ranks, by device (rotated copy-engine pushes to 3 peers) and by chunk; GEMM +
+    reduce-scatter and matmul + all-reduce (3 partials pushed and added per block).
+    """
     modules = []
     for name, text in FOUR_DEVICES.items():
         path = tmp_path / f"{name}.mlir"
@@ -224,3 +316,107 @@ def test_four_devices(tmp_path: Path) -> None:
     expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
     assert set(cases) == expected, _output(result)
     assert all(verdict == "OK" for verdict in cases.values()), _output(result)
+
+
+REDUCTION_PIPELINES = ("copy-engine-auto", "copy-engine-start", "copy-engine-end")
+
+
+def test_copy_engine_reductions(tmp_path: Path) -> None:
+    """
+    The copy-engine reduce-scatter and all-reduce (and the all-gather by device) in one piece, with
+    every `release`, on 2 ranks with 1 and 3 streams, race-checked (test_examples_match_reference
+    runs them in two pieces).
+    """
+    modules = [
+        EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir",
+        EXAMPLES / "multidevice" / "matmul_allreduce.mlir",
+        EXAMPLES / "multidevice" / "ag_matmul_by_device.mlir",
+    ]
+    path = tmp_path / "gemm_rs_one_chunk.mlir"
+    path.write_text(REDUCTION_MODULES["gemm_rs_one_chunk"])
+    modules.append(path)
+    pipelines = ",".join(REDUCTION_PIPELINES)
+    result = torchrun([str(DRIVER), "--pipelines", pipelines, *map(str, modules)], tmp_path / "logs", timeout=150)
+    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
+    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in REDUCTION_PIPELINES for n in NUM_STREAMS}
+    assert set(cases) == expected, _output(result)
+    assert all(verdict == "OK" for verdict in cases.values()), _output(result)
+
+
+# Rank 1 of a job freezes itself (SIGSTOP) just before it runs the program, as a hung or
+# preempted process would; its peers must fail within the timeout, naming it.
+FREEZING_RANK = """
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from hir.runtime.distributed import Session
+from hir.tools.hir_run import main
+
+run = Session.run
+
+
+def run_or_freeze(self, *args, **kwargs):
+    if self.rank == 1:
+        Path(os.environ["FROZEN_AT"]).write_text(str(time.time()))
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return run(self, *args, **kwargs)
+
+
+Session.run = run_or_freeze
+main(sys.argv[1:])
+"""
+
+
+def _lowered(example: Path, tmp_path: Path) -> Path:
+    lowered = tmp_path / f"{example.stem}.hir.mlir"
+    lowered.write_text(str(hir.run_pipeline(hir.parse_file(example), "stream-lowering")))
+    return lowered
+
+
+def test_a_frozen_rank_ends_the_job_within_the_timeout(tmp_path: Path) -> None:
+    """Rank 0 waits in the all-gather for a stopped rank 1: it fails after --timeout, naming rank 1 and the op."""
+    script = tmp_path / "freezing_rank.py"
+    script.write_text(FREEZING_RANK)
+    lowered = _lowered(EXAMPLES / "multidevice" / "allgather.mlir", tmp_path)
+    port = str(_free_port())
+    ranks = []
+    for rank in (0, 1):
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": "2",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": port,
+            "CUDA_VISIBLE_DEVICES": "",
+            "FROZEN_AT": str(tmp_path / "frozen_at"),
+        }
+        command = [sys.executable, str(script), str(lowered), "--timeout", "4"]
+        ranks.append(subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    try:
+        _, stderr = ranks[0].communicate(timeout=120)  # starting two processes alone can take long on a busy machine
+        elapsed = time.time() - float((tmp_path / "frozen_at").read_text())
+    finally:
+        ranks[1].kill()  # SIGKILL ends a stopped process
+        ranks[1].wait()
+        ranks[0].kill()
+    message = stderr.decode()
+    assert ranks[0].returncode == 1, message
+    assert "Traceback" not in message
+    assert "rank 0: hir.allgather at" in message, message
+    assert "did not complete within the timeout of 4 s" in message, message
+    assert "rank 1 did not respond (stopped, hung or exited)" in message, message
+    assert elapsed < 20, f"rank 0 failed {elapsed:.0f} s after rank 1 froze\n{message}"
+
+
+def test_a_job_larger_than_the_mesh_is_refused(tmp_path: Path) -> None:
+    """3 processes for a program over devices [0, 1]: every rank refuses it before anything runs."""
+    lowered = _lowered(EXAMPLES / "multidevice" / "allgather.mlir", tmp_path)
+    result = torchrun(["-m", "hir.tools.hir_run", str(lowered)], tmp_path / "logs", timeout=90, processes=3)
+    assert result.returncode != 0, _output(result)
+    assert "runs on devices [0, 1], one process each (2 processes), but the job has 3" in result.stderr, _output(result)
+    # torchrun prints its own traceback of the failed job; none comes from hir's processes.
+    assert not re.search(rf'File "{re.escape(str(REPO))}/(?!\.venv)', result.stderr), _output(result)

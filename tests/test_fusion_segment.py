@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 import hir
 from hir.dialects import fusion
@@ -251,8 +250,13 @@ def test_named_policies() -> None:
 
 
 def test_unknown_policy() -> None:
-    with pytest.raises(PassFailedException, match="standalone-host-ops, resharding-only"):
-        FusionSegmentPass(policy="greedy").apply(hir.make_context(), hir.parse(CHAIN))
+    """Refused when the pass is built, so that a pipeline with it fails before reading any input."""
+    with pytest.raises(
+        ValueError, match="unknown policy 'greedy', expected one of: standalone-host-ops, resharding-only"
+    ):
+        FusionSegmentPass(policy="greedy")
+    with pytest.raises(hir.PipelineError, match="invalid options for pass 'fusion-segment': unknown policy 'greedy'"):
+        hir.parse_pipeline("fusion-segment{policy=greedy}")
 
 
 def test_deterministic_across_parses() -> None:

@@ -44,22 +44,9 @@ MAX_CONSTANT = 64
 HIR_PIPELINES = ("", "hir-loop-fusion", "hir-lower-communication", "cse,canonicalize")
 WORKDIR = Path(tempfile.mkdtemp(prefix="hir-fuzz-"))
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-KNOWN_FAILURES = {
-    "known bug 10 (an unlocated type constraint error)": re.compile(
-        r"\Ahir-opt: error: ((Unexpected|Expected) attribute |Integer value -?\d+ is out of range)[^\n]*\n?\Z"
-    ),
-}
+KNOWN_FAILURES: dict[str, re.Pattern[str]] = {}
 """Outputs of known bugs (docs/testing.md; tests/test_fuzz_known_bugs.py) that a mutant may give instead of a located error."""
-KNOWN_EXCEPTIONS = {
-    "known bug 11 (an integer list entry out of range: ValueError)": (
-        ValueError,
-        re.compile(r"Integer value -?\d+ is out of range for type i64"),
-    ),
-    "known bug 13 (a value used in the op that defines it: ValueError)": (
-        ValueError,
-        re.compile(r"Forward declared values do not have an owner"),
-    ),
-}
+KNOWN_EXCEPTIONS: dict[str, tuple[type[Exception], re.Pattern[str]]] = {}
 """Python exceptions of known bugs that hir-opt may raise on a mutant instead of reporting a located error."""
 
 

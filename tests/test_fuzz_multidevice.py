@@ -32,12 +32,10 @@ from fuzz.values import (
     BROADCAST,
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
-    ONE_D_SHARD_LOOP,
     REDUCE_SCATTER,
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
     SHARD_LOOP_SET,
-    SUB_MESH,
     FuzzProgram,
 )
 from hypothesis import strategies as st
@@ -98,14 +96,11 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
     program = draw(multidevice_programs(world_size))
     options = []
-    # Known bugs (docs/testing.md) of some options for some programs: 8, the copy-engine backend's
-    # automatic chunk count on a 1-D shard; 12, on a sub-mesh, its loops over shards fail on the
-    # ranks outside the mesh.
     if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
-    if draw(st.booleans()) and not {SUB_MESH, SHARD_LOOP} <= program.facts:
+    if draw(st.booleans()):
         options.append("backend=copy-engine")
-        if chunks := draw(st.integers(1 if ONE_D_SHARD_LOOP in program.facts else 0, 3)):
+        if chunks := draw(st.integers(0, 3)):
             options.append(f"chunks={chunks}")
     pipeline = "stream-lowering" + (f"{{{' '.join(options)}}}" if options else "")
     return program, pipeline, draw(st.integers(1, 4))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from hir.runtime.memory import Layout, layout_of, layouts_overlap, overlaps
+from hir.runtime.memory import Layout, layout_of, layouts_overlap, overlaps, overlaps_itself
 
 
 def covered_bytes(t: torch.Tensor) -> set[int]:
@@ -152,3 +152,32 @@ def test_layouts_of_unmoving_axes() -> None:
     assert (layout.lo, layout.hi) == (t.data_ptr(), t.data_ptr() + 12)
     empty = Layout(100, 4, (), 100, 100)
     assert not layouts_overlap(empty, layout_of(X))
+
+
+def truly_overlaps_itself(t: torch.Tensor) -> bool:
+    """Two different elements share a byte: by enumerating every element's bytes."""
+    item = t.element_size()
+    seen: set[int] = set()
+    for index in itertools.product(*(range(n) for n in t.shape)):
+        start = t.data_ptr() + item * sum(k * s for k, s in zip(index, t.stride()))
+        element = set(range(start, start + item))
+        if seen & element:
+            return True
+        seen |= element
+    return False
+
+
+def test_overlaps_itself() -> None:
+    base = torch.zeros(64, dtype=torch.float32)
+    assert overlaps_itself(torch.zeros(3, 1).expand(3, 4))
+    assert not overlaps_itself(torch.zeros(4, 6).t())
+    assert not overlaps_itself(torch.zeros(2, 0, 2).expand(2, 0, 2).transpose(0, 2))  # empty: no elements
+    assert not overlaps_itself(torch.zeros(0, 1).expand(0, 5))
+    assert overlaps_itself(base.as_strided((3, 3), (2, 1)))  # rows of 3 every 2 elements
+    rng = random.Random(0)
+    for _ in range(300):
+        rank = rng.randint(1, 3)
+        shape = tuple(rng.randint(0, 4) for _ in range(rank))
+        strides = tuple(rng.randint(0, 5) for _ in range(rank))
+        view = base.as_strided(shape, strides)
+        assert overlaps_itself(view) == truly_overlaps_itself(view), (shape, strides)

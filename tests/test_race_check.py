@@ -315,7 +315,7 @@ def test_a_race_before_a_failure_is_reported() -> None:
     """On a GPU a race can make a later op fail; the race is the error reported."""
     text = without_lines(SET_STREAM_HIR, 13).replace(
         "  func.return %buf",
-        "  %bad = hir.alias_select %buf[%c4] axis 0 : memref<4x8xf32> -> memref<8xf32, "
+        "  %four = hir.num_streams\n  %bad = hir.alias_select %buf[%four] axis 0 : memref<4x8xf32> -> memref<8xf32, "
         "strided<[1], offset: ?>>\n  func.return %buf",
     )
     with pytest.raises(LocatedError) as caught:

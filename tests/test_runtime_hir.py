@@ -647,9 +647,11 @@ def test_communication_without_devices() -> None:
   func.return %buf : memref<8xf32>
 }
 """
-    error = located_error(lambda: hir.execute(hir.parse(text, "ag.mlir"), [torch.randn(4)]))
-    assert error.startswith("ag.mlir:3:3: error: 'hir.allgather' op failed at run time: ")
-    assert "needs the devices of mesh [0, 1]" in error
+    out = torch.full((8,), 7.0)
+    error = located_error(lambda: hir.execute(hir.parse(text, "ag.mlir"), [torch.randn(4)], outputs=[out]))
+    # Refused before the run, at the op that needs the devices: nothing was written.
+    assert error.startswith("ag.mlir:3:3: error: 'hir.allgather' op needs the devices of mesh [0, 1]: ")
+    assert torch.equal(out, torch.full((8,), 7.0))
 
 
 def test_cpu_program_with_stream_ops_runs_in_order() -> None:
@@ -743,7 +745,10 @@ def test_cli_entry_prints_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_cli_reference_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
     result = hir_run_here(capsys, SET_STREAM_HIR, "--reference", SET_STREAM, "--check", "--num-streams", "3")
     assert result.returncode == 0, result.stderr
-    assert "check: OK (1 outputs match the reference)" in result.stdout
+    assert (
+        f"check: OK (the fusion-level reference {SET_STREAM} against {SET_STREAM_HIR}: 1 output matches)"
+        in result.stdout
+    )
 
 
 def test_cli_reference_check_fails_for_a_wrong_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -774,12 +779,84 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         ([tmp_path / "invalid.mlir"], "invalid.mlir:2:3: error: 'fusion.add' op result shape 5 does not match"),
         ([tmp_path / "missing.mlir"], "missing.mlir"),
         ([SET_STREAM_HIR, "--inputs", tmp_path / "wrong_shape.pt"], "input #0 has shape 4x9, expected 4x8"),
-        ([SET_STREAM_HIR, "--inputs", tmp_path / "not_a_list.pt"], "must hold a list of tensors"),
+        ([SET_STREAM_HIR, "--inputs", tmp_path / "not_a_list.pt"], "holds a Tensor, expected a list of tensors"),
         ([SET_STREAM_HIR, "--check"], "--check on a hir module needs --reference FILE"),
         ([SET_STREAM_HIR, "--entry", "nope"], "no function @nope to run (functions: @main)"),
     ]
     for k, (args, message) in enumerate(cases):
         assert_clean_failure(hir_run(*args) if k == 4 else hir_run_here(capsys, *args), message)
+
+
+class _RunsCode:
+    """Unpickling this calls `print`, as a crafted --inputs file would call anything."""
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (print, ("UNPICKLED AND RAN CODE",))
+
+
+def test_cli_input_files_are_loaded_safely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--inputs never unpickles code, even when the environment asks torch.load to; bad files say why."""
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    torch.save([torch.randn(4, 8), _RunsCode()], tmp_path / "crafted.pt")
+    (tmp_path / "text.pt").write_text("101 102\n")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    cases = [
+        ("crafted.pt", "holds Python objects other than tensors and numbers"),
+        ("text.pt", "is not a list of tensors written by torch.save (the file is not in torch.save's format)"),
+        ("empty.pt", "is not a list of tensors written by torch.save (the file is empty or cut short)"),
+        ("missing.pt", "No such file or directory"),
+    ]
+    for name, message in cases:
+        result = hir_run_here(capsys, SET_STREAM_HIR, "--inputs", tmp_path / name)
+        assert_clean_failure(result, f"--inputs {tmp_path / name}")
+        assert message in result.stderr, result.stderr
+        assert "UNPICKLED AND RAN CODE" not in result.stdout + result.stderr
+
+
+def test_cli_check_says_what_it_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--check names both sides; a pipeline that leaves the module fusion-level is refused, not compared with itself."""
+    result = hir_run_here(capsys, SET_STREAM, "--check", "--num-streams", "2")
+    assert result.returncode == 0, result.stderr
+    assert "check: OK (the fusion-level reference against the program lowered by -p 'stream-lowering': 1 output" in (
+        result.stdout
+    )
+    for pipeline in ("", "cse"):
+        result = hir_run_here(capsys, SET_STREAM, "--check", "-p", pipeline)
+        assert_clean_failure(
+            result, f"-p '{pipeline}' lowers it to, but that pipeline leaves @main at the fusion level"
+        )
+        assert "check: OK" not in result.stdout
+    result = hir_run_here(capsys, SET_STREAM_HIR, "--reference", SET_STREAM_HIR)
+    assert_clean_failure(result, f"--reference {SET_STREAM_HIR} is a hir module: give the fusion-level module")
+    result = hir_run_here(capsys, SET_STREAM, "--reference", SET_STREAM)
+    assert_clean_failure(result, f"but {SET_STREAM} is fusion-level: use --check")
+
+
+def test_cli_multidevice_module_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 2-device program run without torchrun says how many processes it needs and the command."""
+    lowered = tmp_path / "allgather.hir.mlir"
+    lowered.write_text(
+        str(hir.run_pipeline(hir.parse_file(EXAMPLES / "multidevice" / "allgather.mlir"), "stream-lowering"))
+    )
+    expected = (
+        "one process each, but this is a single process: run it with python -m torch.distributed.run "
+        f"--nproc-per-node 2 -m hir.tools.hir_run {lowered} --num-streams 2"
+    )
+    assert_clean_failure(hir_run_here(capsys, lowered, "--num-streams", "2"), expected)
+    fusion_level = EXAMPLES / "multidevice" / "allgather.mlir"
+    assert_clean_failure(hir_run_here(capsys, fusion_level, "--check"), "--nproc-per-node 2")
+
+
+def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_clean_failure(
+        hir_run_here(capsys, SET_STREAM_HIR, "--outputs", tmp_path / "nowhere" / "out.pt"),
+        f"the folder {tmp_path / 'nowhere'} does not exist",
+    )
+    assert_clean_failure(hir_run_here(capsys, SET_STREAM_HIR, "--timeout", "0"), "the timeout must be > 0 seconds")
+    monkeypatch.setenv("HIR_DIST_TIMEOUT", "soon")
+    assert_clean_failure(hir_run_here(capsys, SET_STREAM_HIR), "HIR_DIST_TIMEOUT='soon': expected a number of seconds")
 
 
 # -- CUDA -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +29,15 @@ from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hir.api import available_dialects, available_passes
-from hir.diagnostics import LocatedParser, check_dominance, format_parse_error, verify_located
+from hir.diagnostics import (
+    TRACEBACK_VARIABLE,
+    LocatedParser,
+    check_dominance,
+    format_parse_error,
+    internal_error,
+    verify_located,
+)
+from hir.dialects.shaped_types import check_signatures
 from hir.pipeline import PipelineError, expand_stages, parse_pass_pipeline, pass_options, pass_summary
 from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, has_annotations, verify_chunk
 
@@ -60,6 +69,7 @@ class HirOptMain(xDSLOptMain):
         self._done = 0  # stages done in the current application of the pipeline
         self._started = 0.0  # when the current stage started
         self._pipeline_time = 0.0  # the time so far of the pipeline pass whose stages run
+        self.doing = "reading the arguments"  # what an internal error interrupted
         super().__init__("hir modular optimizer: xdsl-opt with the fusion and hir dialects and passes", args)
         # `-` is stdin / stdout, as in mlir-opt; xDSL reads them when no file is named.
         if self.args.input_file == "-":
@@ -157,8 +167,10 @@ class HirOptMain(xDSLOptMain):
         self._started = time.perf_counter()
         if not self.args.disable_verify:
             check_dominance(module)  # xDSL's verifier does not check it
+            check_signatures(module)  # nor function types, which no op verifier sees
         if previous is not None:
             self._end_stage()
+        self.doing = f"running pass {next_pass.name}" if next_pass is not None else "printing the result"
 
     def _end_stage(self) -> None:
         """After a stage of a pipeline pass, and after its last: `Pass stream-lowering took ... seconds`."""
@@ -203,6 +215,7 @@ class HirOptMain(xDSLOptMain):
             _fail(f"hir-opt: error: {err}")
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        self.doing = f"parsing {self.get_input_name()}"
         self._chunk = self._chunks[chunk]
         self._chunk_line_offset = start_offset
         try:
@@ -311,11 +324,17 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(args: Sequence[str] | None = None) -> None:
+    tool: HirOptMain | None = None
     try:
-        HirOptMain(args).run()
+        tool = HirOptMain(args)
+        tool.run()
     except BrokenPipeError:  # `hir-opt ... | head`: the reader is gone, which is not an error of ours
         sys.stderr.close()
         sys.exit(0)
+    except Exception as err:  # a bug of ours: one line, unless the traceback is asked for
+        if os.environ.get(TRACEBACK_VARIABLE) == "1":
+            raise
+        _fail(internal_error("hir-opt", err, tool.doing if tool is not None else None))
 
 
 if __name__ == "__main__":

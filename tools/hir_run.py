@@ -7,13 +7,18 @@
     hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
     hir-run examples/set_stream.mlir --profile prof        # prof/trace.json, prof/timeline.png
 
-Inputs are a `torch.save`d list of tensors (random, seeded, when absent); outputs are saved the
-same way. Errors print `file:line:col: error: ...` and exit 1.
+Inputs are a `torch.save`d list of tensors (random, seeded, when absent), loaded with
+`weights_only=True` whatever the environment says; outputs are saved the same way. Errors print
+`file:line:col: error: ...` or `hir-run: error: ...` and exit 1; a bug of hir's own prints
+`hir-run: internal error: ...` (HIR_TRACEBACK=1 shows its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import pickle
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +30,7 @@ STREAM_LOWERING = "stream-lowering"
 
 def build_parser() -> argparse.ArgumentParser:
     from hir.runtime.device import DEVICE_KINDS
+    from hir.runtime.distributed import DEFAULT_TIMEOUT, TIMEOUT_VARIABLE
 
     p = argparse.ArgumentParser(prog="hir-run", description="Execute a fusion or hir module with PyTorch.")
     p.add_argument("input_file", help="the .mlir module")
@@ -44,74 +50,114 @@ def build_parser() -> argparse.ArgumentParser:
         "and DIR/timeline.png (needs matplotlib: pip install 'hir[plot]')",
     )
     p.add_argument("-p", "--pipeline", default=STREAM_LOWERING, help="passes --check applies to a fusion-level module")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"seconds a collective or barrier of a multi-process run may take (default: ${TIMEOUT_VARIABLE}, "
+        f"else {DEFAULT_TIMEOUT:g})",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="print progress and timings")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         from hir.api import parse_pipeline
 
         parse_pipeline(args.pipeline)  # a malformed -p fails now, naming the pass and option
         run(args)
-    except Exception as err:  # every error the user can cause ends here, without a traceback
+    except Exception as err:  # every error ends here, without a traceback (unless asked for)
         _fail(err)
 
 
 def run(args: argparse.Namespace) -> None:
     clock = _Clock(args.verbose)
     import hir
-    from hir.dialects.functions import is_hir_function
+    from hir.diagnostics import UserError
     from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
     from hir.runtime.distributed import Session
     from hir.runtime.executor import compile_program
 
-    session = Session.from_environment(args.device)
+    if args.outputs and not Path(args.outputs).resolve().parent.is_dir():
+        raise UserError(f"--outputs {args.outputs}: the folder {Path(args.outputs).parent} does not exist")
+    session = Session.from_environment(args.device, args.timeout)
     clock.lap(f"started: {session.describe()}")
     module = hir.parse_file(args.input_file)
     program = compile_program(module, args.entry, race_check=args.race_check)
     clock.lap(f"parsed, verified and compiled {args.input_file}")
-    inputs = _load_inputs(args, program)
-    clock.lap(f"{len(inputs)} inputs ready")
 
     reference = None
+    compared = ""
     if args.reference:
+        if not program.is_hir:
+            raise UserError(
+                f"--reference compares a hir module with the fusion-level module it was lowered from, but "
+                f"{args.input_file} is fusion-level: use --check to lower and compare it"
+            )
         reference = compile_program(hir.parse_file(args.reference), args.entry)
+        if reference.is_hir:
+            raise UserError(f"--reference {args.reference} is a hir module: give the fusion-level module")
+        compared = f"the fusion-level reference {args.reference} against {args.input_file}"
     elif args.check:
-        if is_hir_function(program.func):
-            raise ValueError("--check on a hir module needs --reference FILE (its fusion-level module)")
+        if program.is_hir:
+            raise UserError("--check on a hir module needs --reference FILE (its fusion-level module)")
         reference = program
         lowered = hir.run_pipeline(hir.parse_file(args.input_file), args.pipeline)
         program = compile_program(lowered, args.entry, race_check=args.race_check)
+        if not program.is_hir:
+            raise UserError(
+                f"--check compares the fusion-level program with the hir program -p '{args.pipeline}' lowers it to, "
+                f"but that pipeline leaves @{args.entry} at the fusion level, so the check would compare the "
+                f"reference with itself: use a pipeline that lowers it, such as the default -p {STREAM_LOWERING}"
+            )
+        compared = f"the fusion-level reference against the program lowered by -p '{args.pipeline}'"
         clock.lap(f"lowered with -p {args.pipeline}")
+    if program.processes > 1 and session.world_size == 1:
+        raise UserError(_needs_processes(args, program))
 
+    inputs = _load_inputs(args, program)
+    clock.lap(f"{len(inputs)} inputs ready")
     if args.profile:
         outputs = _profiled_run(session, program, inputs, args)
     else:
         outputs = session.run(program, inputs, num_streams=args.num_streams)
-    clock.lap(f"ran @{args.entry} ({'hir' if is_hir_function(program.func) else 'fusion'} level)")
+    clock.lap(f"ran @{args.entry} ({'hir' if program.is_hir else 'fusion'} level)")
     if reference is not None:
         expected = session.run_reference(reference, inputs)
         clock.lap("ran the reference")
         if session.is_main:
             problems = mismatches(outputs, expected, tolerance_for(computed_dtypes(reference.func)))
             if problems:
-                raise ValueError("check failed: lowered program != reference\n  " + "\n  ".join(problems))
-            print(f"check: OK ({len(outputs)} outputs match the reference)")
+                raise UserError(f"check failed: {compared} differ\n  " + "\n  ".join(problems))
+            count = "1 output matches" if len(outputs) == 1 else f"{len(outputs)} outputs match"
+            print(f"check: OK ({compared}: {count})")
 
     if session.is_main:
         if args.race_check:
             print("race check: OK (no two accesses to the same bytes, one a write, are unordered)")
         if args.outputs:
-            import torch
-
-            torch.save([t.cpu() for t in outputs], args.outputs)
+            _save_outputs(args.outputs, outputs)
             clock.lap(f"saved outputs to {args.outputs}")
         elif reference is None:
             for k, t in enumerate(outputs):
                 print(f"output #{k}: {tuple(t.shape)} {t.dtype} sum={t.double().sum().item():.6g}")
     session.close()
+
+
+def _needs_processes(args: argparse.Namespace, program: Any) -> str:
+    """Why a multi-device program does not run in one process, and the command that runs it."""
+    n = program.processes
+    command = shlex.join(
+        ["python", "-m", "torch.distributed.run", "--nproc-per-node", str(n), "-m", "hir.tools.hir_run", *args.argv]
+    )
+    return (
+        f"{args.input_file} runs on {n} devices (ids {', '.join(map(str, program.device_ids))}), one process "
+        f"each, but this is a single process: run it with {command}"
+    )
 
 
 def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.Namespace) -> list[Any]:
@@ -123,12 +169,13 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     import torch.distributed
     from torch.profiler import ProfilerActivity, profile
 
+    from hir.diagnostics import UserError
     from hir.runtime.compiler import profiler_range_type
     from hir.runtime.timeline import PlottingUnavailable, render
 
     folder = Path(args.profile)
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--profile {folder}: not a directory")
+        raise UserError(f"--profile {folder}: not a directory")
     folder.mkdir(parents=True, exist_ok=True)
     session.run(program, inputs, num_streams=args.num_streams)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if session.device.type == "cuda" else [])
@@ -155,14 +202,46 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
 def _load_inputs(args: argparse.Namespace, program: Any) -> list[Any]:
     import torch
 
+    from hir.diagnostics import UserError
     from hir.runtime.inputs import random_inputs
 
-    if args.inputs:
-        inputs = torch.load(args.inputs)
-        if not isinstance(inputs, list | tuple):
-            raise ValueError(f"{args.inputs} must hold a list of tensors (torch.save([t0, t1, ...]))")
-        return list(inputs)
-    return random_inputs(program.global_input_types, seed=args.seed)
+    if not args.inputs:
+        return random_inputs(program.global_input_types, seed=args.seed)
+    try:
+        # weights_only=True explicitly: an environment that asks torch.load to unpickle anything
+        # (TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1, or torch < 2.6, whose default is False) would let a
+        # crafted file run code.
+        inputs = torch.load(args.inputs, map_location="cpu", weights_only=True)
+    except OSError as err:
+        raise UserError(f"--inputs {args.inputs}: {err.strerror or err}") from None
+    except Exception as err:
+        text = str(err).strip()
+        if "unsupported global" in text.lower():  # a pickled class or function: loading it could run code
+            why = "it holds Python objects other than tensors and numbers, which could run code when loaded"
+        elif isinstance(err, EOFError):
+            why = "the file is empty or cut short"
+        elif isinstance(err, KeyError | pickle.UnpicklingError | RuntimeError):
+            why = "the file is not in torch.save's format"
+        else:
+            why = f"{type(err).__name__}: {text.splitlines()[0] if text else 'unreadable'}"
+        raise UserError(f"--inputs {args.inputs} is not a list of tensors written by torch.save ({why})") from None
+    if not isinstance(inputs, list | tuple):
+        raise UserError(
+            f"--inputs {args.inputs} holds a {type(inputs).__name__}, expected a list of tensors "
+            "(torch.save([t0, t1, ...], path))"
+        )
+    return list(inputs)
+
+
+def _save_outputs(path: str, outputs: Sequence[Any]) -> None:
+    import torch
+
+    from hir.diagnostics import UserError
+
+    try:
+        torch.save([t.cpu() if isinstance(t, torch.Tensor) else t for t in outputs], path)
+    except (OSError, RuntimeError) as err:
+        raise UserError(f"--outputs {path}: cannot write it ({str(err).strip().splitlines()[0]})") from None
 
 
 class _Clock:
@@ -178,15 +257,29 @@ class _Clock:
 
 
 def _fail(err: Exception) -> NoReturn:
-    from xdsl.utils.exceptions import ParseError
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-    from hir.diagnostics import format_parse_error
+    from hir.diagnostics import TRACEBACK_VARIABLE, format_parse_error, internal_error
+    from hir.pipeline import PipelineError
 
     if isinstance(err, ParseError):  # `file:line:col: error: message` and the source line, as hir-opt prints it
-        print(format_parse_error(err), file=sys.stderr)
-        sys.exit(1)
-    message = str(err).split("\n\n")[0].strip() or type(err).__name__
-    print(message if ": error:" in message else f"hir-run: error: {message}", file=sys.stderr)
+        message = format_parse_error(err)
+    elif isinstance(err, DiagnosticException | PipelineError):
+        message = str(err).split("\n\n")[0].strip() or type(err).__name__
+        if ": error:" not in message:
+            message = f"hir-run: error: {message}"
+    elif isinstance(err, OSError):  # a file that cannot be read or written
+        message = f"hir-run: error: {err.filename or ''}{': ' if err.filename else ''}{err.strerror or err}"
+    elif os.environ.get(TRACEBACK_VARIABLE) == "1":
+        raise err
+    else:
+        message = internal_error("hir-run", err)
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE", "1")
+    if rank is not None and world != "1":
+        first, _, rest = message.partition("\n")
+        message = f"{first} (rank {rank} of {world})" + (f"\n{rest}" if rest else "")
+    sys.stderr.write(message + "\n")  # one write: the ranks of a job share the terminal
+    sys.stderr.flush()
     sys.exit(1)
 
 

@@ -22,7 +22,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
-from hir.dialects.parallel_encoding import verify_tensor_type
+from hir.dialects.shaped_types import verify_shaped_type
 from hir.dialects.syntax import IntList, array_values, int_array
 
 
@@ -72,11 +72,8 @@ class FusionOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         # Operands and the result are tensors by their IRDL constraints (checked before this).
         for i, operand in enumerate(self.operands):
-            assert isinstance(operand.type, TensorType)
-            verify_tensor_type(operand.type, f"operand #{i}")
-        result_type = self.results[0].type
-        assert isinstance(result_type, TensorType)
-        verify_tensor_type(result_type, "result")
+            verify_shaped_type(operand.type, f"operand #{i}")
+        verify_shaped_type(self.results[0].type, "result")
         self.verify_element_types()
         expected = self.result_shape()
         if not rules.shapes_match(expected, shape_of(self.results[0])):

@@ -24,6 +24,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, Recurs
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.fusion.ops import FusionOp
+from hir.dialects.shaped_types import verify_shaped_type
 from hir.dialects.syntax import parse_ins, parse_type_list, print_ins
 
 
@@ -104,6 +105,10 @@ class SegmentOp(IRDLOperation):
                 else f"region argument #{i} has type {arg.type}, operand #{i} {operand.type}"
             )
 
+        for i, operand in enumerate(self.ins):
+            verify_shaped_type(operand.type, f"operand #{i}")
+        for i, result in enumerate(self.outs):
+            verify_shaped_type(result.type, f"result #{i}")
         terminator = verify_fusion_region(
             self.body.block, self.ins, YieldOp, ins_name="operands", holder="a segment", arg_mismatch=mismatch
         )

@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, NoneAttr, TensorType
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, MemRefType, NoneAttr, TensorType
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import IRDLOperation, irdl_attr_definition, prop_def
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Resource
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.parallel_encoding import local_shape
+from hir.dialects.shaped_types import verify_shaped_type
 from hir.dialects.syntax import array_values
 
 # -- types ----------------------------------------------------------------------------------------
@@ -133,6 +135,20 @@ def tensor_fits_buffer(t: Attribute, buffer: Attribute) -> bool:
     if not isinstance(t, TensorType) or not isinstance(buffer, MemRefType):
         return False
     return t.element_type == buffer.element_type and tuple(local_shape(t)) == buffer.get_shape()
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an index defined by `arith.constant`, else None (known only at run time)."""
+    owner = value.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def verify_buffer_types(values: Sequence[SSAValue], role: str) -> None:
+    """The buffers' types are ones the runtime can run (`role #k has type ...: why not`)."""
+    for k, value in enumerate(values):
+        verify_shaped_type(value.type, f"{role} #{k}")
 
 
 def verify_mesh(mesh: tuple[int, ...]) -> None:

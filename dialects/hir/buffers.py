@@ -29,7 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import HirEffects, memref_strides
+from hir.dialects.hir.base import HirEffects, constant_index, memref_strides, verify_buffer_types
 
 
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
@@ -73,6 +73,7 @@ class AllocateOp(IRDLOperation):
     def verify_(self) -> None:
         t = self.result.type
         assert isinstance(t, MemRefType)
+        verify_buffer_types([self.result], "result")
         if not isinstance(t.layout, NoneAttr):
             raise VerifyException(f"hir.allocate makes contiguous buffers; drop the layout of {t}")
         num_dynamic = sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
@@ -144,9 +145,15 @@ class AliasSelectOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         rank = len(base.get_shape())
         if not 0 <= self.axis_value < rank:
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {rank}")
+        extent = base.get_shape()[self.axis_value]
+        index = constant_index(self.index)
+        if index is not None and not (0 <= index and (extent == DYNAMIC_INDEX or index < extent)):
+            raise VerifyException(f"index {index} is out of range for axis {self.axis_value} of extent {extent}")
         expected = select_result_type(base, self.axis_value)
         if self.result.type != expected:
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")
@@ -185,7 +192,7 @@ class AliasChunkOp(IRDLOperation):
     Verifies:
         `axis` is an axis of `buffer`; `chunks` >= 1; the result type is `buffer`'s with that
         extent divided by `chunks` (dynamic when it does not divide a static extent), the same
-        strides and a dynamic offset.
+        strides and a dynamic offset; a constant `index` is below `chunks`.
 
     Example:
         %c = hir.alias_chunk %buf[%i] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
@@ -223,11 +230,16 @@ class AliasChunkOp(IRDLOperation):
     def verify_(self) -> None:
         base = self.buffer.type
         assert isinstance(base, MemRefType)
+        verify_buffer_types([self.buffer], "operand")
+        verify_buffer_types([self.result], "result")
         shape = base.get_shape()
         if not 0 <= self.axis_value < len(shape):
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")
         if self.chunks_value < 1:
             raise VerifyException(f"chunks must be >= 1, got {self.chunks_value}")
+        index = constant_index(self.index)
+        if index is not None and not 0 <= index < self.chunks_value:
+            raise VerifyException(f"chunk index {index} is out of range for {self.chunks_value} chunks")
         expected = chunk_result_type(base, self.axis_value, self.chunks_value)
         if self.result.type != expected:
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")

@@ -29,6 +29,7 @@ from hir.dialects.hir.base import (
     contiguous_strides,
     memref_strides,
     read,
+    verify_buffer_types,
     write,
 )
 from hir.dialects.shape_rules import fmt
@@ -74,6 +75,7 @@ class CommunicationOp(MeshOp, ABC):
 
     def verify_(self) -> None:
         super().verify_()
+        verify_buffer_types([o for o in self.operands if isinstance(o.type, MemRefType)], "buffer")
         for name in (*self.READ_OPERANDS, *self.WRITTEN_OPERANDS):
             t = getattr(self, name).type
             if isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr):

@@ -26,6 +26,7 @@ from hir.dialects.hir.base import (
     read,
     tensor_fits_buffer,
     tensor_type_of,
+    verify_buffer_types,
     write,
 )
 from hir.dialects.hir.loops import YieldOp
@@ -99,6 +100,14 @@ class LaunchOp(IRDLOperation):
                 f"(expected {tensor_type_of(buffer.type)} or an encoded tensor whose local shape fits)"
             )
 
+        verify_buffer_types(self.ins, "ins")
+        verify_buffer_types(self.outs, "outs")
+        for i, out in enumerate(self.outs):
+            if out in self.outs[:i]:
+                first = list(self.outs).index(out)
+                raise VerifyException(
+                    f"outs #{first} and #{i} are the same buffer: each yielded value needs a buffer of its own"
+                )
         terminator = verify_fusion_region(
             self.body.block, self.ins, YieldOp, ins_name="ins buffers", holder="a launch region", arg_mismatch=mismatch
         )

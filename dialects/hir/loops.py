@@ -29,7 +29,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import WRITES_DEVICE_QUEUE, CurrentStream, HirEffects, StreamType, write
+from hir.dialects.hir.base import WRITES_DEVICE_QUEUE, CurrentStream, HirEffects, StreamType, constant_index, write
 
 
 def _launch_op() -> type[IRDLOperation]:
@@ -85,6 +85,14 @@ def parse_loop_header(parser: Parser) -> tuple[Parser.UnresolvedArgument, SSAVal
     parser.parse_keyword("step")
     step = parser.parse_operand(index)
     return iv, lb, ub, step
+
+
+def verify_loop_bounds(lb: SSAValue, step: SSAValue) -> None:
+    """Constant bounds the runtime would refuse: a step that is not positive, a negative lower bound."""
+    if (value := constant_index(step)) is not None and value < 1:
+        raise VerifyException(f"the step must be positive, got {value}")
+    if (value := constant_index(lb)) is not None and value < 0:
+        raise VerifyException(f"the lower bound must be >= 0 (loops iterate over indices), got {value}")
 
 
 def verify_loop_body(op: Operation, body: Region, arg_types: Sequence[type[Attribute]], what: str) -> None:
@@ -155,6 +163,7 @@ class ForOp(IRDLOperation):
 
     def verify_(self) -> None:
         verify_loop_body(self, self.body, (IndexType,), "one index block argument")
+        verify_loop_bounds(self.lb, self.step)
 
     def print(self, printer: Printer) -> None:
         print_loop_header(printer, self.induction_var, self.lb, self.ub, self.step)
@@ -246,6 +255,9 @@ class StreamForOp(IRDLOperation):
 
     def verify_(self) -> None:
         verify_loop_body(self, self.body, (IndexType, StreamType), "an index and a !hir.stream block argument")
+        verify_loop_bounds(self.lb, self.step)
+        if (count := constant_index(self.num_streams)) is not None and count < 1:
+            raise VerifyException(f"the stream count must be >= 1, got {count}")
 
     def print(self, printer: Printer) -> None:
         print_loop_header(printer, self.induction_var, self.lb, self.ub, self.step)

@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import EffectInstance, Pure
+from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects.hir.base import (
     READS_CURRENT_STREAM,
@@ -15,6 +16,7 @@ from hir.dialects.hir.base import (
     CurrentStream,
     HirEffects,
     StreamType,
+    constant_index,
     write,
 )
 
@@ -47,6 +49,9 @@ class StreamOp(IRDLOperation):
     """
     Pool stream number `index`: the same CUDA stream for the same number, across runs.
 
+    Verifies:
+        A constant `index` is >= 0.
+
     Example:
         %s = hir.stream %k
     """
@@ -61,6 +66,10 @@ class StreamOp(IRDLOperation):
 
     def __init__(self, index: SSAValue):
         super().__init__(operands=[index], result_types=[StreamType()])
+
+    def verify_(self) -> None:
+        if (number := constant_index(self.index)) is not None and number < 0:
+            raise VerifyException(f"the stream number must be >= 0, got {number}")
 
 
 @irdl_op_definition

@@ -19,9 +19,11 @@ from hir.dialects.syntax import IntList, int_array
 @irdl_op_definition
 class DeviceIndexOp(MeshOp):
     """
-    This device's position in `mesh` (0 on a single device). On a device outside the mesh it is
-    an error, unless `outside` gives the value to use there (a device that runs the program but
-    whose result of it carries no meaning, e.g. the local slice of a scatter to a sub-mesh).
+    This device's position in `mesh` (0 on a single device). A device outside `mesh` gets 0, or
+    `outside` when given (a device that runs the program but whose result of it carries no
+    meaning, e.g. the local slice of a scatter to a sub-mesh), and takes no part in the mesh's
+    transfers, as with its collectives: its `hir.peer_view`s of the mesh are its own buffers and
+    its `hir.barrier`s of the mesh return at once.
 
     Example:
         %me = hir.device_index mesh = [0, 1]

@@ -226,7 +226,7 @@ class Builder:
     int_matmul: bool = True
     """Integer matmul/linear (torch has none on CUDA)."""
     excluded: frozenset[str] = frozenset()
-    """Element types never generated (e.g. i16 across devices: bug 9)."""
+    """Element types never generated (a backend that cannot run them)."""
     inputs: list[Value] = field(default_factory=list)
     values: list[Value] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)

@@ -47,7 +47,6 @@ from .values import (
     BROADCAST,
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
-    ONE_D_SHARD_LOOP,
     PARTIAL_SUM,
     REDUCE_SCATTER,
     SHARD_LOOP,
@@ -63,8 +62,6 @@ from .values import (
 
 MESH_OP_CHOICES = (*OP_CHOICES, "set", "set", "sum", "sum", "matmul", "matmul")
 """More reshardings, partial sums and contractions than on one device."""
-NO_COLLECTIVES = frozenset({"i16"})
-"""Element types that neither gloo nor NCCL communicate (bug 9: a located run-time error)."""
 
 
 def placed(v: Value) -> Placed:
@@ -177,7 +174,7 @@ class MeshBuilder(Builder):
                 self.facts.add(CONTRACTION_PARTIAL_SUM)
         for src, dst in reshardings(op, sources, placed(result), axis_map, dims):
             if is_shard_loop(src, dst):
-                self.facts |= {SHARD_LOOP, ONE_D_SHARD_LOOP} if len(src.shape) == 1 else {SHARD_LOOP}
+                self.facts.add(SHARD_LOOP)
                 self.facts.add(SHARD_LOOP_INTO_OP if op != "set" else SHARD_LOOP_SET)
             elif meshes_differ(src.mesh, dst.mesh):
                 self.facts.add(BROADCAST)
@@ -278,9 +275,8 @@ def multidevice_programs(draw: st.DrawFn, world_size: int = 2, max_ops: int = MA
     builder = MeshBuilder(
         draw,
         extent_pool(draw, always=[size]),
-        input_element_type(draw, NO_COLLECTIVES),
+        input_element_type(draw),
         MeshPlacer(mesh, smaller),
-        excluded=NO_COLLECTIVES,
     )
     for _ in range(draw(st.integers(1, 2))):
         if builder.inputs and draw(st.booleans()):

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import strategies as st
 
@@ -188,12 +190,17 @@ class ToolRun:
 
 
 def run_hir_opt(path: Path, args: list[str], budget: float) -> ToolRun:
-    """`hir-opt PATH ARGS` in this process; an exception other than SystemExit propagates (it would be a traceback)."""
+    """
+    `hir-opt PATH ARGS` in this process; an exception other than SystemExit propagates (hir-opt
+    would print `hir-opt: internal error: ...`, and with HIR_TRACEBACK=1, set here, the traceback).
+    """
+    from hir.diagnostics import TRACEBACK_VARIABLE
     from hir.tools.hir_opt import main
 
     out, err = io.StringIO(), io.StringIO()
     status = 0
-    with time_budget(budget), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    tracebacks = mock.patch.dict(os.environ, {TRACEBACK_VARIABLE: "1"})
+    with time_budget(budget), tracebacks, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             main([str(path), *args])
         except SystemExit as exit:

@@ -138,8 +138,7 @@ class FuzzProgram:
     facts: frozenset[str] = frozenset()
     """
     What the program communicates, as the generator placed it (the constants below): the test
-    picks a batch that covers them all, and does not pick a run option that a known bug gets
-    wrong for the program (`ONE_D_SHARD_LOOP`, `SUB_MESH`).
+    picks a batch that covers them all.
     """
 
     def __repr__(self) -> str:
@@ -155,8 +154,6 @@ class FuzzProgram:
 # Facts (`FuzzProgram.facts`) of multi-device programs: what the generator placed.
 PARTIAL_SUM = "partial sum"
 """A sum over a didx axis (all-reduce or reduce-scatter)."""
-ONE_D_SHARD_LOOP = "1-D shard loop"
-"""A loop over the shards of a 1-D value: bug 8 with the copy-engine backend's automatic chunk count."""
 ALL_GATHER = "all-gather"
 ALL_REDUCE = "all-reduce"
 REDUCE_SCATTER = "reduce-scatter"
@@ -166,7 +163,7 @@ SHARD_LOOP = "shard loop"
 SHARD_LOOP_INTO_OP = "shard loop into an op"
 """... that gathers an operand of a computing op in its loop (what the copy-engine backend turns into pushes)."""
 SUB_MESH = "sub-mesh"
-"""The program's mesh leaves some ranks of the job out: bug 12 with the copy-engine backend's loops over shards."""
+"""The program's mesh leaves some ranks of the job out (they run the program and take no part in its transfers)."""
 SHARD_LOOP_SET = "shard loop of a set"
 """... that an explicit `fusion.set` asks for (its result may outlive the loop: no pushes then)."""
 CONTRACTION_PARTIAL_SUM = "matmul then partial sum"

@@ -35,7 +35,7 @@ func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, did
 // -----
 
 func.func @foreign_encoding(%x: tensor<4x8xf32, "rows">) {
-  // expected-error@+1 {{'fusion.set' op operand #0 has an encoding that is not #fusion.parallel: "rows"}}
+  // expected-error@+1 {{'fusion.set' op operand #0 has type tensor<4x8xf32, "rows">: encoding "rows" is not #fusion.parallel}}
   %0 = fusion.set %x : tensor<4x8xf32, "rows"> -> tensor<4x8xf32>
   func.return
 }

@@ -32,3 +32,21 @@ func.func @result_type(%m: memref<8x4xf32>, %i: index) {
   %a = hir.alias_chunk %m[%i] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32>
   func.return
 }
+
+// -----
+
+func.func @negative_constant_chunk(%m: memref<8x4xf32>) {
+  %c = arith.constant -1 : index
+  // expected-error@+1 {{'hir.alias_chunk' op chunk index -1 is out of range for 4 chunks}}
+  %a = hir.alias_chunk %m[%c] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
+  func.return
+}
+
+// -----
+
+func.func @constant_chunk_overrun(%m: memref<8x4xf32>) {
+  %c = arith.constant 4 : index
+  // expected-error@+1 {{'hir.alias_chunk' op chunk index 4 is out of range for 4 chunks}}
+  %a = hir.alias_chunk %m[%c] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
+  func.return
+}

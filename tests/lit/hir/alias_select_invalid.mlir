@@ -60,7 +60,26 @@ func.func @tensor_base(%t: tensor<4x8xf32>, %i: index) {
 // -----
 
 func.func @affine_layout(%m: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %i: index) {
-  // expected-error@+1 {{'hir.alias_select' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided}}
+  // expected-error@+1 {{'hir.alias_select' op operand #0 has type memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>: layout affine_map<(d0, d1) -> (d1, d0)> is not supported: a memref has the default layout or a strided<...> one}}
   %v = hir.alias_select %m[%i] axis 0 : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> -> memref<8xf32, strided<[1], offset: ?>>
+  func.return
+}
+
+// -----
+
+// A constant index is checked against the axis' extent: negative indices do not wrap.
+func.func @negative_constant_index(%m: memref<4x8xf32>) {
+  %c = arith.constant -1 : index
+  // expected-error@+1 {{'hir.alias_select' op index -1 is out of range for axis 0 of extent 4}}
+  %a = hir.alias_select %m[%c] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+  func.return
+}
+
+// -----
+
+func.func @constant_index_overrun(%m: memref<4x8xf32>) {
+  %c = arith.constant 8 : index
+  // expected-error@+1 {{'hir.alias_select' op index 8 is out of range for axis 1 of extent 8}}
+  %a = hir.alias_select %m[%c] axis 1 : memref<4x8xf32> -> memref<4xf32, strided<[8], offset: ?>>
   func.return
 }

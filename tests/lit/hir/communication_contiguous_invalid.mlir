@@ -37,7 +37,7 @@ func.func @send_strided(%a: memref<4x4xf32, strided<[8, 2]>>, %peer: index) {
 // -----
 
 func.func @send_affine_layout(%a: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %peer: index) {
-  // expected-error@+1 {{'hir.send' op memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>> has a layout that is not strided}}
+  // expected-error@+1 {{'hir.send' op buffer #0 has type memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>: layout affine_map<(d0, d1) -> (d1, d0)> is not supported: a memref has the default layout or a strided<...> one}}
   %w = hir.send %a to %peer mesh = [0, 1] : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>
   func.return
 }

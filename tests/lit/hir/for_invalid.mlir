@@ -63,3 +63,26 @@ func.func @wrong_terminator(%c: index) {
   }) : (index, index, index) -> ()
   func.return
 }
+
+// -----
+
+// Constant bounds the runtime would refuse are refused here: a step that is not positive (the
+// loop would never end), a negative lower bound (loops iterate over indices).
+func.func @zero_step(%ub: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'hir.for' op the step must be positive, got 0}}
+  hir.for %i = %c0 to %ub step %c0 {
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_lower_bound(%ub: index) {
+  %lb = arith.constant -2 : index
+  %c1 = arith.constant 1 : index
+  // expected-error@+1 {{'hir.for' op the lower bound must be >= 0 (loops iterate over indices), got -2}}
+  hir.for %i = %lb to %ub step %c1 {
+  }
+  func.return
+}

@@ -65,3 +65,68 @@ func.func @stream_for_without_caller(%c: index) {
   }
   func.return
 }
+
+// -----
+
+// A region's values are not visible outside it: a bound naming the loop's own induction
+// variable, or a value defined in the body, is an error at the use.
+func.func @for_step_is_its_induction_variable(%c: index) {
+  // expected-error@+1 {{%i is used outside the region that defines it}}
+  hir.for %i = %c to %c step %i {
+  }
+  func.return
+}
+
+// -----
+
+func.func @stream_for_bound_defined_in_its_body(%c: index, %n: index, %main: !hir.stream) {
+  // expected-error@+1 {{%ub is used outside the region that defines it}}
+  hir.stream_for %i = %c to %ub step %c streams(%s) of %n from %main {
+    %ub = arith.constant 4 : index
+  }
+  func.return
+}
+
+// -----
+
+func.func @launch_input_is_its_block_argument(%b: memref<4xf32>) {
+  // expected-error@+1 {{%x is used outside the region that defines it}}
+  hir.launch ins(%x = %x : memref<4xf32>) outs(%b : memref<4xf32>) {
+    %y = fusion.relu %x : tensor<4xf32> -> tensor<4xf32>
+    hir.yield %y : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// An attribute or type that refuses its parameters while the op is parsed: located at the op.
+func.func @unsigned_constant() {
+  // expected-error@+1 {{Expected attribute #builtin.signedness<signless> but got #builtin.signedness<unsigned>}}
+  %c3 = arith.constant 3 : ui8
+  func.return
+}
+
+// -----
+
+func.func @constant_out_of_range() {
+  // expected-error@+1 {{Integer value 1 is out of range for type i0}}
+  %c1 = arith.constant 1 : i0
+  func.return
+}
+
+// -----
+
+func.func @float_operands_of_remui(%i: index) {
+  // expected-error@+1 {{Unexpected attribute f32}}
+  %c = arith.remui %i, %i : f32
+  func.return
+}
+
+// -----
+
+func.func @list_entry_beyond_i64(%a: tensor<4xf32>) {
+  // expected-error@+1 {{Integer value 100000000000000000000 is out of range for type i64}}
+  %b = fusion.permute %a perm = [100000000000000000000] : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}

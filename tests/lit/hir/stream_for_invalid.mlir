@@ -54,3 +54,25 @@ func.func @count_not_index(%c: index, %n: i64, %main: !hir.stream) {
   }) : (index, index, index, i64, !hir.stream) -> ()
   func.return
 }
+
+// -----
+
+func.func @negative_step(%ub: index, %n: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %step = arith.constant -1 : index
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.stream_for' op the step must be positive, got -1
+  hir.stream_for %i = %c0 to %ub step %step streams(%s) of %n from %main {
+  }
+  func.return
+}
+
+// -----
+
+func.func @no_streams(%ub: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: {{.*}}:[[# @LINE + 1]]:3: error: 'hir.stream_for' op the stream count must be >= 1, got 0
+  hir.stream_for %i = %c0 to %ub step %c1 streams(%s) of %c0 from %main {
+  }
+  func.return
+}

@@ -17,4 +17,4 @@
 // CHECK-DAG: --fusion-segment {{ +}}Groups fusion ops into segments (kernels). Options:
 // CHECK-DAG: policy: str = standalone-host-ops.
 // CHECK-DAG: --stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
-// CHECK-DAG: chunks: int = 0.
+// CHECK-DAG: chunks: int = 0; release: str = auto.

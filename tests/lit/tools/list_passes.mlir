@@ -11,9 +11,11 @@
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
+// CHECK-NEXT:       release: str = auto
 // CHECK:        hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
 // CHECK-NEXT:   stream-lowering {{ +}}Lowers fusion IR to an executable hir program.
 // CHECK-NEXT:       policy: str = standalone-host-ops
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
+// CHECK-NEXT:       release: str = auto
 // CHECK-NEXT:       stages: fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-expand-stream-loops, cse

@@ -85,3 +85,23 @@ func.func @left_alone(%a: tensor<4x2x32x64xf32, #fusion.parallel<[serial, didx, 
   %s = fusion.set %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32>
   func.return %r, %s : tensor<4x32x48xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>, tensor<2x8xf32>
 }
+
+// A contraction over a sharded K (no sum over the devices written): each device holds only its
+// slice of K, so X is gathered first and the linear computes on the whole of K.
+// CHECK-LABEL: func.func @contracts_sharded_axis(
+// CHECK-NEXT:    %[[G:[a-z0-9_]+]] = fusion.set %{{.*}} : tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>> -> tensor<2xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+// CHECK-NEXT:    fusion.linear %[[G]], %{{.*}} : tensor<2xf32, #fusion.parallel<[serial], mesh = [0, 1]>>, tensor<6x2xf32> -> tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>>
+func.func @contracts_sharded_axis(%x: tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, %w: tensor<6x2xf32>) -> tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>> {
+  %y = fusion.linear %x, %w : tensor<2xf32, #fusion.parallel<[didx], mesh = [0, 1]>>, tensor<6x2xf32> -> tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>>
+  func.return %y : tensor<6xf32, #fusion.parallel<[stream(2)], mesh = [0, 1]>>
+}
+
+// A reduction other than a sum over the didx axis (a max): gathered first, then reduced locally.
+// A sum over it is a partial sum, a communication of its own (above).
+// CHECK-LABEL: func.func @max_over_sharded_axis(
+// CHECK-NEXT:    %[[G:[a-z0-9_]+]] = fusion.set %{{.*}} : tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x4xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+// CHECK-NEXT:    fusion.max %[[G]] dims = [0]
+func.func @max_over_sharded_axis(%x: tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>> {
+  %m = fusion.max %x dims = [0] : tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+  func.return %m : tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
+}

@@ -94,19 +94,36 @@ func.func @allreduce(%a: memref<1x4x8xf32>, %r: memref<4x8xf32>) {
   func.return
 }
 
-// sum over the didx axis -> sharded on another axis = a local partial sum into a new buffer
-// with that axis at full extent, then a reduce-scatter into this device's part.
+// sum over the didx axis -> sharded on another axis = a reduce-scatter of this device's partial
+// into its part. The partial is the input without its didx axis (local extent 1): a view, no copy.
 // CHECK-LABEL: func.func @reduce_scatter(
 // CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<1x2x8xf32>, %[[R:[a-z0-9_]+]]: memref<1x8xf32>
-// CHECK-NEXT:    %[[PARTIAL:[a-z0-9_]+]] = hir.allocate() : memref<2x8xf32>
-// CHECK-NEXT:    hir.launch ins(%[[X:[a-z0-9_]+]] = %[[A]] : memref<1x2x8xf32>) outs(%[[PARTIAL]] : memref<2x8xf32>) {
-// CHECK-NEXT:      fusion.sum %[[X]] dims = [0] : tensor<1x2x8xf32> -> tensor<2x8xf32>
-// CHECK:         %[[W:[a-z0-9_]+]] = hir.reduce_scatter sum %[[PARTIAL]] into %[[R]] axis 0 mesh = [0, 1] : memref<2x8xf32>, memref<1x8xf32>
+// CHECK-NEXT:    %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[PARTIAL:[a-z0-9_]+]] = hir.alias_select %[[A]][%[[C0]]] axis 0 : memref<1x2x8xf32> -> memref<2x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT:    %[[W:[a-z0-9_]+]] = hir.reduce_scatter sum %[[PARTIAL]] into %[[R]] axis 0 mesh = [0, 1] : memref<2x8xf32, strided<[8, 1], offset: ?>>, memref<1x8xf32>
 // CHECK-NEXT:    hir.wait %[[W]]
 // CHECK-NEXT:    func.return
 func.func @reduce_scatter(%a: memref<1x2x8xf32>, %r: memref<1x8xf32>) {
   hir.launch ins(%x = %a : memref<1x2x8xf32> as tensor<2x2x8xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) outs(%r : memref<1x8xf32>) {
     %y = fusion.sum %x dims = [0] : tensor<2x2x8xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+    hir.yield %y : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  }
+  func.return
+}
+
+// A sum over the didx axis and another one: the partial is computed (a local sum into a new buffer
+// with the destination axis at full extent), then reduce-scattered.
+// CHECK-LABEL: func.func @reduce_scatter_two_axes(
+// CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<1x2x8x3xf32>, %[[R:[a-z0-9_]+]]: memref<1x8xf32>
+// CHECK-NEXT:    %[[PARTIAL:[a-z0-9_]+]] = hir.allocate() : memref<2x8xf32>
+// CHECK-NEXT:    hir.launch ins(%[[X:[a-z0-9_]+]] = %[[A]] : memref<1x2x8x3xf32>) outs(%[[PARTIAL]] : memref<2x8xf32>) {
+// CHECK-NEXT:      fusion.sum %[[X]] dims = [0, 3] : tensor<1x2x8x3xf32> -> tensor<2x8xf32>
+// CHECK:         %[[W:[a-z0-9_]+]] = hir.reduce_scatter sum %[[PARTIAL]] into %[[R]] axis 0 mesh = [0, 1] : memref<2x8xf32>, memref<1x8xf32>
+// CHECK-NEXT:    hir.wait %[[W]]
+// CHECK-NEXT:    func.return
+func.func @reduce_scatter_two_axes(%a: memref<1x2x8x3xf32>, %r: memref<1x8xf32>) {
+  hir.launch ins(%x = %a : memref<1x2x8x3xf32> as tensor<2x2x8x3xf32, #fusion.parallel<[didx, serial, serial, serial], mesh = [0, 1]>>) outs(%r : memref<1x8xf32>) {
+    %y = fusion.sum %x dims = [0, 3] : tensor<2x2x8x3xf32, #fusion.parallel<[didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
     hir.yield %y : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   }
   func.return

@@ -1,0 +1,5 @@
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<8xf32>, %m: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'fusion.cast' op result shape 4x4 does not match the expected shape 4x8}}
+  %r = fusion.cast %x : tensor<4x8xf32> -> tensor<4x4xf16>
+  func.return %x : tensor<4x8xf32>
+}

@@ -1,0 +1,5 @@
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<8xf32>, %m: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'fusion.relu' op result: #fusion.parallel lists 1 axes but the tensor has rank 2}}
+  %r = fusion.relu %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream]>>
+  func.return %x : tensor<4x8xf32>
+}

@@ -1,0 +1,5 @@
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<8xf32>, %m: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'[' expected}}
+  %r = fusion.sum %x dims = 0 : tensor<4x8xf32> -> tensor<8xf32>
+  func.return %x : tensor<4x8xf32>
+}

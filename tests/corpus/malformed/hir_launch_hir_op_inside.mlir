@@ -1,0 +1,13 @@
+func.func @main(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %i: index, %n: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %cm1 = arith.constant -1 : index
+  // expected-error@+1 {{'hir.launch' op a launch region holds fusion ops only, found hir.get_current_stream}}
+  hir.launch ins(%x = %a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {
+    %s = hir.get_current_stream
+    hir.yield %x : tensor<4x8xf32>
+  }
+  func.return
+}

@@ -1,0 +1,13 @@
+func.func @main(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %i: index, %n: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %cm1 = arith.constant -1 : index
+  hir.launch ins(%x = %a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {
+    // expected-error@+1 {{memref<4x8xf32> should be of base attribute tensor}}
+    %y = fusion.relu %a : memref<4x8xf32> -> tensor<4x8xf32>
+    hir.yield %y : tensor<4x8xf32>
+  }
+  func.return
+}

@@ -1,0 +1,13 @@
+func.func @main(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %i: index, %n: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %cm1 = arith.constant -1 : index
+  // expected-error@+1 {{'hir.launch' op outs #0 and #1 are the same buffer: each yielded value needs a buffer of its own}}
+  hir.launch ins(%x = %a : memref<4x8xf32>) outs(%b, %b : memref<4x8xf32>, memref<4x8xf32>) {
+    %y = fusion.relu %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    hir.yield %y, %y : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.return
+}

@@ -1,0 +1,10 @@
+func.func @main(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %i: index, %n: index, %main: !hir.stream) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %cm1 = arith.constant -1 : index
+  // expected-error@+1 {{'hir.alias_select' op index 4 is out of range for axis 0 of extent 4}}
+  %v = hir.alias_select %a[%c4] axis 0 : memref<4x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+  func.return
+}

@@ -1,0 +1,6 @@
+// ARGS: -p 'stream-lowering'
+// expected-error@+1 {{'func.func' op argument #1 has type f32: a fusion-level function takes and returns tensors}}
+func.func @main(%x: tensor<4x8xf32>, %s: f32) -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>> {
+  %r = fusion.relu %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+  func.return %r : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+}

@@ -1,0 +1,2 @@
+// nothing but a comment
+// expected-error@+1 {{Could not parse entire input!}}

@@ -1,0 +1,7 @@
+// expected-error@+1 {{'builtin.module' op Redefinition of symbol "main"}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}

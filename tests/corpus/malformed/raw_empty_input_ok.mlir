@@ -1,0 +1,1 @@
+// expected-error@+1 {{Could not parse entire input!}}

@@ -1,0 +1,81 @@
+"""
+Compile time scales linearly: every phase of `hir-opt --stream-lowering` (parse, each stage,
+verify, print) makes about twice the Python function calls on a module twice as large.
+
+Calls, not seconds: the count is deterministic, so the test is exact on a loaded 2-core machine
+where timings are not. A pass that rescans what it has built (the quadratic loop fusion and
+segment merging this replaced) makes ~4x the calls when the module doubles, which fails here at
+a few hundred ops. Work done inside one C call (a dict copied per op) is not counted: the
+benchmark, benchmarks/compile_time.py, times that.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from hir.api import make_context
+from hir.diagnostics import LocatedParser, verify_located
+from hir.passes import get_all_hir_passes
+from hir.pipeline import expand_stages, parse_pass_pipeline
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import compile_time  # benchmarks/ is a folder of scripts, not a package
+
+MAX_GROWTH = 2.5
+"""Calls at 2n over calls at n: 2 for linear work (a little less with fixed costs, up to ~2.15 for
+the mix, whose second half has more loops), ~2.25 for n log n at these sizes, 4 for quadratic."""
+
+
+def _calls(fn: Callable[..., object], *args: object) -> tuple[int, object]:
+    profile = cProfile.Profile()
+    result = profile.runcall(fn, *args)
+    return pstats.Stats(profile).total_calls, result  # type: ignore[attr-defined]
+
+
+def phase_calls(text: str) -> dict[str, int]:
+    """Python function calls of each phase of `hir-opt --stream-lowering` on `text`."""
+    ctx = make_context()
+    calls: dict[str, int] = {}
+    calls["parse"], module = _calls(LocatedParser(ctx, text, "scaling.mlir").parse_module)
+    assert isinstance(module, ModuleOp)
+    calls["verify input"], _ = _calls(verify_located, module)
+    for stage in expand_stages(parse_pass_pipeline("stream-lowering", get_all_hir_passes())):
+        calls[stage.name], _ = _calls(stage.apply, ctx, module)
+    calls["verify"], _ = _calls(verify_located, module)
+    calls["print"], _ = _calls(Printer().print_op, module)
+    return calls
+
+
+@pytest.mark.parametrize(("kind", "n"), [("chain", 60), ("unary", 60), ("mix", 120)])
+def test_every_phase_is_linear(kind: str, n: int, capsys: pytest.CaptureFixture[str]) -> None:
+    phase_calls(compile_time.GENERATORS[kind](n // 4))  # first-use costs (lazy imports, caches) out of the way
+    small = phase_calls(compile_time.GENERATORS[kind](n))
+    large = phase_calls(compile_time.GENERATORS[kind](2 * n))
+    capsys.readouterr()  # what Printer() wrote to stdout
+    growth = {phase: large[phase] / small[phase] for phase in small}
+    too_fast = {phase: round(g, 2) for phase, g in growth.items() if g > MAX_GROWTH}
+    assert not too_fast, f"{kind}: calls grew more than {MAX_GROWTH}x when the module doubled: {too_fast}"
+    assert min(growth.values()) > 1.3, growth  # every phase does work per op (else it measured nothing)
+
+
+def test_a_quadratic_phase_fails_the_check() -> None:
+    """The measure can fail: a phase that walks the module once per op grows ~4x per doubling."""
+
+    def quadratic(module: ModuleOp) -> None:
+        for _ in module.walk():
+            for op in module.walk():
+                op.name  # noqa: B018
+
+    growth = []
+    for n in (40, 80):
+        module = LocatedParser(make_context(), compile_time.chain_module(n), "q.mlir").parse_module()
+        growth.append(_calls(quadratic, module)[0])
+    assert growth[1] / growth[0] > 3.5
