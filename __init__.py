@@ -9,6 +9,9 @@ The Python API (see README):
                                                       pipeline raises PipelineError, a ValueError)
     execute(module, inputs, num_streams=4, ...)       run @main with torch (CPU or CUDA)
     compile_program(module) -> Program                compile once, call many times
+
+    import_torch(fn, example_args, ...) -> ModuleOp   a torch function or nn.Module as a fusion module
+    compile(fn, example_args, ...)                    imported, lowered, callable with torch tensors
 """
 
 from typing import Any
@@ -24,4 +27,16 @@ def __getattr__(name: str) -> Any:
         from hir.runtime import executor
 
         return getattr(executor, name)
+    if name == "import_torch":
+        from hir.frontend import import_torch
+
+        return import_torch
+    if name == "compile":
+        from hir.frontend import compile_torch
+
+        return compile_torch
+    if name == "FrontendError":
+        from hir.frontend import FrontendError
+
+        return FrontendError
     raise AttributeError(f"module 'hir' has no attribute {name!r}")

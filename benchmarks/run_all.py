@@ -108,6 +108,7 @@ STEPS: tuple[Step, ...] = (
     Step("compile-time", "hir-opt --stream-lowering compile time on 100-10000-op modules, per stage; CPU", ((PY, "benchmarks/compile_time.py"),), quick=("--sizes", "chain:100,200", "--repeats", "1"), cpu=True),
     Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
     Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("tp-mlp", "tensor-parallel MLP block from PyTorch (hir.compile) against eager NCCL and torch.compile async TP", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
 )
 # fmt: on
 

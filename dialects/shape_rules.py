@@ -141,6 +141,143 @@ def linear_rule(x: Shape, w: Shape, bias: Shape | None) -> tuple[Shape, AxisMap]
     return (*x[:-1], w[0]), (*batch_map, tuple(n_sources))
 
 
+def generated_map(rank: int) -> AxisMap:
+    """An op without operands (a constant): every result axis is made, not read."""
+    return tuple(() for _ in range(rank))
+
+
+def normalize_map(rank: int, num_operands: int, dims: Sequence[int]) -> AxisMap:
+    """
+    Softmax and norms: a result axis outside `dims` is operand 0's axis; the axes in `dims` map to
+    nothing, since every result element there reads the whole operand axis (a loop cannot slice
+    it). Further operands (weight, bias) cover only `dims`, so they are read whole.
+    """
+    del num_operands  # weight and bias have no axis outside `dims`
+    return tuple(() if i in dims else ((0, i),) for i in range(rank))
+
+
+def check_trailing_dims(dims: Sequence[int], rank: int, what: str) -> None:
+    """`dims` are the last len(dims) axes, in order (torch's normalized_shape)."""
+    if not dims or list(dims) != list(range(rank - len(dims), rank)):
+        raise VerifyException(f"{what} {list(dims)} must be the trailing axes of the rank-{rank} operand, in order")
+
+
+ReshapeGroup = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def reshape_groups(src: Shape, dst: Shape) -> list[ReshapeGroup]:
+    """
+    The minimal groups of consecutive axes of `src` and `dst` with equal products (row-major
+    reshape), extent-1 axes left out (they belong to no group). A dynamic extent must form a group
+    of its own with a dynamic extent on the other side: the verifier cannot tell how it splits.
+    """
+    if 0 in src or 0 in dst:
+        if DYNAMIC_INDEX in src or DYNAMIC_INDEX in dst or 0 not in src or 0 not in dst:
+            raise VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
+        return []
+    s = [a for a, e in enumerate(src) if e != 1]
+    d = [b for b, e in enumerate(dst) if e != 1]
+    groups: list[ReshapeGroup] = []
+    i = j = 0
+    while i < len(s) and j < len(d):
+        a, b = s[i], d[j]
+        i, j = i + 1, j + 1
+        if DYNAMIC_INDEX in (src[a], dst[b]):
+            if src[a] != dst[b]:
+                raise VerifyException(
+                    f"cannot reshape {fmt(src)} to {fmt(dst)}: a dynamic extent must stay one axis of its own"
+                )
+            groups.append(((a,), (b,)))
+            continue
+        group_a, group_b, product_a, product_b = [a], [b], src[a], dst[b]
+        while product_a != product_b:  # grow the side with the smaller product by its next axis
+            if product_a < product_b and i < len(s) and src[s[i]] != DYNAMIC_INDEX:
+                group_a.append(s[i])
+                product_a, i = product_a * src[s[i]], i + 1
+            elif product_b < product_a and j < len(d) and dst[d[j]] != DYNAMIC_INDEX:
+                group_b.append(d[j])
+                product_b, j = product_b * dst[d[j]], j + 1
+            else:
+                raise VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
+        groups.append((tuple(group_a), tuple(group_b)))
+    if i < len(s) or j < len(d):
+        raise VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
+    return groups
+
+
+def reshape_map(src: Shape, dst: Shape) -> AxisMap:
+    """
+    A result axis maps to an operand axis only when the two form a group of their own (an axis the
+    reshape keeps): then result[.., i, ..] is the reshape of operand[.., i, ..]. A merged axis
+    (6 = 2x3) or one part of a split axis iterates the operand in strides that no single operand
+    axis walks, so it maps to nothing and a stream loop cannot slice it.
+    """
+    sources: list[AxisSources] = [() for _ in dst]
+    for group_a, group_b in reshape_groups(src, dst):
+        if len(group_a) == 1 and len(group_b) == 1:
+            sources[group_b[0]] = ((0, group_a[0]),)
+    return tuple(sources)
+
+
+def slice_rule(src: Shape, offsets: Sequence[int], strides: Sequence[int], dst: Shape) -> AxisMap:
+    """
+    `x[o0 : o0 + n0*s0 : s0, ...]` with `n` the result's extents. An axis the slice keeps whole
+    (offset 0, stride 1, the full extent) maps to the operand's; a sliced axis maps to nothing
+    (result index i reads operand index o + i*s, which a loop slicing both at i does not).
+    """
+    rank = len(src)
+    if len(offsets) != rank or len(strides) != rank or len(dst) != rank:
+        raise VerifyException(
+            f"slice of a rank-{rank} operand needs {rank} offsets, strides and result extents, got "
+            f"{len(offsets)}, {len(strides)} and {len(dst)}"
+        )
+    sources: list[AxisSources] = []
+    for k, (extent, offset, stride, size) in enumerate(zip(src, offsets, strides, dst)):
+        if offset < 0 or stride < 1:
+            raise VerifyException(f"slice axis {k}: offset {offset} must be >= 0 and stride {stride} >= 1")
+        kept = offset == 0 and stride == 1 and size == extent
+        if DYNAMIC_INDEX in (extent, size) and not kept:
+            raise VerifyException(
+                f"slice axis {k}: an axis of dynamic extent can only be kept whole (offset 0, stride 1, "
+                f"? to ?), got {fmt([extent])} to {fmt([size])} from {offset} by {stride}"
+            )
+        if not kept and (offset > extent or (size > 0 and offset + (size - 1) * stride >= extent)):
+            raise VerifyException(
+                f"slice axis {k}: {size} elements from offset {offset} with stride {stride} overrun extent {extent}"
+            )
+        sources.append(((0, k),) if kept else ())
+    return tuple(sources)
+
+
+def concat_rule(shapes: Sequence[Shape], dim: int) -> tuple[Shape, AxisMap]:
+    """
+    `torch.cat(xs, dim)`: equal ranks, equal extents off `dim`, the extents along `dim` add up.
+    Axes off `dim` map to every operand's; `dim` maps to nothing (result index i comes from one
+    operand or another depending on i).
+    """
+    if not shapes:
+        raise VerifyException("concat needs at least one operand")
+    rank = len(shapes[0])
+    if not 0 <= dim < rank:
+        raise VerifyException(f"concat dim {dim} is out of range for rank {rank}")
+    shape = list(shapes[0])
+    for k, other in enumerate(shapes[1:], 1):
+        if len(other) != rank:
+            raise VerifyException(f"concat operand #{k} has rank {len(other)}, operand #0 rank {rank}")
+        for a, extent in enumerate(other):
+            if a == dim:
+                shape[a] = DYNAMIC_INDEX if DYNAMIC_INDEX in (shape[a], extent) else shape[a] + extent
+            elif not extents_match(shape[a], extent):
+                raise VerifyException(
+                    f"concat operand #{k} has shape {fmt(other)}, operand #0 {fmt(shapes[0])}: "
+                    f"they differ off the concat dim {dim}"
+                )
+            elif shape[a] == DYNAMIC_INDEX:
+                shape[a] = extent
+    axis_map = tuple(() if a == dim else tuple((k, a) for k in range(len(shapes))) for a in range(rank))
+    return tuple(shape), axis_map
+
+
 def operand_axis_to_result_axis(axis_map: AxisMap, operand: int, axis: int) -> int | None:
     """The result axis an operand axis maps to, or None (reduced, contracted or broadcast away)."""
     for r, sources in enumerate(axis_map):

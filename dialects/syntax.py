@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, StringAttr, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.declarative_assembly_format import (
@@ -153,3 +154,77 @@ class BareWord(CustomDirective):
         word = self.word.get(op)
         assert isinstance(word, StringAttr)
         printer.print_string(word.data)
+
+
+def parse_scalar(parser: Parser) -> IntegerAttr | FloatAttr:
+    """
+    A number: an integer (`3`, `-1`, `true`/`false` as 1/0) becomes an i64 attribute, a float
+    (`0.5`, `1.0e-05`, `inf`, `-inf`, `nan`) an f64 attribute.
+    """
+    negative = parser.parse_optional_punctuation("-") is not None
+    if (word := parser.parse_optional_keyword("inf")) is not None or parser.parse_optional_keyword("nan"):
+        value = math.inf if word else math.nan
+        return FloatAttr(-value if negative else value, f64)
+    start = parser.pos
+    number = parser.parse_optional_number(allow_boolean=not negative)
+    if number is None:
+        parser.raise_error("expected a number (an integer, a float, true, false, inf or nan)")
+    if negative:
+        number = -number
+    if isinstance(number, int) and not -(2**63) <= number < 2**63:
+        parser.raise_error(f"integer {number} does not fit in 64 bits", start, parser.pos)
+    if isinstance(number, float) and math.isinf(number):
+        parser.raise_error("float literal out of range (write inf or -inf)", start, parser.pos)
+    return IntegerAttr(number, i64) if isinstance(number, int) else FloatAttr(number, f64)
+
+
+def print_scalar(printer: Printer, value: Attribute) -> None:
+    """Inverse of `parse_scalar`: `3`, `5.000000e-01`, `-inf`, `nan`."""
+    if isinstance(value, IntegerAttr):
+        printer.print_string(str(value.value.data))
+        return
+    assert isinstance(value, FloatAttr)
+    number = value.value.data
+    if math.isnan(number):
+        printer.print_string("nan")
+    elif math.isinf(number):
+        printer.print_string("inf" if number > 0 else "-inf")
+    else:
+        printer.print_float(number, f64)
+
+
+@irdl_custom_directive
+class Scalar(CustomDirective):
+    """
+    A number written bare: `3`, `-2`, `0.5`, `1.0e-05`, `-inf`, `nan`; `true`/`false` mean 1/0,
+    and are how the value prints when the op's result has element type i1.
+    """
+
+    value: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.value.set(state, parse_scalar(parser))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        value = self.value.get(op)
+        result_type = op.results[0].type if op.results else None
+        if isinstance(value, IntegerAttr) and getattr(result_type, "element_type", None) == IntegerType(1):
+            printer.print_string("true" if value.value.data else "false")  # an i1 result: a boolean
+        else:
+            print_scalar(printer, value)
+
+
+@irdl_custom_directive
+class FloatLiteral(CustomDirective):
+    """An f64 property written as a bare float, e.g. `eps = 1.000000e-05` (an integer is accepted)."""
+
+    value: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        value = parse_scalar(parser)
+        self.value.set(state, FloatAttr(float(value.value.data), f64))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        print_scalar(printer, self.value.get(op))

@@ -113,6 +113,26 @@ def check_slice_semantics(
         )
 
 
+def check_chunk_semantics(op: fusion.FusionOp, result_axis: int | None, global_view: bool) -> None:
+    """
+    A chunk of a result axis that maps to no operand axis passes the operands whole, which is
+    right only if the axis is made independently of its index (a new axis of `fusion.broadcast`,
+    a `fusion.full`), not if each element reads the whole operand (`fusion.softmax`'s axis, a
+    sliced axis of `fusion.slice`). Told apart as for single slices: `op` on one slice (values of
+    a throwaway block) must compute that slice. A mapped axis is chunked in its operands too.
+    """
+    if result_axis is None or op.axis_map()[result_axis]:
+        return
+    no_axes: list[int | None] = [None] * len(op.operands)
+    values = Block(arg_types=[sliced_tensor_type(o.type, None, None, global_view) for o in op.operands])
+    probe = type(op).create(
+        operands=list(values.args),
+        result_types=[sliced_tensor_type(op.results[0].type, result_axis, None, global_view)],
+        properties=op.properties_without_axes(no_axes, result_axis),
+    )
+    check_slice_semantics(op, probe, no_axes, result_axis)
+
+
 @dataclass
 class FunctionConverter:
     """Builds the hir body of one fusion-level function."""
@@ -314,7 +334,7 @@ class FunctionConverter:
             value = unit.yield_op.values[unit.results.index(value)]
         op = value.owner
         assert isinstance(op, fusion.FusionOp)
-        for operand_index, operand_axis in op.axis_map()[axis]:
+        for operand_index, operand_axis in op.extent_map()[axis]:
             operand = op.operands[operand_index]
             assert isinstance(operand.type, TensorType)
             if operand.type.get_shape()[operand_axis] == 1:
@@ -400,6 +420,8 @@ class FunctionConverter:
         )
         if chunks is None:
             check_slice_semantics(op, clone, operand_axes, result_axis)
+        else:
+            check_chunk_semantics(op, result_axis, global_view)
         clone.results[0].name_hint = op.results[0].name_hint
         return clone
 

@@ -116,9 +116,12 @@ STANDALONE_HOST_OPS: tuple[type[fusion.FusionOp], ...] = (
     fusion.MulOp,
     fusion.DivOp,
     fusion.MaximumOp,
+    fusion.PowOp,
+    fusion.CompareOp,
     fusion.SumOp,
     fusion.MaxOp,
     fusion.MinOp,
+    fusion.MeanOp,
     fusion.MatmulOp,
     fusion.LinearOp,
 )
@@ -139,10 +142,23 @@ def merge_unless_resharding(producer: Group, consumer: Group) -> bool:
     return not (producer.has_resharding or consumer.has_resharding)
 
 
+def merge_unless_contraction(producer: Group, consumer: Group) -> bool:
+    """
+    Policy `contractions-standalone`: matmuls and linears stay single launches (the GEMMs that the
+    communication pipelines split by chunk or destination), everything else fuses: the elementwise
+    chains an imported activation decomposes into become one launch.
+    """
+    contraction = (fusion.MatmulOp, fusion.LinearOp)
+    return merge_unless_resharding(producer, consumer) and not any(
+        isinstance(op, contraction) for op in (*producer.ops, *consumer.ops)
+    )
+
+
 DEFAULT_POLICY = "standalone-host-ops"
 POLICIES: dict[str, ShouldMerge] = {
     DEFAULT_POLICY: merge_unless_standalone,
     "resharding-only": merge_unless_resharding,
+    "contractions-standalone": merge_unless_contraction,
 }
 
 
@@ -575,8 +591,9 @@ def segment_module(module: ModuleOp, should_merge: ShouldMerge) -> list[fusion.S
 class FusionSegmentPass(ModulePass):
     """
     Groups fusion ops into segments (kernels). `policy`: `standalone-host-ops` (set, binary,
-    reduction, matmul, linear and resharding ops stay single, other ops fuse) or
-    `resharding-only` (everything fuses except resharding ops).
+    reduction, matmul, linear and resharding ops stay single, other ops fuse),
+    `resharding-only` (everything fuses except resharding ops) or `contractions-standalone`
+    (matmul, linear and resharding ops stay single, everything else fuses).
     """
 
     name = "fusion-segment"

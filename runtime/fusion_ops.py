@@ -15,6 +15,12 @@ def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
     kernel = eager_kernel(op)
     ins = compiler.slots_of(op.operands)
     out = compiler.slot(op.results[0])
+    if not ins:  # a constant: made on the run's device
+
+        def make(frame: Frame) -> None:
+            frame.env[out] = kernel(device=frame.device)
+
+        return make
 
     def step(frame: Frame) -> None:
         env = frame.env

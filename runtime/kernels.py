@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 from hir.dialects import fusion
+from hir.dialects import shape_rules as rules
 from hir.dialects.syntax import array_values
 from hir.runtime.dtypes import shaped_dtype
 
@@ -27,23 +28,42 @@ _BINARY: dict[type, Callable[..., torch.Tensor]] = {
     fusion.MulOp: torch.mul,
     fusion.DivOp: torch.div,
     fusion.MaximumOp: torch.maximum,
+    fusion.PowOp: torch.pow,
 }
 _UNARY: dict[type, Callable[..., torch.Tensor]] = {
     fusion.NegOp: torch.neg,
     fusion.AbsOp: torch.abs,
     fusion.ExpOp: torch.exp,
     fusion.TanhOp: torch.tanh,
+    fusion.SigmoidOp: torch.sigmoid,
+    fusion.SqrtOp: torch.sqrt,
+    fusion.RsqrtOp: torch.rsqrt,
+    fusion.ReciprocalOp: torch.reciprocal,
 }
 _REDUCE: dict[type, Callable[..., torch.Tensor]] = {
     fusion.SumOp: torch.sum,
     fusion.MaxOp: torch.amax,
     fusion.MinOp: torch.amin,
+    fusion.MeanOp: torch.mean,
+}
+_COMPARE: dict[str, Callable[..., torch.Tensor]] = {
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
 }
 
 
 def eager_kernel(op: fusion.FusionOp) -> Eager:
-    """`f(*operands) -> result` for one fusion op (the reference semantics)."""
+    """
+    `f(*operands) -> result` for one fusion op (the reference semantics); an op without operands
+    (`fusion.full`) takes `device=` instead, where to make its tensor.
+    """
     kind = type(op)
+    if (fn := _eager_extension(op)) is not None:
+        return fn
     if kind is fusion.SetOp:
         return lambda x: x.clone()
     if (fn := _BINARY.get(kind)) is not None:
@@ -76,6 +96,8 @@ def eager_kernel(op: fusion.FusionOp) -> Eager:
 def out_kernel(op: fusion.FusionOp) -> Into:
     """`f(out, *operands)`: computes the op into `out` without a temporary where torch allows."""
     kind = type(op)
+    if (into := _out_extension(op)) is not None:
+        return into
     if kind is fusion.SetOp or kind is fusion.CastOp:
         return lambda out, x: out.copy_(x)
     if (fn := _BINARY.get(kind)) is not None:
@@ -145,3 +167,106 @@ def _broadcast_view(op: fusion.FusionOp) -> Eager:
         return x.expand(target)
 
     return view
+
+
+# -- the ops real models need: activations, shapes, normalizations, constants, comparisons ------
+
+
+def _eager_extension(op: fusion.FusionOp) -> Eager | None:
+    kind = type(op)
+    if kind is fusion.SiluOp:
+        return F.silu
+    if kind is fusion.GeluOp:
+        approximate = op.approximate.data  # type: ignore[attr-defined]
+        return lambda x: F.gelu(x, approximate=approximate)
+    if kind is fusion.CompareOp:
+        return _COMPARE[op.predicate.data]  # type: ignore[attr-defined]
+    if kind is fusion.WhereOp:
+        return torch.where
+    if kind is fusion.FullOp:
+        shape, value, dtype = _full(op)
+        return lambda device: torch.full(shape, value, dtype=dtype, device=device)
+    if kind is fusion.ReshapeOp:
+        target = _reshape_target(op)
+        return lambda x: x.reshape(target(x))
+    if kind is fusion.SliceOp:
+        index = _slice_index(op)
+        return lambda x: x[index]
+    if kind is fusion.ConcatOp:
+        dim = op.dim.value.data  # type: ignore[attr-defined]
+        return lambda *xs: torch.cat(xs, dim)
+    if kind is fusion.SoftmaxOp:
+        dim = op.dim.value.data  # type: ignore[attr-defined]
+        return lambda x: torch.softmax(x, dim)
+    if kind is fusion.LayerNormOp or kind is fusion.RmsNormOp:
+        return _norm(op)
+    return None
+
+
+def _out_extension(op: fusion.FusionOp) -> Into | None:
+    kind = type(op)
+    if kind is fusion.CompareOp:
+        fn = _COMPARE[op.predicate.data]  # type: ignore[attr-defined]
+        return lambda out, a, b: fn(a, b, out=out)
+    if kind is fusion.WhereOp:
+        return lambda out, c, a, b: torch.where(c, a, b, out=out)
+    if kind is fusion.FullOp:
+        value = _full(op)[1]
+        return lambda out: out.fill_(value)
+    if kind is fusion.ReshapeOp:
+        return lambda out, x: out.copy_(x.reshape(out.shape))
+    if kind is fusion.ConcatOp:
+        return _concat_into(op.dim.value.data)  # type: ignore[attr-defined]
+    if kind in (fusion.MeanOp, fusion.SiluOp, fusion.GeluOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(
+        op, fusion.NormFusionOp
+    ):
+        eager = eager_kernel(op)
+        return lambda out, *xs: out.copy_(eager(*xs))
+    return None
+
+
+def _full(op: fusion.FusionOp) -> tuple[list[int], int | float | bool, torch.dtype]:
+    assert isinstance(op, fusion.FullOp)
+    dtype = shaped_dtype(op.result.type)
+    value = op.number
+    return list(op.result.type.get_shape()), bool(value) if dtype == torch.bool else value, dtype
+
+
+def _reshape_target(op: fusion.FusionOp) -> Callable[[torch.Tensor], list[int]]:
+    """The result extents: static ones from the type, a dynamic one from the operand axis it keeps."""
+    shape = list(op.results[0].type.get_shape())
+    groups = rules.reshape_groups(op.operands[0].type.get_shape(), shape)
+    sources = {dst[0]: src[0] for src, dst in groups if shape[dst[0]] == DYNAMIC_INDEX}  # always one to one
+    if not sources:
+        return lambda x: shape
+    return lambda x: [x.shape[sources[b]] if b in sources else e for b, e in enumerate(shape)]
+
+
+def _slice_index(op: fusion.FusionOp) -> tuple[slice, ...]:
+    offsets = array_values(op.properties["offsets"])
+    strides = array_values(op.properties["strides"])
+    sizes = op.results[0].type.get_shape()
+    return tuple(
+        slice(None) if n == DYNAMIC_INDEX else slice(o, o + (n - 1) * s + 1 if n else o, s)
+        for o, s, n in zip(offsets, strides, sizes)
+    )
+
+
+def _concat_into(dim: int) -> Into:
+    """Each operand copied into its part of `out` (a strided view too): no temporary."""
+
+    def into(out: torch.Tensor, *xs: torch.Tensor) -> None:
+        start = 0
+        for x in xs:
+            out.narrow(dim, start, x.shape[dim]).copy_(x)
+            start += x.shape[dim]
+
+    return into
+
+
+def _norm(op: fusion.FusionOp) -> Eager:
+    assert isinstance(op, fusion.NormFusionOp)
+    count, eps = len(array_values(op.dims)), op.eps.value.data
+    if isinstance(op, fusion.RmsNormOp):
+        return lambda x, weight=None: F.rms_norm(x, x.shape[-count:], weight, eps)
+    return lambda x, weight=None, bias=None: F.layer_norm(x, x.shape[-count:], weight, bias, eps)

@@ -28,7 +28,17 @@ def benchmark(name: str) -> ModuleType:
 
 @pytest.mark.parametrize(
     "name",
-    ["ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "timeline", "run_all", "compile_time"],
+    [
+        "ag_gemm",
+        "gemm_rs",
+        "matmul_ar",
+        "host_overhead",
+        "race_check_cost",
+        "timeline",
+        "run_all",
+        "compile_time",
+        "tp_mlp",
+    ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit:
@@ -42,7 +52,7 @@ def test_every_step_command_parses() -> None:
     run_all = benchmark("run_all")
     parsers = {
         f"benchmarks/{name}.py": benchmark(name).build_parser()
-        for name in ("ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "compile_time")
+        for name in ("ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "compile_time", "tp_mlp")
     }
     checked = 0
     for step in run_all.STEPS:

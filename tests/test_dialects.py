@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     bf16,
     f32,
+    i1,
     i32,
     i64,
 )
@@ -336,6 +337,19 @@ def test_build_and_verify_fusion_ops():
         fusion.MatmulOp(x, value(tensor(8, 2)), tensor(4, 2)),
         fusion.LinearOp(x, w, None, tensor(4, 16)),
         fusion.LinearOp(x, w, bias, tensor(4, 16)),
+        *(op(x) for op in (fusion.SigmoidOp, fusion.SiluOp, fusion.SqrtOp, fusion.RsqrtOp, fusion.ReciprocalOp)),
+        fusion.GeluOp(x, "tanh"),
+        fusion.PowOp(x, y),
+        fusion.CompareOp("ge", x, y, tensor(4, 8, element=i1)),
+        fusion.WhereOp(value(tensor(4, 8, element=i1)), x, y),
+        fusion.FullOp(0.5, tensor(4, 8)),
+        fusion.ReshapeOp(x, tensor(2, 16)),
+        fusion.SliceOp(x, [1, 0], [2, 1], tensor(2, 8)),
+        fusion.ConcatOp([x, y], 0, tensor(8, 8)),
+        fusion.MeanOp(x, [1], tensor(4)),
+        fusion.SoftmaxOp(x, 1),
+        fusion.LayerNormOp(x, value(tensor(8)), value(tensor(8)), [1], 1e-5),
+        fusion.RmsNormOp(x, value(tensor(8)), [1], 1e-6),
     ]
     assert {type(op) for op in ops} == set(fusion.FUSION_OPS)
     for op in ops:

@@ -246,7 +246,9 @@ def test_named_policies() -> None:
     assert shape_of_body(default) == [["exp", "neg"], "add", ["relu", "exp", "tanh"], "func.return"]
     everything = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=resharding-only}")
     assert shape_of_body(everything) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
-    assert set(POLICIES) == {"standalone-host-ops", "resharding-only"}
+    contractions = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=contractions-standalone}")
+    assert shape_of_body(contractions) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
+    assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone"}
 
 
 def test_unknown_policy() -> None:

@@ -75,7 +75,7 @@ def test_examples_with_free_values_become_functions() -> None:
 def test_a_wrong_example_is_an_error_naming_the_class() -> None:
     # The syntax a user tried before the reference existed.
     with pytest.raises(
-        ReferenceError, match=r"dialects/fusion/ops.py:\d+ \(SumOp, Example:\): the example does not"
+        ReferenceError, match=r"dialects/fusion/reductions.py:\d+ \(SumOp, Example:\): the example does not"
     ) as err:
         checked_example(fusion.SumOp, "%s = fusion.sum %x dims [0] : tensor<4x8xf32> -> tensor<8xf32>")
     assert "example of fusion.sum:1:25\n" in str(err.value)

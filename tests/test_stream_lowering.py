@@ -117,6 +117,14 @@ LIT_LOOPS = {
     ("chunks_not_dividing.mlir", "rows"): 2,
     ("chunks_not_dividing.mlir", "inner_axis"): 2,
     ("chunks_not_dividing.mlir", "dynamic"): 2,
+    ("model_ops.mlir", "reshape_kept"): 2,
+    ("model_ops.mlir", "slice_kept"): 2,
+    ("model_ops.mlir", "concat_off_dim"): 2,
+    ("model_ops.mlir", "layer_norm_rows"): 2,
+    ("model_ops.mlir", "rms_norm_chunks"): 2,
+    ("model_ops.mlir", "mean_rows"): 2,
+    ("model_ops.mlir", "masked_softmax"): 2,
+    ("model_ops.mlir", "softmax_dynamic"): 2,
 }
 
 

@@ -48,3 +48,43 @@ func.func @dims_not_a_list(%x: tensor<4x8xf32>) {
   %0 = fusion.max %x dims = 1 : tensor<4x8xf32> -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func @full_not_a_number() {
+  // expected-error@+1 {{expected a number (an integer, a float, true, false, inf or nan)}}
+  %0 = fusion.full one : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @eps_not_a_number(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{expected a number (an integer, a float, true, false, inf or nan)}}
+  %0 = fusion.rms_norm %x dims = [1] eps = small : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @compare_without_predicate(%x: tensor<4xf32>) {
+  // expected-error@+1 {{identifier expected}}
+  %0 = fusion.compare %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @full_integer_too_large() {
+  // expected-error@+1 {{integer 99999999999999999999 does not fit in 64 bits}}
+  %0 = fusion.full 99999999999999999999 : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @full_float_literal_too_large() {
+  // expected-error@+1 {{float literal out of range (write inf or -inf)}}
+  %0 = fusion.full 1.0e999 : tensor<4xf32>
+  func.return
+}

@@ -1,0 +1,255 @@
+"""
+A Megatron-style tensor-parallel MLP block on D GPUs, written as an nn.Module and compiled by
+`hir.compile`, against eager PyTorch and torch.compile's async tensor parallelism, in one run and
+on the same tensors:
+
+  x [M/D, H] (sequence-parallel: rows sharded) -> all-gather -> linear H -> 4H/D (column-parallel)
+  -> gelu -> linear 4H/D -> H (row-parallel) -> reduce-scatter -> [M/D, H]
+
+  eager          NCCL all-gather, F.linear, gelu, F.linear, NCCL reduce-scatter, one stream
+  torch-async-tp torch.compile of the same with functional collectives and
+                 torch._inductor.config._micro_pipeline_tp = True (fused all-gather + matmul and
+                 matmul + reduce-scatter over symmetric memory)
+  hir ...        `hir.compile(TPMLP, ...)` with layouts (rows "[(stream(S), didx), serial]",
+                 fc1.weight "[didx, serial]", fc2.weight "[serial, didx]"), lowered with
+                 PIPELINE and run with NUM_STREAMS; a variant is PIPELINE:NUM_STREAMS:chunks=S
+
+Every rank builds the same global x [M, H] and weights (one seed); every result is checked
+against the module run eagerly on the unsharded x, rows of this rank (relative L2 error in
+brackets, WRONG above 3e-2). CUDA-event medians, each repetition after a barrier, max over ranks.
+
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
+      python -m torch.distributed.run --nproc-per-node 2 benchmarks/tp_mlp.py
+
+`--device cpu` runs it on CPU processes over gloo, f32, small sizes and wall-clock times, without
+torch-async-tp: a check that the compiled block matches eager torch, not a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+import hir
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+VARIANTS = (
+    "stream-lowering{backend=copy-engine}:1:chunks=1",
+    "stream-lowering{backend=copy-engine}:2:chunks=2",
+    "stream-lowering:2:chunks=2",
+    "stream-lowering:3:chunks=4",
+)
+"""The copy-engine lowering in one chunk (its reduce-scatter pipelines the GEMM by destination) and
+in two; NCCL collectives per chunk in 2 and 4 chunks."""
+WRONG = 3e-2
+# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
+all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
+reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
+
+
+class TPMLP(torch.nn.Module):
+    """The MLP block as a user writes it; the layouts given to hir.compile make it tensor-parallel."""
+
+    def __init__(self, hidden: int, ffn: int, dtype: torch.dtype, device: str):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(hidden, ffn, bias=False, dtype=dtype, device=device)
+        self.fc2 = torch.nn.Linear(ffn, hidden, bias=False, dtype=dtype, device=device)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+PARAM_LAYOUTS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
+
+
+def rows_layout(chunks: int) -> str:
+    return f"[(stream({chunks}), didx), serial]"
+
+
+def my_rows(t: torch.Tensor, chunks: int, rank: int, world: int) -> torch.Tensor:
+    """This rank's rows of a global [M, C] in the layout "[(stream(chunks), didx), serial]"."""
+    M, C = t.shape
+    return t.view(chunks, world, M // (chunks * world), C)[:, rank].reshape(-1, C)
+
+
+def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def timed(fn: Callable[[], object], reps: int, warmup: int, device: torch.device) -> float:
+    """Median ms of `fn`, each repetition after a barrier (CUDA events on a GPU, wall clock on CPU)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        dist.barrier()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        else:
+            begin = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - begin) * 1e3)
+    return statistics.median(times)
+
+
+def max_over_ranks(value: float, device: torch.device) -> float:
+    t = torch.tensor([value], device=device, dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def eager_tp(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, world: int) -> torch.Tensor:
+    """Megatron's sequence-parallel MLP with NCCL (gloo: all-reduce, then this rank's rows)."""
+    x = torch.empty(x_shard.shape[0] * world, x_shard.shape[1], dtype=x_shard.dtype, device=x_shard.device)
+    all_gather_single(x, x_shard)
+    partial = F.linear(F.gelu(F.linear(x, w1)), w2)
+    if x.device.type == "cpu":  # gloo has no reduce-scatter
+        dist.all_reduce(partial)
+        return partial.chunk(world)[dist.get_rank()].clone()
+    out = torch.empty_like(x_shard)
+    reduce_scatter_single(out, partial)
+    return out
+
+
+def torch_async_tp(world: int) -> Callable[..., torch.Tensor]:
+    """The same block for torch.compile's micro-pipelined TP, on functional collectives."""
+    import torch.distributed._functional_collectives as funcol
+
+    torch._inductor.config._micro_pipeline_tp = True
+    group = dist.group.WORLD
+
+    def block(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        x = funcol.all_gather_tensor(x_shard, 0, group)
+        partial = torch.mm(F.gelu(torch.mm(x, w1.t())), w2.t())
+        return funcol.reduce_scatter_tensor(partial, "sum", 0, group)
+
+    return torch.compile(block, fullgraph=True)
+
+
+def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dict[str, float], dict[str, float]]:
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dtype = DTYPES[args.dtype]
+    torch.manual_seed(args.seed)  # the same global tensors on every rank (made on the device: fast)
+    model = TPMLP(args.hidden, args.ffn_mult * args.hidden, dtype, str(device))
+    x = torch.randn(M, args.hidden, dtype=dtype, device=device)
+    with torch.no_grad():
+        reference = model(x)
+    F_local = args.ffn_mult * args.hidden // world
+    w1 = model.fc1.weight.detach()[rank * F_local : (rank + 1) * F_local].contiguous()
+    w2 = model.fc2.weight.detach()[:, rank * F_local : (rank + 1) * F_local].contiguous()
+    x_shard = x.chunk(world)[rank].contiguous()
+    times: dict[str, float] = {}
+    errors: dict[str, float] = {}
+    results: list[torch.Tensor] = []
+
+    def record(name: str, fn: Callable[[], torch.Tensor], expected: torch.Tensor) -> None:
+        def run() -> None:
+            results[:] = [fn()]
+
+        times[name] = timed(run, args.reps, args.warmup, device)
+        errors[name] = relative_error(results[0], expected)
+
+    with torch.no_grad():
+        record("eager", lambda: eager_tp(x_shard, w1, w2, world), reference.chunk(world)[rank])
+        if device.type == "cuda" and not args.no_torch_compile:
+            try:
+                compiled = torch_async_tp(world)
+                record("torch-async-tp", lambda: compiled(x_shard, w1, w2), reference.chunk(world)[rank])
+            except Exception as err:  # report and go on: the baseline may be missing on this build
+                if rank == 0:
+                    print(
+                        f"torch-async-tp failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                    )
+        for variant in args.variants.split(","):
+            pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
+            chunks = int(chunks_text.removeprefix("chunks="))
+            if M % (chunks * world):
+                continue
+            layout = rows_layout(chunks)
+            block = hir.compile(
+                model, (x,), [layout], [layout], mesh=list(range(world)), pipeline=pipeline,
+                param_layouts=PARAM_LAYOUTS, num_streams=int(num_streams),
+            )  # fmt: skip
+            mine = my_rows(x, chunks, rank, world).contiguous()
+            record(
+                f"hir {variant}", lambda block=block, mine=mine: block(mine), my_rows(reference, chunks, rank, world)
+            )
+    return (
+        {k: max_over_ranks(v, device) for k, v in times.items()},
+        {k: max_over_ranks(v, device) for k, v in errors.items()},
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--sizes", help="comma list of M (default: 8192,16384,32768 on cuda, 64 on cpu)")
+    p.add_argument("--hidden", type=int, help="H (default: 8192 on cuda, 32 on cpu)")
+    p.add_argument("--ffn-mult", type=int, default=4, help="the first linear's width is this times H")
+    p.add_argument("--dtype", choices=DTYPES, help="default: bf16 on cuda, f32 on cpu")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of PIPELINE:NUM_STREAMS:chunks=S")
+    p.add_argument("--no-torch-compile", action="store_true", help="skip the torch-async-tp baseline")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    args = build_parser().parse_args(argv)
+    cpu = args.device == "cpu"
+    args.sizes = args.sizes or ("64" if cpu else "8192,16384,32768")
+    args.hidden = args.hidden or (32 if cpu else 8192)
+    args.dtype = args.dtype or ("f32" if cpu else "bf16")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    if args.device == "cpu":
+        dist.init_process_group("gloo")
+        device = torch.device("cpu")
+    else:
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", device_id=device)
+        import torch.distributed._symmetric_memory as symm_mem
+
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+    rows = [(M, *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
+    wrong = False
+    if dist.get_rank() == 0:
+        world = dist.get_world_size()
+        print(
+            f"\nTP MLP, D={world}, H={args.hidden}, FFN={args.ffn_mult}H, {args.dtype}, {device.type}; "
+            "ms (max over ranks of per-rank median); x of eager; rel. error in []"
+        )
+        for M, times, errors in rows:
+            print(f"\nM={M}")
+            for name, ms in times.items():
+                flag = "  WRONG" if errors[name] > WRONG else ""
+                wrong |= errors[name] > WRONG
+                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}  [{errors[name]:.1e}]{flag}")
+    verdict = torch.tensor([int(wrong)], device=device)
+    dist.broadcast(verdict, 0)
+    dist.destroy_process_group()
+    return int(verdict.item())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

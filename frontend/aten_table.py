@@ -1,0 +1,407 @@
+"""
+THE table from ATen overloads to fusion ops: `ATEN_TABLE[overload](emitter, node, *args, **kwargs)`
+returns the fusion value of the node. Arguments arrive as torch.export records them, with graph
+values replaced by fusion values. An overload missing here is an error naming it and the user's
+line (frontend/errors.py); an argument a builder cannot honour is an error too, never a guess.
+
+Each op maps to its fusion op; a few are spelled with others where that is exact: unsqueeze is a
+broadcast to extent 1, squeeze a sum over axes of extent 1, `x.pow(2)`-style scalars are 0-d
+`fusion.full`s broadcast to the operand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
+from hir.frontend.types import element_type
+
+aten = torch.ops.aten
+Builder = Callable[..., SSAValue]
+
+
+def _out_element(node: Node):
+    return element_type(node.meta["val"].dtype, node)
+
+
+def _binary(kind: type[fusion.BinaryFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, a, b, **kwargs) -> SSAValue:
+        _no_options(e, node, kwargs)
+        return e.binary(kind, a, b, _out_element(node))
+
+    return build
+
+
+def _add_or_sub(kind: type[fusion.BinaryFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, a, b, alpha=1) -> SSAValue:
+        element = _out_element(node)
+        if alpha != 1:
+            b = e.binary(fusion.MulOp, b, alpha, element)
+        return e.binary(kind, a, b, element)
+
+    return build
+
+
+def _div(e: Emitter, node: Node, a, b, rounding_mode=None) -> SSAValue:
+    if rounding_mode is not None:
+        raise e.error(f"{node.target}: rounding_mode={rounding_mode!r} has no fusion op (only true division)")
+    return e.binary(fusion.DivOp, a, b, _out_element(node))
+
+
+def _rsub(e: Emitter, node: Node, a, b, alpha=1) -> SSAValue:
+    element = _out_element(node)
+    if alpha != 1:
+        a = e.binary(fusion.MulOp, a, alpha, element)
+    return e.binary(fusion.SubOp, b, a, element)
+
+
+def _unary(kind: type[fusion.UnaryFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        element = _out_element(node)
+        return e.unary(kind, e.cast(x, element))
+
+    return build
+
+
+def _identity(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
+    return x
+
+
+def _dropout(e: Emitter, node: Node, x: SSAValue, p: float, train: bool | None) -> SSAValue:
+    if train:
+        raise e.error("dropout in training mode draws random numbers, which fusion does not: call model.eval()")
+    return x
+
+
+def _to(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
+    val = node.meta["val"]
+    if val.device != node.args[0].meta["val"].device:
+        raise e.error(f"{node.target}: device moves inside the program are not supported")
+    return e.cast(x, element_type(val.dtype, node))
+
+
+def _gelu(e: Emitter, node: Node, x: SSAValue, approximate: str = "none") -> SSAValue:
+    return e.typed(lambda t: fusion.GeluOp(x, approximate, t), [x], shape_of(x), element_of(x))
+
+
+def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
+    if half_to_float:
+        raise e.error(f"{node.target}: half_to_float is not supported")
+    x = e.cast(x, _out_element(node))
+    return e.typed(lambda t: fusion.SoftmaxOp(x, dim % len(shape_of(x)), t), [x], shape_of(x), element_of(x))
+
+
+def _layer_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn=True) -> SSAValue:
+    dims = _trailing(x, normalized_shape)
+    if bias is not None and weight is None:  # the op takes a bias only after a weight
+        weight = e.emit(fusion.FullOp(1.0, TensorType(element_of(x), tuple(normalized_shape))))
+    operands = [v for v in (x, weight, bias) if v is not None]
+    return e.typed(lambda t: fusion.LayerNormOp(x, weight, bias, dims, eps, t), operands, shape_of(x), element_of(x))
+
+
+def _rms_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, eps=None) -> SSAValue:
+    dims = _trailing(x, normalized_shape)
+    if eps is None:  # torch's default
+        eps = torch.finfo(node.args[0].meta["val"].dtype).eps
+    operands = [v for v in (x, weight) if v is not None]
+    return e.typed(lambda t: fusion.RmsNormOp(x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
+
+
+def _trailing(x: SSAValue, normalized_shape) -> list[int]:
+    rank = len(shape_of(x))
+    return list(range(rank - len(normalized_shape), rank))
+
+
+def _reduction(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, x: SSAValue, dims=None, keepdim: bool = False, *, dtype=None) -> SSAValue:
+        x = e.cast(x, _out_element(node))
+        return e.reduce(kind, x, _dims(x, dims), keepdim)
+
+    return build
+
+
+def _mean(e: Emitter, node: Node, x: SSAValue, dims=None, keepdim: bool = False, *, dtype=None) -> SSAValue:
+    x = e.cast(x, _out_element(node))
+    return e.reduce(fusion.MeanOp, x, _dims(x, dims), keepdim)
+
+
+def _dims(x: SSAValue, dims) -> list[int]:
+    rank = len(shape_of(x))
+    if dims is None or (isinstance(dims, list | tuple) and len(dims) == 0):
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return [d % rank for d in dims]
+
+
+def _amax_or_amin(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, x: SSAValue, dims=(), keepdim: bool = False) -> SSAValue:
+        return e.reduce(kind, x, _dims(x, dims), keepdim)
+
+    return build
+
+
+def _sum_all(e: Emitter, node: Node, x: SSAValue, *, dtype=None) -> SSAValue:
+    x = e.cast(x, _out_element(node))
+    return e.reduce(fusion.SumOp, x, _dims(x, None), keepdim=False)
+
+
+def _expand(e: Emitter, node: Node, x: SSAValue, sizes, implicit: bool = False) -> SSAValue:
+    shape = tuple(node.meta["val"].shape)
+    return e.broadcast_to(x, shape)
+
+
+def _permute(e: Emitter, node: Node, x: SSAValue, dims) -> SSAValue:
+    return e.permute(x, dims)
+
+
+def _transpose(e: Emitter, node: Node, x: SSAValue, dim0: int = 0, dim1: int = 1) -> SSAValue:
+    rank = len(shape_of(x))
+    if rank < 2:
+        return x
+    perm = list(range(rank))
+    perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+    return e.permute(x, perm)
+
+
+def _unsqueeze(e: Emitter, node: Node, x: SSAValue, dim: int) -> SSAValue:
+    return e.unsqueeze(x, [dim % (len(shape_of(x)) + 1)])
+
+
+def _squeeze(e: Emitter, node: Node, x: SSAValue, dims=None) -> SSAValue:
+    rank = len(shape_of(x))
+    axes = range(rank) if dims is None else [dims % rank] if isinstance(dims, int) else [d % rank for d in dims]
+    return e.squeeze(x, list(axes))
+
+
+def _view(e: Emitter, node: Node, x: SSAValue, shape) -> SSAValue:
+    """Adding or dropping axes of extent 1 keeps the other axes (a broadcast, a sum); else fusion.reshape."""
+    source = shape_of(x)
+    target = tuple(node.meta["val"].shape)
+    if source == target:
+        return x
+    if [d for d in source if d != 1] == [d for d in target if d != 1]:
+        x = e.squeeze(x, [i for i, d in enumerate(source) if d == 1])
+        return e.unsqueeze(x, [i for i, d in enumerate(target) if d == 1]) if 1 in target else x
+    return e.typed(lambda t: fusion.ReshapeOp(x, t), [x], target, element_of(x))
+
+
+def _flatten(e: Emitter, node: Node, x: SSAValue, *args) -> SSAValue:
+    return _view(e, node, x, None)
+
+
+def _slice(e: Emitter, node: Node, x: SSAValue, dim: int = 0, start=None, end=None, step: int = 1) -> SSAValue:
+    shape = shape_of(x)
+    dim %= len(shape)
+    begin = 0 if start is None else start
+    begin = max(0, min(shape[dim], begin + shape[dim] if begin < 0 else begin))
+    return _strided(e, node, x, dim, begin, step)
+
+
+def _narrow(e: Emitter, node: Node, x: SSAValue, dim: int, start: int, length: int) -> SSAValue:
+    dim %= len(shape_of(x))
+    return _strided(e, node, x, dim, start % shape_of(x)[dim], 1)
+
+
+def _select(e: Emitter, node: Node, x: SSAValue, dim: int, index: int) -> SSAValue:
+    shape = shape_of(x)
+    dim %= len(shape)
+    one = _strided(e, node, x, dim, index % shape[dim], 1, keep=True)
+    return e.squeeze(one, [dim])
+
+
+def _strided(e: Emitter, node: Node, x: SSAValue, dim: int, begin: int, step: int, keep: bool = False) -> SSAValue:
+    shape = list(shape_of(x))
+    if keep:
+        shape[dim] = 1
+    else:
+        shape = list(node.meta["val"].shape)
+    if tuple(shape) == shape_of(x):
+        return x
+    offsets = [begin if k == dim else 0 for k in range(len(shape))]
+    strides = [step if k == dim else 1 for k in range(len(shape))]
+    return e.typed(lambda t: fusion.SliceOp(x, offsets, strides, t), [x], tuple(shape), element_of(x))
+
+
+def _cat(e: Emitter, node: Node, xs, dim: int = 0) -> SSAValue:
+    element = _out_element(node)
+    xs = [e.cast(x, element) for x in xs if math.prod(shape_of(x)) or len(xs) == 1]
+    if len(xs) == 1:
+        return xs[0]
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.ConcatOp(xs, dim % len(shape), t), xs, shape, element)
+
+
+def _compare(predicate: str) -> Builder:
+    def build(e: Emitter, node: Node, a, b) -> SSAValue:
+        operand = element_type(torch.result_type(*(_meta(v, n) for v, n in zip((a, b), node.args))), node)
+        a, b = e._operand(a, b, operand), e._operand(b, a, operand)
+        a, b = e.cast(a, operand), e.cast(b, operand)
+        a, b = e.broadcast_pair(a, b)
+        return e.typed(lambda t: fusion.CompareOp(predicate, a, b, t), [a, b], shape_of(a), IntegerType(1))
+
+    return build
+
+
+def _where(e: Emitter, node: Node, condition, a, b) -> SSAValue:
+    element = _out_element(node)
+    a, b = e._operand(a, b, element), e._operand(b, a, element)
+    a, b = e.cast(a, element), e.cast(b, element)
+    shape = tuple(node.meta["val"].shape)
+    like = next((v for v in (a, b, condition) if shape_of(v) == shape), None)
+    condition, a, b = (e.broadcast_to(v, shape, like) for v in (condition, a, b))
+    return e.typed(lambda t: fusion.WhereOp(condition, a, b, t), [condition, a, b], shape, element)
+
+
+def _meta(value: Any, arg: Any) -> Any:
+    """What torch.result_type takes: the argument's fake tensor, or the Python scalar itself."""
+    return arg.meta["val"] if isinstance(arg, Node) else value
+
+
+def _full(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    val = node.meta["val"]
+    fill = args[1] if node.target in (aten.full.default, aten.full_like.default) else 0.0
+    if node.target in (aten.ones.default, aten.ones_like.default):
+        fill = 1.0
+    return e.emit(fusion.FullOp(fill, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+
+
+def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
+    return e.binary(fusion.PowOp, x, exponent, _out_element(node))
+
+
+def _matmul(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.MatmulOp(a, b, t), [a, b], shape, _out_element(node))
+
+
+def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
+    shape = tuple(node.meta["val"].shape)
+    operands = [x, w] if bias is None else [x, w, bias]
+    return e.typed(lambda t: fusion.LinearOp(x, w, bias, t), operands, shape, _out_element(node))
+
+
+def _no_options(e: Emitter, node: Node, kwargs: dict) -> None:
+    if kwargs:
+        raise e.error(f"{node.target}: arguments {sorted(kwargs)} are not supported")
+
+
+def _float_only(builder: Builder) -> Builder:
+    def build(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+        if not is_float(_out_element(node)):
+            raise e.error(f"{node.target} on {node.meta['val'].dtype} tensors: fusion computes it on floats only")
+        return builder(e, node, *args, **kwargs)
+
+    return build
+
+
+ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
+    # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
+    aten.add.Tensor: _add_or_sub(fusion.AddOp),
+    aten.add.Scalar: _add_or_sub(fusion.AddOp),
+    aten.sub.Tensor: _add_or_sub(fusion.SubOp),
+    aten.sub.Scalar: _add_or_sub(fusion.SubOp),
+    aten.rsub.Scalar: _rsub,
+    aten.rsub.Tensor: _rsub,
+    aten.mul.Tensor: _binary(fusion.MulOp),
+    aten.mul.Scalar: _binary(fusion.MulOp),
+    aten.div.Tensor: _div,
+    aten.div.Scalar: _div,
+    aten.div.Tensor_mode: _div,
+    aten.maximum.default: _binary(fusion.MaximumOp),
+    aten.pow.Tensor_Scalar: _float_only(_pow),
+    aten.pow.Tensor_Tensor: _float_only(_pow),
+    aten.square.default: lambda e, node, x: _pow(e, node, x, 2),
+    aten.neg.default: _unary(fusion.NegOp),
+    aten.abs.default: _unary(fusion.AbsOp),
+    aten.relu.default: _unary(fusion.ReluOp),
+    aten.exp.default: _float_only(_unary(fusion.ExpOp)),
+    aten.tanh.default: _float_only(_unary(fusion.TanhOp)),
+    aten.sqrt.default: _float_only(_unary(fusion.SqrtOp)),
+    aten.rsqrt.default: _float_only(_unary(fusion.RsqrtOp)),
+    aten.reciprocal.default: _float_only(_unary(fusion.ReciprocalOp)),
+    # activations and normalizations
+    aten.sigmoid.default: _float_only(_unary(fusion.SigmoidOp)),
+    aten.silu.default: _float_only(_unary(fusion.SiluOp)),
+    aten.gelu.default: _float_only(_gelu),
+    aten.softmax.int: _float_only(_softmax),
+    aten._softmax.default: _float_only(_softmax),
+    aten.layer_norm.default: _float_only(_layer_norm),
+    aten.rms_norm.default: _float_only(_rms_norm),
+    # comparisons and selection (-> i1)
+    aten.eq.Tensor: _compare("eq"),
+    aten.eq.Scalar: _compare("eq"),
+    aten.ne.Tensor: _compare("ne"),
+    aten.ne.Scalar: _compare("ne"),
+    aten.lt.Tensor: _compare("lt"),
+    aten.lt.Scalar: _compare("lt"),
+    aten.le.Tensor: _compare("le"),
+    aten.le.Scalar: _compare("le"),
+    aten.gt.Tensor: _compare("gt"),
+    aten.gt.Scalar: _compare("gt"),
+    aten.ge.Tensor: _compare("ge"),
+    aten.ge.Scalar: _compare("ge"),
+    aten.where.self: _where,
+    aten.where.ScalarSelf: _where,
+    aten.where.ScalarOther: _where,
+    aten.where.Scalar: _where,
+    # constants
+    aten.full.default: _full,
+    aten.full_like.default: _full,
+    aten.zeros.default: _full,
+    aten.zeros_like.default: _full,
+    aten.ones.default: _full,
+    aten.ones_like.default: _full,
+    # dtype and no-op conversions
+    aten.to.dtype: _to,
+    aten.to.dtype_layout: _to,
+    aten._to_copy.default: _to,
+    aten.type_as.default: lambda e, node, x, other: e.cast(x, element_of(other)),
+    aten.clone.default: _identity,
+    aten.contiguous.default: _identity,
+    aten.alias.default: _identity,
+    aten.detach.default: _identity,
+    aten.dropout.default: _dropout,
+    # shapes
+    aten.expand.default: _expand,
+    aten.permute.default: _permute,
+    aten.transpose.int: _transpose,
+    aten.t.default: _transpose,
+    aten.unsqueeze.default: _unsqueeze,
+    aten.squeeze.dim: _squeeze,
+    aten.squeeze.dims: _squeeze,
+    aten.squeeze.default: _squeeze,
+    aten.view.default: _view,
+    aten.reshape.default: _view,
+    aten._unsafe_view.default: _view,
+    aten.flatten.using_ints: _flatten,
+    aten.slice.Tensor: _slice,
+    aten.narrow.default: _narrow,
+    aten.select.int: _select,
+    aten.cat.default: _cat,
+    # reductions
+    aten.sum.dim_IntList: _reduction(fusion.SumOp),
+    aten.sum.default: _sum_all,
+    aten.mean.dim: _float_only(_mean),
+    aten.mean.default: _float_only(_mean),
+    aten.amax.default: _amax_or_amin(fusion.MaxOp),
+    aten.amin.default: _amax_or_amin(fusion.MinOp),
+    # contractions
+    aten.matmul.default: _matmul,
+    aten.mm.default: _matmul,
+    aten.bmm.default: _matmul,
+    aten.linear.default: _linear,
+}
+
+IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
+    {aten._assert_tensor_metadata.default, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default}
+)
+"""Checks torch.export records (dtype, shape assertions) that compute nothing: no fusion op."""

@@ -1,0 +1,103 @@
+"""
+`hir.compile`: import a torch program, lower it with a pass pipeline, and call it like the original.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+
+from hir.frontend.errors import FrontendError
+from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
+
+
+def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
+    """`stream-lowering` + {backend: "copy-engine"} -> `stream-lowering{backend=copy-engine}`."""
+    if not options:
+        return pipeline
+    if "{" in pipeline or "," in pipeline:
+        raise FrontendError(
+            f"<compile>: error: pass options {sorted(options)} go with a single pass, not with the pipeline "
+            f"{pipeline!r}: write them into it"
+        )
+    return pipeline + "{" + " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items()) + "}"
+
+
+class CompiledFunction:
+    """Takes and returns torch tensors like the function it was compiled from (its local shards on a mesh)."""
+
+    def __init__(self, imported: ImportedProgram, pipeline: str, num_streams: int, name: str):
+        import hir
+
+        self.signature = imported.signature
+        self.mode = imported.mode
+        self.num_streams = num_streams
+        self.pipeline = pipeline
+        self.fusion_text = str(imported.module)
+        """The imported fusion-level module, as text (what `hir-opt` takes)."""
+        module = hir.parse(self.fusion_text, name)
+        try:
+            hir.run_pipeline(module, pipeline)
+        except hir.PipelineError as err:
+            raise FrontendError(f"<compile>: error: {err}") from None
+        self.module: ModuleOp = module
+        """The lowered module."""
+        self.program = hir.compile_program(module)
+        self._state: dict[tuple[int, torch.device], torch.Tensor] = {}
+        self._communicator: Any = None
+
+    def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        if len(args) != self.signature.num_user_inputs:
+            raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
+        device = args[0].device if args else torch.device("cpu")
+        inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
+        outputs = self.program(inputs, num_streams=self.num_streams, communicator=self._communicator_for_run())
+        results = tuple(self.mode.local_output(t, k) for k, t in enumerate(outputs))
+        return results[0] if len(results) == 1 else results
+
+    def _input(self, k: int, source: InputSource, args: Sequence[torch.Tensor], device: torch.device) -> Any:
+        if source.kind == "user":
+            return self.mode.local_input(args[source.index], source)
+        key = (k, device)
+        if key not in self._state:  # parameters are sharded and moved once per device
+            assert source.tensor is not None
+            self._state[key] = self.mode.local_input(source.tensor.to(device), source)
+        return self._state[key]
+
+    def _communicator_for_run(self) -> Any:
+        """Programs compiled for a mesh run with one (collectives, or symmetric memory alone)."""
+        mesh = getattr(self.mode, "mesh", None)
+        if mesh is None and not self.program.meshes:
+            return None
+        if self._communicator is None:
+            import torch.distributed as dist
+
+            from hir.runtime.distributed import ProcessGroupCommunicator
+
+            if not dist.is_initialized():
+                raise RuntimeError(
+                    "a program compiled for a mesh runs under torch.distributed: init_process_group first"
+                )
+            self._communicator = ProcessGroupCommunicator(dist.get_rank(), dist.get_world_size())
+            self._communicator.prepare(sorted({*self.program.meshes, *([tuple(mesh)] if mesh else [])}))
+        return self._communicator
+
+
+def compile_torch(
+    fn: Callable[..., Any] | torch.nn.Module,
+    example_args: Sequence[Any],
+    in_layouts: Layouts = None,
+    out_layouts: Layouts = None,
+    mesh: Sequence[int] | None = None,
+    pipeline: str = "stream-lowering",
+    *,
+    param_layouts: Mapping[str, str | None] | None = None,
+    num_streams: int = 4,
+    **options: Any,
+) -> CompiledFunction:
+    imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return CompiledFunction(imported, pipeline_with_options(pipeline, options), num_streams, f"<{name}>")

@@ -1,0 +1,280 @@
+"""
+`import_torch`: captures a function or nn.Module with torch.export and builds the fusion-level
+module of its graph, one ATen node at a time through `ATEN_TABLE`.
+
+@main's arguments are torch.export's inputs, in its order: the module's parameters and buffers
+(and tensor constants it lifted) and the user's tensor arguments. `Signature` records where each
+comes from, so that `hir.compile` can pass them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.fx import Node
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from hir.frontend.aten_table import ATEN_TABLE, IGNORED
+from hir.frontend.emitter import Emitter
+from hir.frontend.errors import FrontendError, located_error, user_source_line
+from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
+from hir.frontend.types import element_type
+
+Layouts = Sequence[str | None] | None
+
+
+@dataclass
+class InputSource:
+    """Where an argument of @main comes from: a user argument, or a parameter/buffer/tensor constant."""
+
+    kind: str
+    """"user" (index) or "state" (name, tensor)."""
+    index: int = 0
+    name: str = ""
+    tensor: torch.Tensor | None = None
+    layout: str | None = None
+
+
+@dataclass
+class Signature:
+    inputs: list[InputSource] = field(default_factory=list)
+    num_user_inputs: int = 0
+    num_outputs: int = 0
+    out_layouts: list[str | None] = field(default_factory=list)
+
+
+@dataclass
+class ImportedProgram:
+    module: ModuleOp
+    signature: Signature
+    mode: Any
+    """The layout mode (single device or a mesh) that typed the arguments; it also shards them."""
+
+
+def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
+    """
+    A plain function as a module for torch.export. The export records only the stack frames of
+    `forward` methods and of registered anchors, so the function is registered as one: its lines
+    are then what errors name.
+    """
+    register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+    if register is not None and inspect.isfunction(fn):
+        register(fn)
+        return type(fn.__name__, (torch.nn.Module,), {"forward": staticmethod(fn)})()
+    return _Wrapper(fn)  # a builtin such as torch.relu: no lines of the user's inside
+
+
+class _Wrapper(torch.nn.Module):
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
+    module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
+    for i, arg in enumerate(example_args):
+        if not isinstance(arg, torch.Tensor):
+            raise FrontendError(f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor")
+    try:
+        return torch.export.export(module, tuple(example_args), strict=False)
+    except Exception as err:  # torch's message about the user's code; no hir frames to show
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise FrontendError(f"<capture>: error: torch.export could not capture the program: {first}") from err
+
+
+def import_program(
+    fn: Callable[..., Any] | torch.nn.Module,
+    example_args: Sequence[Any],
+    in_layouts: Layouts = None,
+    out_layouts: Layouts = None,
+    mesh: Sequence[int] | None = None,
+    param_layouts: Mapping[str, str | None] | None = None,
+) -> ImportedProgram:
+    program = capture(fn, example_args)
+    mode = mode_for(mesh)
+    user_layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
+    param_layouts = dict(param_layouts or {})
+    block = Block()
+    emitter = Emitter(block)
+    signature = Signature(num_user_inputs=len(example_args))
+    env: dict[Node, SSAValue] = {}
+    specs = {spec.arg.name: spec for spec in program.graph_signature.input_specs}
+    user_names = _parameter_names(fn)
+    user_index = 0
+    for node in program.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        spec = specs[node.name]
+        value = node.meta["val"]
+        if spec.kind == InputKind.USER_INPUT:
+            name = user_names[user_index] if user_index < len(user_names) else node.name
+            source = InputSource("user", index=user_index, layout=user_layouts[user_index], name=name)
+            what = f"input #{user_index} ({node.name})"
+            user_index += 1
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            name = spec.target
+            tensor = program.constants[name] if spec.kind == InputKind.CONSTANT_TENSOR else program.state_dict[name]
+            source = InputSource("state", name=name, tensor=tensor.detach(), layout=param_layouts.pop(name, None))
+            what = f"{spec.kind.name.lower()} {name!r}"
+        else:
+            raise located_error(node, f"inputs of kind {spec.kind.name} are not supported")
+        if not isinstance(value, torch.Tensor):
+            raise located_error(node, f"{what} is not a tensor")
+        try:
+            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), source.layout, what, source)
+        except LayoutError as err:
+            raise FrontendError(f"<layouts>: error: {err}") from None
+        arg = block.insert_arg(t, len(block.args))
+        arg.name_hint = source.name.replace(".", "_") if source.kind == "user" else node.name
+        env[node] = arg
+        mode.bind_input(arg, source)
+        signature.inputs.append(source)
+    if param_layouts:
+        known = ", ".join(s.name for s in signature.inputs if s.kind == "state") or "none"
+        raise FrontendError(
+            f"<layouts>: error: param_layouts names {sorted(param_layouts)}, which are not parameters or "
+            f"buffers of the module (it has: {known})"
+        )
+
+    results: list[SSAValue] = []
+    for node in program.graph.nodes:
+        if node.op == "call_function":
+            env[node] = _import_node(node, emitter, env, mode)
+        elif node.op == "output":
+            outputs = node.args[0]
+            layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
+            for k, (out, layout) in enumerate(zip(outputs, layouts)):
+                if not isinstance(out, Node):
+                    raise FrontendError(f"<outputs>: error: output #{k} is not a tensor computed by the program")
+                emitter.where, emitter.name_hint = "<outputs>", None
+                try:
+                    results.append(mode.output(emitter, env[out], tuple(out.meta["val"].shape), layout, f"output #{k}"))
+                except LayoutError as err:
+                    raise FrontendError(f"<layouts>: error: {err}") from None
+            signature.num_outputs = len(outputs)
+            signature.out_layouts = list(layouts)
+        elif node.op not in ("placeholder", "get_attr"):
+            raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
+
+    with ImplicitBuilder(block):
+        func.ReturnOp(*results)
+    emitter.erase_unused()
+    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    module = ModuleOp([function])
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise FrontendError(f"<import>: error: the imported module does not verify: {err}") from None
+    return ImportedProgram(module, signature, mode)
+
+
+def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: Any) -> SSAValue | None:
+    source = user_source_line(node)
+    emitter.where = str(source) if source else f"<{node.name}>"
+    emitter.name_hint = node.name
+    if node.target in IGNORED:
+        return None
+    builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target)
+    if builder is None:
+        raise located_error(
+            node, f"{_op_name(node.target)} is not supported by the fusion dialect (no entry in the ATen table)"
+        )
+
+    def value(arg: Any) -> Any:
+        if isinstance(arg, Node):
+            if arg not in env:
+                raise located_error(node, f"{_op_name(node.target)} uses {arg.name}, which is not a tensor value")
+            return env[arg]
+        if isinstance(arg, list | tuple):
+            return type(arg)(value(a) for a in arg)
+        return arg
+
+    try:
+        return builder(emitter, node, *value(node.args), **{k: value(v) for k, v in node.kwargs.items()})
+    except FrontendError as err:
+        if source and str(err).startswith(str(source)) and "\n" not in str(err):
+            raise FrontendError(f"{err}\n    {source.code}") from None
+        raise
+    except (VerifyException, TypeError) as err:
+        raise located_error(node, f"{_op_name(node.target)} cannot be imported: {err}") from None
+
+
+def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:
+    """The names of the function's (or forward's) positional parameters, for readable IR."""
+    try:
+        parameters = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters.values() if p.kind in kinds]
+
+
+def _op_name(target: Any) -> str:
+    name = str(target)
+    return (
+        name if name.startswith("aten.") else f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', name)}"
+    )
+
+
+def _per_entry(layouts: Layouts, count: int, what: str) -> list[str | None]:
+    if layouts is None:
+        return [None] * count
+    if isinstance(layouts, str):
+        layouts = [layouts]
+    layouts = list(layouts)
+    if len(layouts) != count:
+        raise FrontendError(f"<layouts>: error: {what} has {len(layouts)} entries, the program has {count}")
+    return layouts
+
+
+class SingleDevice:
+    """Logical types are fusion types; layouts are their encodings."""
+
+    overrides: dict = {}
+
+    def input_type(
+        self,
+        shape: tuple[int, ...],
+        element: Attribute,
+        layout: str | None,
+        what: str,
+        source: InputSource | None = None,
+    ) -> TensorType:
+        parsed = parse_layout(layout, len(shape), what) if layout else serial_layout(len(shape))
+        return single_device_type(shape, element, parsed, what)
+
+    def output(self, e: Emitter, value: SSAValue, shape: tuple[int, ...], layout: str | None, what: str) -> SSAValue:
+        if layout is None:
+            return value
+        assert isinstance(value.type, TensorType)
+        return e.set_type(value, self.input_type(shape, value.type.element_type, layout, what))
+
+    def bind_input(self, value: SSAValue, source: InputSource) -> None:
+        pass
+
+    def local_input(self, tensor: torch.Tensor, source: InputSource) -> torch.Tensor:
+        return tensor
+
+    def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+        return tensor
+
+
+def mode_for(mesh: Sequence[int] | None) -> Any:
+    if mesh is None:
+        return SingleDevice()
+    from hir.frontend.sharded import MeshMode
+
+    return MeshMode(tuple(mesh))

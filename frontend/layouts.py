@@ -1,0 +1,108 @@
+"""
+Layouts of the logical (PyTorch) tensors a user hands to `hir.import_torch` / `hir.compile`, and
+their fusion types.
+
+A layout is the axis list of `#fusion.parallel`, one entry per logical axis, as a string:
+
+    "[stream, serial]"         axis 0 iterated by a host stream loop (one iteration per index)
+    "[stream(4), serial]"      axis 0 cut into 4 stream chunks
+    "[didx, serial]"           (with a mesh) axis 0 sharded over the mesh, contiguous blocks
+    "[(stream(2), didx), serial]"
+                               (with a mesh) axis 0 cut into 2 chunks, each sharded over the mesh
+
+Without a mesh the fusion type is the logical type with this encoding. With a mesh, the sharded
+programs of `frontend/sharded.py` give tensors a split form; see there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
+
+
+class LayoutError(ValueError):
+    """A layout string that does not parse or does not fit its tensor."""
+
+
+@dataclass(frozen=True)
+class AxisLayout:
+    """One logical axis: serial, stream (chunks 0: one iteration per index), didx, or chunks x didx."""
+
+    kind: str
+    chunks: int = 0
+    """stream(N): N; for `(stream(N), didx)`, the N chunks that are each sharded over the mesh."""
+
+    @property
+    def is_sharded(self) -> bool:
+        return self.kind == DIDX
+
+
+_AXIS = re.compile(
+    r"\s*(?:\(\s*stream\s*\(\s*(\d+)\s*\)\s*,\s*didx\s*\)|(stream|serial|didx)(?:\s*\(\s*(\d+)\s*\))?)\s*"
+)
+
+
+def parse_layout(text: str, rank: int, what: str) -> tuple[AxisLayout, ...]:
+    """`"[stream(4), serial]"` -> one AxisLayout per axis; `what` names the tensor in errors."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise LayoutError(f'{what}: layout {text!r} must be a bracketed axis list such as "[stream, serial]"')
+    entries: list[AxisLayout] = []
+    rest = body[1:-1]
+    while rest.strip():
+        match = _AXIS.match(rest)
+        if not match:
+            raise LayoutError(
+                f"{what}: cannot read the layout {text!r} at {rest.strip()!r}: expected serial, stream, "
+                "stream(N), didx or (stream(N), didx)"
+            )
+        sharded_chunks, kind, chunks = match.groups()
+        if sharded_chunks is not None:
+            entries.append(AxisLayout(DIDX, int(sharded_chunks)))
+        else:
+            if chunks is not None and kind != STREAM:
+                raise LayoutError(f"{what}: only a stream axis takes a chunk count, got {kind}({chunks}) in {text!r}")
+            entries.append(AxisLayout(kind, int(chunks or 0)))
+        rest = rest[match.end() :]
+        if rest.startswith(","):
+            rest = rest[1:]
+        elif rest.strip():
+            raise LayoutError(f"{what}: expected ',' in the layout {text!r} before {rest.strip()!r}")
+    if len(entries) != rank:
+        raise LayoutError(f"{what}: layout {text!r} has {len(entries)} axes, the tensor has {rank}")
+    for kind in (STREAM, DIDX):
+        if sum(e.kind == kind for e in entries) > 1:
+            raise LayoutError(f"{what}: layout {text!r} has more than one {kind} axis")
+    return tuple(entries)
+
+
+def serial_layout(rank: int) -> tuple[AxisLayout, ...]:
+    return (AxisLayout(SERIAL),) * rank
+
+
+def layout_text(layout: tuple[AxisLayout, ...]) -> str:
+    def entry(a: AxisLayout) -> str:
+        if a.kind == DIDX and a.chunks:
+            return f"(stream({a.chunks}), didx)"
+        return f"{a.kind}({a.chunks})" if a.chunks else a.kind
+
+    return "[" + ", ".join(entry(a) for a in layout) + "]"
+
+
+def single_device_type(
+    shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
+) -> TensorType:
+    """The fusion type of a logical tensor on one device: its shape, with the layout as encoding."""
+    if any(a.is_sharded for a in layout):
+        raise LayoutError(f"{what}: a didx axis needs a mesh: pass mesh=[0, 1, ...]")
+    for axis, (a, extent) in enumerate(zip(layout, shape)):
+        if a.chunks and extent % a.chunks:
+            raise LayoutError(f"{what}: stream({a.chunks}) does not divide axis {axis} of extent {extent}")
+    if all(a.kind == SERIAL for a in layout):
+        return TensorType(element, shape)
+    return TensorType(element, shape, ParallelAttr([a.kind for a in layout], [a.chunks for a in layout]))

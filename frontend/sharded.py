@@ -1,0 +1,328 @@
+"""
+Programs on a mesh of D devices: tensor-parallel layers written as ordinary PyTorch (Megatron's
+column- and row-parallel linears, with sequence parallelism), imported into the shapes the
+stream-lowering pipelines (all-gather + GEMM, GEMM + reduce-scatter) in one stream loop.
+
+A logical activation [M, C] becomes the fusion tensor [S, D, M/(S*D), C]: S stream chunks of the
+rows, each cut into D blocks. Its layout names how the blocks live:
+
+    "[didx, serial]"               rows sharded (S = 1): device d holds rows [d*M/D, (d+1)*M/D)
+    "[(stream(S), didx), serial]"  rows sharded in S chunks: device d holds block d of each chunk,
+                                   rows s*M/S + d*M/(S*D) + r, as its local [M/D, C] in (s, r) order
+    None                           replicated: every device holds the whole [M, C]
+
+Weights (parameters, logical [N, K] as nn.Linear holds them; the module holds the whole weight
+and each device keeps its shard):
+
+    "[didx, serial]"   column-parallel: device d multiplies by rows [d*N/D, (d+1)*N/D) of W
+    "[serial, didx]"   row-parallel: device d multiplies by columns [d*K/D, (d+1)*K/D) of W
+    None               replicated
+
+A column-parallel linear of an activation gives [D, S, D, M/(S*D), N/D] (the devices' column
+blocks on axis 0, `didx`); on sharded rows the pipelines all-gather chunk s before its GEMM. A
+row-parallel linear of that gives the partial products [D, S, D, M/(S*D), N]; their sum over
+axis 0 is a reduce-scatter back to sharded rows (or an all-reduce, for replicated rows), chunk by
+chunk, before anything else uses them. Elementwise ops (activations, residual adds, scalar
+arithmetic, casts) work on any of these forms; other ops are errors at the user's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from hir.dialects import fusion
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
+from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
+
+aten = torch.ops.aten
+
+ROWS, REPLICATED, COLUMNS, PARTIAL = "rows", "replicated", "columns", "partial"
+COLUMN_WEIGHT, ROW_WEIGHT, COLUMN_BIAS, WHOLE = "column-weight", "row-weight", "column-bias", "whole"
+ACTIVATIONS = (ROWS, REPLICATED)
+
+ELEMENTWISE = {
+    aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Scalar, aten.rsub.Tensor,
+    aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar, aten.maximum.default,
+    aten.neg.default, aten.abs.default, aten.exp.default, aten.tanh.default, aten.relu.default,
+    aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.square.default, aten.sqrt.default,
+    aten.rsqrt.default, aten.reciprocal.default, aten.sigmoid.default, aten.silu.default, aten.gelu.default,
+    aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar, aten.lt.Tensor, aten.lt.Scalar,
+    aten.le.Tensor, aten.le.Scalar, aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
+    aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar,
+    aten.to.dtype, aten.to.dtype_layout, aten._to_copy.default, aten.type_as.default, aten.clone.default,
+    aten.contiguous.default, aten.alias.default, aten.detach.default, aten.dropout.default,
+}  # fmt: skip
+"""Ops that compute each element from the same element of their operands: any form works."""
+
+
+@dataclass(frozen=True)
+class Form:
+    kind: str
+    rows_sharded: bool = False
+    """For columns and partial sums: whether the rows they came from were sharded (then a
+    reduce-scatter brings them back), else replicated (an all-reduce)."""
+
+
+class MeshMode:
+    """Types the program's tensors for a mesh and imports linears as tensor-parallel layers."""
+
+    def __init__(self, mesh: tuple[int, ...]):
+        if len(mesh) < 1 or len(set(mesh)) != len(mesh):
+            raise LayoutError(f"mesh {list(mesh)} must list distinct device ids")
+        self.mesh = mesh
+        self.devices = len(mesh)
+        self.chunks: int | None = None
+        """S: stream chunks of the rows, the same for every activation."""
+        self.forms: dict[SSAValue, Form] = {}
+        self._input_forms: dict[str, Form] = {}
+        self.overrides: dict[Any, Any] = {op: self._elementwise(ATEN_TABLE[op]) for op in ELEMENTWISE}
+        self.overrides[aten.linear.default] = self._linear
+        for op in set(ATEN_TABLE) - ELEMENTWISE - {aten.linear.default}:
+            self.overrides[op] = self._unsupported
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def input_type(
+        self, shape: tuple[int, ...], element: Attribute, layout: str | None, what: str, source: Any
+    ) -> TensorType:
+        parsed = parse_layout(layout, len(shape), what) if layout else tuple(AxisLayout(SERIAL) for _ in shape)
+        if source.kind == "user":
+            t, form = self._activation_type(shape, element, parsed, what)
+        else:
+            t, form = self._weight_type(shape, element, parsed, what)
+        self._input_forms[_key(source)] = form
+        return t
+
+    def bind_input(self, value: SSAValue, source: Any) -> None:
+        self.forms[value] = self._input_forms[_key(source)]
+
+    def _activation_type(
+        self, shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
+    ) -> tuple[TensorType, Form]:
+        if len(shape) != 2 or layout[1].kind != SERIAL:
+            raise LayoutError(
+                f"{what}: on a mesh, activations are [rows, columns] with the rows sharded or replicated "
+                f'("[didx, serial]", "[(stream(S), didx), serial]", None), got {list(shape)}'
+            )
+        rows, columns = shape
+        axis = layout[0]
+        chunks = axis.chunks or 1
+        if self.chunks not in (None, chunks):
+            raise LayoutError(f"{what}: its rows are in {chunks} stream chunks, other inputs' in {self.chunks}")
+        self.chunks = chunks
+        if rows % (chunks * self.devices):
+            raise LayoutError(f"{what}: {rows} rows do not split into {chunks} chunks of {self.devices} devices")
+        sharded = axis.kind == DIDX
+        if axis.kind == STREAM:
+            raise LayoutError(f"{what}: on a mesh, write stream chunks of sharded rows as (stream(N), didx)")
+        kinds = [SERIAL, DIDX if sharded else SERIAL, SERIAL, SERIAL]
+        fusion_shape = (chunks, self.devices, rows // (chunks * self.devices), columns)
+        return TensorType(element, fusion_shape, ParallelAttr(kinds, mesh=self.mesh)), Form(
+            ROWS if sharded else REPLICATED
+        )
+
+    def _weight_type(
+        self, shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
+    ) -> tuple[TensorType, Form]:
+        D = self.devices
+        kinds = [a.kind for a in layout]
+        if DIDX not in kinds:
+            return TensorType(element, shape), Form(WHOLE)
+        if any(a.chunks for a in layout) or STREAM in kinds:
+            raise LayoutError(f"{what}: a parameter is sharded (didx) or whole, not streamed")
+        sharded_extent = shape[kinds.index(DIDX)]
+        if sharded_extent % D:
+            raise LayoutError(
+                f"{what}: axis {kinds.index(DIDX)} of extent {sharded_extent} does not split over {D} devices"
+            )
+        encoding = ParallelAttr([DIDX, *[SERIAL] * 4], mesh=self.mesh)
+        if kinds == [DIDX, SERIAL]:  # column-parallel W [N, K]: this device's W^T block [K, N/D]
+            n, k = shape
+            return TensorType(element, (D, 1, 1, k, n // D), encoding), Form(COLUMN_WEIGHT)
+        if kinds == [SERIAL, DIDX]:  # row-parallel W [N, K]: this device's W^T block [K/D, N]
+            n, k = shape
+            return TensorType(element, (D, 1, 1, k // D, n), encoding), Form(ROW_WEIGHT)
+        if kinds == [DIDX]:  # the bias of a column-parallel linear
+            return TensorType(element, (D, shape[0] // D), ParallelAttr([DIDX, SERIAL], mesh=self.mesh)), Form(
+                COLUMN_BIAS
+            )
+        raise LayoutError(
+            f'{what}: sharded parameters are weights [N, K] ("[didx, serial]": column-parallel, "[serial, didx]": '
+            f'row-parallel) or biases [N] ("[didx]"), got the layout of a {len(shape)}-D tensor'
+        )
+
+    def local_input(self, tensor: torch.Tensor, source: Any) -> torch.Tensor:
+        """The fusion-level local tensor of a user's local shard, or of this device's part of a parameter."""
+        form = self._input_forms[_key(source)]
+        D, S = self.devices, self.chunks or 1
+        if form.kind == ROWS:
+            return tensor.reshape(S, 1, tensor.shape[0] // S, tensor.shape[1])
+        if form.kind == REPLICATED:
+            return tensor.reshape(S, D, tensor.shape[0] // (S * D), tensor.shape[1])
+        if form.kind == WHOLE:
+            return tensor
+        d = self.position()
+        if form.kind == COLUMN_WEIGHT:
+            n = tensor.shape[0] // D
+            return tensor.narrow(0, d * n, n).clone().t()[None, None, None]
+        if form.kind == ROW_WEIGHT:
+            k = tensor.shape[1] // D
+            return tensor.narrow(1, d * k, k).clone().t()[None, None, None]
+        n = tensor.shape[0] // D  # column bias
+        return tensor.narrow(0, d * n, n).clone()[None]
+
+    def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+        """[S, 1 or D, R, C] -> the user's [rows, C]."""
+        return tensor.reshape(-1, tensor.shape[-1])
+
+    def position(self) -> int:
+        import torch.distributed as dist
+
+        rank = dist.get_rank() if dist.is_initialized() else 0
+        if rank not in self.mesh:
+            raise RuntimeError(f"rank {rank} is not in the mesh {list(self.mesh)}")
+        return self.mesh.index(rank)
+
+    # -- ops -------------------------------------------------------------------------------------
+
+    def form(self, e: Emitter, value: SSAValue) -> Form:
+        if value not in self.forms:
+            raise e.error("a tensor of unknown sharding (an internal error of the frontend)")
+        return self.forms[value]
+
+    def _elementwise(self, builder: Any) -> Any:
+        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            args = tuple(self._reduced(e, a) for a in args)
+            forms = {self.form(e, a) for a in args if isinstance(a, SSAValue)}
+            if len(forms) > 1:
+                names = ", ".join(sorted(f.kind for f in forms))
+                raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+            result = builder(e, node, *args, **kwargs)
+            self.forms[result] = forms.pop()
+            return result
+
+        return build
+
+    def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+        raise e.error(
+            f"{node.target} is not supported on a mesh yet: sharded programs take elementwise ops and "
+            "linear layers (docs/frontend.md)"
+        )
+
+    def _linear(self, e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
+        x = self._reduced(e, x)
+        fx, fw = self.form(e, x), self.form(e, w)
+        element = element_of(x)
+        if fw.kind == WHOLE:
+            if fx.kind not in ACTIVATIONS:
+                raise e.error(
+                    f"a linear with a replicated weight takes rows-sharded or replicated input, not {fx.kind}"
+                )
+            operands = [x, w] if bias is None else [x, w, bias]
+            shape = (*shape_of(x)[:-1], shape_of(w)[0])
+            result = e.typed(lambda t: fusion.LinearOp(x, w, bias, t), operands, shape, element)
+            self.forms[result] = fx
+            return result
+        if fw.kind == COLUMN_WEIGHT:
+            if fx.kind not in ACTIVATIONS:
+                raise e.error(f'a column-parallel linear (weight "[didx, serial]") takes rows, not {fx.kind} input')
+            S, D, R, _ = shape_of(x)
+            result_shape = (D, S, D, R, shape_of(w)[-1])
+            y = self._matmul(e, x, w, result_shape, element)
+            if bias is not None:
+                if self.form(e, bias).kind != COLUMN_BIAS:
+                    raise e.error('a column-parallel linear takes a column-parallel bias (layout "[didx]")')
+                y = self._add_bias(e, y, bias, [1, 2, 3])
+            self.forms[y] = Form(COLUMNS, fx.kind == ROWS)
+            return y
+        if fw.kind == ROW_WEIGHT:
+            if fx.kind != COLUMNS:
+                raise e.error(
+                    'a row-parallel linear (weight "[serial, didx]") takes the column-sharded output of a '
+                    f"column-parallel linear, not {fx.kind} input"
+                )
+            D, S, _, R, _ = shape_of(x)
+            partial = self._matmul(e, x, w, (D, S, D, R, shape_of(w)[-1]), element)
+            self.forms[partial] = Form(PARTIAL, fx.rows_sharded)
+            if bias is None:
+                return partial
+            if self.form(e, bias).kind != WHOLE:
+                raise e.error("a row-parallel linear takes a replicated bias (no layout)")
+            reduced = self._reduced(e, partial)
+            result = e.binary(fusion.AddOp, reduced, bias, element)
+            self.forms[result] = self.forms[reduced]
+            return result
+        raise e.error(f"the weight of a linear must be a parameter, got a {fw.kind} tensor")
+
+    def _matmul(self, e: Emitter, x: SSAValue, w: SSAValue, shape: tuple[int, ...], element: Attribute) -> SSAValue:
+        kinds = [DIDX, STREAM, SERIAL, SERIAL, SERIAL]
+        return e.emit(fusion.MatmulOp(x, w, TensorType(element, shape, ParallelAttr(kinds, mesh=self.mesh))))
+
+    def _add_bias(self, e: Emitter, y: SSAValue, bias: SSAValue, new_dims: list[int]) -> SSAValue:
+        expanded = e.emit(fusion.ExpandOp(bias, new_dims, y.type))
+        return e.emit(fusion.AddOp(y, expanded, y.type))
+
+    def _reduced(self, e: Emitter, value: Any) -> Any:
+        """A partial sum, summed over the devices: a reduce-scatter to sharded rows, or an all-reduce."""
+        if not isinstance(value, SSAValue) or self.form(e, value).kind != PARTIAL:
+            return value
+        return self._reduce(e, value, self.form(e, value).rows_sharded)
+
+    def _reduce(self, e: Emitter, partial: SSAValue, to_rows: bool) -> SSAValue:
+        _, S, D, R, C = shape_of(partial)
+        kinds = [STREAM, DIDX if to_rows else SERIAL, SERIAL, SERIAL]
+        t = TensorType(element_of(partial), (S, D, R, C), ParallelAttr(kinds, mesh=self.mesh))
+        result = e.emit(fusion.SumOp(partial, [0], t))
+        self.forms[result] = Form(ROWS if to_rows else REPLICATED)
+        return result
+
+    # -- outputs ---------------------------------------------------------------------------------
+
+    def output(self, e: Emitter, value: SSAValue, shape: tuple[int, ...], layout: str | None, what: str) -> SSAValue:
+        parsed = parse_layout(layout, len(shape), what) if layout else None
+        want_rows = parsed is not None and parsed[0].kind == DIDX
+        if parsed is not None and (
+            len(shape) != 2 or any(a.kind == STREAM for a in parsed) or parsed[1].kind != SERIAL
+        ):
+            raise LayoutError(f"{what}: on a mesh, an output is [rows, columns] with rows sharded or replicated")
+        if want_rows and (parsed[0].chunks or 1) != (self.chunks or 1):
+            raise LayoutError(f"{what}: its rows must be in the inputs' {self.chunks or 1} stream chunks")
+        form = self.form(e, value)
+        if form.kind == PARTIAL:
+            if want_rows and not form.rows_sharded:
+                raise e.error(f"{what}: rows that were replicated cannot become sharded (a scatter)")
+            return self._reduce(e, value, want_rows)
+        if form.kind == COLUMNS:
+            raise e.error(
+                f"{what} is the column-sharded output of a column-parallel linear: pass it through a row-parallel "
+                'linear (weight "[serial, didx]")'
+            )
+        if form.kind == ROWS and not want_rows:
+            t = value.type
+            assert isinstance(t, TensorType)
+            kinds = [STREAM if k == STREAM else SERIAL for k in _kinds(t)]
+            return e.emit(
+                fusion.SetOp(value, TensorType(t.element_type, t.get_shape(), ParallelAttr(kinds, mesh=self.mesh)))
+            )
+        if form.kind == REPLICATED and want_rows:
+            raise e.error(f"{what}: rows that are replicated cannot become sharded (a scatter)")
+        if form.kind not in ACTIVATIONS:
+            raise e.error(f"{what}: a {form.kind} tensor cannot be an output")
+        return value
+
+
+def _kinds(t: TensorType) -> tuple[str, ...]:
+    encoding = t.encoding
+    return encoding.axis_kinds if isinstance(encoding, ParallelAttr) else (SERIAL,) * len(t.get_shape())
+
+
+def _key(source: Any) -> str:
+    return f"{source.kind}:{source.index}:{source.name}"

@@ -1,0 +1,306 @@
+"""
+The PyTorch frontend on one device: small torch functions and modules compiled with stream
+layouts match eager torch on random inputs; the ops the fusion dialect lacks are xfail(strict)
+with the missing op as the reason; errors name the ATen op and the user's line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import hir
+from hir.frontend import ATEN_TABLE, FrontendError
+
+torch.manual_seed(0)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x), approximate="tanh"))
+
+
+class SwiGLU(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w1 = torch.nn.Linear(16, 24, bias=False)
+        self.w3 = torch.nn.Linear(16, 24, bias=False)
+        self.w2 = torch.nn.Linear(24, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Residual(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.register_buffer("scale", torch.rand(16) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc(torch.relu(x)) * self.scale
+
+
+class Block(torch.nn.Module):
+    """A pre-norm residual MLP block, as in a transformer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(16)
+        self.mlp = MLP()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.mlp(self.norm(x))
+
+
+def rms_norm(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+X = (8, 16)
+STREAM = "[stream, serial]"
+CHUNKS = "[stream(2), serial]"
+
+# name -> (function or module, input shapes, in_layouts)
+SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], list[str | None]]] = {
+    "relu": (torch.relu, [X], [STREAM]),
+    "tanh_exp": (lambda x: torch.tanh(x) + torch.exp(-x.abs()), [X], [CHUNKS]),
+    "sigmoid": (torch.sigmoid, [X], [STREAM]),
+    "silu": (F.silu, [X], [CHUNKS]),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [X], [STREAM]),
+    "softmax": (lambda x: torch.softmax(x, dim=-1), [X], [CHUNKS]),
+    "scalar_arithmetic": (lambda x: (x * 2.5 + 1.0) / 4.0 - 0.5, [X], [STREAM]),
+    "rsub": (lambda x: 1.0 - x, [X], [STREAM]),
+    "binary": (lambda x, y: torch.maximum(x, y) / (y.abs() + 1.0) - x * y, [X, X], [CHUNKS, CHUNKS]),
+    "broadcast_row": (lambda x, b: x + b, [X, (16,)], [STREAM, None]),
+    "broadcast_column": (lambda x, c: x * c, [X, (8, 1)], [STREAM, STREAM]),
+    "square_cube": (lambda x: x.pow(2) + x**3, [X], [STREAM]),
+    "cast": (lambda x: (x.to(torch.bfloat16) * 2).to(torch.float32), [X], [STREAM]),
+    "sum_mean_amax": (
+        lambda x: x.sum(-1, keepdim=True) + x.mean(-1, keepdim=True) - x.amax(-1, keepdim=True),
+        [X],
+        [CHUNKS],
+    ),
+    "transpose_matmul": (lambda x, w: x @ w.t(), [X, (12, 16)], [STREAM, None]),
+    "permute": (lambda x: x.permute(1, 0, 2).relu(), [(4, 8, 16)], [None]),
+    "unsqueeze_expand": (lambda x: x.unsqueeze(1).expand(8, 3, 16).tanh(), [X], [STREAM]),
+    "view_unit_axes": (lambda x: x.view(8, 1, 16).relu().view(8, 16), [X], [STREAM]),
+    "bmm": (torch.bmm, [(4, 8, 16), (4, 16, 8)], ["[stream, serial, serial]", "[stream, serial, serial]"]),
+    "mlp": (MLP(), [X], [STREAM]),
+    "swiglu": (SwiGLU(), [X], [CHUNKS]),
+    "residual_with_buffer": (Residual(), [X], [STREAM]),
+    "serial": (lambda x: torch.softmax(x * 3.0, dim=0), [X], [None]),
+    "gelu_erf": (F.gelu, [X], [STREAM]),
+    "sqrt_rsqrt_reciprocal": (
+        lambda x: x.abs().sqrt() + torch.rsqrt(x.abs() + 1) + torch.reciprocal(x + 9),
+        [X],
+        [CHUNKS],
+    ),
+    "pow_tensor": (lambda x, y: torch.pow(x.abs() + 0.5, y), [X, X], [STREAM, STREAM]),
+    "rms_norm_decomposed": (rms_norm, [X], [STREAM]),
+    "rms_norm": (torch.nn.RMSNorm(16), [X], [CHUNKS]),
+    "layer_norm": (torch.nn.LayerNorm(16), [X], [STREAM]),
+    "layer_norm_functional": (lambda x: F.layer_norm(x, (16,), eps=1e-3), [X], [STREAM]),
+    "pre_norm_block": (Block(), [X], [STREAM]),
+    "where_compare": (lambda x, y: torch.where(x > y, x, y * 0.1) + (x <= 0.5).float(), [X, X], [STREAM, STREAM]),
+    "where_scalar": (lambda x: torch.where(x.abs() < 1.0, x, 0.0), [X], [CHUNKS]),
+    "reshape_keeps_rows": (lambda x: x.reshape(8, 4, 4).relu().reshape(8, 16), [X], [STREAM]),
+    "reshape_serial": (lambda x: x.reshape(4, 32).tanh(), [X], [None]),
+    "slice_narrow_select": (
+        lambda x: x[:, 2:10:2].relu() + x.narrow(1, 0, 4) * x.select(1, 3).unsqueeze(1),
+        [X],
+        [STREAM],
+    ),
+    "concat": (lambda x, y: torch.cat([x.relu(), y], dim=-1), [X, X], [CHUNKS, CHUNKS]),
+    "full_like": (lambda x: x + torch.ones_like(x) * 2 + torch.full((8, 16), 0.25), [X], [STREAM]),
+}
+
+# Ops the fusion dialect lacks today: each fails with an error naming the op, until its fusion op
+# lands and the ATen table maps it; then the case passes and strict xfail asks for the marker's removal.
+UNSUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], str]] = {
+    "log_softmax": (lambda x: torch.log_softmax(x, dim=-1), [X], "fusion.log"),
+    "rotary": (lambda x: x * torch.cos(x) + torch.sin(x), [X], "fusion.sin and fusion.cos"),
+    "erf": (torch.erf, [X], "fusion.erf"),
+    "argmax": (lambda x: torch.argmax(x, dim=-1).float(), [X], "an arg-reduction op"),
+}
+
+
+def _inputs(shapes: list[tuple[int, ...]]) -> list[torch.Tensor]:
+    return [torch.randn(shape) for shape in shapes]
+
+
+def _check(fn: Callable[..., torch.Tensor], shapes: list[tuple[int, ...]], layouts: list[str | None]) -> None:
+    inputs = _inputs(shapes)
+    compiled = hir.compile(fn, inputs, in_layouts=layouts)
+    with torch.no_grad():
+        expected = fn(*inputs)
+    fresh = _inputs(shapes)  # compiled once, called on other tensors
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(*inputs), expected)
+        torch.testing.assert_close(compiled(*fresh), fn(*fresh))
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_matches_eager(name: str) -> None:
+    _check(*SUPPORTED[name])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(raises=FrontendError, strict=True, reason=f"needs {reason}"))
+        for name, (_, _, reason) in UNSUPPORTED.items()
+    ],
+)
+def test_ops_the_dialect_lacks(name: str) -> None:
+    fn, shapes, _ = UNSUPPORTED[name]
+    _check(fn, shapes, [STREAM] * len(shapes))
+
+
+def test_imported_module_is_fusion_ir_that_hir_opt_takes() -> None:
+    x = torch.randn(X)
+    module = hir.import_torch(MLP(), (x,), in_layouts=[STREAM])
+    text = str(module)
+    assert "%x: tensor<8x16xf32, #fusion.parallel<[stream, serial]>>" in text
+    assert re.search(
+        r"fusion.linear %x, %p_fc1_weight, %p_fc1_bias : .* -> tensor<8x32xf32, #fusion.parallel<\[stream, serial\]>>",
+        text,
+    )
+    lowered = str(hir.run_pipeline(hir.parse(text), "stream-lowering{policy=contractions-standalone}"))
+    assert "hir.stream_for" not in lowered  # expanded into fork and main loops
+    assert "hir.for" in lowered
+    # The two linears and gelu: three launches in the main loop, three buffers.
+    assert lowered.count("hir.launch") == 3
+    assert lowered.count("hir.allocate") == 3
+
+
+def test_output_layout_adds_a_set() -> None:
+    fn = torch.relu
+    module = str(hir.import_torch(fn, (torch.randn(X),), out_layouts=[CHUNKS]))
+    assert "fusion.set %relu : tensor<8x16xf32> -> tensor<8x16xf32, #fusion.parallel<[stream(2), serial]>>" in module
+
+
+def test_multiple_outputs_and_module_options() -> None:
+    def two(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.relu(), x.sum(-1)
+
+    x = torch.randn(X)
+    compiled = hir.compile(two, (x,), in_layouts=[STREAM], num_streams=2)
+    relu, total = compiled(x)
+    torch.testing.assert_close(relu, x.relu())
+    torch.testing.assert_close(total, x.sum(-1))
+
+
+def test_every_table_entry_is_an_aten_overload() -> None:
+    assert len(ATEN_TABLE) > 40
+    for overload in ATEN_TABLE:
+        assert isinstance(overload, torch._ops.OpOverload), overload
+        assert overload.namespace == "aten"
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+HERE = Path(__file__).name
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if text in line)
+
+
+def test_unsupported_op_names_the_op_and_the_user_line() -> None:
+    def cumulative(x: torch.Tensor) -> torch.Tensor:
+        y = x.relu()
+        return torch.cumsum(y, dim=0)  # the line the error names
+
+    with pytest.raises(FrontendError) as err:
+        hir.compile(cumulative, (torch.randn(X),))
+    message = str(err.value)
+    assert message.startswith(f"{Path(__file__)}:{_line_of('the line the error names')}: error: aten.cumsum.default")
+    assert "is not supported by the fusion dialect" in message
+    assert message.endswith("return torch.cumsum(y, dim=0)  # the line the error names")
+
+
+def test_an_op_inside_nn_linear_is_located_at_the_call() -> None:
+    class Wide(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.log(self.fc(x).abs())  # log: unsupported
+
+    with pytest.raises(FrontendError, match=rf"{HERE}:{_line_of('# log: unsupported')}: error: aten.log.default"):
+        hir.compile(Wide(), (torch.randn(X),))
+
+
+def test_reducing_the_stream_axis_is_located() -> None:
+    def column_sums(x: torch.Tensor) -> torch.Tensor:
+        return x.sum(0)  # reduces the stream axis
+
+    with pytest.raises(FrontendError) as err:
+        hir.compile(column_sums, (torch.randn(X),), in_layouts=[STREAM])
+    assert f"{HERE}:{_line_of('# reduces the stream axis')}: error: fusion.sum drops the stream axis 0" in str(
+        err.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("layouts", "message"),
+    [
+        (["[stream]"], "layout '[stream]' has 1 axes, the tensor has 2"),
+        (["[strem, serial]"], "cannot read the layout '[strem, serial]' at 'strem, serial'"),
+        (["[stream(3), serial]"], "stream(3) does not divide axis 0 of extent 8"),
+        (["[didx, serial]"], "a didx axis needs a mesh"),
+        (["[stream, stream]"], "more than one stream axis"),
+        (["[serial(2), serial]"], "only a stream axis takes a chunk count"),
+        ([STREAM, STREAM], "in_layouts has 2 entries, the program has 1"),
+    ],
+)
+def test_bad_layouts(layouts: list[str], message: str) -> None:
+    with pytest.raises(FrontendError, match=re.escape(message)):
+        hir.compile(torch.relu, (torch.randn(X),), in_layouts=layouts)
+
+
+def test_unknown_parameter_layout() -> None:
+    with pytest.raises(FrontendError, match=r"param_layouts names \['fc3.weight'\].*it has: fc1.weight"):
+        hir.import_torch(MLP(), (torch.randn(X),), param_layouts={"fc3.weight": "[didx, serial]"})
+
+
+def test_non_tensor_argument() -> None:
+    with pytest.raises(FrontendError, match="example argument #1 is a int, not a tensor"):
+        hir.compile(lambda x, n: x * n, (torch.randn(X), 3))
+
+
+def test_pass_options() -> None:
+    compiled = hir.compile(torch.relu, (torch.randn(X),), in_layouts=[STREAM], policy="resharding-only")
+    assert compiled.pipeline == "stream-lowering{policy=resharding-only}"
+    with pytest.raises(FrontendError, match="go with a single pass"):
+        hir.compile(torch.relu, (torch.randn(X),), pipeline="stream-lowering,cse", policy="resharding-only")
+    with pytest.raises(FrontendError, match=r"<compile>: error: pass 'stream-lowering' has no option 'no-such-option'"):
+        hir.compile(torch.relu, (torch.randn(X),), no_such_option=1)
+
+
+def test_readme_example_runs_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("**From PyTorch**") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("```", start)]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    exec(compile(code, "README.md", "exec"), {})
+    assert "fusion.matmul %x, %w" in capsys.readouterr().out
+
+
+def test_docs_list_every_table_entry() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "frontend.md").read_text()
+    missing = [str(overload) for overload in ATEN_TABLE if f"`{overload}`" not in doc]
+    assert not missing, f"docs/frontend.md does not list {missing}"

@@ -1,0 +1,135 @@
+"""
+The PyTorch frontend on a mesh: a Megatron-style MLP imports as the all-gather + GEMM and
+GEMM + reduce-scatter shapes that stream-lowering pipelines in one loop; the 2-rank gloo job
+(tests/frontend_mesh_driver.py) runs the compiled modules and benchmarks/tp_mlp.py against eager
+torch on the unsharded inputs; misuse is a located error.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from test_distributed import _output, torchrun
+
+import hir
+from hir.frontend import FrontendError
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from tp_mlp import PARAM_LAYOUTS, TPMLP  # noqa: E402
+
+ROWS = "[(stream(2), didx), serial]"
+
+
+def _mlp_module() -> str:
+    model = TPMLP(16, 64, torch.float32, "cpu")
+    x = torch.randn(32, 16)
+    return str(hir.import_torch(model, (x,), [ROWS], [ROWS], mesh=[0, 1], param_layouts=PARAM_LAYOUTS))
+
+
+def test_tp_mlp_imports_as_ag_gemm_and_gemm_rs() -> None:
+    text = _mlp_module()
+    mesh = "mesh = [0, 1]"
+    # x [M=32, H=16] in 2 chunks of 2 devices: [S, D, M/(S*D), H], rows sharded
+    assert f"%x: tensor<2x2x8x16xf32, #fusion.parallel<[serial, didx, serial, serial], {mesh}>>" in text
+    # column-parallel W1^T blocks [D, 1, 1, H, 4H/D], row-parallel W2^T blocks [D, 1, 1, 4H/D, H]
+    assert (
+        f"%p_fc1_weight: tensor<2x1x1x16x32xf32, #fusion.parallel<[didx, serial, serial, serial, serial], {mesh}>>"
+        in text
+    )
+    assert (
+        f"%p_fc2_weight: tensor<2x1x1x32x16xf32, #fusion.parallel<[didx, serial, serial, serial, serial], {mesh}>>"
+        in text
+    )
+    columns = f"tensor<2x2x2x8x32xf32, #fusion.parallel<[didx, stream, serial, serial, serial], {mesh}>>"
+    assert re.search(rf"%linear = fusion.matmul %x, %p_fc1_weight : .* -> {re.escape(columns)}", text)
+    partial = f"tensor<2x2x2x8x16xf32, #fusion.parallel<[didx, stream, serial, serial, serial], {mesh}>>"
+    assert f"%gelu = fusion.gelu %linear approximate = none : {columns} -> {columns}" in text
+    assert re.search(rf"%linear_1 = fusion.matmul %gelu, %p_fc2_weight : .* -> {re.escape(partial)}", text)
+    rows = f"tensor<2x2x8x16xf32, #fusion.parallel<[stream, didx, serial, serial], {mesh}>>"
+    assert f"fusion.sum %linear_1 dims = [0] : {partial} -> {rows}" in text
+
+
+@pytest.mark.parametrize("backend", ["nccl", "copy-engine"])
+def test_tp_mlp_lowers_to_one_pipelined_loop(backend: str) -> None:
+    lowered = str(
+        hir.run_pipeline(
+            hir.parse(_mlp_module()), f"stream-lowering{{backend={backend} policy=contractions-standalone}}"
+        )
+    )
+    main_loop = lowered[lowered.rindex("hir.for") :]
+    # chunk i: all-gather, GEMM, gelu (one launch), GEMM, reduction, all in the main loop
+    position = 0
+    for op in ["hir.allgather", "fusion.matmul", "fusion.gelu", "fusion.matmul"]:
+        position = main_loop.index(op, position) + 1
+    assert lowered.count("hir.for ") == 2  # fork loop and main loop: one pipeline
+    # NCCL reduce-scatters each chunk; the copy-engine backend may push partials into the peers
+    pushed = backend == "copy-engine" and "hir.peer_view" in main_loop
+    assert "hir.reduce_scatter" in main_loop[position:] or pushed
+
+
+def _compile(model: torch.nn.Module, params: dict, in_layout: str | None = ROWS, out_layout: str | None = ROWS) -> None:
+    hir.import_torch(model, (torch.randn(32, 16),), [in_layout], [out_layout], mesh=[0, 1], param_layouts=params)
+
+
+class Softmaxed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.fc(x), -1)  # not on a mesh yet
+
+
+class Columns(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 32, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.fc(x))
+
+
+def test_unsupported_op_on_a_mesh_is_located() -> None:
+    with pytest.raises(FrontendError) as err:
+        _compile(Softmaxed(), {"fc.weight": "[didx, serial]"})
+    assert re.search(
+        r"test_frontend_mesh.py:\d+: error: aten.softmax.int is not supported on a mesh yet", str(err.value)
+    )
+    assert str(err.value).endswith("# not on a mesh yet")
+
+
+def test_column_sharded_output_is_an_error() -> None:
+    with pytest.raises(FrontendError, match="column-sharded output of a column-parallel linear"):
+        _compile(Columns(), {"fc.weight": "[didx, serial]"})
+
+
+def test_row_parallel_linear_needs_column_input() -> None:
+    with pytest.raises(FrontendError, match=r"row-parallel linear .* takes the column-sharded output"):
+        _compile(Columns(), {"fc.weight": "[serial, didx]"})
+
+
+@pytest.mark.parametrize(
+    ("in_layout", "message"),
+    [
+        ("[stream(2), serial]", "write stream chunks of sharded rows as (stream(N), didx)"),
+        ("[(stream(3), didx), serial]", "32 rows do not split into 3 chunks of 2 devices"),
+        ("[serial, didx]", "activations are [rows, columns] with the rows sharded or replicated"),
+    ],
+)
+def test_bad_mesh_layouts(in_layout: str, message: str) -> None:
+    with pytest.raises(FrontendError, match=re.escape(message)):
+        _compile(TPMLP(16, 64, torch.float32, "cpu"), PARAM_LAYOUTS, in_layout)
+
+
+@pytest.mark.distributed
+def test_tp_modules_on_two_gloo_ranks(tmp_path: Path) -> None:
+    """Compiled on each rank, each on its shard, against eager torch on the unsharded inputs."""
+    result = torchrun([str(REPO / "tests" / "frontend_mesh_driver.py")], tmp_path / "logs", timeout=300)
+    assert result.returncode == 0, _output(result)
+    assert "6 programs and benchmarks/tp_mlp.py match eager torch" in result.stdout
