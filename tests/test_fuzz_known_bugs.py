@@ -20,6 +20,7 @@ from fuzz.mutations import located_error, run_hir_opt
 from xdsl.dialects.builtin import ModuleOp
 
 import hir
+from hir.diagnostics import LocatedError
 from hir.dialects import hir as hir_ops
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -140,8 +141,11 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
     assert located_error(result.stderr, path), result.stderr
 
 
-def test_bug12_copy_engine_on_a_rank_outside_the_mesh(one_process_group: object) -> None:
+def test_bug12_copy_engine_on_a_rank_outside_the_mesh(
+    one_process_group: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hir.runtime.distributed import ProcessGroupCommunicator
+    from hir.runtime.executor import Program
 
     text = """
 func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 2]>>) -> tensor<2x1xf32, #fusion.parallel<[stream, serial]>> {
@@ -151,10 +155,19 @@ func.func @main(%x: tensor<2x1xf32, #fusion.parallel<[didx, serial], mesh = [1, 
 """
     lowered = hir.run_pipeline(hir.parse(text, "bug12.mlir"), "stream-lowering{backend=copy-engine chunks=1}")
     assert "hir.peer_view" in communication_ops(lowered)
-    # Device 0 runs the program too (SPMD) and takes no part in the mesh's communication, as with NCCL.
+    program = hir.compile_program(lowered)
+    # A job of one process cannot run a program on devices [1, 2]: the job check says so.
+    with pytest.raises(LocatedError, match=r"runs on devices \[1, 2\], which needs 3 processes, but the job has 1"):
+        program([torch.ones(1, 1)], communicator=ProcessGroupCommunicator(0, 1))
+    # What the reproducer is about: rank 0 of the job runs the program too (SPMD) and takes no part
+    # in the mesh's communication, as with NCCL. Ranks 1 and 2 are not here, so the job check is
+    # skipped for this one call; any transfer, barrier or group of mesh [1, 2] that rank 0 took part
+    # in would fail, as the process group has this process alone.
+    monkeypatch.setattr(Program, "_check_devices", lambda self, communicator: None)
     communicator = ProcessGroupCommunicator(0, 1)
-    hir.execute(lowered, [torch.ones(1, 1)], communicator=communicator)  # was: 'hir.device_index' op failed
+    program([torch.ones(1, 1)], communicator=communicator)  # was: 'hir.device_index' op failed
     assert not communicator.symmetric.peer_views, "device 0 mapped a buffer of the mesh's devices"
+    assert not communicator.groups, "device 0 made a process group of the mesh's devices"
 
 
 def test_bug13_use_of_a_value_in_its_defining_op_is_located(tmp_path: Path) -> None:
