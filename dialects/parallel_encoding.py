@@ -215,12 +215,10 @@ def verify_tensor_type(t: TensorType, what: str) -> None:
     didx = enc.didx_axis
     if didx is not None and shape[didx] != DYNAMIC_INDEX and shape[didx] != len(enc.mesh_ids):
         raise VerifyException(
-            f"{what}: didx axis {didx} has extent {shape[didx]} but the mesh has {len(enc.mesh_ids)} devices"
+            f"{what}: didx axis {didx} has extent {shape[didx]} but the mesh has {len(enc.mesh_ids)} devices "
+            "(a didx axis holds one index per device: split a longer axis, e.g. 2*k -> 2xk with the 2 sharded; "
+            "uneven shards are not supported)"
         )
-    chunks = enc.stream_chunks
-    axis = enc.stream_axis
-    if chunks is not None and axis is not None and shape[axis] != DYNAMIC_INDEX and shape[axis] % chunks:
-        raise VerifyException(f"{what}: stream({chunks}) does not divide the extent {shape[axis]} of axis {axis}")
 
 
 def local_shape(t: TensorType) -> list[int]:

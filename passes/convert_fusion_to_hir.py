@@ -44,7 +44,10 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.functions import fusion_type_attrs, is_fusion_function
+from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
+from hir.passes.resharding.origin import located_at_origin
+from hir.passes.resharding.set_lowering import shard_loop_step
 from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
 
@@ -68,8 +71,7 @@ def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, globa
             del shape[axis]
             del kinds[axis]
         else:
-            if shape[axis] != DYNAMIC_INDEX:
-                shape[axis] //= chunks
+            shape[axis] = chunk_extent(shape[axis], chunks)
             kinds[axis] = SERIAL
     mesh = layout_of(t).mesh
     if not global_view or (set(kinds) <= {SERIAL} and not mesh):
@@ -248,22 +250,33 @@ class FunctionConverter:
     ) -> list[Operation]:
         """
         A loop over a sharded axis (didx -> stream): iteration i needs device i's shard, which
-        device i broadcasts to the mesh (nvFuser's broadcast-based all-gather).
+        device i broadcasts to the mesh (nvFuser's broadcast-based all-gather); see `shard_loop_step`.
         """
         source, result = unit.operands[0], unit.results[0]
         src_layout, dst_layout = layout_of(source.type), layout_of(result.type)
         if iteration.chunks is not None:
             raise PassFailedException(
-                located(unit, "a stream(N) loop over a sharded axis is not supported; use stream")
+                located_at_origin(unit, "a stream(N) loop over a sharded axis is not supported; use stream")
             )
-        if dst_layout.didx_axis is not None or (dst_layout.mesh and dst_layout.mesh != src_layout.mesh):
-            raise PassFailedException(located(unit, "more than one sharding change in one op"))
+        if dst_layout.mesh and src_layout.mesh and dst_layout.mesh != src_layout.mesh:
+            raise PassFailedException(
+                located_at_origin(
+                    unit,
+                    f"more than one sharding change in one op (a loop over the shards of didx axis {axis} "
+                    f"and a move from mesh {list(src_layout.mesh)} to {list(dst_layout.mesh)}): split it in two sets",
+                )
+            )
         shard = self.view(body, self.buffers[source], self.constant(0), axis, None)
-        target = self.view(body, outs[0], i, dst_layout.stream_axis, None)
-        broadcast = hir.BroadcastOp(shard, target, i, src_layout.mesh)
-        wait = hir.WaitOp(broadcast.result)
-        broadcast.location = wait.location = unit.location
-        return [broadcast, wait]
+        stream_axis = dst_layout.stream_axis
+        assert stream_axis is not None
+        target = self.view(body, outs[0], i, stream_axis, None)
+        slice_axis = dst_layout.didx_axis
+        if slice_axis is not None and slice_axis > stream_axis:
+            slice_axis -= 1  # numbered in the iteration's view
+        ops = shard_loop_step(shard, target, i, src_layout.mesh, slice_axis)
+        for op in ops:
+            op.location = unit.location
+        return ops
 
     # -- pieces -----------------------------------------------------------------------------------
 

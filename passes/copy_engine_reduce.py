@@ -37,10 +37,12 @@ push waits for a GEMM anyway) or on the caller's stream at the end (`release=end
 `symmetric_memory`. An all-reduce needs neither: its own all-gather barriers order every read
 (`_release`).
 
-A partial sum outside a stream loop, or whose input no launch of the iteration computes, keeps
-the NCCL lowering. One that matches but cannot be split evenly (an all-reduce whose output chunk
-has no axis the devices divide, `chunks` that divide no axis, a producer of several ops, dynamic
-shapes) is an error at the op: the backend was asked for and cannot do what it promises.
+A partial sum outside a stream loop, whose input no launch of the iteration computes, or whose
+partial or output chunk has a dynamic shape (the uneven chunks of a stream axis that does not
+divide its extent: the symmetric slots need one static block shape) keeps the NCCL lowering. One
+that matches but cannot be split evenly (an all-reduce whose output chunk has no axis the devices
+divide, `chunks` that divide no axis, a producer of several ops) is an error at the op: the
+backend was asked for and cannot do what it promises.
 """
 
 from __future__ import annotations
@@ -140,10 +142,16 @@ def match_partial_sum(op: Operation, loop: hir.StreamForOp) -> PartialSum | None
     mesh = result.mesh or source.mesh
     if len(mesh) < 2:
         return None
+    if _dynamic(op.ins[0]) or _dynamic(op.outs[0]):
+        return None  # uneven stream chunks: the NCCL lowering handles dynamic extents
     producer = _producer(op, loop)
     if producer is None:
         return None
     return PartialSum(op, producer, source.didx_axis, result.didx_axis, tuple(mesh))
+
+
+def _dynamic(value: SSAValue) -> bool:
+    return isinstance(value.type, MemRefType) and DYNAMIC_INDEX in value.type.get_shape()
 
 
 def _producer(launch: hir.LaunchOp, loop: hir.StreamForOp) -> hir.LaunchOp | None:
@@ -200,9 +208,7 @@ def _plan(ps: PartialSum, chunks: int) -> _Plan:
     devices = len(ps.mesh)
     output_type = ps.output.type
     assert isinstance(output_type, MemRefType)
-    output_shape = list(output_type.get_shape())
-    if DYNAMIC_INDEX in output_shape:
-        raise _error(ps, f"needs static shapes, but the output chunk is {output_type}")
+    output_shape = list(output_type.get_shape())  # static: match_partial_sum leaves dynamic ones to NCCL
     if ps.scatter_axis is not None:
         output_axis = ps.scatter_axis
         block_shape = output_shape

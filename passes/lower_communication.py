@@ -41,6 +41,7 @@ from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
+from hir.passes.resharding.set_lowering import lower_set_launch
 from hir.passes.symmetric_memory import RELEASES
 
 
@@ -112,39 +113,7 @@ class LowerReshardingLaunch(RewritePattern):
         rewriter.replace(launch, new_ops, [])
 
     def lower_set(self, launch: hir.LaunchOp, src: Layout, dst: Layout) -> list[Operation]:
-        source, target = launch.ins[0], launch.outs[0]
-        mesh_changes = bool(src.mesh) and bool(dst.mesh) and src.mesh != dst.mesh
-        axis_changes = src.didx_axis != dst.didx_axis
-        if mesh_changes and axis_changes:
-            raise PassFailedException(
-                located(launch, "more than one sharding change in one op (mesh and sharded axis): split it in two sets")
-            )
-        if mesh_changes:
-            if src.didx_axis is not None or not set(src.mesh) <= set(dst.mesh):
-                raise PassFailedException(
-                    located(
-                        launch,
-                        f"cannot lower a copy from mesh {list(src.mesh)} to {list(dst.mesh)}: "
-                        "only replicated data moving to a mesh that contains its own is supported (broadcast)",
-                    )
-                )
-            _require_contiguous(launch, "a broadcast", [(source, None), (target, None)])
-            mesh = sorted(dst.mesh)
-            root = arith.ConstantOp(IntegerAttr(mesh.index(src.mesh[0]), IndexType()))
-            broadcast = hir.BroadcastOp(source, target, root.result, mesh)
-            return [root, broadcast, hir.WaitOp(broadcast.result)]
-        if src.didx_axis is not None and dst.didx_axis is None:
-            axis = src.didx_axis
-            _require_contiguous(launch, f"all-gather along axis {axis}", [(target, axis), (source, axis)])
-            gather = hir.AllgatherOp(source, target, axis, src.mesh or dst.mesh)
-            return [gather, hir.WaitOp(gather.result)]
-        kind = "a scatter (replicated" if src.didx_axis is None else f"an all-to-all (didx axis {src.didx_axis}"
-        raise PassFailedException(
-            located(
-                launch,
-                f"cannot lower {kind} -> didx axis {dst.didx_axis}): scatter and all-to-all are not supported",
-            )
-        )
+        return lower_set_launch(launch, src, dst)
 
     def lower_partial_sum(self, launch: hir.LaunchOp, op: fusion.SumOp, src: Layout, dst: Layout) -> list[Operation]:
         target = launch.outs[0]

@@ -95,11 +95,25 @@ def candidate(allocation: hir.AllocateOp, loop: hir.StreamForOp) -> Ring | None:
             frees.append(user)
         else:
             return None  # escapes: returned, another loop, a whole-buffer access, a view of another index
-    if not views or len({slice_of(v) for v in views}) != 1:
+    if not views or len({slice_of(v) for v in views}) != 1 or not even_chunks(allocation, slice_of(views[0])):
         return None
     if any(use.operation.parent_op() is not loop for v in views for use in v.result.uses):
         return None  # a view used inside a nested region: its accesses are not checked here
     return Ring(allocation, views, frees)
+
+
+def even_chunks(allocation: hir.AllocateOp, part: Slice) -> bool:
+    """
+    Every iteration's slice has one shape. Uneven chunks (ceil(extent/chunks), the last ones
+    shorter) have a different extent per iteration, which a slot of one type cannot hold; a
+    dynamic extent may be uneven at run time.
+    """
+    if not part.chunked:
+        return True
+    base = allocation.result.type
+    assert isinstance(base, MemRefType)
+    extent = base.get_shape()[part.axis]
+    return extent != DYNAMIC_INDEX and extent % part.chunks == 0
 
 
 def freed_after(free: hir.DeallocateOp, loop: hir.StreamForOp) -> bool:
@@ -178,27 +192,16 @@ def constant(value: SSAValue) -> int | None:
     return None
 
 
-def dynamic_view_sizes(ring: Ring) -> tuple[list[Operation], list[SSAValue]]:
-    """The values of the view's dynamic extents, from the allocation's (a chunked one divided)."""
-    allocation = ring.allocation
-    base = allocation.result.type
+def dynamic_view_sizes(ring: Ring) -> list[SSAValue]:
+    """
+    The values of the view's dynamic extents: the allocation's, less the selected axis's (a
+    chunked axis is static, `even_chunks`).
+    """
+    base = ring.allocation.result.type
     assert isinstance(base, MemRefType)
-    part = slice_of(ring.views[0])
-    sizes = iter(allocation.dynamic_sizes)
-    ops: list[Operation] = []
-    values: list[SSAValue] = []
-    for axis, extent in enumerate(base.get_shape()):
-        if extent != DYNAMIC_INDEX:
-            continue
-        size = next(sizes)
-        if axis != part.axis:
-            values.append(size)
-        elif part.chunked:
-            chunks = arith.ConstantOp.from_int_and_width(part.chunks, size.type)
-            chunk = arith.DivUIOp(size, chunks.result)
-            ops += [chunks, chunk]
-            values.append(chunk.result)
-    return ops, values
+    axis = slice_of(ring.views[0]).axis
+    dynamic_axes = [i for i, extent in enumerate(base.get_shape()) if extent == DYNAMIC_INDEX]
+    return [size for i, size in zip(dynamic_axes, ring.allocation.dynamic_sizes, strict=True) if i != axis]
 
 
 def make_ring(ring: Ring, loop: hir.StreamForOp, slots: SSAValue, slot: SSAValue) -> None:
@@ -206,13 +209,12 @@ def make_ring(ring: Ring, loop: hir.StreamForOp, slots: SSAValue, slot: SSAValue
     allocation = ring.allocation
     view_type = ring.views[0].result.type
     assert isinstance(view_type, MemRefType)
-    size_ops, sizes = dynamic_view_sizes(ring)
+    sizes = dynamic_view_sizes(ring)
     ring_type = MemRefType(view_type.element_type, [DYNAMIC_INDEX, *view_type.get_shape()])
     new = hir.AllocateOp(ring_type, [slots, *sizes])
     new.result.name_hint = allocation.result.name_hint
-    for op in (*size_ops, new):
-        op.location = allocation.location
-    Rewriter.insert_op([*size_ops, new], InsertPoint.before(loop))
+    new.location = allocation.location
+    Rewriter.insert_op(new, InsertPoint.before(loop))
     for view in ring.views:
         select = hir.AliasSelectOp(new.result, slot, 0)
         select.result.name_hint = view.result.name_hint

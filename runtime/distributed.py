@@ -458,7 +458,14 @@ class Session:
         self.check_job(program)
         if self.communicator is not None and program.is_hir:
             program.check_inputs(inputs, global_types=True)  # before they are cut into shards
-            self.communicator.prepare(program.meshes)
+            # The meshes of sharded outputs too (gathered back below): creating a process group
+            # is collective, so every rank, in the mesh or not, takes part here.
+            gathered = [
+                tuple(layout_of(t).mesh)
+                for t in program.global_output_types
+                if isinstance(t, TensorType) and layout_of(t).didx_axis is not None
+            ]
+            self.communicator.prepare([*program.meshes, *gathered])
             inputs = [shard(v, t, self.rank) for v, t in zip(inputs, program.global_input_types)]
         local = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs]
         outputs = program(

@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 
 from hir.diagnostics import location_of
 from hir.dialects import fusion, hir
+from hir.dialects.hir import chunk_bounds
 from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
 from hir.runtime.dtypes import shaped_dtype
@@ -98,13 +99,10 @@ def alias_chunk(op: hir.AliasChunkOp, compiler: CompileContext) -> Step:
     def step(frame: Frame) -> None:
         env = frame.env
         base, i = env[buffer], env[index]
-        extent = base.shape[axis]
-        if extent % chunks:
-            raise ValueError(f"{chunks} chunks do not divide the extent {extent} of axis {axis}")
         if not 0 <= i < chunks:
             raise IndexError(f"chunk index {i} is out of range for {chunks} chunks")
-        size = extent // chunks
-        env[out] = base.narrow(axis, i * size, size)
+        start, length = chunk_bounds(base.shape[axis], chunks, i)
+        env[out] = base.narrow(axis, start, length)
 
     return step
 
@@ -418,11 +416,14 @@ def communication_failure(frame: Frame, what: str, error: Exception, mesh: tuple
 def device_index(op: hir.DeviceIndexOp, compiler: CompileContext) -> Step:
     out = compiler.slot(op.result)
     mesh = op.mesh_ids
+    outside = op.outside.value.data if op.outside is not None else None
 
     def step(frame: Frame) -> None:
         communicator = frame.communicator
         position = None if communicator is None else communicator.position_in(mesh)
-        frame.env[out] = 0 if position is None else position
+        if position is None:  # a single device, or a device outside the mesh
+            position = 0 if communicator is None or outside is None else outside
+        frame.env[out] = position
 
     return step
 

@@ -11,9 +11,10 @@ run without one.
 The corpus: every fusion-level function of examples/ and tests/lit/ (each `// -----` part of a
 split-input-file test) that parses, verifies, has small static input shapes (`MAX_INPUT_ELEMENTS`)
 and that stream-lowering accepts, lowered with each communication backend (`PIPELINES`; a module
-without a mesh comes out the same with each and is lowered once). Functions that communicate (any op with a mesh; those on
-devices 0 and 1 only, `MULTIDEVICE_RANKS`) need one process per
-device and form the multi-device corpus, run on 2 ranks.
+without a mesh comes out the same with each and is lowered once). Functions that communicate (any
+op with a mesh, or arguments or results sharded over one; those on devices 0 and 1 only,
+`MULTIDEVICE_RANKS`) need one process per device and form the multi-device corpus, run on 2
+ranks.
 """
 
 from __future__ import annotations
@@ -157,6 +158,12 @@ def hand_written() -> list[Lowered]:
     return found
 
 
+def _fusion_types(function: func.FuncOp) -> list[TensorType]:
+    """The fusion-level types a lowered function records on its arguments and results (`fusion.type`)."""
+    attrs = [*(function.arg_attrs or ()), *(function.res_attrs or ())]
+    return [t for d in attrs if isinstance(t := d.data.get("fusion.type"), TensorType)]
+
+
 def corpus(multidevice: bool) -> list[Lowered]:
     """
     The lowered functions, in a fixed order: those that communicate
@@ -165,6 +172,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
     """
     import hir
     from hir.dialects.hir import MeshOp
+    from hir.dialects.parallel_encoding import layout_of
 
     found: list[Lowered] = []
     for name, text, module in _parsed(multidevice):
@@ -185,6 +193,8 @@ def corpus(multidevice: bool) -> list[Lowered]:
                 program = Lowered(f"{name}:{entry}/{backend}", lowered, entry, multidevice)
                 function = program.function
                 meshes = [op.mesh_ids for op in function.walk() if isinstance(op, MeshOp)]
+                # Arguments or results sharded over a mesh need one process per device too.
+                meshes += [layout_of(t).mesh for t in _fusion_types(function) if layout_of(t).didx_axis is not None]
                 key = (entry, str(function))
                 if key in seen or bool(meshes) != multidevice:
                     continue

@@ -169,3 +169,26 @@ def test_communication_steps_call_the_communicator() -> None:
         ("position_in", (1, 0)),
         ("barrier", (0, 1)),
     ]
+
+
+class OutsideCommunicator(LoggingCommunicator):
+    """A device that runs the program but belongs to none of its meshes."""
+
+    def position_in(self, mesh: Mesh) -> int | None:
+        self.calls.append(("position_in", mesh))
+        return None
+
+
+DEVICE_INDEX = """
+func.func @main() -> (index, index) {
+  %default = hir.device_index mesh = [1, 2]
+  %stated = hir.device_index mesh = [1, 2] outside 1
+  func.return %default, %stated : index, index
+}
+"""
+
+
+def test_device_index_outside_the_mesh() -> None:
+    """On a device outside the mesh, `hir.device_index` is 0, or the `outside` value when given."""
+    assert hir.execute(hir.parse(DEVICE_INDEX), [], communicator=LoggingCommunicator()) == [1, 1]
+    assert hir.execute(hir.parse(DEVICE_INDEX), [], communicator=OutsideCommunicator()) == [0, 1]

@@ -123,6 +123,31 @@ EQUIVALENT_MULTIDEVICE |= {
     f"{_ALLREDUCE}/copy-engine-end/hir.barrier#2": _ALLREDUCE_RELEASE,
 }
 
+# decompose_resharding's @left_alone is a real copy-engine all-reduce: matmul_allreduce's pipeline
+# (4 chunks of 32x48 over mesh [0, 1]) whose reduced chunk a relu reads in the same iteration, plus
+# an NCCL all-gather of %x after the loop. Its hir.synchronize ops in walk order: #0 the comm
+# stream's fork, #1 the workers' fork, #2 the push waiting for the remote GEMM, #3 the reduction
+# stream waiting for the comm stream, #4 the reduction stream waiting for the own GEMM, #5 the comm
+# stream waiting for the reduction (all-gather pushes), #6 the reduction stream waiting for the comm
+# stream, #7 the worker waiting for the reduction stream before the relu, #8 the caller's stream
+# joining the worker, #9 the caller's stream waiting for the reduction stream after the loop. The
+# release barrier is hir.barrier#0 with release=start and hir.barrier#2 (before the return) with
+# release=end. Every other mutant (the all-gather's hir.wait included) is killed.
+_LEFT_ALONE = "tests/lit/passes/multidevice/decompose_resharding.mlir:left_alone"
+EQUIVALENT_MULTIDEVICE |= {
+    **{
+        f"{_LEFT_ALONE}/{backend}/hir.synchronize#0": _COMM_FORK
+        + (" (the release barrier at the start accesses no buffer)" if backend == "copy-engine-start" else "")
+        for backend in _ALL_COPY_ENGINE
+    },
+    **{
+        f"{_LEFT_ALONE}/{backend}/hir.synchronize#9": _REDUCE_JOIN_AFTER_CONSUMER.replace("the tanh", "the relu")
+        for backend in _ALL_COPY_ENGINE
+    },
+    f"{_LEFT_ALONE}/copy-engine-start/hir.barrier#0": _ALLREDUCE_RELEASE,
+    f"{_LEFT_ALONE}/copy-engine-end/hir.barrier#2": _ALLREDUCE_RELEASE,
+}
+
 # The corpus as of writing; fewer means programs went missing from it.
 MIN_PROGRAMS_SINGLE_DEVICE, MIN_HAND_WRITTEN, MIN_MUTANTS_SINGLE_DEVICE = 100, 35, 125
 MIN_PROGRAMS_MULTIDEVICE, MIN_MUTANTS_MULTIDEVICE = 34, 210

@@ -35,6 +35,8 @@ from hir.dialects.hir.buffers import (
     AliasSelectOp,
     AllocateOp,
     DeallocateOp,
+    chunk_bounds,
+    chunk_extent,
     chunk_result_type,
     select_result_type,
 )
@@ -122,6 +124,8 @@ __all__ = [
     "WaitOp",
     "WorkType",
     "YieldOp",
+    "chunk_bounds",
+    "chunk_extent",
     "chunk_result_type",
     "contiguous_strides",
     "memref_strides",

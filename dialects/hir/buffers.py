@@ -159,24 +159,40 @@ class AliasSelectOp(IRDLOperation):
             raise VerifyException(f"result type must be {expected}, got {self.result.type}")
 
 
+def chunk_extent(extent: int, chunks: int) -> int:
+    """A chunk's static extent: extent/chunks when it divides, else dynamic (the chunks differ)."""
+    if extent == DYNAMIC_INDEX or extent % chunks:
+        return DYNAMIC_INDEX
+    return extent // chunks
+
+
+def chunk_bounds(extent: int, chunks: int, index: int) -> tuple[int, int]:
+    """(start, length) of chunk `index`: ceil(extent/chunks) elements, the last ones clamped (maybe empty)."""
+    size = -(-extent // chunks)
+    start = min(index * size, extent)
+    return start, min(size, extent - start)
+
+
 def chunk_result_type(base: MemRefType, axis: int, chunks: int) -> MemRefType:
-    """The type of one of `chunks` equal chunks of `base` along `axis`: same rank, dynamic offset."""
+    """The type of one of `chunks` chunks of `base` along `axis`: same rank, dynamic offset."""
     shape = list(base.get_shape())
-    if shape[axis] != DYNAMIC_INDEX:
-        shape[axis] //= chunks
+    if chunks >= 1:
+        shape[axis] = chunk_extent(shape[axis], chunks)
     return MemRefType(base.element_type, shape, StridedLayoutAttr(memref_strides(base), None))
 
 
 @irdl_op_definition
 class AliasChunkOp(IRDLOperation):
     """
-    A view of chunk `index` of `buffer` split into `chunks` equal parts along `axis` (the
-    iteration of a `stream(N)` axis, like nvFuser's ShardByStream). The extent must divide.
+    A view of chunk `index` of `buffer` split into `chunks` parts along `axis` (the iteration of
+    a `stream(N)` axis, like nvFuser's ShardByStream). Each chunk has ceil(extent/chunks)
+    elements, the last ones fewer (clamped to the extent, possibly none) when `chunks` does not
+    divide the extent.
 
     Verifies:
-        `axis` is an axis of `buffer`; `chunks` >= 1 divides a static extent of that axis; the
-        result type is `buffer`'s with that extent divided by `chunks`, the same strides and a
-        dynamic offset.
+        `axis` is an axis of `buffer`; `chunks` >= 1; the result type is `buffer`'s with that
+        extent divided by `chunks` (dynamic when it does not divide a static extent), the same
+        strides and a dynamic offset; a constant `index` is below `chunks`.
 
     Example:
         %c = hir.alias_chunk %buf[%i] axis 0 chunks 4 : memref<8x4xf32> -> memref<2x4xf32, strided<[4, 1], offset: ?>>
@@ -221,11 +237,6 @@ class AliasChunkOp(IRDLOperation):
             raise VerifyException(f"axis {self.axis_value} is out of range for {base} of rank {len(shape)}")
         if self.chunks_value < 1:
             raise VerifyException(f"chunks must be >= 1, got {self.chunks_value}")
-        extent = shape[self.axis_value]
-        if extent != DYNAMIC_INDEX and extent % self.chunks_value:
-            raise VerifyException(
-                f"{self.chunks_value} chunks do not divide the extent {extent} of axis {self.axis_value}"
-            )
         index = constant_index(self.index)
         if index is not None and not 0 <= index < self.chunks_value:
             raise VerifyException(f"chunk index {index} is out of range for {self.chunks_value} chunks")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, MemRefType
-from xdsl.ir import SSAValue
-from xdsl.irdl import VarConstraint, base, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, MemRefType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import VarConstraint, base, irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import EffectInstance, Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -19,24 +19,31 @@ from hir.dialects.syntax import IntList, int_array
 @irdl_op_definition
 class DeviceIndexOp(MeshOp):
     """
-    This device's position in `mesh` (0 on a single device). A device outside `mesh` gets 0 and
-    takes no part in the mesh's transfers, as with its collectives: its `hir.peer_view`s of the
-    mesh are its own buffers and its `hir.barrier`s of the mesh return at once.
+    This device's position in `mesh` (0 on a single device). A device outside `mesh` gets 0, or
+    `outside` when given (a device that runs the program but whose result of it carries no
+    meaning, e.g. the local slice of a scatter to a sub-mesh), and takes no part in the mesh's
+    transfers, as with its collectives: its `hir.peer_view`s of the mesh are its own buffers and
+    its `hir.barrier`s of the mesh return at once.
 
     Example:
         %me = hir.device_index mesh = [0, 1]
+        %slot = hir.device_index mesh = [0, 1] outside 0
     """
 
     name = "hir.device_index"
 
     result = result_def(IndexType)
+    outside = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(Pure())
     custom_directives = (IntList,)
-    assembly_format = "`mesh` `=` custom<IntList>($mesh) attr-dict"
+    assembly_format = "`mesh` `=` custom<IntList>($mesh) (`outside` $outside^)? attr-dict"
 
-    def __init__(self, mesh: Sequence[int]):
-        super().__init__(result_types=[IndexType()], properties={"mesh": int_array(mesh)})
+    def __init__(self, mesh: Sequence[int], outside: int | None = None):
+        properties: dict[str, Attribute] = {"mesh": int_array(mesh)}
+        if outside is not None:
+            properties["outside"] = IntegerAttr(outside, i64)
+        super().__init__(result_types=[IndexType()], properties=properties)
 
 
 @irdl_op_definition

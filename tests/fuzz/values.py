@@ -138,8 +138,7 @@ class FuzzProgram:
     facts: frozenset[str] = frozenset()
     """
     What the program communicates, as the generator placed it (the constants below): the test
-    picks a batch that covers them all, and does not pick a run option that a known bug gets
-    wrong for the program (`PARTIAL_SUM`).
+    picks a batch that covers them all.
     """
 
     def __repr__(self) -> str:
@@ -154,7 +153,7 @@ class FuzzProgram:
 
 # Facts (`FuzzProgram.facts`) of multi-device programs: what the generator placed.
 PARTIAL_SUM = "partial sum"
-"""A sum over a didx axis (all-reduce or reduce-scatter): bug 6 with fusion-segment's resharding-only policy."""
+"""A sum over a didx axis (all-reduce or reduce-scatter)."""
 ALL_GATHER = "all-gather"
 ALL_REDUCE = "all-reduce"
 REDUCE_SCATTER = "reduce-scatter"

@@ -3,7 +3,6 @@
 // stream(N) views: a chunk of rows, and a chunk along an inner axis (strided in the whole
 // buffer). Each slot of the ring is one chunk, contiguous: the views take the slot with
 // hir.alias_select on the ring's leading axis, so their layout becomes the chunk's own.
-// The dynamic extents of the chunks come from the allocation's sizes (divided along the axis).
 
 // CHECK-LABEL: func.func @inner_axis_chunks(
 // CHECK:         %slots = arith.minui %n, %c4 : index
@@ -34,34 +33,4 @@ func.func @inner_axis_chunks(%x: memref<8x8xf32>) -> memref<8x8xf32> {
     }
   }
   func.return %out : memref<8x8xf32>
-}
-
-// CHECK-LABEL: func.func @dynamic_chunks(
-// CHECK:         %slots = arith.minui %n, %c4 : index
-// CHECK-NEXT:    [[C4:%[a-z0-9_]+]] = arith.constant 4 : index
-// CHECK-NEXT:    [[ROWS:%[a-z0-9_]+]] = arith.divui %rows, [[C4]] : index
-// CHECK-NEXT:    %t = hir.allocate(%slots, [[ROWS]], %cols) : memref<?x?x?xf32>
-// CHECK:           %t_i = hir.alias_select %t[%slot] axis 0 : memref<?x?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
-func.func @dynamic_chunks(%x: memref<?x?xf32>, %rows: index, %cols: index) -> memref<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %main = hir.get_current_stream
-  %n = hir.num_streams
-  %t = hir.allocate(%rows, %cols) : memref<?x?xf32>
-  %out = hir.allocate(%rows, %cols) : memref<?x?xf32>
-  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
-    %x_i = hir.alias_chunk %x[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
-    %t_i = hir.alias_chunk %t[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
-    hir.launch ins(%a = %x_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%t_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-      %r = fusion.exp %a : tensor<?x?xf32> -> tensor<?x?xf32>
-      hir.yield %r : tensor<?x?xf32>
-    }
-    %out_i = hir.alias_chunk %out[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
-    hir.launch ins(%b = %t_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%out_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-      %m = fusion.tanh %b : tensor<?x?xf32> -> tensor<?x?xf32>
-      hir.yield %m : tensor<?x?xf32>
-    }
-  }
-  func.return %out : memref<?x?xf32>
 }

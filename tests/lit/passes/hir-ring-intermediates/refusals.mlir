@@ -256,3 +256,62 @@ func.func @symmetric(%x: memref<4x8xf32>) -> (memref<4x8xf32>) {
   }
   func.return %out : memref<4x8xf32>
 }
+
+// Chunks of a dynamic extent: they may be uneven at run time (ceil(rows/4) rows, the last ones
+// fewer), and one slot shape cannot hold them all.
+// CHECK-LABEL: func.func @dynamic_chunks(
+// CHECK:         %t = hir.allocate(%rows, %cols) : memref<?x?xf32>
+// CHECK-NOT:     %slot
+// CHECK:         func.return
+func.func @dynamic_chunks(%x: memref<?x?xf32>, %rows: index, %cols: index) -> memref<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = hir.get_current_stream
+  %n = hir.num_streams
+  %t = hir.allocate(%rows, %cols) : memref<?x?xf32>
+  %out = hir.allocate(%rows, %cols) : memref<?x?xf32>
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+    %x_i = hir.alias_chunk %x[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
+    %t_i = hir.alias_chunk %t[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
+    hir.launch ins(%a = %x_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%t_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+      %r = fusion.exp %a : tensor<?x?xf32> -> tensor<?x?xf32>
+      hir.yield %r : tensor<?x?xf32>
+    }
+    %out_i = hir.alias_chunk %out[%i] axis 0 chunks 4 : memref<?x?xf32> -> memref<?x?xf32, strided<[?, 1], offset: ?>>
+    hir.launch ins(%b = %t_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%out_i : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+      %m = fusion.tanh %b : tensor<?x?xf32> -> tensor<?x?xf32>
+      hir.yield %m : tensor<?x?xf32>
+    }
+  }
+  func.return %out : memref<?x?xf32>
+}
+
+// Uneven chunks: 7 rows in 4 chunks are 2, 2, 2 and 1 rows.
+// CHECK-LABEL: func.func @uneven_chunks(
+// CHECK:         %t = hir.allocate() : memref<7x3xf32>
+// CHECK-NOT:     %slot
+// CHECK:         func.return
+func.func @uneven_chunks(%x: memref<7x3xf32>) -> memref<7x3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %main = hir.get_current_stream
+  %n = hir.num_streams
+  %t = hir.allocate() : memref<7x3xf32>
+  %out = hir.allocate() : memref<7x3xf32>
+  hir.stream_for %i = %c0 to %c4 step %c1 streams(%s) of %n from %main {
+    %x_i = hir.alias_chunk %x[%i] axis 0 chunks 4 : memref<7x3xf32> -> memref<?x3xf32, strided<[3, 1], offset: ?>>
+    %t_i = hir.alias_chunk %t[%i] axis 0 chunks 4 : memref<7x3xf32> -> memref<?x3xf32, strided<[3, 1], offset: ?>>
+    hir.launch ins(%a = %x_i : memref<?x3xf32, strided<[3, 1], offset: ?>>) outs(%t_i : memref<?x3xf32, strided<[3, 1], offset: ?>>) {
+      %r = fusion.exp %a : tensor<?x3xf32> -> tensor<?x3xf32>
+      hir.yield %r : tensor<?x3xf32>
+    }
+    %out_i = hir.alias_chunk %out[%i] axis 0 chunks 4 : memref<7x3xf32> -> memref<?x3xf32, strided<[3, 1], offset: ?>>
+    hir.launch ins(%b = %t_i : memref<?x3xf32, strided<[3, 1], offset: ?>>) outs(%out_i : memref<?x3xf32, strided<[3, 1], offset: ?>>) {
+      %m = fusion.tanh %b : tensor<?x3xf32> -> tensor<?x3xf32>
+      hir.yield %m : tensor<?x3xf32>
+    }
+  }
+  func.return %out : memref<7x3xf32>
+}

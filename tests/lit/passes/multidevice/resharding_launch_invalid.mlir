@@ -12,16 +12,3 @@ func.func @computes_too(%a: memref<1x8xf32>, %g: memref<2x8xf32>) {
   }
   func.return
 }
-
-// -----
-
-// A hand-written all-gather into a strided view is reported by the pass, at the launch.
-func.func @strided_target(%a: memref<1x8xf32>, %g: memref<2x4x8xf32>, %i: index) {
-  %gi = hir.alias_select %g[%i] axis 1 : memref<2x4x8xf32> -> memref<2x8xf32, strided<[32, 1], offset: ?>>
-  // expected-error@+1 {{'hir.launch' op all-gather along axis 0 needs contiguous buffers with the communicated axis outermost in memory, but the buffer memref<2x8xf32, strided<[32, 1], offset: ?>> is a strided view (a chunk along an inner stream axis); make the stream axis outermost}}
-  hir.launch ins(%x = %a : memref<1x8xf32> as tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) outs(%gi : memref<2x8xf32, strided<[32, 1], offset: ?>>) {
-    %y = fusion.set %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32>
-    hir.yield %y : tensor<2x8xf32>
-  }
-  func.return
-}

@@ -1,0 +1,99 @@
+"""
+The local pieces of a resharding: copies between buffers of this device (a launch of
+`fusion.set` or `fusion.permute` on local tensors) and the contiguous temporaries that let a
+collective work on data whose communicated axis is not outermost in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from hir.dialects import fusion, hir
+from hir.dialects.hir import contiguous_strides, memref_strides
+
+
+def _tensor(t: MemRefType, shape: Sequence[int] | None = None) -> TensorType:
+    return TensorType(t.element_type, list(shape if shape is not None else t.get_shape()))
+
+
+def is_contiguous(buffer: SSAValue) -> bool:
+    """A whole buffer, or a view whose strides are row-major on every axis longer than 1."""
+    t = buffer.type
+    assert isinstance(t, MemRefType)
+    if isinstance(t.layout, NoneAttr):
+        return True
+    long_axes = [a for a, extent in enumerate(t.get_shape()) if extent != 1]
+    strides = memref_strides(t)
+    expected = contiguous_strides(t.get_shape())
+    return all(strides[a] is not None and strides[a] == expected[a] for a in long_axes)
+
+
+def outermost(buffer: SSAValue, axis: int) -> bool:
+    """Whether a collective can concatenate or split `buffer` along `axis` as it is."""
+    assert isinstance(buffer.type, MemRefType)
+    return is_contiguous(buffer) and all(extent == 1 for extent in buffer.type.get_shape()[:axis])
+
+
+def to_front(rank: int, axis: int) -> list[int]:
+    """The permutation that moves `axis` first and keeps the others in order."""
+    return [axis, *(a for a in range(rank) if a != axis)]
+
+
+def inverse(perm: Sequence[int]) -> list[int]:
+    result = [0] * len(perm)
+    for i, p in enumerate(perm):
+        result[p] = i
+    return result
+
+
+Extent = int | tuple[SSAValue, int]
+"""A static extent, or the extent of a buffer's axis (read with `memref.dim` when it is dynamic)."""
+
+
+def axes_of(buffer: SSAValue, order: Sequence[int] | None = None) -> list[Extent]:
+    """The extents of `buffer`'s axes, in `order` (default: as they are)."""
+    assert isinstance(buffer.type, MemRefType)
+    return [(buffer, a) for a in (order if order is not None else range(len(buffer.type.get_shape())))]
+
+
+def temporary(extents: Sequence[Extent], like: SSAValue, name: str) -> tuple[list[Operation], SSAValue]:
+    """A contiguous buffer of `like`'s element type; dynamic extents (an uneven chunk's) read from their buffers."""
+    assert isinstance(like.type, MemRefType)
+    ops: list[Operation] = []
+    shape: list[int] = []
+    sizes: list[SSAValue] = []
+    for extent in extents:
+        if isinstance(extent, int):
+            shape.append(extent)
+            continue
+        buffer, axis = extent
+        assert isinstance(buffer.type, MemRefType)
+        static = buffer.type.get_shape()[axis]
+        shape.append(static)
+        if static == DYNAMIC_INDEX:
+            index = arith.ConstantOp(IntegerAttr(axis, IndexType()))
+            dim = memref.DimOp(buffer, index.result)
+            ops += [index, dim]
+            sizes.append(dim.result)
+    alloc = hir.AllocateOp(MemRefType(like.type.element_type, shape), sizes)
+    alloc.result.name_hint = name
+    return [*ops, alloc], alloc.result
+
+
+def copy_launch(source: SSAValue, target: SSAValue, perm: Sequence[int] | None = None) -> hir.LaunchOp:
+    """A launch that copies `source` into `target` on this device, permuting its axes by `perm`."""
+    assert isinstance(source.type, MemRefType)
+    assert isinstance(target.type, MemRefType)
+    block = Block(arg_types=[_tensor(source.type)])
+    block.args[0].name_hint = source.name_hint
+    result_type = _tensor(target.type)
+    if perm is None or list(perm) == sorted(perm):
+        copy: Operation = fusion.SetOp(block.args[0], result_type)
+    else:
+        copy = fusion.PermuteOp(block.args[0], perm, result_type)
+    block.add_ops([copy, hir.YieldOp(copy.results[0])])
+    return hir.LaunchOp([source], [target], Region(block))

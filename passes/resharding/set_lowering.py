@@ -1,0 +1,180 @@
+"""
+The lowering of a resharding `fusion.set` (a `hir.launch` of one set whose region sees global,
+encoded tensors) into collectives and local copies, by what changes (docs/multidevice.md, "The
+resharding table"):
+
+A, B are didx axes, M the source mesh and M' the result's:
+
+- didx A on M -> replicated on M' ⊆ M: `hir.allgather` along A on M;
+- replicated on M -> didx B on M' ⊆ M: a local copy of this device's slice (`hir.alias_chunk`
+  at `hir.device_index`): no communication, every device already holds the data;
+- replicated on M -> replicated on M' ⊆ M: a local copy, likewise;
+- replicated on M -> replicated on M' ⊄ M: `hir.broadcast` over M + M' from M's first device;
+- didx A on M -> replicated on M' ⊄ M: the all-gather on M, then that broadcast;
+- replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice;
+- didx A -> didx B on M: the all-gather along A into a temporary, then the local slice along B
+  (an all-to-all at mesh-size times its traffic).
+
+A collective concatenates and splits contiguous buffers along their outermost axis: when the
+communicated axis is not outermost in memory (or the buffer is a strided chunk), the data goes
+through a contiguous temporary with that axis moved first, and a local permute-copy (nvFuser's
+transpose around an inner-axis all-gather). Everything else is reported with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from hir.diagnostics import located
+from hir.dialects import hir
+from hir.dialects.parallel_encoding import Layout
+from hir.passes.resharding.local_copies import (
+    axes_of,
+    copy_launch,
+    inverse,
+    is_contiguous,
+    outermost,
+    temporary,
+    to_front,
+)
+
+
+class Refused(Exception):
+    """A resharding this lowering does not support; the message says why."""
+
+
+def _shape(v: SSAValue) -> list[int]:
+    assert isinstance(v.type, MemRefType)
+    return list(v.type.get_shape())
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def into_contiguous(target: SSAValue, collective: Callable[[SSAValue], Operation], name: str) -> list[Operation]:
+    """`collective(out)` + its wait, through a contiguous temporary and a copy when `target` is a strided view."""
+    if is_contiguous(target):
+        op = collective(target)
+        return [op, hir.WaitOp(op.results[0])]
+    ops, staging = temporary(axes_of(target), target, name)
+    op = collective(staging)
+    return [*ops, op, hir.WaitOp(op.results[0]), copy_launch(staging, target)]
+
+
+def allgather(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
+    """`target` = the devices' `source`s along `axis`; through axis-first temporaries when it is not outermost."""
+    if outermost(source, axis) and outermost(target, axis):
+        op = hir.AllgatherOp(source, target, axis, mesh)
+        return [op, hir.WaitOp(op.result)]
+    perm = to_front(len(_shape(target)), axis)
+    ops: list[Operation] = []
+    send = source
+    if not outermost(source, axis):
+        allocation, send = temporary(axes_of(source, perm), source, "shard")
+        ops += [*allocation, copy_launch(source, send, perm)]
+    else:  # the same axis order on both sides
+        perm = list(range(len(perm)))
+    allocation, gathered = temporary(axes_of(target, perm), target, "gathered")
+    op = hir.AllgatherOp(send, gathered, perm.index(axis), mesh)
+    ops += [*allocation, op, hir.WaitOp(op.result), copy_launch(gathered, target, inverse(perm))]
+    return ops
+
+
+def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Sequence[int]) -> list[Operation]:
+    """`hir.broadcast` + wait, through contiguous temporaries for strided views (e.g. a chunk of an inner axis)."""
+    ops: list[Operation] = []
+    if not is_contiguous(source):
+        allocation, staging = temporary(axes_of(source), source, "sent")
+        ops += [*allocation, copy_launch(source, staging)]
+        source = staging
+    return [*ops, *into_contiguous(target, lambda out: hir.BroadcastOp(source, out, root, mesh), "received")]
+
+
+def broadcast(source: SSAValue, target: SSAValue, root: int, mesh: Sequence[int]) -> list[Operation]:
+    root_index = _index(root)
+    root_index.result.name_hint = "root"
+    return [root_index, *broadcast_into(source, target, root_index.result, mesh)]
+
+
+def shard_loop_step(
+    shard: SSAValue, target: SSAValue, i: SSAValue, mesh: Sequence[int], slice_axis: int | None
+) -> list[Operation]:
+    """
+    Iteration i of a loop over the devices' shards (didx -> stream): device i broadcasts its shard
+    (nvFuser's broadcast-based all-gather); a result sharded on another axis (`slice_axis`, in
+    the iteration's view) keeps this device's slice of it.
+    """
+    if slice_axis is None:
+        return broadcast_into(shard, target, i, mesh)
+    allocation, received = temporary(axes_of(shard), shard, "received")
+    return [*allocation, *broadcast_into(shard, received, i, mesh), *local_slice(received, target, slice_axis, mesh)]
+
+
+def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]) -> list[Operation]:
+    """This device's slice of a replicated `source` along `axis` (extent: the mesh size) into `target`."""
+    me = hir.DeviceIndexOp(mesh, outside=0)  # a device outside the mesh takes a slice nobody reads
+    me.result.name_hint = "me"
+    mine = hir.AliasChunkOp(source, me.result, axis, len(mesh))
+    mine.result.name_hint = "mine"
+    return [me, mine, copy_launch(mine.result, target)]
+
+
+def all_to_all_by_gather(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequence[int]) -> list[Operation]:
+    """
+    didx axis a -> didx axis b on one mesh: an all-gather along a into a temporary (axis b still
+    whole), then this device's slice along b. It moves mesh-size times the data of an all-to-all
+    (no `hir.all_to_all` yet), but needs nothing beyond the all-gather.
+    """
+    whole = axes_of(target)
+    whole[b] = (source, b)
+    ops, gathered = temporary(whole, target, "all_gathered")
+    ops += allgather(source, gathered, a, mesh)
+    return [*ops, *local_slice(gathered, target, b, mesh)]
+
+
+def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> list[Operation]:
+    """The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused."""
+    src_mesh = list(src.mesh or dst.mesh)
+    dst_mesh = list(dst.mesh or src.mesh)
+    union = sorted(set(src_mesh) | set(dst_mesh))
+    inside = set(dst_mesh) <= set(src_mesh)
+    a, b = src.didx_axis, dst.didx_axis
+    if a is not None and b is not None:
+        if src_mesh != dst_mesh and a != b:
+            raise Refused("more than one sharding change in one op (mesh and sharded axis): split it in two sets")
+        if src_mesh != dst_mesh:
+            raise Refused(
+                f"cannot lower a copy of shards from mesh {src_mesh} to {dst_mesh}: "
+                "moving shards between meshes (send/recv pairs) is not supported"
+            )
+        return all_to_all_by_gather(source, target, a, b, src_mesh)
+    if a is not None:  # a gather
+        ops = allgather(source, target, a, src_mesh)
+        if not inside:  # then from the source mesh's first device to the devices outside it
+            ops += broadcast(target, target, union.index(src_mesh[0]), union)
+        return ops
+    if b is not None:  # a scatter: each device of the result already holds its slice, or gets the whole first
+        if inside:
+            return local_slice(source, target, b, dst_mesh)
+        whole = axes_of(target)
+        whole[b] = len(dst_mesh)
+        ops, received = temporary(whole, target, "received")
+        ops += broadcast(source, received, union.index(src_mesh[0]), union)
+        return [*ops, *local_slice(received, target, b, dst_mesh)]
+    if inside:  # replicated -> replicated on a sub-mesh: nothing moves between devices
+        return [copy_launch(source, target)]
+    return broadcast(source, target, union.index(src_mesh[0]), union)
+
+
+def lower_set_launch(launch: hir.LaunchOp, src: Layout, dst: Layout) -> list[Operation]:
+    """`lower_set` on a resharding launch; a refusal becomes a diagnostic at the launch (the user's op)."""
+    try:
+        return lower_set(launch.ins[0], launch.outs[0], src, dst)
+    except Refused as refusal:
+        raise PassFailedException(located(launch, str(refusal))) from None
