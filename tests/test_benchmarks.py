@@ -120,10 +120,10 @@ def test_host_overhead_on_cpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
 @pytest.mark.parametrize("name", ["gemm_rs", "matmul_ar"])
 def test_row_parallel_benchmarks_on_cpu(name: str, tmp_path: Path) -> None:
     """Every default variant of the benchmark runs on 2 gloo ranks and matches the reference."""
-    from test_distributed import torchrun
+    from ranks import run_ranks
 
     argv = ["--device", "cpu", "--sizes", "32x16", "--k", "32", "--reps", "1", "--warmup", "1"]
-    result = torchrun([str(BENCHMARKS / f"{name}.py"), *argv], tmp_path / "logs", timeout=120)
+    result = run_ranks([str(BENCHMARKS / f"{name}.py"), *argv], timeout=120)
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert result.returncode == 0, output
     rows = dict(re.findall(r"^  (\S.*?) +[0-9.]+  x.*\[([0-9.e+-]+)\]", result.stdout, re.MULTILINE))

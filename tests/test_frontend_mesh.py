@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from test_distributed import _output, torchrun
+from ranks import run_ranks
+from test_distributed import _output
 
 import hir
 from hir.frontend import FrontendError
@@ -131,8 +132,8 @@ def test_bad_mesh_layouts(in_layout: str, message: str) -> None:
 
 
 @pytest.mark.distributed
-def test_tp_modules_on_two_gloo_ranks(tmp_path: Path) -> None:
+def test_tp_modules_on_two_gloo_ranks() -> None:
     """Compiled on each rank, each on its shard, against eager torch on the unsharded inputs."""
-    result = torchrun([str(REPO / "tests" / "frontend_mesh_driver.py")], tmp_path / "logs", timeout=300)
+    result = run_ranks([str(REPO / "tests" / "frontend_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, _output(result)
     assert "6 programs and benchmarks/tp_mlp.py match eager torch" in result.stdout

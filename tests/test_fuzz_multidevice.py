@@ -2,7 +2,7 @@
 Differential fuzzer of `--stream-lowering` over meshes of devices: hypothesis draws a batch of
 random multi-device programs (tests/fuzz/multidevice.py), each with a pipeline (either
 communication backend, copy-engine chunks, either fusion-segment policy) and a number of streams,
-and one torchrun job of gloo processes on the CPU checks them all against the fusion-level
+and one job of gloo processes on the CPU checks them all against the fusion-level
 reference on the unsharded inputs (tests/fuzz/driver.py), since a job costs seconds to start.
 
 Profiles (tests/fuzz/profiles.py): `ci` checks a fixed batch on 2 ranks; `long`
@@ -35,11 +35,11 @@ from fuzz.values import (
     FuzzProgram,
 )
 from hypothesis import strategies as st
-from test_distributed import torchrun
+from ranks import run_ranks
 
 DRIVER = Path(__file__).resolve().parent / "fuzz" / "driver.py"
 JOB_SIZE = 400
-"""Programs per torchrun job (a long batch runs in several)."""
+"""Programs per job (a long batch runs in several)."""
 CASE = tuple[FuzzProgram, str, int]
 """A program, the pipeline that lowers it and a number of streams."""
 REQUIRED_FEATURES: dict[str, Callable[[CASE], bool]] = {
@@ -103,7 +103,7 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
 
 
 def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Counter[str]:
-    """Draws `count` cases, checks them in torchrun jobs; returns how often each feature occurred."""
+    """Draws `count` cases, checks them in multi-process jobs; returns how often each feature occurred."""
     seed = batch_seed()
     if PROFILE == "ci":
         drawn = choose(draw_batch(fuzz_cases(world_size), POOL * count, seed), count)
@@ -118,9 +118,7 @@ def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Coun
         job = cases[start : start + JOB_SIZE]
         path = tmp_path / f"cases{start}.json"
         write_cases(path, job)
-        result = torchrun(
-            [str(DRIVER), str(path)], tmp_path / f"logs{start}", processes=world_size, timeout=60 + 3 * len(job)
-        )
+        result = run_ranks([str(DRIVER), str(path)], processes=world_size, timeout=60 + 3 * len(job))
         verdicts = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
         by_name = {c.name: c for c in job}
         failed = {name: v for name, v in verdicts.items() if not v.startswith(("OK", "REFUSED"))}

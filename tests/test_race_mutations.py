@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch.distributed as dist
 from race_mutants import NUM_STREAMS_ORIGINAL, corpus, hand_written, mutants, verdict
-from test_distributed import torchrun
+from ranks import run_ranks
 
 MUTANTS_SCRIPT = Path(__file__).resolve().parent / "race_mutants.py"
 
@@ -195,9 +195,9 @@ def test_single_device_corpus_and_mutants() -> None:
 
 @pytest.mark.distributed
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
-def test_multidevice_corpus_and_mutants(tmp_path: Path) -> None:
+def test_multidevice_corpus_and_mutants() -> None:
     """The programs that communicate, on 2 ranks in one job; races through symmetric memory included."""
-    result = torchrun([str(MUTANTS_SCRIPT), "--multidevice"], tmp_path / "logs", timeout=480)
+    result = run_ranks([str(MUTANTS_SCRIPT), "--multidevice"], timeout=480)
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert result.returncode == 0, output
     originals = dict(re.findall(r"^ORIGINAL (\S+) (.*)$", result.stdout, re.MULTILINE))

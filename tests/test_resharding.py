@@ -2,7 +2,7 @@
 Every resharding lowering of passes/resharding on 2 and 4 CPU processes (gloo): the modules of
 tests/resharding/ (2 ranks) and tests/resharding/four_devices/ (4 ranks), each lowered with both
 communication backends and run race-checked with 1 and 3 streams against the unsharded
-reference, one torchrun job per rank count (tests/distributed_driver.py).
+reference, one job per rank count (tests/distributed_driver.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.distributed as dist
-from test_distributed import DRIVER, NUM_STREAMS, PIPELINES, _output, torchrun
+from ranks import run_ranks
+from test_distributed import DRIVER, NUM_STREAMS, PIPELINES, _output
 
 import hir
 
@@ -26,8 +27,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run_job(modules: list[Path], processes: int, log_dir: Path) -> None:
-    result = torchrun([str(DRIVER), *map(str, modules)], log_dir, timeout=240, processes=processes)
+def _run_job(modules: list[Path], processes: int) -> None:
+    result = run_ranks([str(DRIVER), *map(str, modules)], timeout=240, processes=processes)
     cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
     expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
     assert set(cases) == expected, _output(result)
@@ -37,15 +38,15 @@ def _run_job(modules: list[Path], processes: int, log_dir: Path) -> None:
 
 
 @pytest.mark.distributed
-def test_two_devices(tmp_path: Path) -> None:
+def test_two_devices() -> None:
     assert len(TWO_DEVICES) >= 16
-    _run_job(TWO_DEVICES, 2, tmp_path / "logs")
+    _run_job(TWO_DEVICES, 2)
 
 
 @pytest.mark.distributed
-def test_four_devices(tmp_path: Path) -> None:
+def test_four_devices() -> None:
     assert len(FOUR_DEVICES) >= 6
-    _run_job(FOUR_DEVICES, 4, tmp_path / "logs")
+    _run_job(FOUR_DEVICES, 4)
 
 
 @pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES], ids=lambda p: p.stem)

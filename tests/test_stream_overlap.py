@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_distributed import torchrun
+from ranks import run_ranks
 from xdsl.dialects import func
 
 import hir
@@ -99,9 +99,8 @@ def test_serial_all_gather_gemm_on_two_processes(tmp_path: Path) -> None:
     assert [op.name for op in lowered.walk() if op.name in ("hir.allgather", "hir.for", "hir.peer_view")] == [
         "hir.allgather"
     ]
-    result = torchrun(
+    result = run_ranks(
         ["-m", "hir.tools.hir_run", str(example), "--check", "-p", "stream-lowering{overlap=never}", "--race-check"],
-        tmp_path / "logs",
         timeout=90,
     )
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"

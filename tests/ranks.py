@@ -1,0 +1,73 @@
+"""
+Multi-process jobs for the tests: `run_ranks` forks the ranks from one process that imported
+torch and hir (tests/rank_launcher.py) and gives them the environment torchrun would; `torchrun`
+goes through torchrun (for the tests of hir-run under torchrun and of a failing rank ending a
+torchrun job). Both return the job's exit status and the ranks' output.
+
+Why not torchrun everywhere: its agent imports torch and runs a rendezvous before any rank starts,
+and each rank imports torch, xDSL and hir again: about 3 s a process on 2 cores, most of a small
+job, and the suite runs over a dozen jobs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCHER = Path(__file__).resolve().parent / "rank_launcher.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _environment(dist_timeout: int) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HIR_DIST_TIMEOUT": str(dist_timeout),  # a rank stuck in a collective fails the job instead of hanging it
+        "CUDA_VISIBLE_DEVICES": "",
+        "OMP_NUM_THREADS": "1",  # small tensors; the processes share the cores
+    }
+
+
+def torchrun(
+    args: list[str], log_dir: Path, *, timeout: float, dist_timeout: int = 30, processes: int = 2
+) -> subprocess.CompletedProcess:
+    """A torchrun job of `processes` processes on this machine (its own port, so jobs may run side by side)."""
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(processes),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        "--log-dir",
+        str(log_dir),
+        *args,
+    ]
+    return subprocess.run(
+        command, cwd=REPO, env=_environment(dist_timeout), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_ranks(
+    args: list[str], *, timeout: float, dist_timeout: int = 30, processes: int = 2
+) -> subprocess.CompletedProcess:
+    """
+    `python ARGS` as ranks 0 .. processes-1 of one job, with torchrun's variables, forked by
+    tests/rank_launcher.py after it imported torch and hir once. Like torchrun, the first rank
+    that fails ends the others; the output is every rank's, interleaved as they print.
+    """
+    command = [sys.executable, str(LAUNCHER), "--processes", str(processes), "--port", str(free_port()), "--", *args]
+    return subprocess.run(
+        command, cwd=REPO, env=_environment(dist_timeout), capture_output=True, text=True, timeout=timeout
+    )
