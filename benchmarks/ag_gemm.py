@@ -48,6 +48,9 @@ import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.sy
 import hir
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
+# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
+all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
+
 FUSION_MODULE = """
 func.func @main(%a: tensor<{D}x{MD}x{K}x{T}, #fusion.parallel<[didx, serial, serial], mesh = [{MESH}]>>,
                 %b: tensor<{K}x{N}x{T}>)
@@ -236,11 +239,11 @@ def measure(
 
     results["gemm"] = timed(lambda: torch.mm(A_full, B, out=C), args.reps, args.warmup)
     errors["gemm"] = relative_error(C, reference)
-    results["allgather"] = timed(lambda: dist.all_gather_into_tensor(A_gather, A_shard), args.reps, args.warmup)
+    results["allgather"] = timed(lambda: all_gather_single(A_gather, A_shard), args.reps, args.warmup)
     errors["allgather"] = relative_error(A_gather, A_full)
 
     def ag_then_gemm() -> None:
-        dist.all_gather_into_tensor(A_gather, A_shard)
+        all_gather_single(A_gather, A_shard)
         torch.mm(A_gather, B, out=C)
 
     results["ag+gemm"] = timed(ag_then_gemm, args.reps, args.warmup)

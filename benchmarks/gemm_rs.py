@@ -43,6 +43,8 @@ from ag_gemm import (
     DTYPES,
     add_nccl_priority_flag,
     build_program,
+    captured,
+    graph_inputs,
     init_nccl,
     max_over_ranks,
     profile_run,
@@ -52,6 +54,9 @@ from ag_gemm import (
 )
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
+
+# torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
+reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
 
 FUSION_MODULE = """
 func.func @main(%a: tensor<{S}x{D}x{D}x{MSD}x{KD}x{T}, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [{MESH}]>>,
@@ -183,6 +188,44 @@ def time_variants(
         errors[variant.name] = check(variant.chunks, outputs[0])
         if args.profile and number == args.profile_variant and profile_title:
             profile_run(run, args.profile, f"{variant.name}: {profile_title}", dist.get_rank(), report.name)
+        if args.cuda_graph:
+            static = graph_inputs(program, inputs, variant.num_streams, communicator)
+            replayed: list[torch.Tensor] = []
+            replay = functools.partial(
+                run_program, program, static, variant.num_streams, communicator, replayed, cuda_graph=True
+            )
+            results[f"{variant.name} graph"] = timed(replay, args.reps, args.warmup)
+            errors[f"{variant.name} graph"] = check(variant.chunks, replayed[0])
+
+
+@dataclass(frozen=True)
+class RowParallelOperands:
+    """This rank's A_r [M, K/D] and B_r [K/D, N], its partial product, and the f32 sum over the ranks."""
+
+    A: torch.Tensor
+    B: torch.Tensor
+    partial: torch.Tensor
+    full: torch.Tensor
+
+
+def row_parallel_operands(M: int, N: int, args: argparse.Namespace) -> RowParallelOperands:
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dtype = DTYPES[args.dtype][0]
+    gen = torch.Generator(device=args.device).manual_seed(100 + rank)
+    A = torch.randn(M, args.k // world, device=args.device, dtype=dtype, generator=gen)
+    B = torch.randn(args.k // world, N, device=args.device, dtype=dtype, generator=gen)
+    partial = A @ B
+    full = partial.to(torch.float32, copy=True)  # a copy also when the partial is f32
+    dist.all_reduce(full)
+    return RowParallelOperands(A, B, partial, full)
+
+
+def maxed_over_ranks(results: dict[str, float], errors: dict[str, float], device: str) -> tuple[dict, dict]:
+    """The times and errors of every rank's measurement, the largest of each over the ranks."""
+    return (
+        {k: max_over_ranks(v, device) for k, v in results.items()},
+        {k: max_over_ranks(v, device) for k, v in errors.items()},
+    )
 
 
 def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator, profile: bool) -> tuple[dict, dict]:
@@ -190,12 +233,8 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     dtype, type_name = DTYPES[args.dtype]
     device = args.device
     KD = args.k // world
-    gen = torch.Generator(device=device).manual_seed(100 + rank)
-    A = torch.randn(M, KD, device=device, dtype=dtype, generator=gen)
-    B = torch.randn(KD, N, device=device, dtype=dtype, generator=gen)
-    partial = A @ B
-    full = partial.to(torch.float32, copy=True)  # a copy also when the partial is f32
-    dist.all_reduce(full)
+    operands = row_parallel_operands(M, N, args)
+    A, B, partial, full = operands.A, operands.B, operands.partial, operands.full
     reference = full.chunk(world)[rank].to(dtype)  # rows [rank*M/D, (rank+1)*M/D)
     scratch = torch.empty(M, N, device=device, dtype=dtype)
     out = torch.empty(M // world, N, device=device, dtype=dtype)
@@ -203,15 +242,19 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     errors: dict[str, float] = {}
     results["gemm"] = timed(lambda: torch.mm(A, B, out=scratch), args.reps, args.warmup, device)
     errors["gemm"] = relative_error(scratch, partial)
-    results["reduce-scatter"] = timed(lambda: dist.reduce_scatter_tensor(out, partial), args.reps, args.warmup, device)
+    results["reduce-scatter"] = timed(lambda: reduce_scatter_single(out, partial), args.reps, args.warmup, device)
     errors["reduce-scatter"] = relative_error(out, reference)
 
     def gemm_then_rs() -> None:
         torch.mm(A, B, out=scratch)
-        dist.reduce_scatter_tensor(out, scratch)
+        reduce_scatter_single(out, scratch)
 
     results["gemm+rs"] = timed(gemm_then_rs, args.reps, args.warmup, device)
     errors["gemm+rs"] = relative_error(out, reference)
+    if args.cuda_graph:
+        out.zero_()
+        results["gemm+rs graph"] = timed(captured(gemm_then_rs), args.reps, args.warmup)
+        errors["gemm+rs graph"] = relative_error(out, reference)
     fused: list[torch.Tensor] = []
     group_name = dist.group.WORLD.group_name
 
@@ -243,10 +286,7 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     variants = [Variant.parse(v) for v in args.variants.split(",")]
     title = f"GEMM+RS M={M} N={N} K={args.k}" if profile else ""
     time_variants(variants, module, inputs, check, args, communicator, results, errors, title, REPORT)
-    return (
-        {k: max_over_ranks(v, device) for k, v in results.items()},
-        {k: max_over_ranks(v, device) for k, v in errors.items()},
-    )
+    return maxed_over_ranks(results, errors, device)
 
 
 def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int) -> None:
@@ -305,6 +345,11 @@ def add_common_arguments(p: argparse.ArgumentParser, variants: str) -> None:
     p.add_argument("--profile", help="trace one hir run into this dir (timeline PNG on rank 0)")
     p.add_argument("--profile-variant", type=int, default=2, help="which hir variant to trace (1-based)")
     p.add_argument("--profile-size", type=int, default=1, help="on which size (1-based)")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="also run each hir variant, and the unfused sequence, as a CUDA graph (replayed)",
+    )
     add_nccl_priority_flag(p)
 
 
@@ -313,6 +358,8 @@ def run_sizes(args: argparse.Namespace, measure_size: Callable[..., tuple[dict, 
     args.dtype = args.dtype or ("bf16" if args.device == "cuda" else "f32")
     if args.nccl_high_priority and args.device != "cuda":
         raise SystemExit("--nccl-high-priority needs --device cuda")
+    if args.cuda_graph and args.device != "cuda":
+        raise SystemExit("--cuda-graph needs --device cuda")
     world, communicator = setup(args.device, args.nccl_high_priority)
     rows = []
     for number, size in enumerate(args.sizes.split(","), start=1):

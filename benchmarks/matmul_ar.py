@@ -25,8 +25,18 @@ import argparse
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
-from ag_gemm import DTYPES, max_over_ranks, relative_error, timed
-from gemm_rs import Report, Target, Variant, add_common_arguments, print_rows, run_sizes, time_variants
+from ag_gemm import DTYPES, captured, relative_error, timed
+from gemm_rs import (
+    Report,
+    Target,
+    Variant,
+    add_common_arguments,
+    maxed_over_ranks,
+    print_rows,
+    row_parallel_operands,
+    run_sizes,
+    time_variants,
+)
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 
@@ -66,12 +76,8 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     dtype, type_name = DTYPES[args.dtype]
     device = args.device
     KD = args.k // world
-    gen = torch.Generator(device=device).manual_seed(100 + rank)
-    A = torch.randn(M, KD, device=device, dtype=dtype, generator=gen)
-    B = torch.randn(KD, N, device=device, dtype=dtype, generator=gen)
-    partial = A @ B
-    full = partial.to(torch.float32, copy=True)  # a copy also when the partial is f32
-    dist.all_reduce(full)
+    operands = row_parallel_operands(M, N, args)
+    A, B, partial, full = operands.A, operands.B, operands.partial, operands.full
     reference = full.to(dtype)
     out = torch.empty(M, N, device=device, dtype=dtype)
     results: dict[str, float] = {}
@@ -91,6 +97,10 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
 
     results["gemm+ar"] = timed(gemm_then_ar, args.reps, args.warmup, device)
     errors["gemm+ar"] = relative_error(out, reference)
+    if args.cuda_graph:
+        out.zero_()
+        results["gemm+ar graph"] = timed(captured(gemm_then_ar), args.reps, args.warmup)
+        errors["gemm+ar graph"] = relative_error(out, reference)
 
     if device == "cuda":
         try:
@@ -123,10 +133,7 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     variants = [Variant.parse(v) for v in args.variants.split(",")]
     title = f"matmul+AR M={M} N={N} K={args.k}" if profile else ""
     time_variants(variants, module, inputs, check, args, communicator, results, errors, title, REPORT)
-    return (
-        {k: max_over_ranks(v, device) for k, v in results.items()},
-        {k: max_over_ranks(v, device) for k, v in errors.items()},
-    )
+    return maxed_over_ranks(results, errors, device)
 
 
 def build_parser() -> argparse.ArgumentParser:

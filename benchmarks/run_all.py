@@ -100,6 +100,8 @@ AG_GEMM_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}
 RS_SCHEDULES = "stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine comm-priority=high}:1:chunks=1,stream-lowering{backend=copy-engine}:2:chunks=2,stream-lowering{backend=copy-engine join=chain}:2:chunks=2,stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
 RS_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
 SCHEDULE_SIZES = "16384x4096,32768x2048,16384x1024,4096x4096,2048x4096"
+# The row-parallel lowerings replayed as CUDA graphs: NCCL per chunk, copy-engine in 1 and 2 chunks.
+ROW_PARALLEL_GRAPHS = "stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=2"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 
 # fmt: off
@@ -120,6 +122,7 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm-graph", "all-gather + GEMM at the main sizes: copy-engine as written and overlap=auto, eager and CUDA graphs", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--cuda-graph", "--variants", AG_GEMM_OVERLAP),), quick=QUICK),
     Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
     Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("row-parallel-graph", "GEMM + reduce-scatter and matmul + all-reduce, eager and as CUDA graphs (the unfused sequence too)", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "30", "--warmup", "5", "--sizes", AR_SIZES, "--cuda-graph", "--variants", ROW_PARALLEL_GRAPHS), torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "30", "--warmup", "5", "--sizes", AR_SIZES, "--cuda-graph", "--variants", ROW_PARALLEL_GRAPHS)), quick=QUICK),
     Step("ag-gemm-schedules", "all-gather + GEMM: comm stream priority, join=chain, whole intermediates; then NCCL at high priority", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--variants", AG_GEMM_SCHEDULES), torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--nccl-high-priority", "--variants", AG_GEMM_NCCL_SCHEDULES)), quick=QUICK),
     Step("gemm-rs-schedules", "GEMM + reduce-scatter: copy-engine comm stream priority, join=chain; then NCCL at high priority", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--variants", RS_SCHEDULES), torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--nccl-high-priority", "--variants", RS_NCCL_SCHEDULES)), quick=QUICK),
     Step("tp-mlp", "tensor-parallel MLP block from PyTorch (hir.compile) against eager NCCL and torch.compile async TP", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
