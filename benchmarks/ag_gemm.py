@@ -43,10 +43,11 @@ from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
+import torch.distributed._symmetric_memory  # registers torch.ops.symm_mem
 
 import hir
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
+from hir.runtime.distributed import enable_symmetric_memory
 
 # torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
 all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
@@ -200,8 +201,7 @@ def main() -> None:
     init_nccl(args.nccl_high_priority)
     rank, world = dist.get_rank(), dist.get_world_size()
     dtype, type_name = DTYPES[args.dtype]
-    if hasattr(symm_mem, "enable_symm_mem_for_group"):
-        symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+    enable_symmetric_memory(dist.group.WORLD.group_name)
     communicator = Communicator(rank, world)
     rows = []
     for size_number, size in enumerate(args.sizes.split(","), start=1):

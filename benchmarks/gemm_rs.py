@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
-import torch.distributed._symmetric_memory as symm_mem  # registers torch.ops.symm_mem
+import torch.distributed._symmetric_memory  # registers torch.ops.symm_mem
 from ag_gemm import (
     DTYPES,
     add_nccl_priority_flag,
@@ -54,6 +54,7 @@ from ag_gemm import (
 )
 
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
+from hir.runtime.distributed import enable_symmetric_memory
 
 # torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
 reduce_scatter_single = getattr(dist, "reduce_scatter_single", dist.reduce_scatter_tensor)
@@ -157,8 +158,7 @@ def setup(device: str, nccl_high_priority: bool = False) -> tuple[int, Communica
     """
     if device == "cuda":
         init_nccl(nccl_high_priority)
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):
-            symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+        enable_symmetric_memory(dist.group.WORLD.group_name)
     else:
         dist.init_process_group("gloo")
     world = dist.get_world_size()

@@ -38,6 +38,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 import hir
+from hir.runtime.distributed import enable_symmetric_memory
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 VARIANTS = (
@@ -227,10 +228,8 @@ def main() -> int:
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
         dist.init_process_group("nccl", device_id=device)
-        import torch.distributed._symmetric_memory as symm_mem
 
-        if hasattr(symm_mem, "enable_symm_mem_for_group"):
-            symm_mem.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+        enable_symmetric_memory(dist.group.WORLD.group_name)
     rows = [(M, *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
     wrong = False
     if dist.get_rank() == 0:

@@ -45,6 +45,23 @@ DEFAULT_TIMEOUT = 120.0
 """Seconds a collective, a barrier or the set-up of a process group may take before it fails."""
 
 
+def enable_symmetric_memory(group_name: str) -> None:
+    """
+    Symmetric memory on the process group `group_name`: torch before 2.10 needs it enabled per
+    group; later torch enables every group and deprecates the call (a FutureWarning per rank).
+    """
+    import warnings
+
+    import torch.distributed._symmetric_memory as symm_mem
+
+    if not hasattr(symm_mem, "enable_symm_mem_for_group"):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        if not symm_mem.is_symm_mem_enabled_for_group(group_name):
+            symm_mem.enable_symm_mem_for_group(group_name)
+
+
 def timeout_from_environment() -> float:
     """`HIR_DIST_TIMEOUT` in seconds, or the default."""
     text = os.environ.get(TIMEOUT_VARIABLE)
@@ -305,8 +322,7 @@ class SymmetricHeap:
         import torch.distributed._symmetric_memory as symm_mem
 
         group_name = dist.group.WORLD.group_name
-        if hasattr(symm_mem, "enable_symm_mem_for_group") and not symm_mem.is_symm_mem_enabled_for_group(group_name):
-            symm_mem.enable_symm_mem_for_group(group_name)
+        enable_symmetric_memory(group_name)
         buffer = symm_mem.empty(shape, dtype=dtype, device=device)
         self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
         return buffer
