@@ -126,6 +126,7 @@ STEPS: tuple[Step, ...] = (
     Step("ag-gemm-schedules", "all-gather + GEMM: comm stream priority, join=chain, whole intermediates; then NCCL at high priority", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--variants", AG_GEMM_SCHEDULES), torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--nccl-high-priority", "--variants", AG_GEMM_NCCL_SCHEDULES)), quick=QUICK),
     Step("gemm-rs-schedules", "GEMM + reduce-scatter: copy-engine comm stream priority, join=chain; then NCCL at high priority", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--variants", RS_SCHEDULES), torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--nccl-high-priority", "--variants", RS_NCCL_SCHEDULES)), quick=QUICK),
     Step("tp-mlp", "tensor-parallel MLP block from PyTorch (hir.compile) against eager NCCL and torch.compile async TP", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
+    Step("tp-mlp-graph", "the tensor-parallel MLP block, eager and hir, also replayed as CUDA graphs", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20", "--cuda-graph", "--no-torch-compile"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
 )
 # fmt: on
 

@@ -13,6 +13,8 @@ on the same tensors:
   hir ...        `hir.compile(TPMLP, ...)` with layouts (rows "[(stream(S), didx), serial]",
                  fc1.weight "[didx, serial]", fc2.weight "[serial, didx]"), lowered with
                  PIPELINE and run with NUM_STREAMS; a variant is PIPELINE:NUM_STREAMS:chunks=S
+  ... graph      with --cuda-graph: eager captured in a CUDA graph and replayed, and each hir
+                 variant compiled with cuda_graph=True (the same program, replayed)
 
 Every rank builds the same global x [M, H] and weights (one seed); every result is checked
 against the module run eagerly on the unsharded x, rows of this rank (relative L2 error in
@@ -106,6 +108,24 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: torch.device
     return statistics.median(times)
 
 
+def graphed(fn: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """`fn` captured in a CUDA graph (after a warm-up on a side stream); replaying returns the captured output."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+
+    def replay() -> torch.Tensor:
+        graph.replay()
+        return out
+
+    return replay
+
+
 def max_over_ranks(value: float, device: torch.device) -> float:
     t = torch.tensor([value], device=device, dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
@@ -165,6 +185,8 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
 
     with torch.no_grad():
         record("eager", lambda: eager_tp(x_shard, w1, w2, world), reference.chunk(world)[rank])
+        if args.cuda_graph:
+            record("eager graph", graphed(lambda: eager_tp(x_shard, w1, w2, world)), reference.chunk(world)[rank])
         if device.type == "cuda" and not args.no_torch_compile:
             try:
                 compiled = torch_async_tp(world)
@@ -185,9 +207,11 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
                 param_layouts=PARAM_LAYOUTS, num_streams=int(num_streams),
             )  # fmt: skip
             mine = my_rows(x, chunks, rank, world).contiguous()
-            record(
-                f"hir {variant}", lambda block=block, mine=mine: block(mine), my_rows(reference, chunks, rank, world)
-            )
+            expected = my_rows(reference, chunks, rank, world)
+            record(f"hir {variant}", lambda block=block, mine=mine: block(mine), expected)
+            if args.cuda_graph:
+                block.cuda_graph = True  # the same lowered program, replayed from now on
+                record(f"hir {variant} graph", lambda block=block, mine=mine: block(mine), expected)
     return (
         {k: max_over_ranks(v, device) for k, v in times.items()},
         {k: max_over_ranks(v, device) for k, v in errors.items()},
@@ -206,12 +230,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of PIPELINE:NUM_STREAMS:chunks=S")
     p.add_argument("--no-torch-compile", action="store_true", help="skip the torch-async-tp baseline")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="also run eager and each hir variant as a CUDA graph (replayed; hir.compile(..., cuda_graph=True))",
+    )
     return p
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     cpu = args.device == "cpu"
+    if cpu and args.cuda_graph:
+        raise SystemExit("--cuda-graph needs --device cuda")
     args.sizes = args.sizes or ("64" if cpu else "8192,16384,32768")
     args.hidden = args.hidden or (32 if cpu else 8192)
     args.dtype = args.dtype or ("f32" if cpu else "bf16")

@@ -29,12 +29,14 @@ def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
 class CompiledFunction:
     """Takes and returns torch tensors like the function it was compiled from (its local shards on a mesh)."""
 
-    def __init__(self, imported: ImportedProgram, pipeline: str, num_streams: int, name: str):
+    def __init__(self, imported: ImportedProgram, pipeline: str, num_streams: int, name: str, cuda_graph: bool = False):
         import hir
 
         self.signature = imported.signature
         self.mode = imported.mode
         self.num_streams = num_streams
+        self.cuda_graph = cuda_graph
+        """Each call replays the CUDA graph of its input signature (captured at the first such call)."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -54,9 +56,29 @@ class CompiledFunction:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
         inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
-        outputs = self.program(inputs, num_streams=self.num_streams, communicator=self._communicator_for_run())
+        graphs = len(self.program.graphs)
+        outputs = self.program(
+            inputs, num_streams=self.num_streams, communicator=self._communicator_for_run(), cuda_graph=self.cuda_graph
+        )
+        if len(self.program.graphs) > graphs:
+            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
         results = tuple(self.mode.local_output(t, k) for k, t in enumerate(outputs))
         return results[0] if len(results) == 1 else results
+
+    def _adopt_graph_buffers(self, static_inputs: Sequence[Any], device: torch.device) -> None:
+        """
+        After a capture: the parameters this function holds as its own copies (a device's shard)
+        become the graph's static input buffers, so that a replay does not copy them in again. A
+        parameter it reads in place (the module's own tensor) is still copied in at every replay,
+        so that an in-place update of the module is seen, as without a graph.
+        """
+        for k, source in enumerate(self.signature.inputs):
+            key = (k, device)
+            state = self._state.get(key)
+            if source.kind == "user" or state is None or source.tensor is None:
+                continue
+            if state.untyped_storage().data_ptr() != source.tensor.untyped_storage().data_ptr():
+                self._state[key] = static_inputs[k]
 
     def _input(self, k: int, source: InputSource, args: Sequence[torch.Tensor], device: torch.device) -> Any:
         if source.kind == "user":
@@ -96,8 +118,10 @@ def compile_torch(
     *,
     param_layouts: Mapping[str, str | None] | None = None,
     num_streams: int = 4,
+    cuda_graph: bool = False,
     **options: Any,
 ) -> CompiledFunction:
     imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
     name = getattr(fn, "__name__", type(fn).__name__)
-    return CompiledFunction(imported, pipeline_with_options(pipeline, options), num_streams, f"<{name}>")
+    pipeline = pipeline_with_options(pipeline, options)
+    return CompiledFunction(imported, pipeline, num_streams, f"<{name}>", cuda_graph=cuda_graph)

@@ -344,3 +344,59 @@ def test_an_op_failing_under_capture_is_named(monkeypatch: pytest.MonkeyPatch) -
     assert "'hir.launch' op cannot be captured in a CUDA graph: failed at run time: operation not permitted" in str(
         err.value
     )
+
+
+# -- hir.compile(..., cuda_graph=True) ------------------------------------------------------------
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(32, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
+def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Program, str]]) -> None:
+    """A parameter the compiled function reads in place stays the module's tensor, copied in at each replay."""
+    torch.manual_seed(0)
+    block = Block()
+    x = torch.randn(8, 32)
+    compiled = hir.compile(block, (x,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
+    with torch.no_grad():
+        first = compiled(x)
+        torch.testing.assert_close(first, block(x))  # what the captured run computed
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]
+    compiled(torch.randn(8, 32))
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # replayed
+    (captured,) = compiled.program.graphs.values()
+    assert captured.replays == 2
+    state = [t for t in compiled._state.values()]
+    assert {t.data_ptr() for t in state} == {block.fc.weight.data_ptr(), block.fc.bias.data_ptr()}
+    assert not any(t is s for t in state for s in captured.static_inputs)
+
+
+@cuda
+@needs_cuda
+def test_compiled_function_replays_on_a_gpu() -> None:
+    torch.manual_seed(0)
+    block = Block()  # on the CPU: the compiled function holds its own GPU copies of the parameters
+    x = torch.randn(8, 32, device="cuda")
+    compiled = hir.compile(block, (x,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
+    with torch.no_grad():
+        for seed in range(3):
+            x = torch.randn(8, 32, generator=torch.Generator().manual_seed(seed)).cuda()
+            out = compiled(x)
+            torch.testing.assert_close(out.cpu(), block(x.cpu()), rtol=1e-4, atol=1e-4)
+    (captured,) = compiled.program.graphs.values()
+    assert captured.replays == 3
+    # Its copies are the graph's input buffers now: a replay copies in only x.
+    assert all(any(t is s for s in captured.static_inputs) for t in compiled._state.values())
+
+    on_gpu = Block().cuda()  # on the GPU: read in place, so an in-place update is seen by the next replay
+    compiled = hir.compile(on_gpu, (x,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
+    with torch.no_grad():
+        compiled(x)
+        on_gpu.fc.weight.mul_(2.0)
+        torch.testing.assert_close(compiled(x), on_gpu(x), rtol=1e-4, atol=1e-4)
