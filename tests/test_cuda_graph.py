@@ -382,8 +382,8 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
 def test_compiled_function_replays_on_a_gpu() -> None:
     torch.manual_seed(0)
     block = Block()  # on the CPU: the compiled function holds its own GPU copies of the parameters
-    x = torch.randn(8, 32, device="cuda")
-    compiled = hir.compile(block, (x,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
+    example = torch.randn(8, 32)  # torch.export runs it where the module is
+    compiled = hir.compile(block, (example,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
     with torch.no_grad():
         for seed in range(3):
             x = torch.randn(8, 32, generator=torch.Generator().manual_seed(seed)).cuda()
@@ -395,6 +395,7 @@ def test_compiled_function_replays_on_a_gpu() -> None:
     assert all(any(t is s for s in captured.static_inputs) for t in compiled._state.values())
 
     on_gpu = Block().cuda()  # on the GPU: read in place, so an in-place update is seen by the next replay
+    x = x.cuda()
     compiled = hir.compile(on_gpu, (x,), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
     with torch.no_grad():
         compiled(x)
