@@ -40,6 +40,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 import torch.distributed as dist
@@ -48,6 +49,8 @@ import torch.distributed._symmetric_memory  # registers torch.ops.symm_mem
 import hir
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 from hir.runtime.distributed import enable_symmetric_memory
+
+T = TypeVar("T")
 
 # torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
 all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
@@ -123,8 +126,11 @@ def graph_inputs(program: hir.Program, inputs: list, num_streams: int, communica
     return captured.static_inputs
 
 
-def captured(fn: Callable[[], object]) -> Callable[[], object]:
-    """`fn` captured in a CUDA graph (after a warm-up on a side stream, as torch recommends); returns its replay."""
+def captured(fn: Callable[[], T]) -> Callable[[], T]:
+    """
+    `fn` captured in a CUDA graph (after a warm-up on a side stream, as torch recommends); returns
+    its replay, which returns what `fn` returned under capture (the graph's own output buffers).
+    """
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -132,8 +138,13 @@ def captured(fn: Callable[[], object]) -> Callable[[], object]:
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
+        out = fn()
+
+    def replay() -> T:
+        graph.replay()
+        return out
+
+    return replay
 
 
 def max_over_ranks(value: float, device: str = "cuda") -> float:

@@ -38,6 +38,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from ag_gemm import captured
 
 import hir
 from hir.runtime.distributed import enable_symmetric_memory
@@ -108,24 +109,6 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: torch.device
     return statistics.median(times)
 
 
-def graphed(fn: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
-    """`fn` captured in a CUDA graph (after a warm-up on a side stream); replaying returns the captured output."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = fn()
-
-    def replay() -> torch.Tensor:
-        graph.replay()
-        return out
-
-    return replay
-
-
 def max_over_ranks(value: float, device: torch.device) -> float:
     t = torch.tensor([value], device=device, dtype=torch.float64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
@@ -186,7 +169,7 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
     with torch.no_grad():
         record("eager", lambda: eager_tp(x_shard, w1, w2, world), reference.chunk(world)[rank])
         if args.cuda_graph:
-            record("eager graph", graphed(lambda: eager_tp(x_shard, w1, w2, world)), reference.chunk(world)[rank])
+            record("eager graph", captured(lambda: eager_tp(x_shard, w1, w2, world)), reference.chunk(world)[rank])
         if device.type == "cuda" and not args.no_torch_compile:
             try:
                 compiled = torch_async_tp(world)

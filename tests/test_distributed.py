@@ -162,6 +162,22 @@ def _output(result: subprocess.CompletedProcess) -> str:
     return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
 
 
+def run_driver_job(
+    modules: list[Path], *, processes: int = 2, pipelines: tuple[str, ...] = PIPELINES, timeout: float = 120
+) -> None:
+    """tests/distributed_driver.py on `modules` in one job: every module, pipeline and stream count reports OK."""
+    argv = [str(DRIVER)]
+    if pipelines != PIPELINES:
+        argv += ["--pipelines", ",".join(pipelines)]
+    result = run_ranks([*argv, *map(str, modules)], timeout=timeout, processes=processes)
+    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
+    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in pipelines for n in NUM_STREAMS}
+    assert set(cases) == expected, _output(result)
+    failed = {name: verdict for name, verdict in cases.items() if verdict != "OK"}
+    assert not failed, f"{failed}\n{_output(result)}"
+    assert result.returncode == 0, _output(result)
+
+
 def test_examples_match_reference(tmp_path: Path) -> None:
     """Every example, lowered and run on 2 ranks with 1 and 3 streams, matches the reference."""
     extra = []
@@ -169,14 +185,7 @@ def test_examples_match_reference(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.mlir"
         path.write_text(text)
         extra.append(path)
-    modules = [*MAIN_EXAMPLES, *extra]
-    result = run_ranks([str(DRIVER), *map(str, modules)], timeout=120)
-    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
-    assert set(cases) == expected, _output(result)
-    failed = {name: verdict for name, verdict in cases.items() if verdict != "OK"}
-    assert not failed, f"{failed}\n{_output(result)}"
-    assert result.returncode == 0, _output(result)
+    run_driver_job([*MAIN_EXAMPLES, *extra])
 
 
 def test_hir_run_under_torchrun(tmp_path: Path) -> None:
@@ -276,11 +285,7 @@ def test_four_devices(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.mlir"
         path.write_text(text)
         modules.append(path)
-    result = run_ranks([str(DRIVER), *map(str, modules)], timeout=180, processes=4)
-    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
-    assert set(cases) == expected, _output(result)
-    assert all(verdict == "OK" for verdict in cases.values()), _output(result)
+    run_driver_job(modules, processes=4, timeout=180)
 
 
 REDUCTION_PIPELINES = ("copy-engine-auto", "copy-engine-start", "copy-engine-end")
@@ -300,12 +305,7 @@ def test_copy_engine_reductions(tmp_path: Path) -> None:
     path = tmp_path / "gemm_rs_one_chunk.mlir"
     path.write_text(REDUCTION_MODULES["gemm_rs_one_chunk"])
     modules.append(path)
-    pipelines = ",".join(REDUCTION_PIPELINES)
-    result = run_ranks([str(DRIVER), "--pipelines", pipelines, *map(str, modules)], timeout=150)
-    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in REDUCTION_PIPELINES for n in NUM_STREAMS}
-    assert set(cases) == expected, _output(result)
-    assert all(verdict == "OK" for verdict in cases.values()), _output(result)
+    run_driver_job(modules, pipelines=REDUCTION_PIPELINES, timeout=150)
 
 
 # Rank 1 of a job freezes itself (SIGSTOP) just before it runs the program, as a hung or

@@ -7,14 +7,12 @@ reference, one job per rank count (tests/distributed_driver.py).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
-from ranks import run_ranks
-from test_distributed import DRIVER, NUM_STREAMS, PIPELINES, _output
+from test_distributed import run_driver_job
 
 import hir
 
@@ -27,26 +25,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run_job(modules: list[Path], processes: int) -> None:
-    result = run_ranks([str(DRIVER), *map(str, modules)], timeout=240, processes=processes)
-    cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    expected = {f"{m.stem}/{b}/streams={n}" for m in modules for b in PIPELINES for n in NUM_STREAMS}
-    assert set(cases) == expected, _output(result)
-    failed = {name: verdict for name, verdict in cases.items() if verdict != "OK"}
-    assert not failed, f"{failed}\n{_output(result)}"
-    assert result.returncode == 0, _output(result)
-
-
 @pytest.mark.distributed
 def test_two_devices() -> None:
     assert len(TWO_DEVICES) >= 16
-    _run_job(TWO_DEVICES, 2)
+    run_driver_job(TWO_DEVICES, timeout=240)
 
 
 @pytest.mark.distributed
 def test_four_devices() -> None:
     assert len(FOUR_DEVICES) >= 6
-    _run_job(FOUR_DEVICES, 4)
+    run_driver_job(FOUR_DEVICES, processes=4, timeout=240)
 
 
 @pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES], ids=lambda p: p.stem)
