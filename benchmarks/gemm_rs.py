@@ -368,12 +368,19 @@ def run_sizes(args: argparse.Namespace, measure_size: Callable[..., tuple[dict, 
     return rows, world
 
 
-def main() -> None:
-    args = build_parser().parse_args()
-    rows, world = run_sizes(args, measure)
+def run_benchmark(
+    report: Report, parser: argparse.ArgumentParser, measure_size: Callable[..., tuple[dict, dict]]
+) -> None:
+    """The main of gemm_rs.py and matmul_ar.py: every size measured on every rank, the table on rank 0."""
+    args = parser.parse_args()
+    rows, world = run_sizes(args, measure_size)
     if dist.get_rank() == 0:
-        print_rows(REPORT, rows, args, world)
+        print_rows(report, rows, args, world)
     dist.destroy_process_group()
+
+
+def main() -> None:
+    run_benchmark(REPORT, build_parser(), measure)
 
 
 if __name__ == "__main__":

@@ -32,9 +32,8 @@ from gemm_rs import (
     Variant,
     add_common_arguments,
     maxed_over_ranks,
-    print_rows,
     row_parallel_operands,
-    run_sizes,
+    run_benchmark,
     time_variants,
 )
 
@@ -144,11 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main() -> None:
-    args = build_parser().parse_args()
-    rows, world = run_sizes(args, measure)
-    if dist.get_rank() == 0:
-        print_rows(REPORT, rows, args, world)
-    dist.destroy_process_group()
+    run_benchmark(REPORT, build_parser(), measure)
 
 
 if __name__ == "__main__":

@@ -31,14 +31,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import captured
+from ag_gemm import captured, max_over_ranks, timed
 
 import hir
 from hir.runtime.distributed import enable_symmetric_memory
@@ -85,34 +83,6 @@ def my_rows(t: torch.Tensor, chunks: int, rank: int, world: int) -> torch.Tensor
 
 def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
-
-
-def timed(fn: Callable[[], object], reps: int, warmup: int, device: torch.device) -> float:
-    """Median ms of `fn`, each repetition after a barrier (CUDA events on a GPU, wall clock on CPU)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        dist.barrier()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            begin = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - begin) * 1e3)
-    return statistics.median(times)
-
-
-def max_over_ranks(value: float, device: torch.device) -> float:
-    t = torch.tensor([value], device=device, dtype=torch.float64)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return t.item()
 
 
 def eager_tp(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, world: int) -> torch.Tensor:
@@ -163,7 +133,7 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
         def run() -> None:
             results[:] = [fn()]
 
-        times[name] = timed(run, args.reps, args.warmup, device)
+        times[name] = timed(run, args.reps, args.warmup, device.type)
         errors[name] = relative_error(results[0], expected)
 
     with torch.no_grad():
@@ -196,8 +166,8 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
                 block.cuda_graph = True  # the same lowered program, replayed from now on
                 record(f"hir {variant} graph", lambda block=block, mine=mine: block(mine), expected)
     return (
-        {k: max_over_ranks(v, device) for k, v in times.items()},
-        {k: max_over_ranks(v, device) for k, v in errors.items()},
+        {k: max_over_ranks(v, device.type) for k, v in times.items()},
+        {k: max_over_ranks(v, device.type) for k, v in errors.items()},
     )
 
 
