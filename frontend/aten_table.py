@@ -99,6 +99,17 @@ def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, half_to_float: bool 
     return e.typed(lambda t: fusion.SoftmaxOp(x, dim % len(shape_of(x)), t), [x], shape_of(x), element_of(x))
 
 
+def _log_softmax(e: Emitter, node: Node, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
+    """`x - max - log(sum(exp(x - max)))` along `dim`: the shift keeps exp from overflowing."""
+    if half_to_float:
+        raise e.error(f"{node.target}: half_to_float is not supported")
+    element = _out_element(node)
+    x = e.cast(x, element)
+    shifted = e.binary(fusion.SubOp, x, e.reduce(fusion.MaxOp, x, [dim], keepdim=True), element)
+    total = e.reduce(fusion.SumOp, e.unary(fusion.ExpOp, shifted), [dim], keepdim=True)
+    return e.binary(fusion.SubOp, shifted, e.unary(fusion.LogOp, total), element)
+
+
 def _layer_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn=True) -> SSAValue:
     dims = _trailing(x, normalized_shape)
     if bias is not None and weight is None:  # the op takes a bias only after a weight
@@ -324,6 +335,10 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.abs.default: _unary(fusion.AbsOp),
     aten.relu.default: _unary(fusion.ReluOp),
     aten.exp.default: _float_only(_unary(fusion.ExpOp)),
+    aten.log.default: _float_only(_unary(fusion.LogOp)),
+    aten.sin.default: _float_only(_unary(fusion.SinOp)),
+    aten.cos.default: _float_only(_unary(fusion.CosOp)),
+    aten.erf.default: _float_only(_unary(fusion.ErfOp)),
     aten.tanh.default: _float_only(_unary(fusion.TanhOp)),
     aten.sqrt.default: _float_only(_unary(fusion.SqrtOp)),
     aten.rsqrt.default: _float_only(_unary(fusion.RsqrtOp)),
@@ -334,6 +349,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.gelu.default: _float_only(_gelu),
     aten.softmax.int: _float_only(_softmax),
     aten._softmax.default: _float_only(_softmax),
+    aten.log_softmax.int: _float_only(_log_softmax),
+    aten._log_softmax.default: _float_only(_log_softmax),
     aten.layer_norm.default: _float_only(_layer_norm),
     aten.rms_norm.default: _float_only(_rms_norm),
     # comparisons and selection (-> i1)

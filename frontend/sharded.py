@@ -51,7 +51,8 @@ ACTIVATIONS = (ROWS, REPLICATED)
 ELEMENTWISE = {
     aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Scalar, aten.rsub.Tensor,
     aten.mul.Tensor, aten.mul.Scalar, aten.div.Tensor, aten.div.Scalar, aten.maximum.default,
-    aten.neg.default, aten.abs.default, aten.exp.default, aten.tanh.default, aten.relu.default,
+    aten.neg.default, aten.abs.default, aten.exp.default, aten.log.default, aten.sin.default, aten.cos.default,
+    aten.erf.default, aten.tanh.default, aten.relu.default,
     aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.square.default, aten.sqrt.default,
     aten.rsqrt.default, aten.reciprocal.default, aten.sigmoid.default, aten.silu.default, aten.gelu.default,
     aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar, aten.lt.Tensor, aten.lt.Scalar,

@@ -338,6 +338,7 @@ def test_build_and_verify_fusion_ops():
         fusion.LinearOp(x, w, None, tensor(4, 16)),
         fusion.LinearOp(x, w, bias, tensor(4, 16)),
         *(op(x) for op in (fusion.SigmoidOp, fusion.SiluOp, fusion.SqrtOp, fusion.RsqrtOp, fusion.ReciprocalOp)),
+        *(op(x) for op in (fusion.LogOp, fusion.SinOp, fusion.CosOp, fusion.ErfOp)),
         fusion.GeluOp(x, "tanh"),
         fusion.PowOp(x, y),
         fusion.CompareOp("ge", x, y, tensor(4, 8, element=i1)),

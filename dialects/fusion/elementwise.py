@@ -99,6 +99,54 @@ class TanhOp(FloatUnaryFusionOp):
 
 
 @irdl_op_definition
+class LogOp(FloatUnaryFusionOp):
+    """
+    `log(x)`, the natural logarithm, elementwise (`-inf` at 0, NaN below, as torch.log).
+
+    Example:
+        %y = fusion.log %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.log"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryFusionOp):
+    """
+    `sin(x)`, elementwise (x in radians).
+
+    Example:
+        %y = fusion.sin %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryFusionOp):
+    """
+    `cos(x)`, elementwise (x in radians).
+
+    Example:
+        %y = fusion.cos %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.cos"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryFusionOp):
+    """
+    `erf(x)`, the Gauss error function, elementwise.
+
+    Example:
+        %y = fusion.erf %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.erf"
+
+
+@irdl_op_definition
 class CastOp(UnaryFusionOp):
     """
     Element-type conversion (the result type says to what), as `x.to(dtype)`.

@@ -24,7 +24,7 @@ MAX_OPS = 10
 MAX_RESULTS = 3
 EXP_LIMIT = 8.0
 
-UNARY = ("set", "neg", "abs", "relu", "exp", "tanh")
+UNARY = ("set", "neg", "abs", "relu", "exp", "tanh", "sin", "cos", "erf")
 BINARY = ("add", "sub", "mul", "div", "maximum")
 REDUCTIONS = ("sum", "max", "min")
 # Sampled uniformly; contractions and shape ops appear twice to get a fair share. Shrinking goes
@@ -430,8 +430,12 @@ class Builder:
             lo = x.lo
         elif kind == "exp":
             mag, lo, exact = math.exp(x.mag), math.exp(-x.mag), False
-        elif kind == "tanh":
+        elif kind in ("tanh", "sin"):
             mag, exact = min(x.mag, 1.0), False
+        elif kind == "cos":
+            mag, exact = 1.0, False
+        elif kind == "erf":
+            mag, exact = min(1.13 * x.mag, 1.0), False  # |erf(x)| <= 2|x|/sqrt(pi)
         placement = (x.didx, x.mesh) if local else None
         return self.emit(
             kind, [x], x.shape, rules.elementwise_map(x.rank, 1), mag, lo, exact=exact, placement=placement

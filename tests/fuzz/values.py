@@ -51,7 +51,7 @@ FLOATS = tuple(name for name, t in ELEMENT_TYPES.items() if t.is_float)
 # Ops torch runs on booleans (the verifier accepts the others too, but torch refuses `-` and
 # friends on bool tensors at run time, a located error that the generator does not aim for).
 BOOL_OPS = frozenset({"set", "cast", "broadcast", "permute", "add", "mul", "maximum", "sum", "max", "min"})
-FLOAT_OPS = frozenset({"exp", "tanh", "div"})
+FLOAT_OPS = frozenset({"exp", "tanh", "sin", "cos", "erf", "div"})
 """The verifier accepts these on floating-point element types only."""
 
 

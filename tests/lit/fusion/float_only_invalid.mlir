@@ -1,6 +1,6 @@
 // RUN: hir-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-// fusion.exp, fusion.tanh and fusion.div need a floating-point element type.
+// fusion.exp, fusion.tanh, fusion.log, fusion.erf and fusion.div need a floating-point element type.
 
 func.func @exp_int(%x: tensor<4xi32>) {
   // expected-error@+1 {{'fusion.exp' op fusion.exp needs a floating-point element type, got i32}}
@@ -13,6 +13,22 @@ func.func @exp_int(%x: tensor<4xi32>) {
 func.func @tanh_int(%x: tensor<4xi8>) {
   // expected-error@+1 {{'fusion.tanh' op fusion.tanh needs a floating-point element type, got i8}}
   %0 = fusion.tanh %x : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @log_int(%x: tensor<4xi32>) {
+  // expected-error@+1 {{'fusion.log' op fusion.log needs a floating-point element type, got i32}}
+  %0 = fusion.log %x : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @erf_int(%x: tensor<4xi16>) {
+  // expected-error@+1 {{'fusion.erf' op fusion.erf needs a floating-point element type, got i16}}
+  %0 = fusion.erf %x : tensor<4xi16> -> tensor<4xi16>
   func.return
 }
 
