@@ -9,8 +9,8 @@ real one):
 
 - stream ids are unique across ranks (local number * world size + rank), so one vector clock can
   hold the streams of every rank;
-- `hir.barrier` joins the clocks of the members' current streams (gathered with
-  `all_gather_object` on the mesh's group, right after the real barrier): what any member's
+- `hir.barrier` joins the clocks of the members' current streams (gathered in one all-gather on
+  the mesh's group, right after the real barrier, `gather_clocks`): what any member's
   stream did before the barrier happens before what every member's stream does after it;
 - symmetric buffers (`empty_symmetric`) and peer views (`peer_view`) are named the same on every
   rank: (owning device, index of the `hir.allocate` op in the function, byte offset). Every access
@@ -159,9 +159,7 @@ class RankLink:
     def barrier(self, mesh: tuple[int, ...], group: Any) -> None:
         """After the real barrier: the current stream joins the current streams of all members."""
         stream = self.checker.current_stream
-        clocks: list[Any] = [None] * dist.get_world_size(group)
-        dist.all_gather_object(clocks, dict(stream.clock), group=group)
-        for clock in clocks:
+        for clock in gather_clocks(stream.clock, group):
             stream.join(clock)
         stream.release()
 
@@ -270,3 +268,30 @@ class CheckedCommunicator:
         self._inner.barrier(mesh)
         if self._link.rank in mesh:
             self._link.barrier(mesh, self._inner.groups.get(mesh, dist.group.WORLD))
+
+
+CLOCK_PAIRS = 64
+"""(stream id, epoch) pairs a clock sends in the one all-gather of a barrier; a longer one takes a second."""
+
+
+def gather_clocks(clock: dict[int, int], group: Any) -> list[dict[int, int]]:
+    """
+    Every member's clock, in one all-gather of a fixed-size int64 tensor (a barrier is frequent:
+    `all_gather_object` would pickle and take two collectives). Every member sees every count, so
+    all of them fall back to `all_gather_object` together when a clock is longer than the tensor.
+    """
+    world = dist.get_world_size(group)
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend(group) == "nccl" else "cpu"
+    pairs = sorted(clock.items())
+    sent = torch.zeros(1 + 2 * CLOCK_PAIRS, dtype=torch.int64)
+    sent[0] = len(pairs)
+    flat = [value for pair in pairs[:CLOCK_PAIRS] for value in pair]
+    sent[1 : 1 + len(flat)] = torch.tensor(flat, dtype=torch.int64)
+    received = [torch.empty_like(sent, device=device) for _ in range(world)]
+    dist.all_gather(received, sent.to(device), group=group)
+    rows = [r.tolist() for r in received]
+    if any(row[0] > CLOCK_PAIRS for row in rows):
+        clocks: list[Any] = [None] * world
+        dist.all_gather_object(clocks, dict(clock), group=group)
+        return clocks
+    return [dict(zip(row[1 : 1 + 2 * row[0] : 2], row[2 : 2 + 2 * row[0] : 2], strict=True)) for row in rows]
