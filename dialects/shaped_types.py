@@ -15,6 +15,8 @@ no op verifier sees.
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -67,6 +69,13 @@ def shaped_type_problem(t: Attribute) -> str | None:
         return "unranked types are not supported (the runtime needs the rank)"
     if not isinstance(t, TensorType | MemRefType):
         return None
+    return _ranked_type_problem(t)
+
+
+# Every op's verifier asks about its operand and result types after every stage of a pipeline;
+# a module repeats few types, and types are immutable.
+@functools.lru_cache(maxsize=8192)
+def _ranked_type_problem(t: TensorType | MemRefType) -> str | None:
     if element_type_name(t.element_type) is None:
         return f"element type {t.element_type} is not supported (the runtime runs {', '.join(ELEMENT_TYPES)})"
     for extent in t.get_shape():

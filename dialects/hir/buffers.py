@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -32,6 +33,9 @@ from xdsl.utils.exceptions import VerifyException
 from hir.dialects.hir.base import HirEffects, constant_index, memref_strides, verify_buffer_types
 
 
+# Types are immutable and a module repeats few of them: the views' verifiers, run after every
+# stage of a pipeline, and the passes that build views ask for the same ones again and again.
+@functools.lru_cache(maxsize=4096)
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
     """The type of `base` with `axis` fixed at a dynamic index: one rank less, dynamic offset."""
     shape = [d for i, d in enumerate(base.get_shape()) if i != axis]
@@ -173,6 +177,7 @@ def chunk_bounds(extent: int, chunks: int, index: int) -> tuple[int, int]:
     return start, min(size, extent - start)
 
 
+@functools.lru_cache(maxsize=4096)
 def chunk_result_type(base: MemRefType, axis: int, chunks: int) -> MemRefType:
     """The type of one of `chunks` chunks of `base` along `axis`: same rank, dynamic offset."""
     shape = list(base.get_shape())
