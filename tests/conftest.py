@@ -1,6 +1,22 @@
-"""Test helpers next to the tests (device_under_test, fuzz_programs) are importable by name."""
+"""
+Test helpers next to the tests (device_under_test, fuzz_programs) are importable by name.
+
+The multi-process tests (marked `distributed`) and the fuzzers run first: they are the longest,
+and with `pytest -n` a long test that starts last keeps one worker busy after the others are done.
+"""
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+LONG_FIRST = ("test_race_mutations.py", "test_fuzz_stream_lowering.py", "test_fuzz_multidevice.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def long_first(item: pytest.Item) -> int:
+        return 0 if item.get_closest_marker("distributed") or item.path.name in LONG_FIRST else 1
+
+    items.sort(key=long_first)  # stable: the order within each group stays
