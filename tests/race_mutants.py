@@ -198,8 +198,8 @@ def corpus(multidevice: bool) -> list[Lowered]:
                 key = (entry, str(function))
                 if key in seen or bool(meshes) != multidevice:
                     continue
-                if any(max(mesh) >= MULTIDEVICE_RANKS for mesh in meshes):
-                    continue
+                if any(max(mesh) >= MULTIDEVICE_RANKS or list(mesh) != sorted(mesh) for mesh in meshes):
+                    continue  # beyond the job's ranks, or in an order the communicator refuses (docs/multidevice.md)
                 seen.add(key)
                 new_by_backend[backend] = True
                 found.append(program)

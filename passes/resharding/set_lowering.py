@@ -13,7 +13,9 @@ A, B are didx axes, M the source mesh and M' the result's:
 - didx A on M -> replicated on M' ⊄ M: the all-gather on M, then that broadcast;
 - replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice;
 - didx A -> didx B on M: the all-gather along A into a temporary, then the local slice along B
-  (an all-to-all at mesh-size times its traffic).
+  (an all-to-all at mesh-size times its traffic);
+- didx A on M -> didx A on M' ≠ M (the same size): device M[k] sends its shard to M'[k]
+  (`hir.send` / `hir.recv` under `scf.if` on the device, a collective-permute).
 
 A collective concatenates and splits contiguous buffers along their outermost axis: when the
 communicated axis is not outermost in memory (or the buffer is a strided chunk), the data goes
@@ -25,9 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import located
@@ -138,6 +140,41 @@ def all_to_all_by_gather(source: SSAValue, target: SSAValue, a: int, b: int, mes
     return [*ops, *local_slice(gathered, target, b, mesh)]
 
 
+def move_shards(
+    source: SSAValue, target: SSAValue, src_mesh: Sequence[int], dst_mesh: Sequence[int]
+) -> list[Operation]:
+    """
+    Shards from mesh M to mesh M' along the same axis: device M[k] sends its shard to M'[k], and
+    a device at the same position in both keeps it. Every device takes its pairs in k order,
+    each waited for before the next: pair k's two devices have completed their pairs before k,
+    so both reach pair k, and no device waits in a cycle (a swap, M' = [1, 0], included).
+    """
+    union = sorted(set(src_mesh) | set(dst_mesh))
+    me = hir.DeviceIndexOp(union, outside=len(union))  # a device outside both takes no branch
+    me.result.name_hint = "me"
+    ops: list[Operation] = [me]
+    for s, d in zip(src_mesh, dst_mesh, strict=True):
+        if s == d:
+            ops += on_device(me.result, union.index(s), [copy_launch(source, target)])
+            continue
+        pair = sorted((s, d))
+        to, frm = _index(pair.index(d)), _index(pair.index(s))
+        send = hir.SendOp(source, to.result, pair)
+        recv = hir.RecvOp(target, frm.result, pair)
+        ops += on_device(me.result, union.index(s), [to, send, hir.WaitOp(send.result)])
+        ops += on_device(me.result, union.index(d), [frm, recv, hir.WaitOp(recv.result)])
+    return ops
+
+
+def on_device(me: SSAValue, position: int, body: list[Operation]) -> list[Operation]:
+    """`scf.if` this device is at `position` of the mesh `me` indexes: `body`."""
+    at = _index(position)
+    here = arith.CmpiOp(me, at.result, "eq")
+    block = Block()
+    block.add_ops([*body, scf.YieldOp()])
+    return [at, here, scf.IfOp(here.result, [], Region(block))]
+
+
 def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> list[Operation]:
     """The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused."""
     src_mesh = list(src.mesh or dst.mesh)
@@ -149,10 +186,7 @@ def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> l
         if src_mesh != dst_mesh and a != b:
             raise Refused("more than one sharding change in one op (mesh and sharded axis): split it in two sets")
         if src_mesh != dst_mesh:
-            raise Refused(
-                f"cannot lower a copy of shards from mesh {src_mesh} to {dst_mesh}: "
-                "moving shards between meshes (send/recv pairs) is not supported"
-            )
+            return move_shards(source, target, src_mesh, dst_mesh)
         return all_to_all_by_gather(source, target, a, b, src_mesh)
     if a is not None:  # a gather
         ops = allgather(source, target, a, src_mesh)

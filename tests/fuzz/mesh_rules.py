@@ -124,9 +124,9 @@ def set_problem(src: Placed, dst: Placed) -> str | None:
             return "a loop over the shards and a mesh change"
         return None
     if src.didx is not None and dst.didx is not None:
-        if meshes_differ(src.mesh, dst.mesh):
-            return "moving shards to another mesh (or with a sharded axis change)"
-        return None  # an all-to-all: an all-gather, then the local slice
+        if meshes_differ(src.mesh, dst.mesh) and src.didx != dst.didx:
+            return "a mesh change and a sharded axis change in one set"
+        return None  # an all-to-all (an all-gather, then the local slice), or shards moving between meshes
     # Gathers, scatters (local slices), broadcasts and local copies all lower, through contiguous
     # temporaries where the communicated axis is inner or the buffer a strided chunk.
     return None
