@@ -1,8 +1,8 @@
 """
 Multi-process jobs for the tests: `run_ranks` forks the ranks from one process that imported
 torch and hir (tests/rank_launcher.py) and gives them the environment torchrun would; `torchrun`
-goes through torchrun (for the tests of hir-run under torchrun and of a failing rank ending a
-torchrun job). Both return the job's exit status and the ranks' output.
+goes through torchrun (for the test of hir-run under torchrun, the documented way to run a
+multi-device program). Both return the job's exit status and the ranks' output.
 
 Why not torchrun everywhere: its agent imports torch and runs a rendezvous before any rank starts,
 and each rank imports torch, xDSL and hir again: about 3 s a process on 2 cores, most of a small

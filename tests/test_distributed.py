@@ -221,14 +221,11 @@ def test_hir_run_under_torchrun(tmp_path: Path) -> None:
     assert "Warning" not in result.stderr, _output(result)  # no deprecation note per rank from the collectives
 
 
-def test_failing_rank_ends_the_job(tmp_path: Path) -> None:
+def test_failing_rank_ends_the_job() -> None:
     """Rank 1 raises while rank 0 waits in the all-gather: the job fails quickly, it does not hang."""
     start = time.monotonic()
-    result = torchrun(
-        [str(DRIVER), "--fail-rank", "1", str(EXAMPLES / "multidevice" / "allgather.mlir")],
-        tmp_path / "logs",
-        timeout=80,
-        dist_timeout=20,
+    result = run_ranks(
+        [str(DRIVER), "--fail-rank", "1", str(EXAMPLES / "multidevice" / "allgather.mlir")], timeout=80, dist_timeout=20
     )
     elapsed = time.monotonic() - start
     assert result.returncode != 0, _output(result)
