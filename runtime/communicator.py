@@ -50,6 +50,13 @@ class Communicator(Protocol):
         """Every mesh device's `output` receives the `input` of mesh position `root`."""
         ...
 
+    def all_to_all(
+        self, input: torch.Tensor, output: torch.Tensor, split_axis: int, concat_axis: int, mesh: Mesh
+    ) -> Work | None:
+        """Chunk k of `input` along `split_axis` goes to mesh position k; `output` holds the received
+        chunks along `concat_axis`, in mesh order."""
+        ...
+
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None: ...

@@ -263,6 +263,24 @@ class ProcessGroupCommunicator:
         work = _reduce_scatter_single(_from_axis(temporary, axis), source, op=op, group=group, async_op=True)
         return _CopyBack(work, output, temporary)
 
+    def all_to_all(
+        self, input: torch.Tensor, output: torch.Tensor, split_axis: int, concat_axis: int, mesh: Mesh
+    ) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        for what, t, axis in (("split", input, split_axis), ("concat", output, concat_axis)):
+            if any(d != 1 for d in t.shape[:axis]):
+                raise ValueError(
+                    f"all-to-all: the {what} axis {axis} must be outermost in memory, got {tuple(t.shape)}"
+                )
+        # torch splits and concatenates along dim 0 of the flat data: the chunks are contiguous.
+        source = _from_axis(_on_the_wire(input), split_axis)
+        if _direct(output):
+            return dist.all_to_all_single(_from_axis(output, concat_axis), source, group=group, async_op=True)
+        temporary = _staging(output)
+        work = dist.all_to_all_single(_from_axis(temporary, concat_axis), source, group=group, async_op=True)
+        return _CopyBack(work, output, temporary)
+
     def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
             return None

@@ -364,6 +364,11 @@ def reduce_scatter(op: hir.ReduceScatterOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.reduce_scatter, op.axis.value.data, op.kind.data)
 
 
+@compiles(hir.AllToAllOp)
+def all_to_all(op: hir.AllToAllOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.all_to_all, op.split_axis.value.data, op.concat_axis.value.data)
+
+
 @compiles(hir.BroadcastOp)
 def broadcast(op: hir.BroadcastOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.broadcast)

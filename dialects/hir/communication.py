@@ -194,6 +194,62 @@ class AllgatherOp(TransferOp):
 
 
 @irdl_op_definition
+class AllToAllOp(TransferOp):
+    """
+    Each mesh device splits its `input` into mesh-size chunks along `split_axis` and sends chunk
+    k to mesh position k; `output` holds the received chunks concatenated along `concat_axis`, in
+    mesh order (MLIR's `mesh.all_to_all`).
+
+    Verifies:
+        `input` and `output` have the same rank; both axes are among theirs; `output` is `input`
+        with the `split_axis` extent divided by the mesh size and the `concat_axis` extent
+        multiplied by it (`?` matches any extent).
+
+    Example:
+        %w = hir.all_to_all %a into %b split_axis 1 concat_axis 0 mesh = [0, 1] : memref<1x2x16xf32>, memref<2x1x16xf32>
+    """
+
+    name = "hir.all_to_all"
+
+    split_axis = prop_def(IntegerAttr[I64])
+    concat_axis = prop_def(IntegerAttr[I64])
+
+    assembly_format = transfer_format("`split_axis` $split_axis `concat_axis` $concat_axis")
+
+    def __init__(self, input: SSAValue, output: SSAValue, split_axis: int, concat_axis: int, mesh: Sequence[int]):
+        super().__init__(
+            [input, output],
+            mesh,
+            split_axis=IntegerAttr(split_axis, i64),
+            concat_axis=IntegerAttr(concat_axis, i64),
+        )
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        s, o = _shape(self.input), _shape(self.output)
+        split, concat, devices = self.split_axis.value.data, self.concat_axis.value.data, len(self.mesh_ids)
+        if len(s) != len(o):
+            raise VerifyException(f"all_to_all: buffers must have the same rank, got {fmt(s)} and {fmt(o)}")
+        for name, axis in (("split_axis", split), ("concat_axis", concat)):
+            if not 0 <= axis < len(s):
+                raise VerifyException(f"all_to_all: {name} {axis} is out of range for rank {len(s)}")
+        if s[split] != DYNAMIC_INDEX and s[split] % devices:
+            raise VerifyException(
+                f"all_to_all: split axis {split} has extent {s[split]}, not a multiple of the mesh size {devices}"
+            )
+        want = list(s)
+        if want[split] != DYNAMIC_INDEX:
+            want[split] //= devices
+        if want[concat] != DYNAMIC_INDEX:
+            want[concat] *= devices
+        if any(DYNAMIC_INDEX not in (w, g) and w != g for w, g in zip(want, o)):
+            raise VerifyException(
+                f"all_to_all: {fmt(o)} must be {fmt(s)} with axis {split} divided and axis {concat} "
+                f"multiplied by the mesh size {devices}"
+            )
+
+
+@irdl_op_definition
 class ReduceScatterOp(ReductionTransferOp):
     """
     Reduces the `input`s of all devices; device k of the mesh gets chunk k along `axis`.

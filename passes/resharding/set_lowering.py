@@ -12,8 +12,7 @@ A, B are didx axes, M the source mesh and M' the result's:
 - replicated on M -> replicated on M' ⊄ M: `hir.broadcast` over M + M' from M's first device;
 - didx A on M -> replicated on M' ⊄ M: the all-gather on M, then that broadcast;
 - replicated on M -> didx B on M' ⊄ M: the broadcast into a temporary, then the local slice;
-- didx A -> didx B on M: the all-gather along A into a temporary, then the local slice along B
-  (an all-to-all at mesh-size times its traffic);
+- didx A -> didx B on M: `hir.all_to_all` (split along B, concatenated along A);
 - didx A on M -> didx A on M' ≠ M (the same size): device M[k] sends its shard to M'[k]
   (`hir.send` / `hir.recv` under `scf.if` on the device, a collective-permute).
 
@@ -127,17 +126,29 @@ def local_slice(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[in
     return [me, mine, copy_launch(mine.result, target)]
 
 
-def all_to_all_by_gather(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequence[int]) -> list[Operation]:
+def all_to_all(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequence[int]) -> list[Operation]:
     """
-    didx axis a -> didx axis b on one mesh: an all-gather along a into a temporary (axis b still
-    whole), then this device's slice along b. It moves mesh-size times the data of an all-to-all
-    (no `hir.all_to_all` yet), but needs nothing beyond the all-gather.
+    didx axis a -> didx axis b on one mesh: `hir.all_to_all` splits the source's axis b (whole
+    here) into the devices' chunks and concatenates the received ones along axis a. The
+    collective needs both axes outermost in memory: unless they are, both sides go through
+    temporaries in the axis order [a, b, the others], with local permute-copies.
     """
-    whole = axes_of(target)
-    whole[b] = (source, b)
-    ops, gathered = temporary(whole, target, "all_gathered")
-    ops += allgather(source, gathered, a, mesh)
-    return [*ops, *local_slice(gathered, target, b, mesh)]
+    rank = len(_shape(source))
+    order = [a, b, *(x for x in range(rank) if x not in (a, b))]
+    if outermost(source, b) and outermost(target, a):
+        order = list(range(rank))
+    ops: list[Operation] = []
+    send, receive = source, target
+    if order != list(range(rank)):
+        allocation, send = temporary(axes_of(source, order), source, "sent")
+        ops += [*allocation, copy_launch(source, send, order)]
+        allocation, receive = temporary(axes_of(target, order), target, "received")
+        ops += allocation
+    op = hir.AllToAllOp(send, receive, order.index(b), order.index(a), mesh)
+    ops += [op, hir.WaitOp(op.result)]
+    if receive is not target:
+        ops.append(copy_launch(receive, target, inverse(order)))
+    return ops
 
 
 def move_shards(
@@ -187,7 +198,7 @@ def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> l
             raise Refused("more than one sharding change in one op (mesh and sharded axis): split it in two sets")
         if src_mesh != dst_mesh:
             return move_shards(source, target, src_mesh, dst_mesh)
-        return all_to_all_by_gather(source, target, a, b, src_mesh)
+        return all_to_all(source, target, a, b, src_mesh)
     if a is not None:  # a gather
         ops = allgather(source, target, a, src_mesh)
         if not inside:  # then from the source mesh's first device to the devices outside it

@@ -126,7 +126,7 @@ def set_problem(src: Placed, dst: Placed) -> str | None:
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh) and src.didx != dst.didx:
             return "a mesh change and a sharded axis change in one set"
-        return None  # an all-to-all (an all-gather, then the local slice), or shards moving between meshes
+        return None  # an all-to-all (hir.all_to_all), or shards moving between meshes (send/recv pairs)
     # Gathers, scatters (local slices), broadcasts and local copies all lower, through contiguous
     # temporaries where the communicated axis is inner or the buffer a strided chunk.
     return None
