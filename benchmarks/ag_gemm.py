@@ -119,11 +119,36 @@ def run_program(
     sink[:] = program(inputs, num_streams=num_streams, communicator=communicator, cuda_graph=cuda_graph)
 
 
-def graph_inputs(program: hir.Program, inputs: list, num_streams: int, communicator: Communicator) -> list:
-    """Captures the program's CUDA graph for these inputs; returns its static input buffers (filled with them)."""
+def graph_replay(
+    program: hir.Program, inputs: list, num_streams: int, communicator: Communicator, sink: list
+) -> Callable[[], None]:
+    """
+    Captures the program's CUDA graph for these inputs, and returns a run that replays it on the
+    graph's own input buffers (no copy in), its outputs into `sink`.
+    """
     program(inputs, num_streams=num_streams, communicator=communicator, cuda_graph=True)
-    (captured,) = program.graphs.values()
-    return captured.static_inputs
+    (captured_run,) = program.graphs.values()
+    static = captured_run.static_inputs
+    return functools.partial(run_program, program, static, num_streams, communicator, sink, cuda_graph=True)
+
+
+def time_sequence(
+    name: str,
+    fn: Callable[[], object],
+    out: torch.Tensor,
+    reference: torch.Tensor,
+    args: argparse.Namespace,
+    results: dict[str, float],
+    errors: dict[str, float],
+    device: str = "cuda",
+) -> None:
+    """An unfused baseline that writes `out`: timed and checked, and with --cuda-graph also replayed."""
+    results[name] = timed(fn, args.reps, args.warmup, device)
+    errors[name] = relative_error(out, reference)
+    if args.cuda_graph:
+        out.zero_()  # the replay must write it again
+        results[f"{name} graph"] = timed(captured(fn), args.reps, args.warmup)
+        errors[f"{name} graph"] = relative_error(out, reference)
 
 
 def captured(fn: Callable[[], T]) -> Callable[[], T]:
@@ -257,12 +282,7 @@ def measure(
         all_gather_single(A_gather, A_shard)
         torch.mm(A_gather, B, out=C)
 
-    results["ag+gemm"] = timed(ag_then_gemm, args.reps, args.warmup)
-    errors["ag+gemm"] = relative_error(C, reference)
-    if args.cuda_graph:
-        C.zero_()
-        results["ag+gemm graph"] = timed(captured(ag_then_gemm), args.reps, args.warmup)
-        errors["ag+gemm graph"] = relative_error(C, reference)
+    time_sequence("ag+gemm", ag_then_gemm, C, reference, args, results, errors)
 
     fused_out: list[torch.Tensor] = []
 
@@ -295,11 +315,8 @@ def measure(
         if args.profile and number == args.profile_variant and size_number == args.profile_size:
             profile_run(run, args.profile, f"{name} M={M} N={N} K={K}", rank)
         if args.cuda_graph:
-            static = graph_inputs(program, [a_local, B], int(num_streams), communicator)
             replayed: list[torch.Tensor] = []
-            replay = functools.partial(
-                run_program, program, static, int(num_streams), communicator, replayed, cuda_graph=True
-            )
+            replay = graph_replay(program, [a_local, B], int(num_streams), communicator, replayed)
             results[f"{name} graph"] = timed(replay, args.reps, args.warmup)
             errors[f"{name} graph"] = relative_error(replayed[0].reshape(M, N), reference)
 

@@ -43,13 +43,13 @@ from ag_gemm import (
     DTYPES,
     add_nccl_priority_flag,
     build_program,
-    captured,
-    graph_inputs,
+    graph_replay,
     init_nccl,
     max_over_ranks,
     profile_run,
     relative_error,
     run_program,
+    time_sequence,
     timed,
 )
 
@@ -189,11 +189,8 @@ def time_variants(
         if args.profile and number == args.profile_variant and profile_title:
             profile_run(run, args.profile, f"{variant.name}: {profile_title}", dist.get_rank(), report.name)
         if args.cuda_graph:
-            static = graph_inputs(program, inputs, variant.num_streams, communicator)
             replayed: list[torch.Tensor] = []
-            replay = functools.partial(
-                run_program, program, static, variant.num_streams, communicator, replayed, cuda_graph=True
-            )
+            replay = graph_replay(program, inputs, variant.num_streams, communicator, replayed)
             results[f"{variant.name} graph"] = timed(replay, args.reps, args.warmup)
             errors[f"{variant.name} graph"] = check(variant.chunks, replayed[0])
 
@@ -249,12 +246,7 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
         torch.mm(A, B, out=scratch)
         reduce_scatter_single(out, scratch)
 
-    results["gemm+rs"] = timed(gemm_then_rs, args.reps, args.warmup, device)
-    errors["gemm+rs"] = relative_error(out, reference)
-    if args.cuda_graph:
-        out.zero_()
-        results["gemm+rs graph"] = timed(captured(gemm_then_rs), args.reps, args.warmup)
-        errors["gemm+rs graph"] = relative_error(out, reference)
+    time_sequence("gemm+rs", gemm_then_rs, out, reference, args, results, errors, device)
     fused: list[torch.Tensor] = []
     group_name = dist.group.WORLD.group_name
 

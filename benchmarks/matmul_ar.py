@@ -25,7 +25,7 @@ import argparse
 import torch
 import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
-from ag_gemm import DTYPES, captured, relative_error, timed
+from ag_gemm import DTYPES, relative_error, time_sequence, timed
 from gemm_rs import (
     Report,
     Target,
@@ -94,12 +94,7 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
         torch.mm(A, B, out=out)
         dist.all_reduce(out)
 
-    results["gemm+ar"] = timed(gemm_then_ar, args.reps, args.warmup, device)
-    errors["gemm+ar"] = relative_error(out, reference)
-    if args.cuda_graph:
-        out.zero_()
-        results["gemm+ar graph"] = timed(captured(gemm_then_ar), args.reps, args.warmup)
-        errors["gemm+ar graph"] = relative_error(out, reference)
+    time_sequence("gemm+ar", gemm_then_ar, out, reference, args, results, errors, device)
 
     if device == "cuda":
         try:
