@@ -201,9 +201,11 @@ class AllToAllOp(TransferOp):
     mesh order (MLIR's `mesh.all_to_all`).
 
     Verifies:
-        `input` and `output` have the same rank; both axes are among theirs; `output` is `input`
-        with the `split_axis` extent divided by the mesh size and the `concat_axis` extent
-        multiplied by it (`?` matches any extent).
+        `input` and `output` have the same rank; both axes are among theirs and outermost in
+        memory (only extents of 1 before the split axis in `input` and the concat axis in
+        `output`: the chunks are contiguous); `output` is `input` with the `split_axis` extent
+        divided by the mesh size and the `concat_axis` extent multiplied by it (`?` matches any
+        extent).
 
     Example:
         %w = hir.all_to_all %a into %b split_axis 1 concat_axis 0 mesh = [0, 1] : memref<1x2x16xf32>, memref<2x1x16xf32>
@@ -233,6 +235,12 @@ class AllToAllOp(TransferOp):
         for name, axis in (("split_axis", split), ("concat_axis", concat)):
             if not 0 <= axis < len(s):
                 raise VerifyException(f"all_to_all: {name} {axis} is out of range for rank {len(s)}")
+        for what, shape, axis in (("split", s, split), ("concat", o, concat)):
+            if any(extent not in (1, DYNAMIC_INDEX) for extent in shape[:axis]):
+                raise VerifyException(
+                    f"all_to_all: the {what} axis {axis} must be outermost in memory (only extents of 1 before "
+                    f"it), got {fmt(shape)}"
+                )
         if s[split] != DYNAMIC_INDEX and s[split] % devices:
             raise VerifyException(
                 f"all_to_all: split axis {split} has extent {s[split]}, not a multiple of the mesh size {devices}"

@@ -32,3 +32,11 @@ func.func @element_types(%a: memref<2x8xf32>, %b: memref<2x8xf16>) {
   %w = hir.all_to_all %a into %b split_axis 0 concat_axis 0 mesh = [0, 1] : memref<2x8xf32>, memref<2x8xf16>
   func.return
 }
+
+// -----
+
+func.func @split_axis_inside(%a: memref<2x4x16xf32>, %b: memref<4x2x16xf32>) {
+  // expected-error@+1 {{'hir.all_to_all' op all_to_all: the split axis 1 must be outermost in memory (only extents of 1 before it), got 2x4x16}}
+  %w = hir.all_to_all %a into %b split_axis 1 concat_axis 0 mesh = [0, 1] : memref<2x4x16xf32>, memref<4x2x16xf32>
+  func.return
+}
