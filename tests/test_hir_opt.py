@@ -186,3 +186,32 @@ def test_verify_diagnostics_without_annotations_prints_like_xdsl_opt(
     assert status == 0, err
     assert "op result shape 5 does not match" in out
     assert err == ""
+
+
+def count_verifications(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> int:
+    from xdsl.dialects.builtin import ModuleOp
+
+    calls: list[None] = []
+    verify = ModuleOp.verify
+
+    def counting(self: ModuleOp, verify_nested_ops: bool = True) -> None:
+        calls.append(None)
+        verify(self, verify_nested_ops)
+
+    monkeypatch.setattr(ModuleOp, "verify", counting)
+    code, _, err = run_hir_opt(capsys, SET_STREAM, *args)
+    assert code == 0, err
+    return len(calls)
+
+
+def test_pipeline_pass_verified_after_its_last_stage(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hir.passes.stream_lowering import StreamLoweringPass
+    from hir.pipeline import expand_stages
+
+    stages = len(expand_stages([StreamLoweringPass()]))
+    # after parsing, after stream-lowering's last stage, after cse
+    assert count_verifications(monkeypatch, capsys, "-p", "stream-lowering,cse") == 3
+    assert count_verifications(monkeypatch, capsys, "-p", "stream-lowering,cse", "--verify-each-stage") == stages + 2
+    assert count_verifications(monkeypatch, capsys, "-p", "stream-lowering", "--disable-verify") == 0
