@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
@@ -24,6 +24,15 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 # string backtracks exponentially in the length of the rest of its line (40 characters: hours).
 # The same language, one character per step, fails in linear time.
 MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+_NO_BRACKETS = r'[^<>"()\n]*'
+_SHAPED_TYPE_TEXT = re.compile(
+    rf"(?:tensor|memref)<{_NO_BRACKETS}(?:<{_NO_BRACKETS}(?:<{_NO_BRACKETS}>{_NO_BRACKETS})*>{_NO_BRACKETS})*>"
+)
+"""
+The text of a tensor or memref type with at most two levels of `<...>` inside and no string,
+parenthesis or arrow (`affine_map<(d0) -> ...>` and quoted text are left to xDSL's parser).
+"""
 
 MAX_NESTING_DEPTH = 64
 """
@@ -52,6 +61,29 @@ class LocatedParser(Parser):
         self._depth = 0
         self._enclosing_forward_references: list[dict[str, dict[int, ForwardDeclaredValue]]] = []
         self._forward_use_spans: dict[int, Span] = {}
+        self._shaped_types: dict[str, TypeAttribute] = {}
+
+    # -- each distinct tensor / memref type is parsed once -----------------------------------------
+    # A module repeats a handful of types on every op (`tensor<64x32xf32, #fusion.parallel<...>>`),
+    # and parsing them was 70 % of parsing a module. The same text means the same type within one
+    # input (aliases are defined before their uses and never redefined), and attributes are
+    # immutable, so the parsed type is reused and the lexer resumes after its text.
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        start = self._current_token.span.start
+        match = _SHAPED_TYPE_TEXT.match(self.lexer.input.content, start)
+        if match is None:
+            return super().parse_optional_type()
+        text = match.group()
+        known = self._shaped_types.get(text)
+        if known is not None:
+            self._resume_from(match.end())
+            return known
+        parsed = super().parse_optional_type()
+        between = self.lexer.input.content[match.end() : self._current_token.span.start]
+        if parsed is not None and self._current_token.span.start >= match.end() and not between.strip():
+            self._shaped_types[text] = parsed  # xDSL's parser read exactly that text
+        return parsed
 
     # -- a region's values are not visible outside it ----------------------------------------------
     # xDSL lets a definition inside a region resolve a forward reference made outside it (`hir.for

@@ -12,6 +12,7 @@ the mesh; its logical extent equals the mesh size and each device holds extent 1
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -191,6 +192,7 @@ class Layout:
         return _index_of(self.kinds, DIDX)
 
 
+@functools.lru_cache(maxsize=8192)  # types are immutable; the passes ask for the same few again and again
 def layout_of(t: Attribute) -> Layout:
     """The parallel layout of a tensor type (all serial, single device when no encoding)."""
     assert isinstance(t, TensorType)

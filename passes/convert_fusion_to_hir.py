@@ -24,6 +24,7 @@ hir-loop-fusion and cse remove: a constant factor, but the largest stage of the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -52,11 +53,14 @@ from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
 
 
+# Types are immutable and a module repeats a few: each conversion is computed once per type.
+@functools.lru_cache(maxsize=4096)
 def buffer_type(t: Attribute) -> MemRefType:
     assert isinstance(t, TensorType)
     return MemRefType(t.element_type, local_shape(t))
 
 
+@functools.lru_cache(maxsize=4096)
 def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, global_view: bool = False) -> TensorType:
     """
     What a launch region sees of a value in one iteration: its local shape minus the iterated

@@ -39,17 +39,19 @@ A buffer becomes a ring only when that reuse is provably ordered; it stays whole
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 
 from hir.dialects import hir
+from hir.dialects.hir.buffers import i64_attr, select_result_type
 
 View = hir.AliasSelectOp | hir.AliasChunkOp
 
@@ -204,18 +206,29 @@ def dynamic_view_sizes(ring: Ring) -> list[SSAValue]:
     return [size for i, size in zip(dynamic_axes, ring.allocation.dynamic_sizes, strict=True) if i != axis]
 
 
+@functools.lru_cache(maxsize=1024)  # types are immutable: built once per view type
+def ring_buffer_type(view_type: MemRefType) -> MemRefType:
+    """A contiguous buffer of a dynamic number of slots, each the shape of the view."""
+    return MemRefType(view_type.element_type, [DYNAMIC_INDEX, *view_type.get_shape()])
+
+
 def make_ring(ring: Ring, loop: hir.StreamForOp, slots: SSAValue, slot: SSAValue) -> None:
     """Allocates the ring right before the loop and points every view and free at it."""
     allocation = ring.allocation
     view_type = ring.views[0].result.type
     assert isinstance(view_type, MemRefType)
     sizes = dynamic_view_sizes(ring)
-    ring_type = MemRefType(view_type.element_type, [DYNAMIC_INDEX, *view_type.get_shape()])
+    ring_type = ring_buffer_type(view_type)
     new = hir.AllocateOp(ring_type, [slots, *sizes])
     new.result.name_hint = allocation.result.name_hint
     new.location = allocation.location
     Rewriter.insert_op(new, InsertPoint.before(loop))
+    slot_type = select_result_type(ring_type, 0)
     for view in ring.views:
+        if isinstance(view, hir.AliasSelectOp) and view.result.type == slot_type:
+            view.operands = [new.result, slot]  # the same view, of the ring: no new op to build
+            view.properties["axis"] = i64_attr(0)
+            continue
         select = hir.AliasSelectOp(new.result, slot, 0)
         select.result.name_hint = view.result.name_hint
         select.location = view.location
@@ -225,8 +238,12 @@ def make_ring(ring: Ring, loop: hir.StreamForOp, slots: SSAValue, slot: SSAValue
     Rewriter.erase_op(allocation)
 
 
-def ring_intermediates(loop: hir.StreamForOp) -> None:
-    allocations = [op for op in loop.parent_block().ops if isinstance(op, hir.AllocateOp)]  # type: ignore[union-attr]
+def ring_intermediates(loop: hir.StreamForOp, position: dict[Operation, int]) -> None:
+    """`position`: the index of each op of the loop's block, for visiting the allocations in block order."""
+    block = loop.parent_block()
+    views = [op for op in loop.body.block.ops if isinstance(op, View)]
+    viewed = {v.buffer.owner for v in views if isinstance(v.buffer.owner, hir.AllocateOp)}
+    allocations = sorted((a for a in viewed if a.parent_block() is block), key=position.__getitem__)
     rings = [r for a in allocations if (r := candidate(a, loop)) is not None]
     rings = accesses_in_order(loop, rings)
     if not rings:
@@ -252,5 +269,12 @@ class RingIntermediatesPass(ModulePass):
     name = "hir-ring-intermediates"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # Each loop looks only at the allocations its body views (not at every op of its block:
+        # that made a function of many loops quadratic); positions are numbered once per block.
+        positions: dict[Block, dict[Operation, int]] = {}
         for loop in [o for o in op.walk() if isinstance(o, hir.StreamForOp)]:
-            ring_intermediates(loop)
+            block = loop.parent_block()
+            assert block is not None
+            if block not in positions:
+                positions[block] = {o: i for i, o in enumerate(block.ops)}
+            ring_intermediates(loop, positions[block])

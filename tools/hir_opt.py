@@ -41,6 +41,7 @@ from hir.diagnostics import (
 from hir.dialects.shaped_types import check_signatures
 from hir.pipeline import PipelineError, expand_stages, parse_pass_pipeline, pass_options, pass_summary
 from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, has_annotations, verify_chunk
+from hir.tools.type_printer import CachingMLIRTarget
 
 # xDSL passes without a docstring of their own.
 _SUMMARIES = {
@@ -93,7 +94,7 @@ class HirOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         # The other targets emit assembly of other dialects (llvm, riscv, ...), which a hir module never is.
         super().register_all_targets()
-        self.available_targets = {"mlir": self.available_targets["mlir"]}
+        self.available_targets = {"mlir": lambda: CachingMLIRTarget}
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()

@@ -35,6 +35,12 @@ from hir.dialects.hir.base import HirEffects, constant_index, memref_strides, ve
 
 # Types are immutable and a module repeats few of them: the views' verifiers, run after every
 # stage of a pipeline, and the passes that build views ask for the same ones again and again.
+@functools.lru_cache(maxsize=256)
+def i64_attr(value: int) -> IntegerAttr:
+    """`value : i64`, built once per value (IntegerAttr checks its range on every construction)."""
+    return IntegerAttr(value, i64)
+
+
 @functools.lru_cache(maxsize=4096)
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
     """The type of `base` with `axis` fixed at a dynamic index: one rank less, dynamic offset."""
@@ -139,7 +145,7 @@ class AliasSelectOp(IRDLOperation):
         super().__init__(
             operands=[buffer, index],
             result_types=[select_result_type(buffer.type, axis)],
-            properties={"axis": IntegerAttr(axis, i64)},
+            properties={"axis": i64_attr(axis)},
         )
 
     @property
@@ -221,7 +227,7 @@ class AliasChunkOp(IRDLOperation):
         super().__init__(
             operands=[buffer, index],
             result_types=[chunk_result_type(buffer.type, axis, chunks)],
-            properties={"axis": IntegerAttr(axis, i64), "chunks": IntegerAttr(chunks, i64)},
+            properties={"axis": i64_attr(axis), "chunks": i64_attr(chunks)},
         )
 
     @property
