@@ -168,8 +168,9 @@ def fusion_functions(module: ModuleOp) -> Iterable[func.FuncOp]:
 @dataclass(frozen=True)
 class PropagateShardingPass(ModulePass):
     """
-    Gives unannotated tensors the device sharding (didx axis, mesh) of their neighbours, through the
-    ops' axis maps; `traversal` says in which directions and order.
+    Gives unannotated tensors the device sharding (didx axis, mesh) of their neighbours.
+
+    Through the ops' axis maps; `traversal` says in which directions and in which order.
     """
 
     name = "fusion-propagate-sharding"
