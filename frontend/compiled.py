@@ -15,7 +15,10 @@ from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_
 
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
-    """`stream-lowering` + {backend: "copy-engine"} -> `stream-lowering{backend=copy-engine}`."""
+    """
+    `stream-lowering` + {backend: "copy-engine", propagate_sharding: True} ->
+    `stream-lowering{backend=copy-engine propagate-sharding=true}`.
+    """
     if not options:
         return pipeline
     if "{" in pipeline or "," in pipeline:
@@ -23,7 +26,12 @@ def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
             f"<compile>: error: pass options {sorted(options)} go with a single pass, not with the pipeline "
             f"{pipeline!r}: write them into it"
         )
-    return pipeline + "{" + " ".join(f"{k.replace('_', '-')}={v}" for k, v in options.items()) + "}"
+    return pipeline + "{" + " ".join(f"{k.replace('_', '-')}={_option_text(v)}" for k, v in options.items()) + "}"
+
+
+def _option_text(value: Any) -> str:
+    """An option value as `-p` spells it: booleans are `true` / `false`."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 class CompiledFunction:

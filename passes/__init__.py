@@ -7,6 +7,7 @@ from xdsl.passes import ModulePass
 
 # pass name -> (module under hir.passes, class)
 _PASSES: dict[str, tuple[str, str]] = {
+    "fusion-propagate-sharding": ("propagate_sharding", "PropagateShardingPass"),
     "fusion-stream-overlap": ("stream_overlap", "StreamOverlapPass"),
     "fusion-decompose-resharding": ("decompose_resharding", "DecomposeReshardingPass"),
     "fusion-segment": ("fusion_segment", "FusionSegmentPass"),

@@ -15,6 +15,7 @@ from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
 from hir.passes.fusion_segment import FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import LowerCommunicationPass
+from hir.passes.propagate_sharding import PropagateShardingPass
 from hir.passes.ring_intermediates import RingIntermediatesPass
 from hir.passes.stream_overlap import StreamOverlapPass
 
@@ -30,7 +31,8 @@ class StreamLoweringPass(ModulePass):
     a pass of its own. `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides
     for `backend`), `policy` fusion-segment's, `backend`, `chunks`, `release` and `comm-priority`
     hir-lower-communication's; `intermediates=whole` leaves out hir-ring-intermediates; `join` is
-    hir-expand-stream-loops' option.
+    hir-expand-stream-loops' option. `propagate-sharding=true` runs fusion-propagate-sharding (its
+    default traversal) first, so that unannotated tensors take the sharding of their neighbours.
     """
 
     name = "stream-lowering"
@@ -43,6 +45,7 @@ class StreamLoweringPass(ModulePass):
     comm_priority: str = "normal"
     join: str = "caller"
     overlap: str = "always"
+    propagate_sharding: bool = False
 
     def __post_init__(self) -> None:
         if self.intermediates not in INTERMEDIATES:
@@ -52,7 +55,9 @@ class StreamLoweringPass(ModulePass):
     def stages(self) -> tuple[ModulePass, ...]:
         """The passes `apply` runs, in order; drivers run them one by one to verify, time and print each."""
         ring = (RingIntermediatesPass(),) if self.intermediates == "ring" else ()
+        propagate = (PropagateShardingPass(),) if self.propagate_sharding else ()
         return (
+            *propagate,
             StreamOverlapPass(overlap=self.overlap, backend=self.backend),
             DecomposeReshardingPass(),
             FusionSegmentPass(policy=self.policy),

@@ -40,6 +40,7 @@ PIPELINES = {
     "copy-engine-auto": "stream-lowering{backend=copy-engine}",
     "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
+    "propagate": "stream-lowering{propagate-sharding=true}",
 }
 DEFAULT_PIPELINES = ("nccl", "copy-engine")
 

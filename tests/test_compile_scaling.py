@@ -24,6 +24,7 @@ from xdsl.printer import Printer
 from hir.api import make_context
 from hir.diagnostics import LocatedParser, verify_located
 from hir.passes import get_all_hir_passes
+from hir.passes.propagate_sharding import PropagateShardingPass
 from hir.pipeline import expand_stages, parse_pass_pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -85,3 +86,33 @@ def test_a_quadratic_phase_fails_the_check() -> None:
         module = LocatedParser(make_context(), compile_time.chain_module(n), "q.mlir").parse_module()
         growth.append(_calls(quadratic, module)[0])
     assert growth[1] / growth[0] > 3.5
+
+
+def sharded_chain(n: int, sharded_input: bool) -> str:
+    """n unannotated elementwise ops between a sharded input (forward) or a sharded result (backward)."""
+    rows = "tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>"
+    plain = "tensor<2x8xf32>"
+    source = rows if sharded_input else plain
+    lines = [f"func.func @main(%v0: {source}, %w: {plain}) -> {rows} {{"]
+    for k in range(n):
+        operand = source if k == 0 else plain
+        op = "add" if k % 2 else "relu"
+        args = f"%v{k}, %w : {operand}, {plain}" if op == "add" else f"%v{k} : {operand}"
+        lines.append(f"  %v{k + 1} = fusion.{op} {args} -> {plain}")
+    lines.append(f"  %out = fusion.exp %v{n} : {plain} -> {rows}")
+    lines.append(f"  func.return %out : {rows}")
+    return "\n".join([*lines, "}"])
+
+
+@pytest.mark.parametrize("traversal", ["forward-backward", "backward-forward"])
+@pytest.mark.parametrize("sharded_input", [True, False], ids=["from_input", "from_result"])
+def test_propagate_sharding_is_linear(traversal: str, sharded_input: bool) -> None:
+    """fusion-propagate-sharding (not in the default stream-lowering) shards a chain in linear calls."""
+    calls = []
+    for n in (60, 120):
+        module = LocatedParser(make_context(), sharded_chain(n, sharded_input), "chain.mlir").parse_module()
+        count, _ = _calls(PropagateShardingPass(traversal=traversal).apply, make_context(), module)
+        sharded = str(module).count("-> tensor<2x8xf32, #fusion.parallel<[didx, serial]")
+        assert sharded == n + 2  # every op, and the function type
+        calls.append(count)
+    assert 1.6 < calls[1] / calls[0] < MAX_GROWTH, calls

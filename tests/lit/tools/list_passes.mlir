@@ -6,7 +6,9 @@
 // CHECK-NEXT:   canonicalize {{ +}}Applies all canonicalization patterns.
 // CHECK-NEXT:   cse {{ +}}Eliminates common subexpressions.
 // CHECK-NEXT:   dce {{ +}}Erases operations
-// CHECK:        fusion-stream-overlap {{ +}}Decides whether stream axes are pipelined: as written, never, or as the cost model says.
+// CHECK:        fusion-propagate-sharding {{ +}}Gives unannotated tensors the device sharding (didx axis, mesh) of their neighbours.
+// CHECK-NEXT:       traversal: str = forward-backward
+// CHECK-NEXT:   fusion-stream-overlap {{ +}}Decides whether stream axes are pipelined: as written, never, or as the cost model says.
 // CHECK-NEXT:       overlap: str = always
 // CHECK-NEXT:       backend: str = nccl
 // CHECK:        fusion-segment {{ +}}Groups fusion ops into segments (kernels).
@@ -28,4 +30,5 @@
 // CHECK-NEXT:       comm-priority: str = normal
 // CHECK-NEXT:       join: str = caller
 // CHECK-NEXT:       overlap: str = always
+// CHECK-NEXT:       propagate-sharding: bool = false
 // CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse

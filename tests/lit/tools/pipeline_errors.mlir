@@ -20,7 +20,7 @@
 // TYPE:      hir-opt: error: option 'chunks' of pass 'stream-lowering' expects int, got 'x'
 // TYPE-NOT:  {{.}}
 // VALUE:     hir-opt: error: option 'chunks' of pass 'stream-lowering' needs a value: chunks=<int>
-// OPTION:    hir-opt: error: pass 'stream-lowering' has no option 'nope' (its options: policy: str = standalone-host-ops, backend: str = nccl, chunks: int = 0, release: str = auto, intermediates: str = ring, comm-priority: str = normal, join: str = caller, overlap: str = always)
+// OPTION:    hir-opt: error: pass 'stream-lowering' has no option 'nope' (its options: policy: str = standalone-host-ops, backend: str = nccl, chunks: int = 0, release: str = auto, intermediates: str = ring, comm-priority: str = normal, join: str = caller, overlap: str = always, propagate-sharding: bool = false)
 // OPTION-NOT: {{.}}
 // NO-OPTIONS: hir-opt: error: pass 'cse' has no option 'bogus' (it has no options)
 // SYNTAX:    hir-opt: error: malformed pass pipeline 'cse{' at column 5 (in the options of 'cse'): expected argument name
