@@ -114,6 +114,17 @@ class _CopyBack:
         self.target.copy_(self.temporary)
 
 
+class _AllOf:
+    """Pending transfers waited for together (the send and the receive of a collective-permute)."""
+
+    def __init__(self, works: Sequence[Any]):
+        self.works = list(works)
+
+    def wait(self) -> None:
+        for work in self.works:
+            work.wait()
+
+
 def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
     """A contiguous `t` without its extent-1 axes before `axis`: torch concatenates and splits along dim 0."""
     return t.view(t.shape[axis:])
@@ -293,6 +304,22 @@ class ProcessGroupCommunicator:
         if is_root:
             temporary.copy_(input)
         return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
+
+    def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        position, devices = mesh.index(self.rank), len(mesh)
+        to, frm = mesh[(position + offset) % devices], mesh[(position - offset) % devices]
+        target = recv if _direct(recv) else _staging(recv)
+        # One batch: each device's send and receive are posted together, so no ring order deadlocks.
+        works = dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, _on_the_wire(send), to, group=group),
+                dist.P2POp(dist.irecv, target, frm, group=group),
+            ]
+        )
+        work = _AllOf(works)
+        return work if target is recv else _CopyBack(work, recv, target)
 
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
