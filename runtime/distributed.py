@@ -139,6 +139,8 @@ class ProcessGroupCommunicator:
         self.timeout = timeout
         """Seconds; the process groups' timeout, which bounds every collective and barrier."""
         self.groups: dict[Mesh, Any] = {}
+        self.in_flight: list[Any] = []
+        """Point-to-point works not known to be complete (`keep_until_complete`)."""
         self.symmetric = SymmetricHeap(self)
 
     def failure(self, what: str, error: BaseException, mesh: Sequence[int] | None = None) -> str:
@@ -318,21 +320,30 @@ class ProcessGroupCommunicator:
                 dist.P2POp(dist.irecv, target, frm, group=group),
             ]
         )
-        work = _AllOf(works)
+        work = _AllOf(self.keep_until_complete(works))
         return work if target is recv else _CopyBack(work, recv, target)
+
+    def keep_until_complete(self, works: list[Any]) -> list[Any]:
+        """
+        Holds point-to-point `works` until they complete, waited for or not: gloo cancels a send or
+        receive whose work object is freed, and the peer's matching one then never completes (a
+        program that drops a `!hir.work` unwaited would hang its peers, not just race).
+        """
+        self.in_flight = [w for w in self.in_flight if not w.is_completed()] + list(works)
+        return works
 
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        return dist.isend(_on_the_wire(buffer), dst=mesh[peer])
+        (work,) = self.keep_until_complete([dist.isend(_on_the_wire(buffer), dst=mesh[peer])])
+        return work
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        if _direct(buffer):
-            return dist.irecv(buffer, src=mesh[peer])
-        temporary = _staging(buffer)
-        return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
+        target = buffer if _direct(buffer) else _staging(buffer)
+        (work,) = self.keep_until_complete([dist.irecv(target, src=mesh[peer])])
+        return work if target is buffer else _CopyBack(work, buffer, target)
 
 
 class SymmetricHeap:
