@@ -32,14 +32,15 @@ from hir.runtime.distributed import Session
 from hir.runtime.inputs import random_inputs
 
 NUM_STREAMS = (1, 3)
-# Both communication backends (the copy-engine one runs on CPU over shared memory), and variants of
-# the copy-engine one that `--pipelines` can name.
+# Both communication backends (the copy-engine one runs on CPU over shared memory), and the
+# variants of the copy-engine one and the ring backend that `--pipelines` can name.
 PIPELINES = {
     "nccl": "stream-lowering",
     "copy-engine": "stream-lowering{backend=copy-engine chunks=2}",
     "copy-engine-auto": "stream-lowering{backend=copy-engine}",
     "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
+    "ring": "stream-lowering{backend=ring}",
 }
 DEFAULT_PIPELINES = ("nccl", "copy-engine")
 
