@@ -28,6 +28,8 @@ Schedule variants are pipeline options: `stream-lowering{backend=copy-engine com
 puts the copy-engine's comm stream at high priority, `stream-lowering{join=chain}:2:chunks=2`
 joins the worker streams into each other instead of into the caller's stream in every iteration,
 `intermediates=whole` allocates the gathered chunks whole instead of as a ring of one per stream.
+`stream-lowering{backend=ring}:2:chunks=2` gathers each chunk with D-1 collective-permute steps
+(a ring of NCCL sends and receives) instead of one NCCL all-gather.
 `--nccl-high-priority` gives the NCCL collectives (torch's internal streams) high priority, for
 the whole run: the baselines and every variant.
 """

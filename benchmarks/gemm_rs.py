@@ -78,12 +78,18 @@ VARIANTS = (
     "stream-lowering{backend=copy-engine}:1:chunks=2",
     "stream-lowering{backend=copy-engine}:2:chunks=2",
     "stream-lowering{backend=copy-engine}:1:chunks=4",
+    "stream-lowering{backend=ring}:2:chunks=2",
 )
 """NCCL per chunk; the default copy-engine lowering in one chunk; the same with the release barrier
-at the end, with the own GEMM and its adds in 2 and 4 pieces; in 2 chunks on 1 and 2 streams; in 4."""
+at the end, with the own GEMM and its adds in 2 and 4 pieces; in 2 chunks on 1 and 2 streams; in 4;
+the ring reduce-scatter (D-1 collective-permute steps and adds) per chunk."""
 DEFAULT_VARIANT = VARIANTS[1]
 WRONG = 3e-2
 """Relative L2 error above which a result is wrong rather than rounded (bf16 partial sums: ~1e-2)."""
+
+
+BACKEND_NAMES = {"nccl": "nccl", "copy-engine": "ce", "ring": "ring"}
+"""How a variant's name shows its `backend` option."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +108,9 @@ class Variant:
 
     @property
     def name(self) -> str:
-        """`hir ce S=1` (copy-engine, one chunk), `hir nccl S=2 2 streams`, with the pass options."""
+        """`hir ce S=1` (copy-engine, one chunk), `hir nccl S=2 2 streams`, `hir ring S=2 ...`, with the pass options."""
         options = dict(re.findall(r"([\w-]+)=([\w-]+)", self.pipeline.partition("{")[2]))
-        backend = "ce" if options.pop("backend", "nccl") == "copy-engine" else "nccl"
+        backend = BACKEND_NAMES.get(options.pop("backend", "nccl"), "nccl")
         words = [f"hir {backend} S={self.chunks}"]
         if self.num_streams > 1:
             words.append(f"{self.num_streams} streams")

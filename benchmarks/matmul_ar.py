@@ -56,9 +56,11 @@ VARIANTS = (
     "stream-lowering{backend=copy-engine}:2:chunks=2",
     "stream-lowering{backend=copy-engine}:1:chunks=4",
     "stream-lowering{backend=copy-engine chunks=2}:1:chunks=2",
+    "stream-lowering{backend=ring}:2:chunks=2",
 )
 """NCCL per chunk; the copy-engine lowering in 2 chunks (its all-gather of chunk i overlaps the GEMMs
-of chunk i+1), in 1, in 2 on 2 streams, in 4; in 2 with the own GEMM and its adds in 2 pieces."""
+of chunk i+1), in 1, in 2 on 2 streams, in 4; in 2 with the own GEMM and its adds in 2 pieces; the
+ring all-reduce (ring reduce-scatter then ring all-gather of collective-permute steps) per chunk."""
 REPORT = Report(
     "matmul+AR",
     "matmul_ar",

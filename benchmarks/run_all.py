@@ -84,7 +84,7 @@ EXAMPLES = (
     *sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("examples/multidevice/*.mlir")),
 )
 BACKENDS = ("stream-lowering", "stream-lowering{backend=copy-engine}")
-AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine}:2,stream-lowering:2:chunks=2"
+AG_GEMM = "stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine}:2,stream-lowering:2:chunks=2,stream-lowering{backend=ring}:2:chunks=2"
 AG_GEMM_CHUNKS = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine chunks=1}:1,stream-lowering{backend=copy-engine chunks=2}:1,stream-lowering{backend=copy-engine chunks=4}:1,stream-lowering{backend=copy-engine release=start}:1"
 AG_GEMM_NCCL = "stream-lowering:2,stream-lowering:2:chunks=2,stream-lowering:4:chunks=4"
 RS_SIZES = "16384x4096,32768x2048,16384x1024,32768x1024"
@@ -93,7 +93,7 @@ AG_GEMM_OVERLAP = "stream-lowering{backend=copy-engine}:1,stream-lowering{backen
 SMALL_M = "1024x4096,2048x4096,4096x4096"
 AR_SIZES = "16384x4096,32768x2048,16384x1024"
 # The copy-engine lowering's variants (release, pieces) besides the default ones, checked on the GPUs.
-DRIVER_PIPELINES = "nccl,copy-engine,copy-engine-auto,copy-engine-start,copy-engine-end"
+DRIVER_PIPELINES = "nccl,copy-engine,copy-engine-auto,copy-engine-start,copy-engine-end,ring"
 # Schedules: comm stream priority, joins through the worker streams, rings vs whole intermediates.
 AG_GEMM_SCHEDULES = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine comm-priority=high}:1,stream-lowering{backend=copy-engine}:2,stream-lowering{backend=copy-engine comm-priority=high}:2,stream-lowering{backend=copy-engine join=chain}:2,stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4,stream-lowering{intermediates=whole}:4:chunks=4"
 AG_GEMM_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
@@ -108,20 +108,20 @@ QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 STEPS: tuple[Step, ...] = (
     Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
-    Step("nccl-examples", "every multi-device example, both backends (copy-engine: its release and pieces variants), 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", DRIVER_PIPELINES, *EXAMPLES),)),
+    Step("nccl-examples", "every multi-device example, the three backends (copy-engine: its release and pieces variants), 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", DRIVER_PIPELINES, *EXAMPLES),)),
     Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
     Step("race-check", "the race checker on real streams: the corpus race-free and the mutation score, one GPU and 2 ranks over NCCL with symmetric memory", ((PY, "tests/race_mutants.py", "--device", "cuda"), torchrun("2", "tests/race_mutants.py", "--multidevice", "--device", "cuda"))),
     Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
     Step("host-overhead", "host time per hir op against hand-written torch calls, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda"),), quick=("--repeats", "10", "--warmup", "2", "--chain", "1000")),
     Step("host-overhead-graph", "host time per hir op of the program replayed as a CUDA graph, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda", "--cuda-graph", "--chain", "0"),), quick=("--repeats", "10", "--warmup", "2")),
-    Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine and NCCL lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
+    Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine, NCCL and ring lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
     Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
     Step("compile-time", "hir-opt --stream-lowering compile time on 100-10000-op modules, per stage; CPU", ((PY, "benchmarks/compile_time.py"),), quick=("--sizes", "chain:100,200", "--repeats", "1"), cpu=True),
     Step("ag-gemm-small", "all-gather + GEMM at small M: copy-engine as written and overlap=auto, eager and CUDA graphs", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--sizes", SMALL_M, "--cuda-graph", "--variants", AG_GEMM_OVERLAP),), quick=QUICK),
     Step("ag-gemm-graph", "all-gather + GEMM at the main sizes: copy-engine as written and overlap=auto, eager and CUDA graphs", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--cuda-graph", "--variants", AG_GEMM_OVERLAP),), quick=QUICK),
-    Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
-    Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL and copy-engine pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("gemm-rs", "GEMM + reduce-scatter: baselines, the NCCL, copy-engine and ring pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--warmup", "5", "--sizes", RS_SIZES, "--profile", OUT),), quick=QUICK),
+    Step("matmul-ar", "matmul + all-reduce: baselines, the NCCL, copy-engine and ring pipelines and their variants; timeline PNG", (torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "20", "--warmup", "5", "--sizes", AR_SIZES, "--profile", OUT),), quick=QUICK),
     Step("row-parallel-graph", "GEMM + reduce-scatter and matmul + all-reduce, eager and as CUDA graphs (the unfused sequence too)", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "30", "--warmup", "5", "--sizes", AR_SIZES, "--cuda-graph", "--variants", ROW_PARALLEL_GRAPHS), torchrun(GPUS, "benchmarks/matmul_ar.py", "--reps", "30", "--warmup", "5", "--sizes", AR_SIZES, "--cuda-graph", "--variants", ROW_PARALLEL_GRAPHS)), quick=QUICK),
     Step("ag-gemm-schedules", "all-gather + GEMM: comm stream priority, join=chain, whole intermediates; then NCCL at high priority", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--variants", AG_GEMM_SCHEDULES), torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--sizes", SCHEDULE_SIZES, "--nccl-high-priority", "--variants", AG_GEMM_NCCL_SCHEDULES)), quick=QUICK),
     Step("gemm-rs-schedules", "GEMM + reduce-scatter: copy-engine comm stream priority, join=chain; then NCCL at high priority", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--variants", RS_SCHEDULES), torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--nccl-high-priority", "--variants", RS_NCCL_SCHEDULES)), quick=QUICK),

@@ -42,6 +42,7 @@ from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
 from hir.passes.resharding.set_lowering import lower_set_launch
+from hir.passes.ring_backend import ring_collectives
 from hir.passes.symmetric_memory import RELEASES
 
 
@@ -167,7 +168,7 @@ class LowerReshardingLaunch(RewritePattern):
         return view.result, [zero, view]
 
 
-BACKENDS = ("nccl", "copy-engine")
+BACKENDS = ("nccl", "copy-engine", "ring")
 COMM_PRIORITIES = ("normal", "high")
 
 
@@ -175,8 +176,10 @@ COMM_PRIORITIES = ("normal", "high")
 class LowerCommunicationPass(ModulePass):
     """
     Resharding launches become collectives + hir.wait on the current stream. `backend`:
-    `nccl` (collectives; the portable default) or `copy-engine`, which also turns loops over the
-    devices' shards into pushes into peers' symmetric memory (see `copy_engine`). `comm-priority`:
+    `nccl` (collectives; the portable default), `copy-engine`, which also turns loops over the
+    devices' shards into pushes into peers' symmetric memory (see `copy_engine`), or `ring`,
+    which turns the all-gathers and the sum reduce-scatters and all-reduces into rings of
+    `hir.collective_permute` steps (see `ring_backend`). `comm-priority`:
     `normal` or `high`, which makes the comm streams the backend adds (`hir.stream`, as the
     copy-engine's) high-priority streams; collectives run on torch's own streams, whose priority
     is the process group's.
@@ -208,6 +211,7 @@ class LowerCommunicationPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
+        collectives_before = {o for o in op.walk() if isinstance(o, hir.CommunicationOp)}
         functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:
@@ -218,6 +222,10 @@ class LowerCommunicationPass(ModulePass):
         if self.backend == "copy-engine":
             for function in functions:
                 exchange_shards_over_copy_engine(function, self.chunks, self.release)
+        if self.backend == "ring":  # the collectives this lowering made, not those of the input
+            lowered = {o for o in op.walk() if isinstance(o, hir.CommunicationOp)} - collectives_before
+            for function in functions:
+                ring_collectives(function, lowered)
         if self.comm_priority == "high":
             # The compute streams are the loops' workers; every pool stream a backend adds (the
             # all-gather's comm stream, the reduce-scatter's comm and reduction streams) is a comm stream.

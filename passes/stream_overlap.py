@@ -1,5 +1,5 @@
 """
-`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine}`: whether a fusion
+`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine|ring}`: whether a fusion
 function's stream axes are pipelined at all.
 
 - `always` (the default) leaves the function as written: every stream axis becomes a host loop over
@@ -32,11 +32,11 @@ from hir.diagnostics import located
 from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of
+from hir.passes.lower_communication import BACKENDS
 from hir.passes.overlap_cost import estimate
 from hir.passes.sharding import is_partial_sum, resharded_operands
 
 OVERLAP_MODES = ("always", "auto", "never")
-BACKENDS = ("nccl", "copy-engine")
 
 
 def without_stream_axis(t: Attribute) -> Attribute:

@@ -114,6 +114,17 @@ class _CopyBack:
         self.target.copy_(self.temporary)
 
 
+class _AllOf:
+    """Pending transfers waited for together (the send and the receive of a collective-permute)."""
+
+    def __init__(self, works: Sequence[Any]):
+        self.works = list(works)
+
+    def wait(self) -> None:
+        for work in self.works:
+            work.wait()
+
+
 def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
     """A contiguous `t` without its extent-1 axes before `axis`: torch concatenates and splits along dim 0."""
     return t.view(t.shape[axis:])
@@ -128,6 +139,8 @@ class ProcessGroupCommunicator:
         self.timeout = timeout
         """Seconds; the process groups' timeout, which bounds every collective and barrier."""
         self.groups: dict[Mesh, Any] = {}
+        self.in_flight: list[Any] = []
+        """Point-to-point works not known to be complete (`keep_until_complete`)."""
         self.symmetric = SymmetricHeap(self)
 
     def failure(self, what: str, error: BaseException, mesh: Sequence[int] | None = None) -> str:
@@ -294,18 +307,43 @@ class ProcessGroupCommunicator:
             temporary.copy_(input)
         return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
 
+    def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        position, devices = mesh.index(self.rank), len(mesh)
+        to, frm = mesh[(position + offset) % devices], mesh[(position - offset) % devices]
+        target = recv if _direct(recv) else _staging(recv)
+        # One batch: each device's send and receive are posted together, so no ring order deadlocks.
+        works = dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, _on_the_wire(send), to, group=group),
+                dist.P2POp(dist.irecv, target, frm, group=group),
+            ]
+        )
+        work = _AllOf(self.keep_until_complete(works))
+        return work if target is recv else _CopyBack(work, recv, target)
+
+    def keep_until_complete(self, works: list[Any]) -> list[Any]:
+        """
+        Holds point-to-point `works` until they complete, waited for or not: gloo cancels a send or
+        receive whose work object is freed, and the peer's matching one then never completes (a
+        program that drops a `!hir.work` unwaited would hang its peers, not just race).
+        """
+        self.in_flight = [w for w in self.in_flight if not w.is_completed()] + list(works)
+        return works
+
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        return dist.isend(_on_the_wire(buffer), dst=mesh[peer])
+        (work,) = self.keep_until_complete([dist.isend(_on_the_wire(buffer), dst=mesh[peer])])
+        return work
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
-        if _direct(buffer):
-            return dist.irecv(buffer, src=mesh[peer])
-        temporary = _staging(buffer)
-        return _CopyBack(dist.irecv(temporary, src=mesh[peer]), buffer, temporary)
+        target = buffer if _direct(buffer) else _staging(buffer)
+        (work,) = self.keep_until_complete([dist.irecv(target, src=mesh[peer])])
+        return work if target is buffer else _CopyBack(work, buffer, target)
 
 
 class SymmetricHeap:

@@ -374,6 +374,11 @@ def broadcast(op: hir.BroadcastOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.broadcast)
 
 
+@compiles(hir.CollectivePermuteOp)
+def collective_permute(op: hir.CollectivePermuteOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.collective_permute, op.offset.value.data)
+
+
 @compiles(hir.SendOp)
 def send(op: hir.SendOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.send)

@@ -32,8 +32,8 @@ from hir.runtime.distributed import Session
 from hir.runtime.inputs import random_inputs
 
 NUM_STREAMS = (1, 3)
-# Both communication backends (the copy-engine one runs on CPU over shared memory), and variants of
-# the copy-engine one that `--pipelines` can name.
+# Both communication backends (the copy-engine one runs on CPU over shared memory), and the
+# variants of the copy-engine one and the ring backend that `--pipelines` can name.
 PIPELINES = {
     "nccl": "stream-lowering",
     "copy-engine": "stream-lowering{backend=copy-engine chunks=2}",
@@ -41,6 +41,7 @@ PIPELINES = {
     "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
     "propagate": "stream-lowering{propagate-sharding=true}",
+    "ring": "stream-lowering{backend=ring}",
 }
 DEFAULT_PIPELINES = ("nccl", "copy-engine")
 

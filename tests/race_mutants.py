@@ -39,6 +39,7 @@ PIPELINES = {
     "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
     "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
+    "ring": "stream-lowering{backend=ring}",
 }
 MUTATED_OPS = ("hir.synchronize", "hir.wait", "hir.barrier")
 MAX_INPUT_ELEMENTS = 1 << 16

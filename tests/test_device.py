@@ -93,6 +93,7 @@ func.func @main(%a: memref<2x8xf32>, %g: memref<4x8xf32>) {
   %w4 = hir.send %a to %c1 mesh = [1, 0] : memref<2x8xf32>
   %w5 = hir.recv %g from %c1 mesh = [0, 1] : memref<4x8xf32>
   hir.wait %w5
+  %w6 = hir.collective_permute %a into %a offset 2 mesh = [0, 1, 2] : memref<2x8xf32>, memref<2x8xf32>
   %rank = hir.device_index mesh = [1, 0]
   hir.barrier mesh = [0, 1]
   func.return
@@ -134,6 +135,9 @@ class LoggingCommunicator:
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work:
         return self._post("recv", buffer, peer, mesh)
 
+    def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work:
+        return self._post("collective_permute", send, recv, offset, mesh)
+
     def position_in(self, mesh: Mesh) -> int:
         self.calls.append(("position_in", mesh))
         return 1
@@ -166,6 +170,7 @@ def test_communication_steps_call_the_communicator() -> None:
         ("send", "a", 1, (1, 0)),
         ("recv", "g", 1, (0, 1)),
         ("wait", "recv"),
+        ("collective_permute", "a", "a", 2, (0, 1, 2)),
         ("position_in", (1, 0)),
         ("barrier", (0, 1)),
     ]

@@ -624,6 +624,7 @@ def test_build_and_verify_communication_ops():
         hir.BroadcastOp(whole, whole, peer, [0, 1]),
         hir.SendOp(part, peer, [0, 1]),
         hir.RecvOp(part, peer, [0, 1]),
+        hir.CollectivePermuteOp(part, part, 1, [0, 1]),
     ]
     for op in ops:
         op.verify()
@@ -647,6 +648,8 @@ def test_build_and_verify_communication_ops():
         (lambda p, w, i: hir.AllreduceOp(p, w, [0, 1]), "allreduce buffers differ in shape"),
         (lambda p, w, i: hir.BroadcastOp(w, p, i, [0, 1]), "broadcast buffers differ in shape"),
         (lambda p, w, i: hir.SendOp(p, i, [1, 1]), r"got \[1, 1\]"),
+        (lambda p, w, i: hir.CollectivePermuteOp(p, w, 1, [0, 1]), "send and recv differ in shape: 1x8 and 2x8"),
+        (lambda p, w, i: hir.CollectivePermuteOp(p, p, 2, [0, 1]), "offset 2 is out of range for a mesh of 2 devices"),
     ],
 )
 def test_communication_verifier_errors(build, message):

@@ -215,6 +215,50 @@ def test_unwaited_collective_races_at_exit() -> None:
     assert "'hir.allgather' at ag.mlir:10:3 on the stream of the 'hir.allgather' posted at ag.mlir:10:3 is" in message
 
 
+PERMUTE = """
+func.func @main(%x: memref<4xf32>, %y: memref<4xf32>) -> memref<4xf32> {
+  %r = hir.allocate() : memref<4xf32>
+  %w = hir.collective_permute %x into %r offset 1 mesh = [0, 1] : memref<4xf32>, memref<4xf32>
+  // WAIT
+  hir.launch ins(%a = %IN : memref<4xf32>) outs(%OUT : memref<4xf32>) {
+    %n = fusion.neg %a : tensor<4xf32> -> tensor<4xf32>
+    hir.yield %n : tensor<4xf32>
+  }
+  hir.wait %w
+  func.return %r : memref<4xf32>
+}
+"""
+
+
+class RingOfOne:
+    """
+    A device whose ring peer sends back what it receives: `hir.collective_permute` copies `send`
+    into `recv` once waited for. No job size: the program's two devices are not checked.
+    """
+
+    rank = 0
+
+    def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: tuple[int, ...]) -> Any:
+        return OneDevice.Work(send, recv)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "outputs", "access"),
+    [("%r", "%y", "read on the caller's stream"), ("%y", "%x", "write on the caller's stream")],
+)
+def test_collective_permute_reads_send_and_writes_recv_until_waited(inputs: str, outputs: str, access: str) -> None:
+    """Reading `recv` or overwriting `send` before `hir.wait` races with the permute; after it, nothing does."""
+    text = PERMUTE.replace("%IN", inputs).replace("%OUT", outputs)
+    message = race_of(text, [torch.randn(4), torch.randn(4)], "permute.mlir", communicator=RingOfOne())
+    name = (outputs if access.startswith("write") else inputs).lstrip("%")
+    assert message.startswith(f"permute.mlir:6:3: error: 'hir.launch' op race on %{name}: this {access} "), message
+    assert "'hir.collective_permute' at permute.mlir:4:3" in message
+    x, y = torch.randn(4), torch.randn(4)
+    waited = hir.parse(text.replace("  hir.wait %w\n", "").replace("// WAIT", "hir.wait %w"))
+    (r,) = hir.execute(waited, [x.clone(), y], communicator=RingOfOne(), race_check=True)
+    assert torch.equal(r, x)
+
+
 # -- allocation and deallocation ---------------------------------------------------------------------
 
 BUFFERS = """

@@ -9,7 +9,8 @@ listed below, each with the argument. The test fails when a mutant outside the l
 a run fails with something else than a race, and when the corpus shrinks.
 
 Last measured (CPU): single device, 105 programs, 132 mutants, 131 killed, 1 equivalent (100% of
-the others); two ranks (gloo), 34 programs, 214 mutants, 177 killed, 37 equivalent (100%).
+the others); two ranks (gloo, the ring backend included), 105 programs, 386 mutants, 339 killed,
+47 equivalent (100%).
 """
 
 from __future__ import annotations

@@ -39,8 +39,12 @@ def test_four_devices() -> None:
 
 @pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES], ids=lambda p: p.stem)
 def test_lowers_and_verifies(path: Path) -> None:
-    """Cheap in-process check that every case lowers with both backends (the jobs above run them)."""
-    for pipeline in ("stream-lowering", "stream-lowering{backend=copy-engine chunks=2}"):
+    """Cheap in-process check that every case lowers with each backend (the jobs above run two of them)."""
+    for pipeline in (
+        "stream-lowering",
+        "stream-lowering{backend=copy-engine chunks=2}",
+        "stream-lowering{backend=ring}",
+    ):
         lowered = hir.run_pipeline(hir.parse_file(path), pipeline)
         lowered.verify()
         assert "as tensor<" not in str(lowered)  # no resharding launch left

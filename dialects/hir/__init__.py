@@ -7,7 +7,8 @@ group of ops; this package re-exports them all (`from hir.dialects import hir; h
     loops          for, stream_for, yield
     launch         launch
     streams        get_current_stream, stream, num_streams, set_current_stream, synchronize
-    communication  allgather, allreduce, reduce_scatter, broadcast, send, recv, wait
+    communication  allgather, allreduce, reduce_scatter, all_to_all, broadcast, collective_permute, send,
+                   recv, wait
     symmetric      device_index, peer_view, barrier
 """
 
@@ -46,6 +47,7 @@ from hir.dialects.hir.communication import (
     AllreduceOp,
     AllToAllOp,
     BroadcastOp,
+    CollectivePermuteOp,
     CommunicationOp,
     PeerToPeerOp,
     RecvOp,
@@ -78,6 +80,7 @@ HIR_OPS = (
     AllreduceOp,
     ReduceScatterOp,
     BroadcastOp,
+    CollectivePermuteOp,
     SendOp,
     RecvOp,
     WaitOp,
@@ -101,6 +104,7 @@ __all__ = [
     "AllreduceOp",
     "BarrierOp",
     "BroadcastOp",
+    "CollectivePermuteOp",
     "CommunicationOp",
     "CurrentStream",
     "DeallocateOp",

@@ -337,6 +337,49 @@ class BroadcastOp(TransferOp):
         self.verify_same_shape("broadcast")
 
 
+@irdl_op_definition
+class CollectivePermuteOp(CommunicationOp):
+    """
+    Every mesh device sends `send` to the device `offset` positions later on the mesh (cyclically)
+    and receives into `recv` from the device `offset` positions earlier: one step of a ring
+    (XLA's `collective-permute`, MLIR's `shard.shift` with rotation). `send` and `recv` are
+    distinct buffers.
+
+    Verifies:
+        `send` and `recv` have the same element type, rank and extents (`?` matches any extent);
+        0 < `offset` < the mesh size.
+
+    Example:
+        %w = hir.collective_permute %a into %b offset 1 mesh = [0, 1, 2, 3] : memref<16x64xf32>, memref<16x64xf32>
+    """
+
+    name = "hir.collective_permute"
+
+    send = operand_def(MemRefType)
+    recv = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr[I64])
+
+    READ_OPERANDS: ClassVar[tuple[str, ...]] = ("send",)
+    WRITTEN_OPERANDS: ClassVar[tuple[str, ...]] = ("recv",)
+    assembly_format = communication_format("$send `into` $recv `offset` $offset", "type($send) `,` type($recv)")
+
+    def __init__(self, send: SSAValue, recv: SSAValue, offset: int, mesh: Sequence[int]):
+        super().__init__([send, recv], mesh, offset=IntegerAttr(offset, i64))
+
+    def verify_shapes(self) -> None:
+        if _elt(self.send) != _elt(self.recv):
+            raise VerifyException(f"element types differ: {_elt(self.send)} and {_elt(self.recv)}")
+        s, r = _shape(self.send), _shape(self.recv)
+        if len(s) != len(r) or any(DYNAMIC_INDEX not in (a, b) and a != b for a, b in zip(s, r)):
+            raise VerifyException(f"collective_permute: send and recv differ in shape: {fmt(s)} and {fmt(r)}")
+        offset, devices = self.offset.value.data, len(self.mesh_ids)
+        if not 0 < offset < devices:
+            raise VerifyException(
+                f"collective_permute: offset {offset} is out of range for a mesh of {devices} "
+                f"device{'s' if devices > 1 else ''} (expected 0 < offset < {devices})"
+            )
+
+
 # -- point to point ---------------------------------------------------------------------------------
 
 

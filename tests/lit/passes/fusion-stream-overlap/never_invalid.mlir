@@ -15,5 +15,5 @@
 // MODE: hir-opt: error: invalid options for pass 'fusion-stream-overlap': overlap must be one of always, auto, never, got 'sometimes'
 // MODE-NOT: Traceback
 
-// BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine
+// BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine, ring
 // BACKEND-NOT: Traceback

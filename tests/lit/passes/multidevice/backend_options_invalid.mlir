@@ -2,7 +2,7 @@
 // RUN: not hir-opt %s -p 'stream-lowering{backend=copy-engine chunks=-1}' 2>&1 | filecheck %s --check-prefix=CHUNKS
 
 // Bad options of the communication lowering are reported, with what is allowed.
-// BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine
+// BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine, ring
 // BACKEND-NOT: Traceback
 // CHUNKS: chunks must be >= 0 (0: chosen from the sizes), got -1
 // CHUNKS-NOT: Traceback
