@@ -48,6 +48,7 @@ from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
 from hir.passes.resharding.origin import located_at_origin
+from hir.passes.resharding.rotating_reduce import RotatingReduce, reduce_step, rotating_reduce_of
 from hir.passes.resharding.set_lowering import shard_loop_step
 from hir.passes.sharding import is_communication, is_resharding
 from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
@@ -184,7 +185,12 @@ class FunctionConverter:
                 )
             )
         iteration = iteration_of(op)
-        ops = self.whole_launch(op, global_view) if iteration is None else self.stream_loops(op, iteration, global_view)
+        if global_view and isinstance(op, fusion.FusionOp) and (plan := rotating_reduce_of(op)) is not None:
+            ops = self.rotating_reduce(op, plan)
+        elif iteration is None:
+            ops = self.whole_launch(op, global_view)
+        else:
+            ops = self.stream_loops(op, iteration, global_view)
         for new in ops:
             new.location = op.location
         return ops
@@ -281,6 +287,22 @@ class FunctionConverter:
         for op in ops:
             op.location = unit.location
         return ops
+
+    def rotating_reduce(self, unit: fusion.FusionOp, plan: RotatingReduce) -> list[Operation]:
+        """
+        A sum whose result's didx axis is its operand's stream axis: a loop over the mesh whose
+        iteration i reduces chunk i to device mesh[i] (`reduce_step`); hir-loop-fusion merges it
+        with the producer's loop.
+        """
+        ops, outs = self.allocate_outputs(unit)
+        body = self.stream_body()
+        i = body.args[0]
+        chunk = self.view(body, self.buffers[unit.operands[0]], i, plan.stream_axis, None)
+        step = reduce_step(plan, chunk, outs[0], i)
+        for op in [*body.ops, *step]:
+            op.location = unit.location
+        body.add_ops(step)
+        return [*ops, self.stream_for(self.constant(len(plan.mesh)), body)]
 
     # -- pieces -----------------------------------------------------------------------------------
 

@@ -50,6 +50,11 @@ class Communicator(Protocol):
         """Every mesh device's `output` receives the `input` of mesh position `root`."""
         ...
 
+    def reduce(self, input: torch.Tensor, output: torch.Tensor, root: int, kind: str, mesh: Mesh) -> Work | None:
+        """The reduction of the `input`s into the `output` of mesh position `root`; other devices'
+        `output`s and every `input` (unless it is the root's `output`) are left as they are."""
+        ...
+
     def all_to_all(
         self, input: torch.Tensor, output: torch.Tensor, split_axis: int, concat_axis: int, mesh: Mesh
     ) -> Work | None:

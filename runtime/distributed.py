@@ -125,6 +125,16 @@ class _AllOf:
             work.wait()
 
 
+class _Holding:
+    """A pending collective on a temporary that nothing copies back: kept alive until waited for."""
+
+    def __init__(self, work: Any, temporary: torch.Tensor):
+        self.work, self.temporary = work, temporary
+
+    def wait(self) -> None:
+        self.work.wait()
+
+
 def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
     """A contiguous `t` without its extent-1 axes before `axis`: torch concatenates and splits along dim 0."""
     return t.view(t.shape[axis:])
@@ -306,6 +316,25 @@ class ProcessGroupCommunicator:
         if is_root:
             temporary.copy_(input)
         return _CopyBack(dist.broadcast(temporary, src=mesh[root], group=group, async_op=True), output, temporary)
+
+    def reduce(self, input: torch.Tensor, output: torch.Tensor, root: int, kind: str, mesh: Mesh) -> Work | None:
+        if (group := self.group(mesh)) is None:
+            return None
+        op, dst = _REDUCE_OPS[kind], mesh[root]
+        if self.rank == dst:  # torch reduces in place: into `output` itself, or a temporary copied out
+            if _direct(output):
+                if input.data_ptr() != output.data_ptr():
+                    output.copy_(input)
+                return dist.reduce(output, dst=dst, op=op, group=group, async_op=True)
+            temporary = _staging(output)
+            temporary.copy_(input)
+            return _CopyBack(dist.reduce(temporary, dst=dst, op=op, group=group, async_op=True), output, temporary)
+        # Not the root: NCCL only reads the tensor there; gloo may leave partial sums in it, so it
+        # gets a copy and `input` stays as it is. `output` is not touched.
+        source = _on_the_wire(input)
+        if source is input and dist.get_backend(group) != "nccl":
+            source = input.clone()
+        return _Holding(dist.reduce(source, dst=dst, op=op, group=group, async_op=True), source)
 
     def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:

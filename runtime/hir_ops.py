@@ -369,6 +369,11 @@ def all_to_all(op: hir.AllToAllOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.all_to_all, op.split_axis.value.data, op.concat_axis.value.data)
 
 
+@compiles(hir.ReduceOp)
+def reduce(op: hir.ReduceOp, compiler: CompileContext) -> Step:
+    return communication(op, compiler, lambda c: c.reduce, op.kind.data)
+
+
 @compiles(hir.BroadcastOp)
 def broadcast(op: hir.BroadcastOp, compiler: CompileContext) -> Step:
     return communication(op, compiler, lambda c: c.broadcast)

@@ -55,6 +55,8 @@ class OpAccesses:
     """Induction variables of the enclosing loops (name, slot), for messages."""
     at: str
     """The op's `file:line:col`."""
+    root: tuple[int, tuple[int, ...]] | None = None
+    """For an op that writes only on one device of its mesh (`hir.reduce`): its root's slot and the mesh."""
 
     def where(self, iteration: tuple[Any, ...]) -> str:
         """' (%i = 2, %j = 0)': the loop indices of one execution of the op."""
@@ -105,7 +107,17 @@ def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
         joins,
         _enclosing_loops(op, ctx),
         location_of(op) or "<unknown>",
+        (ctx.slot(op.root), op.mesh_ids) if isinstance(op, hir.ReduceOp) else None,
     )
+
+
+def writes_here(accesses: OpAccesses, frame: Frame) -> bool:
+    """Whether the op's writes happen on this device: everywhere, or on its root only."""
+    if accesses.root is None:
+        return True
+    slot, mesh = accesses.root
+    communicator = frame.communicator
+    return communicator is not None and communicator.position_in(mesh) == frame.env[slot]
 
 
 def _enclosing_loops(op: Operation, ctx: CompileContext) -> tuple[tuple[str, int], ...]:
@@ -340,7 +352,7 @@ class RaceChecker:
                 self._free(env[slot], current, accesses, iteration, value)
             for slot, value in accesses.reads:
                 self._access(env[slot], False, stream, accesses, iteration, value)
-            for slot, value in accesses.writes:
+            for slot, value in accesses.writes if writes_here(accesses, frame) else ():
                 self._access(env[slot], True, stream, accesses, iteration, value)
         step(frame)
         for slot in accesses.posts:

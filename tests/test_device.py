@@ -94,6 +94,7 @@ func.func @main(%a: memref<2x8xf32>, %g: memref<4x8xf32>) {
   %w5 = hir.recv %g from %c1 mesh = [0, 1] : memref<4x8xf32>
   hir.wait %w5
   %w6 = hir.collective_permute %a into %a offset 2 mesh = [0, 1, 2] : memref<2x8xf32>, memref<2x8xf32>
+  %w7 = hir.reduce min %a into %a root %c1 mesh = [0, 1] : memref<2x8xf32>, memref<2x8xf32>
   %rank = hir.device_index mesh = [1, 0]
   hir.barrier mesh = [0, 1]
   func.return
@@ -138,6 +139,9 @@ class LoggingCommunicator:
     def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work:
         return self._post("collective_permute", send, recv, offset, mesh)
 
+    def reduce(self, input: torch.Tensor, output: torch.Tensor, root: int, kind: str, mesh: Mesh) -> Work:
+        return self._post("reduce", input, output, root, kind, mesh)
+
     def position_in(self, mesh: Mesh) -> int:
         self.calls.append(("position_in", mesh))
         return 1
@@ -171,6 +175,7 @@ def test_communication_steps_call_the_communicator() -> None:
         ("recv", "g", 1, (0, 1)),
         ("wait", "recv"),
         ("collective_permute", "a", "a", 2, (0, 1, 2)),
+        ("reduce", "a", "a", 1, "min", (0, 1)),
         ("position_in", (1, 0)),
         ("barrier", (0, 1)),
     ]

@@ -625,6 +625,7 @@ def test_build_and_verify_communication_ops():
         hir.SendOp(part, peer, [0, 1]),
         hir.RecvOp(part, peer, [0, 1]),
         hir.CollectivePermuteOp(part, part, 1, [0, 1]),
+        hir.ReduceOp(whole, whole, peer, [0, 1], "max"),
     ]
     for op in ops:
         op.verify()
@@ -650,6 +651,8 @@ def test_build_and_verify_communication_ops():
         (lambda p, w, i: hir.SendOp(p, i, [1, 1]), r"got \[1, 1\]"),
         (lambda p, w, i: hir.CollectivePermuteOp(p, w, 1, [0, 1]), "send and recv differ in shape: 1x8 and 2x8"),
         (lambda p, w, i: hir.CollectivePermuteOp(p, p, 2, [0, 1]), "offset 2 is out of range for a mesh of 2 devices"),
+        (lambda p, w, i: hir.ReduceOp(p, w, i, [0, 1]), "reduce buffers differ in shape"),
+        (lambda p, w, i: hir.ReduceOp(w, w, i, [0, 1], "prod"), "unknown reduction 'prod'"),
     ],
 )
 def test_communication_verifier_errors(build, message):

@@ -259,6 +259,60 @@ def test_collective_permute_reads_send_and_writes_recv_until_waited(inputs: str,
     assert torch.equal(r, x)
 
 
+REDUCE = """
+func.func @main(%x: memref<4xf32>, %y: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %r = hir.allocate() : memref<4xf32>
+  %w = hir.reduce sum %x into %r root %c0 mesh = [0, 1] : memref<4xf32>, memref<4xf32>
+  hir.launch ins(%a = %IN : memref<4xf32>) outs(%OUT : memref<4xf32>) {
+    %n = fusion.neg %a : tensor<4xf32> -> tensor<4xf32>
+    hir.yield %n : tensor<4xf32>
+  }
+  hir.wait %w
+  func.return %r : memref<4xf32>
+}
+"""
+
+
+class ReduceOfOne:
+    """
+    Position `position` of a two-device mesh whose peer contributes zeros: `hir.reduce` copies
+    `input` into `output` once waited for, on the root only. No job size: the mesh is not checked.
+    """
+
+    rank = 0
+
+    def __init__(self, position: int):
+        self.position = position
+
+    def position_in(self, mesh: tuple[int, ...]) -> int:
+        return self.position
+
+    def reduce(self, input: torch.Tensor, output: torch.Tensor, root: int, kind: str, mesh: tuple[int, ...]) -> Any:
+        return OneDevice.Work(input, output) if root == self.position else OneDevice.Work(input, input)
+
+
+@pytest.mark.parametrize("position", [0, 1])
+def test_reduce_writes_its_output_on_the_root_only(position: int) -> None:
+    """Reading `%r` before `hir.wait` races with the reduce on the root; elsewhere the reduce leaves it alone."""
+    text = REDUCE.replace("%IN", "%r").replace("%OUT", "%y")
+    x = torch.randn(4)
+    if position == 0:
+        message = race_of(text, [x, torch.randn(4)], "reduce.mlir", communicator=ReduceOfOne(position))
+        assert message.startswith("reduce.mlir:6:3: error: 'hir.launch' op race on %r: this read "), message
+        assert "'hir.reduce' at reduce.mlir:5:3" in message
+    else:
+        hir.execute(hir.parse(text), [x, torch.randn(4)], communicator=ReduceOfOne(position), race_check=True)
+
+
+@pytest.mark.parametrize("position", [0, 1])
+def test_reduce_reads_its_input_on_every_device(position: int) -> None:
+    """Overwriting `%x` before `hir.wait` races with the reduce, root or not."""
+    text = REDUCE.replace("%IN", "%y").replace("%OUT", "%x")
+    message = race_of(text, [torch.randn(4), torch.randn(4)], "reduce.mlir", communicator=ReduceOfOne(position))
+    assert message.startswith("reduce.mlir:6:3: error: 'hir.launch' op race on %x: this write "), message
+
+
 # -- allocation and deallocation ---------------------------------------------------------------------
 
 BUFFERS = """

@@ -7,8 +7,8 @@ group of ops; this package re-exports them all (`from hir.dialects import hir; h
     loops          for, stream_for, yield
     launch         launch
     streams        get_current_stream, stream, num_streams, set_current_stream, synchronize
-    communication  allgather, allreduce, reduce_scatter, all_to_all, broadcast, collective_permute, send,
-                   recv, wait
+    communication  allgather, allreduce, reduce_scatter, reduce, all_to_all, broadcast, collective_permute,
+                   send, recv, wait
     symmetric      device_index, peer_view, barrier
 """
 
@@ -51,6 +51,7 @@ from hir.dialects.hir.communication import (
     CommunicationOp,
     PeerToPeerOp,
     RecvOp,
+    ReduceOp,
     ReduceScatterOp,
     SendOp,
     TransferOp,
@@ -79,6 +80,7 @@ HIR_OPS = (
     AllToAllOp,
     AllreduceOp,
     ReduceScatterOp,
+    ReduceOp,
     BroadcastOp,
     CollectivePermuteOp,
     SendOp,
@@ -120,6 +122,7 @@ __all__ = [
     "PeerToPeerOp",
     "PeerViewOp",
     "RecvOp",
+    "ReduceOp",
     "ReduceScatterOp",
     "SendOp",
     "SetCurrentStreamOp",

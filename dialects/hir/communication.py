@@ -309,6 +309,37 @@ class AllreduceOp(ReductionTransferOp):
 
 
 @irdl_op_definition
+class ReduceOp(ReductionTransferOp):
+    """
+    Reduces the `input`s of all mesh devices into the `output` of mesh position `root` (NCCL's
+    reduce). Only the root's `output` is written; the other devices' `output`s are left as they
+    are (and `input` is never written, unless it is the root's `output`).
+
+    Verifies:
+        `input` and `output` have the same shape.
+
+    Example:
+        %w = hir.reduce sum %a into %b root %root mesh = [0, 1] : memref<4x8xf32>, memref<4x8xf32>
+    """
+
+    name = "hir.reduce"
+
+    # Operands in this order (IRDL lists a subclass's fields before its bases').
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    root = operand_def(IndexType)
+
+    assembly_format = transfer_format("`root` $root", kind=True)
+
+    def __init__(self, input: SSAValue, output: SSAValue, root: SSAValue, mesh: Sequence[int], kind: str = "sum"):
+        super().__init__([input, output, root], mesh, kind=StringAttr(kind))
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        self.verify_same_shape("reduce")
+
+
+@irdl_op_definition
 class BroadcastOp(TransferOp):
     """
     Every mesh device's `output` receives the `input` of mesh position `root` (a collective).
