@@ -215,3 +215,23 @@ func.func @main(%a: tensor<2x3x3xf32, #fusion.parallel<[didx, serial, serial], m
     unwritten = [v for v in read & allocated if v not in written and not getattr(v.owner, "symmetric", None)]
     assert not unwritten, f"launches read {[v.name_hint for v in unwritten]}, which nothing writes:\n{lowered}"
     assert "hir.peer_view" in str(lowered)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_bug15_empty_symmetric_buffer_on_cpu(one_process_group: object, dtype: torch.dtype) -> None:
+    """
+    The copy-engine backend on a value with an extent-0 axis: the CPU symmetric heap viewed its
+    shared-memory segment with `torch.frombuffer(count=0)`, which torch refuses ("both buffer
+    length (1) and count (0) must not be 0"), a crash of `hir.allocate` at run time. An empty
+    symmetric buffer is now a plain empty tensor, and a peer's view of it the buffer itself.
+    """
+    from hir.runtime.distributed import ProcessGroupCommunicator
+
+    heap = ProcessGroupCommunicator(0, 1).symmetric
+    a = heap.empty("a", (2, 0, 3), dtype, torch.device("cpu"))
+    b = heap.empty("b", (0,), dtype, torch.device("cpu"))
+    assert a.shape == (2, 0, 3)
+    assert b.shape == (0,)
+    assert a.dtype == b.dtype == dtype
+    assert heap.peer_view(a, 1) is a  # a peer's empty buffer: nothing to reach
+    assert heap.peer_view(b, 1) is b
