@@ -259,11 +259,13 @@ def _rewrite_broadcast(
     shard.result.name_hint = "shard"
     Rewriter.insert_op([remote, push, received, shard], InsertPoint.before(broadcast))
 
-    # Readers of the slot read the received shard, or the local one in place.
+    # Readers of the slot read the received shard, or the local one in place; nested ones too
+    # (another slot's chunked rewrite may already have moved the consumer into an `scf.if`).
     body = loop.body.block
-    for reader in [op for op in body.ops if broadcast.is_before_in_block(op)]:
-        if any(same_view(o, broadcast.output) for o in reader.operands):
-            reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
+    for later in [op for op in body.ops if broadcast.is_before_in_block(op)]:
+        for reader in later.walk():
+            if any(same_view(o, broadcast.output) for o in reader.operands):
+                reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
     _erase_broadcast(broadcast, view, body)
 
 

@@ -417,6 +417,8 @@ class SymmetricHeap:
         import uuid
         from multiprocessing import resource_tracker, shared_memory
 
+        if math.prod(shape) == 0:  # nothing to share (torch.frombuffer refuses count 0); alike on every rank
+            return torch.empty(shape, dtype=dtype)
         nbytes = max(1, math.prod(shape) * torch.empty((), dtype=dtype).element_size())
         own = shared_memory.SharedMemory(name=f"hir_{uuid.uuid4().hex[:16]}", create=True, size=nbytes)
         self._owned.append(own)
@@ -436,8 +438,8 @@ class SymmetricHeap:
         return buffer
 
     def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
-        if device_id == self.communicator.rank:
-            return buffer
+        if device_id == self.communicator.rank or buffer.numel() == 0:
+            return buffer  # an empty buffer: no element to read or write, its own view will do
         key = (buffer.data_ptr(), device_id)
         if (view := self.peer_views.get(key)) is not None:
             return view

@@ -184,3 +184,54 @@ func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
     result = run_hir_opt(path, [], 60)
     assert result.status == 1
     assert located_error(result.stderr, path), result.stderr
+
+
+def root_buffer(value: object) -> object:
+    """The buffer a view (`hir.alias_select`, `hir.alias_chunk`) is a view of."""
+    while isinstance(getattr(value, "owner", None), hir_ops.AliasSelectOp | hir_ops.AliasChunkOp):
+        value = value.owner.buffer  # type: ignore[attr-defined]
+    return value
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3])
+def test_bug14_copy_engine_chunks_with_two_gathered_operands(chunks: int) -> None:
+    """
+    Both operands of a batched matmul gathered in one loop over the shards: with chunks > 1 one
+    slot's pushes were chunked (its consumer moved into an `scf.if`), and the other slot's rewrite
+    only redirected readers at the loop's top level, so the chunked matmuls read the plain gathered
+    buffer, which nothing writes any more (a wrong answer on every device).
+    """
+    text = """
+func.func @main(%a: tensor<2x3x3xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>, %b: tensor<2x3x3xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<2x3x3xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>> {
+  %c = fusion.matmul %a, %b : tensor<2x3x3xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>, tensor<2x3x3xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x3x3xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  func.return %c : tensor<2x3x3xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+}
+"""
+    lowered = hir.run_pipeline(hir.parse(text, "bug14.mlir"), f"stream-lowering{{backend=copy-engine chunks={chunks}}}")
+    launches = [op for op in lowered.walk() if isinstance(op, hir_ops.LaunchOp)]
+    written = {root_buffer(out) for launch in launches for out in launch.outs}
+    read = {root_buffer(v) for launch in launches for v in launch.ins}
+    allocated = {op.results[0] for op in lowered.walk() if isinstance(op, hir_ops.AllocateOp)}
+    unwritten = [v for v in read & allocated if v not in written and not getattr(v.owner, "symmetric", None)]
+    assert not unwritten, f"launches read {[v.name_hint for v in unwritten]}, which nothing writes:\n{lowered}"
+    assert "hir.peer_view" in str(lowered)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_bug15_empty_symmetric_buffer_on_cpu(one_process_group: object, dtype: torch.dtype) -> None:
+    """
+    The copy-engine backend on a value with an extent-0 axis: the CPU symmetric heap viewed its
+    shared-memory segment with `torch.frombuffer(count=0)`, which torch refuses ("both buffer
+    length (1) and count (0) must not be 0"), a crash of `hir.allocate` at run time. An empty
+    symmetric buffer is now a plain empty tensor, and a peer's view of it the buffer itself.
+    """
+    from hir.runtime.distributed import ProcessGroupCommunicator
+
+    heap = ProcessGroupCommunicator(0, 1).symmetric
+    a = heap.empty("a", (2, 0, 3), dtype, torch.device("cpu"))
+    b = heap.empty("b", (0,), dtype, torch.device("cpu"))
+    assert a.shape == (2, 0, 3)
+    assert b.shape == (0,)
+    assert a.dtype == b.dtype == dtype
+    assert heap.peer_view(a, 1) is a  # a peer's empty buffer: nothing to reach
+    assert heap.peer_view(b, 1) is b

@@ -1,7 +1,8 @@
 """
 Differential fuzzer of `--stream-lowering` over meshes of devices: hypothesis draws a batch of
-random multi-device programs (tests/fuzz/multidevice.py), each with a pipeline (either
-communication backend, copy-engine chunks, either fusion-segment policy) and a number of streams,
+random multi-device programs (tests/fuzz/multidevice.py), each with a pipeline (any
+communication backend: nccl, copy-engine with its chunks, ring; either fusion-segment policy;
+`propagate-sharding=true` for a program with unannotated intermediates) and a number of streams,
 and one job of gloo processes on the CPU checks them all against the fusion-level
 reference on the unsharded inputs (tests/fuzz/driver.py), since a job costs seconds to start.
 
@@ -20,6 +21,7 @@ import pytest
 import torch.distributed as dist
 from fuzz.check import POLICIES
 from fuzz.driver import Case, write_cases
+from fuzz.mesh_rules import propagated_problem
 from fuzz.multidevice import multidevice_programs
 from fuzz.profiles import PROFILE, batch_seed, draw_batch, examples
 from fuzz.values import (
@@ -32,11 +34,16 @@ from fuzz.values import (
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
     SHARD_LOOP_SET,
+    SUB_MESH,
+    UNANNOTATED,
     FuzzProgram,
 )
 from hypothesis import strategies as st
 from ranks import run_ranks
 
+BACKENDS = ("nccl", "copy-engine", "ring")
+"""hir-lower-communication's backends, drawn alike."""
+PROPAGATE = "propagate-sharding=true"
 DRIVER = Path(__file__).resolve().parent / "fuzz" / "driver.py"
 JOB_SIZE = 400
 """Programs per job (a long batch runs in several)."""
@@ -56,6 +63,10 @@ REQUIRED_FEATURES: dict[str, Callable[[CASE], bool]] = {
     ),
     "matmul-and-communication-in-one-loop": lambda case: GATHER_IN_CONTRACTION_LOOP in case[0].facts,
     "matmul-then-sum-over-didx": lambda case: CONTRACTION_PARTIAL_SUM in case[0].facts,
+    "collective_permute": lambda case: (
+        "backend=ring" in case[1] and bool(case[0].facts & {ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER})
+    ),
+    "propagated-sharding": lambda case: UNANNOTATED in case[0].facts,
 }
 """
 What the lowered programs of a `ci` batch must do (the features tests/fuzz/driver.py reports),
@@ -104,17 +115,29 @@ pytestmark = [
 ]
 
 
+def may_reject(program: FuzzProgram, pipeline: str) -> bool:
+    """
+    Whether a refusal with a diagnostic is an acceptable answer: the generator kept a placement
+    the lowering refuses, or fusion-propagate-sharding chose one (mesh_rules.propagated_problem).
+    """
+    return program.may_reject or (PROPAGATE in pipeline and propagated_problem(program.text) is not None)
+
+
 @st.composite
 def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
-    program = draw(multidevice_programs(world_size))
+    program = draw(multidevice_programs(world_size, unannotate=draw(st.integers(0, 3)) == 0))
     options = []
     if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
-    if draw(st.booleans()):
-        options.append("backend=copy-engine")
-        if chunks := draw(st.integers(0, 3)):
-            options.append(f"chunks={chunks}")
+    # Open bug 16 (docs/testing.md): copy-engine on a sub-mesh of 4 ranks races at the exit.
+    backends = BACKENDS if SUB_MESH not in program.facts else ("nccl", "ring")
+    if (backend := draw(st.sampled_from(backends))) != BACKENDS[0]:
+        options.append(f"backend={backend}")
+    if backend == "copy-engine" and (chunks := draw(st.integers(0, 3))):
+        options.append(f"chunks={chunks}")
+    if UNANNOTATED in program.facts:
+        options.append(PROPAGATE)
     pipeline = "stream-lowering" + (f"{{{' '.join(options)}}}" if options else "")
     return program, pipeline, draw(st.integers(1, 4))
 
@@ -127,7 +150,7 @@ def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Coun
     else:
         drawn = draw_batch(fuzz_cases(world_size), count, seed)
     cases = [
-        Case(f"p{k}", program.text, pipeline, streams, program.seed, program.may_reject)
+        Case(f"p{k}", program.text, pipeline, streams, program.seed, may_reject(program, pipeline))
         for k, (program, pipeline, streams) in enumerate(drawn)
     ]
     tally: collections.Counter[str] = collections.Counter()
@@ -138,7 +161,7 @@ def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Coun
         result = run_ranks([str(DRIVER), str(path)], processes=world_size, timeout=60 + 3 * len(job))
         verdicts = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
         by_name = {c.name: c for c in job}
-        failed = {name: v for name, v in verdicts.items() if not v.startswith(("OK", "REFUSED"))}
+        failed = {name: v for name, v in verdicts.items() if not v.startswith(("OK", "REFUSED", "SKIPPED"))}
         if missing := [c.name for c in job if c.name not in verdicts]:
             started = re.findall(r"^START (\S+)$", result.stdout, re.MULTILINE)
             culprit = started[-1] if started and started[-1] in missing else missing[0]

@@ -230,6 +230,8 @@ class Builder:
     inputs: list[Value] = field(default_factory=list)
     values: list[Value] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    records: list[tuple[Value, str, tuple[Value, ...], str]] = field(default_factory=list)
+    """Per line: the result, the op, its operands and attributes (to write the line again, `line`)."""
     ops_left: int = 0
     num_stream_ops: int = 0
     final_op: bool = False
@@ -388,14 +390,20 @@ class Builder:
             key = (stream[1], shape[stream[0]])  # type: ignore[index]
             for value, axes in slicings(operands, axis_map, stream, shape[stream[0]]).items():  # type: ignore[arg-type,index]
                 value.slicings[key] = axes
-        args = ", ".join(v.name for v in operands)
-        types = ", ".join(v.type for v in operands)
-        self.lines.append(f"  {result.name} = fusion.{op} {args}{attrs} : {types} -> {result.type}")
+        self.records.append((result, op, tuple(operands), attrs))
+        self.lines.append(self.line(result, op, operands, attrs))
         self.values.append(result)
         self.ops_left -= 1
         self.num_stream_ops += stream is not None
         self.emitted(op, operands, result, axis_map)
         return result
+
+    @staticmethod
+    def line(result: Value, op: str, operands: Sequence[Value], attrs: str) -> str:
+        """The text of an op, with its values' types as they are now."""
+        args = ", ".join(v.name for v in operands)
+        types = ", ".join(v.type for v in operands)
+        return f"  {result.name} = fusion.{op} {args}{attrs} : {types} -> {result.type}"
 
     def emitted(self, op: str, operands: Sequence[Value], result: Value, axis_map: rules.AxisMap) -> None:
         """Called for every op emitted (a hook for the multi-device builder)."""

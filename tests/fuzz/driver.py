@@ -17,6 +17,7 @@ one line after it:
 
     CASE <name> OK [features]
     CASE <name> REFUSED <diagnostic>          (only for may_reject programs)
+    CASE <name> SKIPPED <why>                 (the lowered program needs fewer processes than the job)
     CASE <name> FAIL rank 1: output #0: Mismatched elements: ...
 
 A run that raises on a rank may leave its peers inside a collective: that rank prints
@@ -123,6 +124,11 @@ def features(fusion_module: ModuleOp, lowered: ModuleOp) -> list[str]:
     return sorted(found)
 
 
+def propagates(text: str) -> bool:
+    """Whether fusion-propagate-sharding gives some value of the program a sharding."""
+    return str(hir.run_pipeline(hir.parse(text), "fusion-propagate-sharding")) != str(hir.parse(text))
+
+
 @dataclass
 class Prepared:
     """What rank 0 sends every rank for a case: the printed lowered IR, the inputs and the reference."""
@@ -158,15 +164,10 @@ def prepare(case: Case) -> tuple[Prepared, ModuleOp | None]:
         printed, reparsed = round_trip(lowered, f"{case.name}.lowered.mlir")
     except Exception as err:
         return Prepared(f"FAIL the printed lowered IR does not round-trip: {type(err).__name__}: {err}"), None
-    prepared = Prepared(
-        None,
-        printed,
-        inputs,
-        expected,
-        valid_ranks(function),
-        program_tolerance(module),
-        features(module, lowered),
-    )
+    found = features(module, lowered)
+    if "propagate-sharding=true" in case.pipeline and propagates(case.text):
+        found = sorted([*found, "propagated-sharding"])
+    prepared = Prepared(None, printed, inputs, expected, valid_ranks(function), program_tolerance(module), found)
     return prepared, reparsed
 
 
@@ -186,6 +187,10 @@ def check_case(session: Session, case: Case) -> tuple[str, list[str]]:
     if module is None:
         module = hir.parse(prepared.lowered, f"{case.name}.lowered.mlir")
     program = hir.compile_program(module, race_check=True)
+    if program.device_ids and program.processes != session.world_size:
+        # Session.run refuses a job larger than the program's devices (a program whose values all
+        # live on device 0, say): the same verdict on every rank, nothing run.
+        return f"SKIPPED the lowered program runs on {program.processes} processes", []
     outputs = session.run(program, prepared.inputs, num_streams=case.num_streams)  # an exception here ends the job
     problems = []
     for k, (out, ref, valid) in enumerate(zip(outputs, prepared.expected, prepared.valid)):

@@ -19,7 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
 from hir.dialects import shape_rules as rules
+from hir.dialects.parallel_encoding import layout_of
 
 from .values import Mesh, Shape, StreamAxis
 
@@ -188,3 +192,37 @@ def known_bug(
     generator does not emit it.
     """
     return None
+
+
+def propagated_problem(text: str) -> str | None:
+    """
+    Why stream-lowering would refuse a program once fusion-propagate-sharding has placed its
+    unannotated values (`propagate-sharding=true`), if it would: the rules above applied to every
+    op as the pass leaves it. The generator checked its own placements; the pass's choices for
+    the values it left unannotated are checked here (a resharding the lowering does not support
+    is refused at the op that needs it, whoever chose the sharding: docs/multidevice.md).
+    """
+    import hir
+    from hir.passes.propagate_sharding import fusion_functions, top_level_fusion_ops
+
+    module = hir.run_pipeline(hir.parse(text, "fuzz.mlir"), "fusion-propagate-sharding")
+    for function in fusion_functions(module):
+        for op in top_level_fusion_ops(function):
+            operands = [placed_type(v.type) for v in op.operands]
+            result = placed_type(op.results[0].type)
+            axis_map = op.axis_map()
+            dims = [  # the axes of operand 0 no result axis comes from (a reduction's)
+                a for a in range(len(operands[0].shape)) if rules.operand_axis_to_result_axis(axis_map, 0, a) is None
+            ]
+            name = op.name.removeprefix("fusion.")
+            if (problem := communication_problem(name, operands, result, axis_map, dims)) is not None:
+                return f"{op.name} ({problem})"
+    return None
+
+
+def placed_type(t: Attribute) -> Placed:
+    """The placement a tensor type writes."""
+    assert isinstance(t, TensorType)
+    layout = layout_of(t)
+    stream = None if layout.stream_axis is None else (layout.stream_axis, layout.stream_chunks)
+    return Placed(tuple(t.get_shape()), layout.didx_axis, layout.mesh, stream)

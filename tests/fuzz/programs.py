@@ -32,28 +32,39 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from .builder import MAX_OPS, MAX_RESULTS, OP_CHOICES, Builder, extent_pool, input_element_type
-from .values import FuzzProgram
+from .values import UNANNOTATED, FuzzProgram
 
 
-def finish_program(builder: Builder, seed: int, world_size: int = 1) -> FuzzProgram:
-    """The function text: the last op's result and up to two more (unused values first) are returned."""
+def finish_program(builder: Builder, seed: int, world_size: int = 1, unannotate: bool = False) -> FuzzProgram:
+    """
+    The function text: the last op's result and up to two more (unused values first) are returned.
+    With `unannotate`, some of the other op results (at least one, when there is one) lose their
+    `#fusion.parallel` encoding, for fusion-propagate-sharding to place them.
+    """
     draw = builder.draw
     results = [v for v in builder.values if v.name.startswith("%v")]
     returned = [results[-1]]
     others = sorted(results[:-1], key=lambda v: v.uses > 0)  # unused values first
     for _ in range(draw(st.integers(0, min(MAX_RESULTS - 1, len(others))))):
         returned.append(others.pop(draw(st.integers(0, len(others) - 1)) if draw(st.booleans()) else 0))
+    if unannotate and (intermediates := [v for v in results if all(v is not r for r in returned)]):
+        chosen = [v for v in intermediates if draw(st.booleans())] or [intermediates[-1]]
+        for v in chosen:
+            v.unannotated = True
+        builder.num_stream_ops -= sum(v.stream is not None for v in chosen)
+        builder.facts.add(UNANNOTATED)
+    lines = [builder.line(*record) for record in builder.records]
     args = ", ".join(f"{v.name}: {v.type}" for v in builder.inputs)
     signature = ", ".join(v.type for v in returned)
     text = (
         f"func.func @main({args}) -> ({signature}) {{\n"
-        + "\n".join(builder.lines)
+        + "\n".join(lines)
         + f"\n  func.return {', '.join(v.name for v in returned)} : {signature}\n}}\n"
     )
     return FuzzProgram(
         text,
         seed,
-        len(builder.lines),
+        len(lines),
         builder.num_stream_ops,
         builder.may_reject,
         world_size,

@@ -106,9 +106,13 @@ class Value:
     uses: int = 0
     slicings: dict[tuple[int | None, int], set[int | None]] = field(default_factory=dict)
     """How stream ops that read the value slice it (None: whole), per iteration space (chunks, extent)."""
+    unannotated: bool = False
+    """Written without a `#fusion.parallel` encoding (for fusion-propagate-sharding to decide)."""
 
     @property
     def type(self) -> str:
+        if self.unannotated:
+            return tensor_type(self.shape, self.elt)
         return tensor_type(self.shape, self.elt, self.stream, self.explicit, self.didx, self.mesh)
 
     @property
@@ -169,3 +173,9 @@ SHARD_LOOP_SET = "shard loop of a set"
 CONTRACTION_PARTIAL_SUM = "matmul then partial sum"
 GATHER_IN_CONTRACTION_LOOP = "gather in a matmul's stream loop"
 """A matmul/linear in a stream loop whose operand is gathered chunk by chunk (AG+GEMM)."""
+UNANNOTATED = "unannotated intermediates"
+"""
+Some intermediate values (neither arguments nor returned) are written without an encoding: the
+program is lowered with `propagate-sharding=true`, and its facts above describe it as drawn
+(before propagation placed those values).
+"""
