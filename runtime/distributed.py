@@ -457,7 +457,8 @@ class SymmetricHeap:
         if self.handles:
             next(iter(self.handles.values())).barrier(channel=0)
         else:
-            dist.barrier(group=self.communicator.groups.get(mesh, dist.group.WORLD))
+            # The mesh's own group, made before the run (Program.meshes): the devices outside it skip it.
+            dist.barrier(group=self.communicator.groups[mesh])
 
     def close(self) -> None:
         """Drops the buffers and unmaps the shared segments (the owner also removes its own)."""

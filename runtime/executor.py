@@ -80,8 +80,13 @@ class Program:
 
     @cached_property
     def meshes(self) -> list[tuple[int, ...]]:
-        """The meshes the program communicates over (each needs a process group)."""
-        return sorted({op.mesh_ids for op in self.func.walk() if isinstance(op, hir.CommunicationOp)})
+        """
+        The meshes the program communicates or synchronizes over (each needs a process group,
+        made by every rank before the run: a `hir.barrier` over a sub-mesh is a barrier of that
+        mesh's group, not of the whole job).
+        """
+        ops = (o for o in self.func.walk() if isinstance(o, hir.CommunicationOp | hir.BarrierOp))
+        return sorted({o.mesh_ids for o in ops})
 
     @cached_property
     def device_ids(self) -> tuple[int, ...]:

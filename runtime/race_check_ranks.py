@@ -203,11 +203,16 @@ class RankLink:
     def _exit_race(self, accesses: list[SharedAccess], exits: list[dict[int, int]]) -> LocatedError | None:
         name = self.checker.function.sym_name.data
         fenced = self._fenced_at_entry(accesses)
+        # Only the ranks that access a buffer in this run can access it in the next (every rank runs
+        # the same program): a rank outside the meshes of its transfers never reaches it.
+        accessors: dict[tuple[int, int], set[int]] = {}
+        for a in accesses:
+            accessors.setdefault((a.owner, a.allocation), set()).add(a.rank)
         for a in accesses:
             if (a.owner, a.allocation) in fenced:
                 continue
             for rank, clock in enumerate(exits):
-                if rank != a.rank and not a.before(clock):
+                if rank != a.rank and rank in accessors[(a.owner, a.allocation)] and not a.before(clock):
                     return LocatedError(
                         self.checker.return_op,
                         f"race on {_owned(a)}: @{name} returns on device {rank} while {a.what} on device {a.rank}'s "
