@@ -11,7 +11,9 @@ whole.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.utils.exceptions import VerifyException
@@ -217,6 +219,90 @@ def reshape_map(src: Shape, dst: Shape) -> AxisMap:
         if len(group_a) == 1 and len(group_b) == 1:
             sources[group_b[0]] = ((0, group_a[0]),)
     return tuple(sources)
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """
+    What iteration i of a stream loop takes of a value. `chunks` None: index i of `axes`, which
+    are consecutive axes read as one row-major index (one axis but behind a merging reshape), so
+    the iteration's tensor lacks them. `chunks` N: chunk i of N along the one axis of `axes`
+    (ceil(extent/N) elements), which the iteration's tensor keeps.
+    """
+
+    axes: tuple[int, ...]
+    chunks: int | None = None
+
+    @property
+    def axis(self) -> int:
+        """The outermost axis taken."""
+        return self.axes[0]
+
+    def describe(self) -> str:
+        if self.chunks is not None:
+            return f"chunks of {self.chunks} along axis {self.axis}"
+        if len(self.axes) == 1:
+            return f"axis {self.axis}"
+        return f"axes {self.axes[0]}..{self.axes[-1]} as one index"
+
+
+class SlicingError(Exception):
+    """A loop cannot take one slice of an op's operand for one slice of its result; the message says why."""
+
+
+def reshape_slicing(src: Shape, dst: Shape, result: Slicing) -> Slicing | None:
+    """
+    The slice of a reshape's operand that iteration i needs for its slice `result` of the result,
+    when the iterated axes are split or merged by the reshape (None: an axis the reshape keeps,
+    or one outside every group, which the axis map handles).
+
+    Row-major, the iterated result axes take the leading factors of their group (`reshape_groups`)
+    in P pieces (P: the product of their extents, or the chunk count N): piece i of the group's
+    elements. On the operand side that is one slice when the leading operand axes of the group
+    multiply to P (index i of them as one index) or when P divides the outermost one (chunk i of
+    P along it). An inner factor of a split, or a chunk that cuts the operand's rows, is refused.
+    """
+    if not result.axes:
+        return None
+    group = next(((a, b) for a, b in reshape_groups(src, dst) if result.axis in b), None)
+    if group is None:
+        return None
+    group_a, group_b = group
+    if len(group_a) == 1 and len(group_b) == 1 and len(result.axes) == 1:
+        return None  # an axis the reshape keeps
+    how = "splits" if len(group_a) == 1 else "merges" if len(group_b) == 1 else "regroups"
+    change = (
+        f"the reshape {how} operand axes {list(group_a)} ({fmt([src[a] for a in group_a])}) into result axes "
+        f"{list(group_b)} ({fmt([dst[b] for b in group_b])})"
+    )
+    kind = "stream" if result.chunks is None else f"stream({result.chunks})"
+    named = f"{kind} axis {result.axis}" if len(result.axes) == 1 else f"stream axes {list(result.axes)}"
+    leading = group_b[: len(result.axes)]
+    if result.axes != leading:
+        raise SlicingError(
+            f"{change}, and its {named} is an inner factor: each iteration's slice is strided in the operand; "
+            f"stream result axis {group_b[0]} (the outer factor) instead"
+        )
+    if result.chunks is None:
+        pieces = math.prod(dst[b] for b in result.axes)
+    else:
+        pieces = result.chunks
+        if dst[result.axis] % pieces:
+            raise SlicingError(f"{change}, and its {named} needs {pieces} chunks to divide {dst[result.axis]}")
+    product = 1
+    for k, a in enumerate(group_a):
+        product *= src[a]
+        if product == pieces and (result.chunks is None or k > 0):
+            return Slicing(group_a[: k + 1])
+        if product >= pieces:
+            break
+    if src[group_a[0]] % pieces == 0:
+        return Slicing((group_a[0],), pieces)
+    raise SlicingError(
+        f"{change}, and the {pieces} slices of its {named} cut operand axis {group_a[0]} "
+        f"(extent {src[group_a[0]]}) into pieces that are not whole rows: use a stream(N) whose N divides "
+        f"{src[group_a[0]]}"
+    )
 
 
 def slice_rule(src: Shape, offsets: Sequence[int], strides: Sequence[int], dst: Shape) -> AxisMap:

@@ -47,11 +47,20 @@ from hir.dialects import fusion, hir
 from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
+from hir.dialects.shape_rules import Slicing
 from hir.passes.resharding.origin import located_at_origin
 from hir.passes.resharding.rotating_reduce import RotatingReduce, reduce_step, rotating_reduce_of
 from hir.passes.resharding.set_lowering import shard_loop_step
 from hir.passes.sharding import is_communication, is_resharding
-from hir.passes.stream_axes import Iteration, is_broadcast_axis, iteration_of, propagate_axes, unit_inputs, unit_ops
+from hir.passes.stream_axes import (
+    Iteration,
+    is_broadcast_axis,
+    iteration_of,
+    operand_slicings,
+    propagate_axes,
+    unit_inputs,
+    unit_ops,
+)
 
 
 # Types are immutable and a module repeats a few: each conversion is computed once per type.
@@ -62,22 +71,22 @@ def buffer_type(t: Attribute) -> MemRefType:
 
 
 @functools.lru_cache(maxsize=4096)
-def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, global_view: bool = False) -> TensorType:
+def sliced_tensor_type(t: Attribute, slicing: Slicing | None, global_view: bool = False) -> TensorType:
     """
     What a launch region sees of a value in one iteration: its local shape minus the iterated
-    axis (or one chunk of it). A communication's region sees the global view instead, with the
-    encoding that says how it is sharded (the loop's stream axis consumed).
+    axes (or one chunk of the axis). A communication's region sees the global view instead, with
+    the encoding that says how it is sharded (the loop's stream axis consumed).
     """
     assert isinstance(t, TensorType)
     shape = list(t.get_shape()) if global_view else local_shape(t)
     kinds = list(layout_of(t).kinds)
-    if axis is not None:
-        if chunks is None:
-            del shape[axis]
-            del kinds[axis]
+    if slicing is not None:
+        if slicing.chunks is None:
+            del shape[slicing.axis : slicing.axis + len(slicing.axes)]
+            del kinds[slicing.axis : slicing.axis + len(slicing.axes)]
         else:
-            shape[axis] = chunk_extent(shape[axis], chunks)
-            kinds[axis] = SERIAL
+            shape[slicing.axis] = chunk_extent(shape[slicing.axis], slicing.chunks)
+            kinds[slicing.axis] = SERIAL
     mesh = layout_of(t).mesh
     if not global_view or (set(kinds) <= {SERIAL} and not mesh):
         return TensorType(t.element_type, shape)
@@ -85,30 +94,40 @@ def sliced_tensor_type(t: Attribute, axis: int | None, chunks: int | None, globa
     return TensorType(t.element_type, shape, ParallelAttr(kinds, None, mesh))
 
 
+def removed_axes(slicing: Slicing | None) -> tuple[int, ...]:
+    """The axes an iteration's tensor lacks (a chunk keeps its axis)."""
+    return slicing.axes if slicing is not None and slicing.chunks is None else ()
+
+
 def check_slice_semantics(
-    op: fusion.FusionOp, clone: fusion.FusionOp, operand_axes: Sequence[int | None], result_axis: int | None
+    op: fusion.FusionOp,
+    clone: fusion.FusionOp,
+    slicings: Sequence[Slicing | None],
+    result_slicing: Slicing | None,
 ) -> None:
     """
     `clone` (`op` on the operands without their iterated axes) must map its axes as `op` does minus
     those axes; otherwise it computes something else than one slice of `op`'s result. E.g. a matmul
     operand of rank >= 3 sliced on its M or N axis: torch.matmul then reads a batch axis as M or K.
     """
+    operand_removed = [removed_axes(s) for s in slicings]
+    result_removed = removed_axes(result_slicing)
 
     def kept(k: int, a: int) -> tuple[int, int]:
-        removed = operand_axes[k]
-        return k, a - (removed is not None and a > removed)
+        return k, a - sum(a > removed for removed in operand_removed[k])
 
     expected = [
-        sorted(kept(k, a) for k, a in sources if a != operand_axes[k])
+        sorted(kept(k, a) for k, a in sources if a not in operand_removed[k])
         for r, sources in enumerate(op.axis_map())
-        if r != result_axis
+        if r not in result_removed
     ]
     try:
         actual = [sorted(sources) for sources in clone.axis_map()]
     except VerifyException:  # the sliced operands do not even fit together
         actual = None
     if actual != expected:
-        removed = ", ".join(f"axis {a} of operand #{k}" for k, a in enumerate(operand_axes) if a is not None)
+        removed = ", ".join(f"{s.describe()} of operand #{k}" for k, s in enumerate(slicings) if s is not None)
+        result_axis = "?" if result_slicing is None else result_slicing.describe().removeprefix("axis ")
         raise PassFailedException(
             located(
                 op,
@@ -118,7 +137,7 @@ def check_slice_semantics(
         )
 
 
-def check_chunk_semantics(op: fusion.FusionOp, result_axis: int | None, global_view: bool) -> None:
+def check_chunk_semantics(op: fusion.FusionOp, result_slicing: Slicing | None, global_view: bool) -> None:
     """
     A chunk of a result axis that maps to no operand axis passes the operands whole, which is
     right only if the axis is made independently of its index (a new axis of `fusion.broadcast`,
@@ -126,16 +145,17 @@ def check_chunk_semantics(op: fusion.FusionOp, result_axis: int | None, global_v
     sliced axis of `fusion.slice`). Told apart as for single slices: `op` on one slice (values of
     a throwaway block) must compute that slice. A mapped axis is chunked in its operands too.
     """
-    if result_axis is None or op.axis_map()[result_axis]:
+    if result_slicing is None or op.axis_map()[result_slicing.axis]:
         return
     no_axes: list[int | None] = [None] * len(op.operands)
-    values = Block(arg_types=[sliced_tensor_type(o.type, None, None, global_view) for o in op.operands])
+    values = Block(arg_types=[sliced_tensor_type(o.type, None, global_view) for o in op.operands])
+    one_index = Slicing((result_slicing.axis,))
     probe = type(op).create(
         operands=list(values.args),
-        result_types=[sliced_tensor_type(op.results[0].type, result_axis, None, global_view)],
-        properties=op.properties_without_axes(no_axes, result_axis),
+        result_types=[sliced_tensor_type(op.results[0].type, one_index, global_view)],
+        properties=op.properties_without_axes(no_axes, result_slicing.axis),
     )
-    check_slice_semantics(op, probe, no_axes, result_axis)
+    check_slice_semantics(op, probe, [None] * len(op.operands), one_index)
 
 
 @dataclass
@@ -216,22 +236,19 @@ class FunctionConverter:
         ins: list[SSAValue] = []
         arg_axes = input_axes(unit, axes)
         for k, (inner, operand) in enumerate(zip(inputs, unit.operands)):
-            axis = arg_axes[k]
+            slicing = arg_axes[k]
             buffer = self.buffers[operand]
-            if axis is None:
+            if slicing is None:
                 ins.append(buffer)
-            elif is_broadcast_axis(inner, axis, iteration):
-                if iteration.chunks is None:
-                    ins.append(self.view(body, buffer, self.constant(0), axis, None))
+            elif is_broadcast_axis(inner, slicing, iteration):
+                if slicing.chunks is None:
+                    ins.append(self.view(body, buffer, self.constant(0), slicing))
                 else:  # a chunk of a broadcast axis is the whole extent-1 axis
                     ins.append(buffer)
                     arg_axes[k] = None
             else:
-                ins.append(self.view(body, buffer, i, axis, iteration.chunks))
-        out_views = [
-            self.view(body, out, i, layout_of(result.type).stream_axis, iteration.chunks)
-            for out, result in zip(outs, unit.results)
-        ]
+                ins.append(self.view(body, buffer, i, slicing))
+        out_views = [self.view(body, out, i, output_slicing(result)) for out, result in zip(outs, unit.results)]
         region = self.launch_region(unit, axes, iteration, global_view, arg_axes)
         launch = hir.LaunchOp(ins, out_views, region)
         launch.location = unit.location
@@ -276,10 +293,10 @@ class FunctionConverter:
                     f"and a move from mesh {list(src_layout.mesh)} to {list(dst_layout.mesh)}): split it in two sets",
                 )
             )
-        shard = self.view(body, self.buffers[source], self.constant(0), axis, None)
+        shard = self.view(body, self.buffers[source], self.constant(0), Slicing((axis,)))
         stream_axis = dst_layout.stream_axis
         assert stream_axis is not None
-        target = self.view(body, outs[0], i, stream_axis, None)
+        target = self.view(body, outs[0], i, Slicing((stream_axis,)))
         slice_axis = dst_layout.didx_axis
         if slice_axis is not None and slice_axis > stream_axis:
             slice_axis -= 1  # numbered in the iteration's view
@@ -297,7 +314,7 @@ class FunctionConverter:
         ops, outs = self.allocate_outputs(unit)
         body = self.stream_body()
         i = body.args[0]
-        chunk = self.view(body, self.buffers[unit.operands[0]], i, plan.stream_axis, None)
+        chunk = self.view(body, self.buffers[unit.operands[0]], i, Slicing((plan.stream_axis,)))
         step = reduce_step(plan, chunk, outs[0], i)
         for op in [*body.ops, *step]:
             op.location = unit.location
@@ -376,39 +393,64 @@ class FunctionConverter:
         assert axis is not None
         return self.extent(outs[0], axis)
 
-    def view(self, body: Block, buffer: SSAValue, index: SSAValue, axis: int | None, chunks: int | None) -> SSAValue:
-        assert axis is not None
-        op = hir.AliasSelectOp(buffer, index, axis) if chunks is None else hir.AliasChunkOp(buffer, index, axis, chunks)
+    def view(self, body: Block, buffer: SSAValue, index: SSAValue, slicing: Slicing) -> SSAValue:
+        """
+        Iteration `index`'s slice of `buffer`: `hir.alias_chunk` for a chunk, `hir.alias_select`
+        for one axis, and for several axes read as one index (a merging reshape) one select per
+        axis, outermost first, at the digits of `index` in their extents (`divui`, `remui`).
+        """
+        if slicing.chunks is not None:
+            op: Operation = hir.AliasChunkOp(buffer, index, slicing.axis, slicing.chunks)
+            ops = [op]
+        else:
+            assert isinstance(buffer.type, MemRefType)
+            extents = [buffer.type.get_shape()[a] for a in slicing.axes]
+            ops = []
+            view = buffer
+            for k in range(len(extents)):
+                digit = index
+                inner = 1
+                for e in extents[k + 1 :]:
+                    inner *= e
+                if inner != 1:
+                    div = arith.DivUIOp(digit, self.constant(inner))
+                    ops.append(div)
+                    digit = div.result
+                if k > 0:
+                    rem = arith.RemUIOp(digit, self.constant(extents[k]))
+                    ops.append(rem)
+                    digit = rem.result
+                op = hir.AliasSelectOp(view, digit, slicing.axis)
+                ops.append(op)
+                view = op.result
         if buffer.name_hint:
             op.result.name_hint = f"{buffer.name_hint}_i"
-        body.add_op(op)
+        body.add_ops(ops)
         return op.result
 
     def launch_region(
         self,
         unit: Operation,
-        axes: dict[SSAValue, int | None],
+        axes: dict[SSAValue, Slicing],
         iteration: Iteration | None,
         global_view: bool,
-        arg_axes: list[int | None] | None = None,
+        arg_axes: list[Slicing | None] | None = None,
     ) -> Region:
         """
         Clones of the unit's ops on the per-iteration tensors (local ones, or global views for a
-        communication). `arg_axes`: the iterated axis of each region argument (default: `axes`).
+        communication). `arg_axes`: the slice of each region argument (default: `axes`).
         """
-        chunks = iteration.chunks if iteration is not None else None
+        del iteration  # each value's slice says whether it is chunked
         inputs = unit_inputs(unit)
         if arg_axes is None:
             arg_axes = [axes.get(v) for v in inputs]
-        block = Block(arg_types=[sliced_tensor_type(v.type, a, chunks, global_view) for v, a in zip(inputs, arg_axes)])
+        block = Block(arg_types=[sliced_tensor_type(v.type, a, global_view) for v, a in zip(inputs, arg_axes)])
         for old, new in zip(inputs, block.args):
             new.name_hint = old.name_hint
         if isinstance(unit, fusion.FusionOp):
             # A bare op reads its region arguments by position: one value used twice may be read
             # sliced by one use and whole by the other (`matmul %x, %x` over M).
-            clone = self.clone_for_iteration(
-                unit, list(block.args), arg_axes, axes.get(unit.results[0]), chunks, global_view
-            )
+            clone = self.clone_for_iteration(unit, list(block.args), arg_axes, axes.get(unit.results[0]), global_view)
             block.add_ops([clone, hir.YieldOp(clone.results[0])])
             return Region(block)
         mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
@@ -418,7 +460,6 @@ class FunctionConverter:
                 [mapping[o] for o in op.operands],
                 [axes.get(o) for o in op.operands],
                 axes.get(op.results[0]),
-                chunks,
                 global_view,
             )
             mapping[op.results[0]] = clone.results[0]
@@ -431,23 +472,34 @@ class FunctionConverter:
     def clone_for_iteration(
         op: fusion.FusionOp,
         operands: list[SSAValue],
-        operand_axes: list[int | None],
-        result_axis: int | None,
-        chunks: int | None,
+        slicings: list[Slicing | None],
+        result_slicing: Slicing | None,
         global_view: bool,
     ) -> Operation:
-        """`op` on one iteration's slices: the iterated axes removed (or chunked) from its types."""
-        properties = op.properties_without_axes(operand_axes, result_axis) if chunks is None else dict(op.properties)
+        """
+        `op` on one iteration's slices: the iterated axes removed (or chunked) from its types. An
+        op that names its operands' slices itself (`slice_sources`: a split or merged reshape
+        axis) computes its result's slice from them as it is; others are checked to (the axis map).
+        """
+        one_axis = result_slicing is not None and result_slicing.chunks is None and len(result_slicing.axes) == 1
+        if one_axis and all(s is None or (s.chunks is None and len(s.axes) == 1) for s in slicings):
+            assert result_slicing is not None
+            operand_axes = [None if s is None else s.axis for s in slicings]
+            properties = op.properties_without_axes(operand_axes, result_slicing.axis)
+        else:
+            properties = dict(op.properties)
         clone = type(op).create(
             operands=operands,
-            result_types=[sliced_tensor_type(op.results[0].type, result_axis, chunks, global_view)],
+            result_types=[sliced_tensor_type(op.results[0].type, result_slicing, global_view)],
             properties=properties,
             attributes=dict(op.attributes),
         )
-        if chunks is None:
-            check_slice_semantics(op, clone, operand_axes, result_axis)
+        if result_slicing is None or op.slice_sources(result_slicing) is not None:
+            pass
+        elif result_slicing.chunks is None:
+            check_slice_semantics(op, clone, slicings, result_slicing)
         else:
-            check_chunk_semantics(op, result_axis, global_view)
+            check_chunk_semantics(op, result_slicing, global_view)
         clone.results[0].name_hint = op.results[0].name_hint
         return clone
 
@@ -492,24 +544,34 @@ class FunctionConverter:
         return converted
 
 
-def input_axes(unit: Operation, axes: dict[SSAValue, int]) -> list[int | None]:
+def input_axes(unit: Operation, axes: dict[SSAValue, Slicing]) -> list[Slicing | None]:
     """
-    The iterated axis of each unit input, by position: a bare op reads each operand position
-    through its own axis map entry, a segment each region argument through `axes`.
+    The slice of each unit input, by position: a bare op reads each operand position through its
+    own entry of `operand_slicings`, a segment each region argument through `axes`.
     """
     if isinstance(unit, fusion.FusionOp):
-        result_axis = axes.get(unit.results[0])
-        sources = dict(unit.axis_map()[result_axis]) if result_axis is not None else {}
-        return [sources.get(k) for k in range(len(unit.operands))]
+        result_slicing = axes.get(unit.results[0])
+        if result_slicing is None:
+            return [None] * len(unit.operands)
+        return operand_slicings(unit, result_slicing)
     return [axes.get(v) for v in unit_inputs(unit)]
 
 
-def device_iterated_axis(unit: Operation, axes: dict[SSAValue, int]) -> int | None:
+def output_slicing(result: SSAValue) -> Slicing:
+    """What each iteration writes of a unit's output: its stream axis, or chunk i of it."""
+    layout = layout_of(result.type)
+    assert layout.stream_axis is not None
+    return Slicing((layout.stream_axis,), layout.stream_chunks)
+
+
+def device_iterated_axis(unit: Operation, axes: dict[SSAValue, Slicing]) -> int | None:
     """For a resharding set whose loop iterates the operand's didx axis: that axis."""
     if not isinstance(unit, fusion.SetOp):
         return None
-    axis = axes.get(unit.operands[0])
-    return axis if axis is not None and axis == layout_of(unit.operands[0].type).didx_axis else None
+    slicing = axes.get(unit.operands[0])
+    if slicing is None or len(slicing.axes) != 1:
+        return None
+    return slicing.axis if slicing.axis == layout_of(unit.operands[0].type).didx_axis else None
 
 
 @dataclass(frozen=True)

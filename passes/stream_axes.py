@@ -2,9 +2,12 @@
 Which axis of each value a stream loop iterates, derived only from the ops' axis maps.
 
 A *unit* is what one host loop (or one top-level launch) runs: a bare fusion op or a
-`fusion.segment`. Starting from the stream axes of the unit's outputs, every result axis that a
-loop iterates is pushed back to the operand axes it comes from (`FusionOp.axis_map`). Operands
-left without an axis are passed whole.
+`fusion.segment`. Starting from the stream axes of the unit's outputs, the slice each iteration
+takes of every value (a `Slicing`: index i of an axis, or chunk i of N along it) is pushed back
+from each result to the operand axes it comes from (`FusionOp.axis_map`), or, where a reshape
+splits or merges the iterated axis, to the operand slice the op names (`FusionOp.slice_sources`:
+chunk i of the split operand axis, index i of the merged operand axes read as one index).
+Operands left without a slice are passed whole.
 
 Cost: linear in the unit. `propagate_axes` visits each op once, in reverse, and each entry of its
 axis map once; the checks visit each op's operands and results once (and each result's uses only
@@ -23,6 +26,7 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import located
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
+from hir.dialects.shape_rules import Slicing, SlicingError
 
 
 @dataclass(frozen=True)
@@ -110,43 +114,102 @@ def _check_no_inner_stream_axis(unit: Operation) -> None:
             )
 
 
-def propagate_axes(unit: Operation) -> dict[SSAValue, int]:
-    """For every value of the unit that the loop iterates, the iterated axis."""
-    axes: dict[SSAValue, int] = {}
+def propagate_axes(unit: Operation) -> dict[SSAValue, Slicing]:
+    """For every value of the unit that the loop iterates, the slice each iteration takes of it."""
+    axes: dict[SSAValue, Slicing] = {}
     for inner, result in zip(unit_outputs(unit), unit.results):
-        axis = layout_of(result.type).stream_axis
-        assert axis is not None
-        _assign(axes, inner, axis, unit)
+        layout = layout_of(result.type)
+        assert layout.stream_axis is not None
+        _assign(axes, inner, Slicing((layout.stream_axis,), layout.stream_chunks), unit)
     for op in reversed(unit_ops(unit)):
         result = op.results[0]
-        if result not in axes and not result.uses and (declared := layout_of(result.type).stream_axis) is not None:
+        if result not in axes and not result.uses and (declared := layout_of(result.type)).stream_axis is not None:
             # A dead value (a segment yields only what is used): the loop still runs its op, on its own axis.
-            _assign(axes, result, declared, op)
-        result_axis = axes.get(result)
-        if result_axis is None:
+            _assign(axes, result, Slicing((declared.stream_axis,), declared.stream_chunks), op)
+        result_slicing = axes.get(result)
+        if result_slicing is None:
             continue
-        for operand_index, operand_axis in op.axis_map()[result_axis]:
-            _assign(axes, op.operands[operand_index], operand_axis, op)
+        for operand, slicing in zip(op.operands, operand_slicings(op, result_slicing)):
+            if slicing is not None:
+                _assign(axes, operand, slicing, op)
     _check_declared_stream_axes(unit, axes)
     if isinstance(unit, fusion.SegmentOp):  # a bare op reads each operand position on its own
         _check_uses(unit, axes)
     return axes
 
 
-def _assign(axes: dict[SSAValue, int], value: SSAValue, axis: int, where: Operation) -> None:
-    previous = axes.setdefault(value, axis)
-    if previous != axis:
+def operand_slicings(op: fusion.FusionOp, result: Slicing) -> list[Slicing | None]:
+    """
+    The slice of each operand (None: whole) one iteration needs for its slice `result` of `op`'s
+    result: the op's own answer (`slice_sources`, a split or merged reshape axis), else the axis
+    map, axis by axis (a chunk of a result axis is a chunk of each source axis).
+    """
+    try:
+        sources = op.slice_sources(result)
+    except SlicingError as e:
+        raise PassFailedException(located(op, f"cannot run slice by slice: {e}")) from None
+    if sources is not None:
+        return sources
+    axis_map = op.axis_map()
+    if len(result.axes) == 1:
+        slicings: list[Slicing | None] = [None] * len(op.operands)
+        for operand_index, operand_axis in axis_map[result.axis]:
+            slicings[operand_index] = Slicing((operand_axis,), result.chunks)
+        return slicings
+    return _merged_sources(op, result)
+
+
+def _merged_sources(op: fusion.FusionOp, result: Slicing) -> list[Slicing | None]:
+    """
+    Several result axes read as one index (a merging reshape downstream): each operand must have
+    them all, consecutive and of the same extents (no broadcast), and the op must name no axes.
+    """
+    axis_map = op.axis_map()
+    result_shape = op.results[0].type
+    assert isinstance(result_shape, TensorType)
+    slicings: list[Slicing | None] = []
+    for k, operand in enumerate(op.operands):
+        assert isinstance(operand.type, TensorType)
+        found = [a for r in result.axes for kk, a in axis_map[r] if kk == k]
+        extents = [operand.type.get_shape()[a] for a in found]
+        if not found:
+            slicings.append(None)
+            continue
+        consecutive = found == list(range(found[0], found[0] + len(result.axes)))
+        if not consecutive or extents != [result_shape.get_shape()[r] for r in result.axes]:
+            raise PassFailedException(
+                located(
+                    op,
+                    f"cannot run slice by slice: its result's {result.describe()} (merged by a reshape that "
+                    f"consumes it) are not the same consecutive axes of operand #{k}; stream an axis the reshape keeps",
+                )
+            )
+        slicings.append(Slicing(tuple(found)))
+    if type(op).properties_without_axes is not fusion.FusionOp.properties_without_axes:
         raise PassFailedException(
-            located(where, f"the stream loop would iterate {_name(value)} over both axis {previous} and axis {axis}")
+            located(
+                op,
+                f"cannot run slice by slice: its properties name axes, and its result's {result.describe()} "
+                "(merged by a reshape that consumes it) cannot be renumbered; stream an axis the reshape keeps",
+            )
         )
+    return slicings
 
 
-def _check_declared_stream_axes(unit: Operation, axes: dict[SSAValue, int]) -> None:
+def _assign(axes: dict[SSAValue, Slicing], value: SSAValue, slicing: Slicing, where: Operation) -> None:
+    previous = axes.setdefault(value, slicing)
+    if previous != slicing:
+        both = f"{previous.describe()} and {slicing.describe()}"
+        raise PassFailedException(located(where, f"the stream loop would iterate {_name(value)} over both {both}"))
+
+
+def _check_declared_stream_axes(unit: Operation, axes: dict[SSAValue, Slicing]) -> None:
     """A value computed inside the unit and declared stream-parallel must be iterated on that axis."""
     for op in unit_ops(unit):
         result = op.results[0]
         declared = layout_of(result.type).stream_axis
-        if declared is None or axes.get(result) == declared:
+        slicing = axes.get(result)
+        if declared is None or (slicing is not None and slicing.axes == (declared,)):
             continue
         consumers = ", ".join(sorted({use.operation.name for use in result.uses}))
         raise PassFailedException(
@@ -158,35 +221,34 @@ def _check_declared_stream_axes(unit: Operation, axes: dict[SSAValue, int]) -> N
         )
 
 
-def _check_uses(unit: Operation, axes: dict[SSAValue, int]) -> None:
+def _check_uses(unit: Operation, axes: dict[SSAValue, Slicing]) -> None:
     """
     A value is sliced once per iteration, so every use must read it as the loop slices it: not
     `matmul %x, %x` streamed on M, which needs %x sliced as the left operand and whole as the right.
     """
     for op in unit_ops(unit):
-        wanted: list[int | None] = [None] * len(op.operands)
-        if (result_axis := axes.get(op.results[0])) is not None:
-            for operand_index, operand_axis in op.axis_map()[result_axis]:
-                wanted[operand_index] = operand_axis
-        for k, (operand, axis) in enumerate(zip(op.operands, wanted)):
-            if axes.get(operand) != axis:
+        wanted: list[Slicing | None] = [None] * len(op.operands)
+        if (result_slicing := axes.get(op.results[0])) is not None:
+            wanted = operand_slicings(op, result_slicing)
+        for k, (operand, slicing) in enumerate(zip(op.operands, wanted)):
+            if axes.get(operand) != slicing:
                 raise PassFailedException(
                     located(
                         op,
-                        f"reads {_name(operand)} as operand #{k} {_slicing(axis)}, but another use has the loop "
+                        f"reads {_name(operand)} as operand #{k} {_slicing(slicing)}, but another use has the loop "
                         f"read it {_slicing(axes.get(operand))}: copy it (fusion.set) for one of the uses",
                     )
                 )
 
 
-def _slicing(axis: int | None) -> str:
-    return "whole" if axis is None else f"sliced on axis {axis}"
+def _slicing(slicing: Slicing | None) -> str:
+    return "whole" if slicing is None else f"sliced on {slicing.describe()}"
 
 
-def is_broadcast_axis(value: SSAValue, axis: int, iteration: Iteration) -> bool:
+def is_broadcast_axis(value: SSAValue, slicing: Slicing, iteration: Iteration) -> bool:
     """An extent-1 operand axis under a larger iterated extent: read at index 0 (or whole, for chunks)."""
     assert isinstance(value.type, TensorType)
-    return value.type.get_shape()[axis] == 1 and iteration.extent != 1
+    return len(slicing.axes) == 1 and value.type.get_shape()[slicing.axis] == 1 and iteration.extent != 1
 
 
 def _name(value: SSAValue) -> str:

@@ -125,6 +125,14 @@ LIT_LOOPS = {
     ("model_ops.mlir", "mean_rows"): 2,
     ("model_ops.mlir", "masked_softmax"): 2,
     ("model_ops.mlir", "softmax_dynamic"): 2,
+    ("reshape_stream.mlir", "split_outer"): 2,
+    ("reshape_stream.mlir", "split_outer_chunks"): 2,
+    ("reshape_stream.mlir", "merge"): 2,
+    ("reshape_stream.mlir", "merge_inner"): 2,
+    ("reshape_stream.mlir", "merge_three"): 2,
+    ("reshape_stream.mlir", "merge_chunks"): 2,
+    ("reshape_stream.mlir", "chain"): 2,
+    ("reshape_stream.mlir", "select_then_chunk"): 4,
 }
 
 

@@ -78,6 +78,17 @@ class FusionOp(IRDLOperation, ABC):
         """
         return dict(self.properties)
 
+    def slice_sources(self, result: rules.Slicing) -> list[rules.Slicing | None] | None:
+        """
+        The slice of each operand that one loop iteration needs for the slice `result` of the
+        result, when the axis map cannot say it (`fusion.reshape` splitting or merging the
+        iterated axis); None: follow the axis map. The op then computes `result` from those
+        slices as they are (no property renumbered). Raises `rules.SlicingError` when no slice
+        of the operands gives it.
+        """
+        del result
+        return None
+
     def verify_(self) -> None:
         # Operands and the result are tensors by their IRDL constraints (checked before this).
         for i, operand in enumerate(self.operands):

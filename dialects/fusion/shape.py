@@ -110,8 +110,13 @@ class ReshapeOp(UnaryFusionOp):
     Axis map: a result axis that the reshape keeps (the only non-1 axis of its group of axes with
     equal products on both sides, say the leading `4` of `4x6x8 -> 4x48`) maps to its operand
     axis, and a stream loop can slice both. A merged axis (`48 = 6x8`) or a part of a split one maps
-    to nothing: result index i reads operand elements no single operand index selects, so the
-    stream lowering refuses to slice it.
+    to nothing: result index i reads operand elements no single operand index selects.
+
+    Slices (`slice_sources`): a stream loop over a merged axis or the outer factor of a split one
+    takes its slices of the operand as `shape_rules.reshape_slicing` says: index i of the merged
+    operand axes as one index (`4x8x16 -> 32x16`, stream on 32: operand index (i / 8, i mod 8)),
+    or chunk i along the split operand axis (`32x16 -> 4x8x16`, stream on 4: chunk i of 4 of the
+    32); each iteration reshapes its slice. An inner factor of a split is refused.
 
     Verifies:
         The element counts agree; a dynamic extent (`?`) stays one axis of its own, facing a `?`
@@ -134,6 +139,10 @@ class ReshapeOp(UnaryFusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         return rules.reshape_map(shape_of(self.x), shape_of(self.result))
+
+    def slice_sources(self, result: rules.Slicing) -> list[rules.Slicing | None] | None:
+        operand = rules.reshape_slicing(shape_of(self.x), shape_of(self.result), result)
+        return None if operand is None else [operand]
 
 
 @irdl_op_definition
