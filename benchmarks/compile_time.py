@@ -20,9 +20,11 @@ Modules (deterministic):
 
 Times are CPU seconds of this process (`time.process_time`), the median of `--repeats` runs, each
 on a freshly parsed module. `verify` is one verification of the lowered module (hir-opt verifies
-after every stage: that is in `hir-opt`). Stages come from the pipeline pass itself
+the input after parsing and the result after the pipeline, `--verify-each-stage` after every
+stage: those of the default are in `hir-opt`). Stages come from the pipeline pass itself
 (`expand_stages`), as `hir-opt --time-passes` reports them; `passes` is their sum; `hir-opt` is
-the whole command run in this process (read, parse, verify after each stage, print to a file).
+the whole command run in this process (read, parse, verify, the pipeline, verify, print to a
+file; the interpreter's start and the imports, about 0.6 s, are not in it).
 
 The growth table gives, for each phase, the exponent k of time ~ n^k between consecutive sizes
 (1.0: linear; doubling the module multiplies the time by 2^k, 2.1x is k = 1.07). Targets that

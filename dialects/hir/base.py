@@ -9,6 +9,7 @@ switch (see `HirEffects`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -121,6 +122,7 @@ def memref_strides(t: MemRefType) -> list[int | None]:
     return list(strides)
 
 
+@functools.lru_cache(maxsize=4096)  # types are immutable; parsing, printing and verifying a launch ask again and again
 def tensor_type_of(t: MemRefType) -> TensorType:
     """The tensor a launch region sees for a buffer: same shape and element type."""
     return TensorType(t.element_type, t.get_shape())
