@@ -26,6 +26,7 @@ from hir.dialects.hir.base import (
     HirEffects,
     MeshOp,
     WorkType,
+    constant_index,
     contiguous_strides,
     memref_strides,
     read,
@@ -308,6 +309,16 @@ class AllreduceOp(ReductionTransferOp):
         self.verify_same_shape("allreduce")
 
 
+def verify_constant_root(op: ReduceOp | BroadcastOp, what: str) -> None:
+    """A root known at compile time is a position in the mesh (at run time the communicator checks it)."""
+    root, devices = constant_index(op.root), len(op.mesh_ids)
+    if root is not None and not 0 <= root < devices:
+        raise VerifyException(
+            f"{what}: root {root} is out of range for a mesh of {devices} devices (a position in the mesh, "
+            f"0 to {devices - 1})"
+        )
+
+
 @irdl_op_definition
 class ReduceOp(ReductionTransferOp):
     """
@@ -316,7 +327,7 @@ class ReduceOp(ReductionTransferOp):
     are (and `input` is never written, unless it is the root's `output`).
 
     Verifies:
-        `input` and `output` have the same shape.
+        `input` and `output` have the same shape; a constant `root` is a position in the mesh.
 
     Example:
         %w = hir.reduce sum %a into %b root %root mesh = [0, 1] : memref<4x8xf32>, memref<4x8xf32>
@@ -337,6 +348,7 @@ class ReduceOp(ReductionTransferOp):
     def verify_shapes(self) -> None:
         super().verify_shapes()
         self.verify_same_shape("reduce")
+        verify_constant_root(self, "reduce")
 
 
 @irdl_op_definition
@@ -345,7 +357,7 @@ class BroadcastOp(TransferOp):
     Every mesh device's `output` receives the `input` of mesh position `root` (a collective).
 
     Verifies:
-        `input` and `output` have the same shape.
+        `input` and `output` have the same shape; a constant `root` is a position in the mesh.
 
     Example:
         %w = hir.broadcast %a into %b root %root mesh = [0, 1] : memref<4x8xf32>, memref<4x8xf32>
@@ -366,6 +378,7 @@ class BroadcastOp(TransferOp):
     def verify_shapes(self) -> None:
         super().verify_shapes()
         self.verify_same_shape("broadcast")
+        verify_constant_root(self, "broadcast")
 
 
 @irdl_op_definition

@@ -23,3 +23,21 @@ func.func @root_not_index(%a: memref<8xf32>, %root: i32) {
   %w = "hir.broadcast"(%a, %a, %root) <{mesh = array<i64: 0, 1>}> : (memref<8xf32>, memref<8xf32>, i32) -> !hir.work
   func.return
 }
+
+// -----
+
+func.func @root_out_of_range(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c2 = arith.constant 2 : index
+  // expected-error@+1 {{'hir.broadcast' op broadcast: root 2 is out of range for a mesh of 2 devices (a position in the mesh, 0 to 1)}}
+  %w = hir.broadcast %a into %b root %c2 mesh = [0, 1] : memref<8xf32>, memref<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_root(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c = arith.constant -1 : index
+  // expected-error@+1 {{'hir.broadcast' op broadcast: root -1 is out of range for a mesh of 2 devices}}
+  %w = hir.broadcast %a into %b root %c mesh = [0, 1] : memref<8xf32>, memref<8xf32>
+  func.return
+}

@@ -49,3 +49,12 @@ func.func @mesh(%a: memref<8xf32>, %root: index) {
   %w = hir.reduce sum %a into %a root %root mesh = [1, 1] : memref<8xf32>, memref<8xf32>
   func.return
 }
+
+// -----
+
+func.func @root_out_of_range(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c5 = arith.constant 5 : index
+  // expected-error@+1 {{'hir.reduce' op reduce: root 5 is out of range for a mesh of 2 devices (a position in the mesh, 0 to 1)}}
+  %w = hir.reduce sum %a into %b root %c5 mesh = [0, 1] : memref<8xf32>, memref<8xf32>
+  func.return
+}
