@@ -202,7 +202,7 @@ def _view(e: Emitter, node: Node, x: SSAValue, shape) -> SSAValue:
     if [d for d in source if d != 1] == [d for d in target if d != 1]:
         x = e.squeeze(x, [i for i, d in enumerate(source) if d == 1])
         return e.unsqueeze(x, [i for i, d in enumerate(target) if d == 1]) if 1 in target else x
-    return e.typed(lambda t: fusion.ReshapeOp(x, t), [x], target, element_of(x))
+    return e.reshape(x, target, f"{node.target}")
 
 
 def _flatten(e: Emitter, node: Node, x: SSAValue, *args) -> SSAValue:

@@ -7,6 +7,10 @@ A stream axis of an operand becomes the stream axis of the result axis it maps t
 the passes use to slice operands), so a chain of ops on a `[stream, serial]` input runs in one
 host loop. An op that drops an operand's stream axis (a sum over it, a contraction of it) is an
 error at the user's line: one loop cannot run both.
+
+A reshape that splits or merges the stream axis has no axis map for it; `Emitter.reshape` puts
+the stream on the outer factor of the axis's group instead, with a layout that
+`shape_rules.reshape_slicing` (the rule the lowering applies) reads as the same rows of the operand.
 """
 
 from __future__ import annotations
@@ -18,7 +22,15 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
-from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.dialects.shape_rules import (
+    Slicing,
+    SlicingError,
+    fmt,
+    operand_axis_to_result_axis,
+    reshape_groups,
+    reshape_map,
+    reshape_slicing,
+)
 from hir.frontend.errors import FrontendError
 
 Shape = tuple[int, ...]
@@ -195,6 +207,27 @@ class Emitter:
         result = self.typed(lambda t: kind(x, dims, t), [x], kept, element_of(x))
         return self.unsqueeze(result, dims) if keepdim else result
 
+    def reshape(self, x: SSAValue, shape: Shape, what: str = "the reshape") -> SSAValue:
+        """
+        `fusion.reshape` of `x` to `shape`. A stream axis that the reshape keeps as an axis of its own
+        maps through (`typed`); one that it splits or merges goes on the outer factor of its group
+        (`stream_after_reshape`). `what` names the view in errors.
+        """
+
+        def make(t: TensorType) -> fusion.ReshapeOp:
+            return fusion.ReshapeOp(x, t)
+
+        layout = layout_of(x.type)
+        axis = layout.stream_axis
+        source = shape_of(x)
+        if axis is None or layout.didx_axis is not None or layout.mesh or _keeps(source, shape, axis):
+            return self.typed(make, [x], shape, element_of(x))
+        target, chunks = stream_after_reshape(source, shape, axis, layout.stream_chunks, self, what)
+        kinds = [SERIAL] * len(shape)
+        counts = [0] * len(shape)
+        kinds[target], counts[target] = STREAM, chunks or 0
+        return self.emit(make(TensorType(element_of(x), shape, ParallelAttr(kinds, counts))))
+
     def permute(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
         shape = shape_of(x)
         perm = [p % len(shape) for p in perm]
@@ -214,6 +247,65 @@ class Emitter:
         if x.type == t:
             return x
         return self.emit(fusion.SetOp(x, t))
+
+
+def _keeps(source: Shape, shape: Shape, axis: int) -> bool:
+    """Whether the reshape keeps operand axis `axis` as a result axis of its own (its axis map has it)."""
+    return operand_axis_to_result_axis(reshape_map(source, shape), 0, axis) is not None
+
+
+def stream_after_reshape(
+    source: Shape, shape: Shape, axis: int, chunks: int | None, emitter: Emitter, what: str
+) -> tuple[int, int | None]:
+    """
+    The result's stream axis and chunk count (None: plain `stream`) for a reshape of `source` to
+    `shape` that splits or merges the operand's stream axis `axis` (`chunks` N for `stream(N)`).
+
+    The stream goes on the outer factor of the axis's group (`reshape_groups`), the only result
+    axis whose slices are whole slices of the operand, and only when the stream axis leads its
+    group. Candidates, in order, each kept when `reshape_slicing` reads it as chunks of the
+    operand's stream axis itself (the rows the operand's iterations hold, never strided):
+      1. the operand's iteration count P (its extent for `stream`, N for `stream(N)`): `stream` when
+         the outer factor has extent P, else `stream(P)`. A merge `[B, S, H] -> [B*S, H]` of a
+         `stream` on B gives `stream(B)` (chunk i: the S rows of former index i), a split back
+         `[B*S, H] -> [B, S, H]` of that gives `stream` on B again;
+      2. plain `stream` on the outer factor (its extent as the count): a split of a `stream` axis
+         of extent E into (T, E/T) iterates T blocks of E/T former indices (P = E iterations would
+         need T to divide into E pieces, which it cannot), and a split of `stream(N)` whose N does
+         not divide T iterates T.
+    """
+    group = next((g for g in reshape_groups(source, shape) if axis in g[0]), None)
+    kind = "stream" if chunks is None else f"stream({chunks})"
+    change = f"{what} ({fmt(source)} -> {fmt(shape)})"
+    if group is None:
+        raise emitter.error(f"{change} drops the {kind} axis {axis} of its operand")
+    group_a, group_b = group
+    how = "splits" if len(group_a) == 1 else "merges" if len(group_b) == 1 else "regroups"
+    moved = (
+        f"{change} {how} operand axes {list(group_a)} ({fmt([source[a] for a in group_a])}) into result axes "
+        f"{list(group_b)} ({fmt([shape[b] for b in group_b])})"
+    )
+    if axis != group_a[0]:
+        raise emitter.error(
+            f"{moved}, and the {kind} axis {axis} is an inner factor: each of its indices is strided in the "
+            f"result, so no stream loop reads it; stream operand axis {group_a[0]} (the outer factor) instead, "
+            "or keep the streamed axis out of the view"
+        )
+    outer = group_b[0]
+    pieces = chunks if chunks is not None else source[axis]
+    candidates: list[int | None] = [None if shape[outer] == pieces else pieces, None]
+    for count in candidates:
+        try:
+            slicing = reshape_slicing(source, shape, Slicing((outer,), count))
+        except SlicingError:
+            continue
+        if slicing is not None and slicing.axes == (axis,):
+            return outer, count
+    raise emitter.error(
+        f"{moved}, and no stream layout of result axis {outer} (the outer factor) reads whole rows of the "
+        f"{kind} axis {axis}: use a stream(N) whose N divides both {source[axis]} and {shape[outer]}, or keep the "
+        "streamed axis out of the view"
+    )
 
 
 def is_float(element: Attribute) -> bool:
