@@ -100,7 +100,11 @@ class Emitter:
                     continue
                 chunks = layout.stream_chunks or 0
                 if stream not in (None, (target, chunks)):
-                    raise self.error(f"{plain.name}: its operands are streamed along different axes or chunk counts")
+                    raise self.error(
+                        f"{plain.name}: its operands are streamed along different axes or chunk counts "
+                        f"({_describe_stream(*stream)} and {_describe_stream(target, chunks)} of the result); "
+                        "a view that splits a streamed axis changes the iteration count to its outer factor"
+                    )
                 stream = (target, chunks)
         if stream is None and didx is None and not mesh:
             return self.emit(plain)
@@ -247,6 +251,10 @@ class Emitter:
         if x.type == t:
             return x
         return self.emit(fusion.SetOp(x, t))
+
+
+def _describe_stream(axis: int, chunks: int) -> str:
+    return f"stream on axis {axis}" if not chunks else f"stream({chunks}) on axis {axis}"
 
 
 def _keeps(source: Shape, shape: Shape, axis: int) -> bool:

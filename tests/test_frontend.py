@@ -63,6 +63,41 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.norm(x))
 
 
+class TokenMLP(torch.nn.Module):
+    """A linear on the tokens of a [B, S, H] batch: merged to [B*S, H], then viewed back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, h = x.shape
+        return torch.relu(self.fc(x.view(b * s, h))).view(b, s, h) + x
+
+
+class Attention(torch.nn.Module):
+    """Multi-head self-attention of a [B, S, H] batch, its projections on [B*S, H] tokens."""
+
+    def __init__(self, hidden: int = 16, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(hidden, hidden) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, h = x.shape
+        tokens = x.view(b * s, h)
+        q, k, v = (p(tokens).view(b, s, self.heads, h // self.heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+        weights = torch.softmax(q @ k.transpose(-2, -1) * (h // self.heads) ** -0.5, dim=-1)
+        heads = (weights @ v).transpose(1, 2).reshape(b * s, h)
+        return self.o(heads).view(b, s, h) + x
+
+
+def split_heads(x: torch.Tensor) -> torch.Tensor:
+    """[T, H] -> [T, heads, head_dim]: a softmax per head, and back; T (streamed) stays the outer axis."""
+    t, h = x.shape
+    return torch.softmax(x.view(t, 4, h // 4), dim=-1).view(t, h) * x
+
+
 def rms_norm(x: torch.Tensor) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
 
@@ -70,6 +105,8 @@ def rms_norm(x: torch.Tensor) -> torch.Tensor:
 X = (8, 16)
 STREAM = "[stream, serial]"
 CHUNKS = "[stream(2), serial]"
+BATCH = (4, 8, 16)
+STREAM3 = "[stream, serial, serial]"
 
 # name -> (function or module, input shapes, in_layouts)
 SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], list[str | None]]] = {
@@ -116,6 +153,18 @@ SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], l
     "where_scalar": (lambda x: torch.where(x.abs() < 1.0, x, 0.0), [X], [CHUNKS]),
     "reshape_keeps_rows": (lambda x: x.reshape(8, 4, 4).relu().reshape(8, 16), [X], [STREAM]),
     "reshape_serial": (lambda x: x.reshape(4, 32).tanh(), [X], [None]),
+    # Views that split or merge the streamed axis (the stream goes on the outer factor).
+    "view_merge_stream_axis": (lambda x: torch.relu(x.view(32, 4)), [(8, 4, 4)], [STREAM3]),
+    "view_merge_stream_chunks": (
+        lambda x: x.flatten(0, 1).exp().view(4, 8, 16),
+        [BATCH],
+        ["[stream(2), serial, serial]"],
+    ),
+    "view_split_stream_axis": (lambda x: x.view(4, 2, 16).tanh(), [X], [STREAM]),
+    "view_split_stream_chunks": (lambda x: x.view(4, 2, 16).sigmoid().view(8, 16) + x, [X], [CHUNKS]),
+    "view_split_heads": (split_heads, [X], [STREAM]),
+    "view_tokens_linear_back": (TokenMLP(), [BATCH], [STREAM3]),
+    "view_attention": (Attention(), [BATCH], [STREAM3]),
     "slice_narrow_select": (
         lambda x: x[:, 2:10:2].relu() + x.narrow(1, 0, 4) * x.select(1, 3).unsqueeze(1),
         [X],
@@ -186,6 +235,35 @@ def test_imported_module_is_fusion_ir_that_hir_opt_takes() -> None:
     assert lowered.count("hir.allocate") == 3
 
 
+def test_views_on_the_stream_axis_run_in_the_stream_loop() -> None:
+    """[B, S, H] -> [B*S, H] streams B chunks of S tokens; the view back streams B again; no serial launch."""
+    compiled = hir.compile(TokenMLP(), (torch.randn(BATCH),), in_layouts=[STREAM3])
+    text = compiled.fusion_text
+    merged = "tensor<32x16xf32, #fusion.parallel<[stream(4), serial]>>"
+    assert f"fusion.reshape %x : tensor<4x8x16xf32, #fusion.parallel<[stream, serial, serial]>> -> {merged}" in text
+    assert f"fusion.reshape %relu : {merged} -> tensor<4x8x16xf32, #fusion.parallel<[stream, serial, serial]>>" in text
+    lowered = str(compiled.module)
+    assert lowered.count("hir.for") == 2  # one stream loop: its fork loop and its main loop
+    assert re.search(r"hir.alias_chunk %x\[%i\w*\] axis 0 chunks 4 : memref<4x8x16xf32>", lowered)
+    assert re.search(
+        r"fusion.linear %\w+, .* : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>", lowered
+    )
+
+
+def test_attention_with_head_views_streams_the_batch() -> None:
+    compiled = hir.compile(Attention(), (torch.randn(BATCH),), in_layouts=[STREAM3])
+    text = compiled.fusion_text
+    assert "tensor<4x8x4x4xf32, #fusion.parallel<[stream, serial, serial, serial]>>" in text  # the heads, streamed on B
+    lowered = str(compiled.module)
+    # Two stream loops of 4 iterations (the merge after the heads reads chunk i of what the first
+    # loop wrote at index i: a different view, so hir-loop-fusion keeps them apart), each with
+    # its fork loop; the softmax of one batch element per iteration.
+    assert lowered.count("hir.for") == 4
+    assert len(re.findall(r"hir.for %i\w* = %c0 to %c4 step %c1", lowered)) == 4
+    assert re.search(r"fusion.softmax %\w+ dim = 2 : tensor<4x8x8xf32> -> tensor<4x8x8xf32>", lowered)
+    assert "tensor<4x4x8x8xf32>" not in lowered  # no launch on the whole batch
+
+
 def test_output_layout_adds_a_set() -> None:
     fn = torch.relu
     module = str(hir.import_torch(fn, (torch.randn(X),), out_layouts=[CHUNKS]))
@@ -254,6 +332,41 @@ def test_reducing_the_stream_axis_is_located() -> None:
     assert f"{HERE}:{_line_of('# reduces the stream axis')}: error: fusion.sum drops the stream axis 0" in str(
         err.value
     )
+
+
+def test_merging_an_inner_stream_axis_is_located() -> None:
+    def tokens(x: torch.Tensor) -> torch.Tensor:
+        return x.view(32, 16).exp()  # merges the streamed S into B*S
+
+    with pytest.raises(FrontendError) as err:
+        hir.compile(tokens, (torch.randn(BATCH),), in_layouts=["[serial, stream, serial]"])
+    message = str(err.value)
+    assert message.startswith(f"{Path(__file__)}:{_line_of('# merges the streamed S')}: error: aten.view.default")
+    assert "(4x8x16 -> 32x16) merges operand axes [0, 1] (4x8) into result axes [0] (32)" in message
+    assert "the stream axis 1 is an inner factor" in message
+    assert "stream operand axis 0 (the outer factor) instead" in message
+
+
+def test_a_view_without_a_stream_layout_is_located() -> None:
+    def regroup(x: torch.Tensor) -> torch.Tensor:
+        return x.view(4, 6).exp()  # regroups 6x4 as 4x6
+
+    with pytest.raises(FrontendError) as err:
+        hir.compile(regroup, (torch.randn(6, 4),), in_layouts=[STREAM])
+    message = str(err.value)
+    assert f"{HERE}:{_line_of('# regroups 6x4 as 4x6')}: error: aten.view.default (6x4 -> 4x6) regroups" in message
+    assert "use a stream(N) whose N divides both 6 and 4" in message
+
+
+def test_a_split_changes_the_iteration_count() -> None:
+    def round_trip(x: torch.Tensor) -> torch.Tensor:
+        return x.view(4, 2, 16).view(8, 16) + x  # 4 iterations against 8
+
+    with pytest.raises(FrontendError) as err:
+        hir.compile(round_trip, (torch.randn(X),), in_layouts=[STREAM])
+    message = str(err.value)
+    assert f"{HERE}:{_line_of('# 4 iterations against 8')}: error: fusion.add" in message
+    assert "(stream(4) on axis 0 and stream on axis 0 of the result)" in message
 
 
 @pytest.mark.parametrize(
