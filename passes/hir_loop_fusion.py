@@ -182,8 +182,19 @@ def iteration_slice(value: SSAValue, loop: hir.StreamForOp) -> Slice | None:
         return None
     if root_buffer(view.buffer) is not view.buffer:
         return None  # a view of a view: which part of the root it is depends on the outer view
-    chunks = view.chunks_value if isinstance(view, hir.AliasChunkOp) else None
-    return Slice(view.name, view.axis_value, chunks)
+    if isinstance(view, hir.AliasChunkOp) and not is_one_index_chunk(view):
+        return Slice(view.name, view.axis_value, view.chunks_value)
+    return Slice(hir.AliasSelectOp.name, view.axis_value, None)
+
+
+def is_one_index_chunk(view: hir.AliasChunkOp) -> bool:
+    """
+    Whether chunk i is index i: as many chunks as the axis has indices (a producer written index by
+    index and a consumer that reads it by chunks after a merging reshape touch the same memory).
+    """
+    base = view.buffer.type
+    assert isinstance(base, MemRefType)
+    return base.get_shape()[view.axis_value] == view.chunks_value
 
 
 def access_of(value: SSAValue, loop: hir.StreamForOp, writes: bool) -> Access | None:
