@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -60,7 +60,16 @@ def local_operand_type(op: fusion.FusionOp, k: int) -> TensorType:
 
 
 class ReshardOperandsFirst(RewritePattern):
-    """op(x_sharded, ...) -> op(fusion.set(x_sharded) -> x_local, ...)"""
+    """
+    op(x_sharded, ...) -> op(fusion.set(x_sharded) -> x_local, ...)
+
+    A value that several ops of one block need resharded the same way is resharded once, by the
+    set inserted for the first of them (it comes before the others): one communication, not one
+    per consumer.
+    """
+
+    def __init__(self) -> None:
+        self.inserted: dict[tuple[SSAValue, TensorType, Block], fusion.SetOp] = {}
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: fusion.FusionOp, rewriter: PatternRewriter) -> None:
@@ -70,12 +79,20 @@ class ReshardOperandsFirst(RewritePattern):
         if not flagged:
             return
         operands: list[SSAValue] = list(op.operands)
+        block = op.parent_block()
+        assert block is not None
         for k in flagged:
-            reshard = fusion.SetOp(operands[k], local_operand_type(op, k))
+            target = local_operand_type(op, k)
+            key = (operands[k], target, block)
+            if (earlier := self.inserted.get(key)) is not None:
+                operands[k] = earlier.result
+                continue
+            reshard = fusion.SetOp(operands[k], target)
             reshard.location = op.location  # its diagnostics name the op it was inserted for
             if operands[k].name_hint:
                 reshard.result.name_hint = f"{operands[k].name_hint}_gathered"
             rewriter.insert(reshard)
+            self.inserted[key] = reshard
             operands[k] = reshard.result
         op.operands = operands
         rewriter.notify_op_modified(op)

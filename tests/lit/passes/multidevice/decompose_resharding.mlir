@@ -105,3 +105,21 @@ func.func @max_over_sharded_axis(%x: tensor<2x4xf32, #fusion.parallel<[didx, ser
   %m = fusion.max %x dims = [0] : tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
   func.return %m : tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1]>>
 }
+
+// Two ops that need %x gathered the same way share one set (one all-gather, not one per
+// consumer); an op that needs it in another layout (streamed) gets its own.
+// CHECK-LABEL: func.func @shared_gather(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+// CHECK-NEXT:    %[[G:[a-z0-9_]+]] = fusion.set %[[X]] : {{.*}} -> tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+// CHECK-NEXT:    %[[R:[a-z0-9_]+]] = fusion.relu %[[G]]
+// CHECK-NEXT:    %[[E:[a-z0-9_]+]] = fusion.exp %[[G]]
+// CHECK-NEXT:    %[[S:[a-z0-9_]+]] = fusion.set %[[X]] : {{.*}} -> tensor<2x8xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+// CHECK-NEXT:    fusion.neg %[[S]]
+// CHECK-NOT:     fusion.set
+// CHECK:         func.return
+func.func @shared_gather(%x: tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> (tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>, tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>, tensor<2x8xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>) {
+  %r = fusion.relu %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  %e = fusion.exp %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
+  %n = fusion.neg %x : tensor<2x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<2x8xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+  func.return %r, %e, %n : tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>, tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>, tensor<2x8xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>>
+}
