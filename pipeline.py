@@ -24,6 +24,12 @@ from xdsl.utils.hints import isa
 PassFactory = Callable[[], type[ModulePass]]
 
 
+def require_one_of(option: str, value: str, choices: Iterable[str]) -> None:
+    """A pass's `__post_init__` check of an option with a fixed set of values (one-line ValueError)."""
+    if value not in choices:
+        raise ValueError(f"{option} must be one of {', '.join(choices)}, got '{value}'")
+
+
 class PipelineError(ValueError):
     """A pipeline that cannot be built: syntax error, unknown pass or option, bad option value."""
 

@@ -59,6 +59,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from hir.dialects import hir
+from hir.pipeline import require_one_of
 
 
 def worker_prologue(loop: hir.StreamForOp, body: Block) -> SSAValue:
@@ -182,8 +183,7 @@ class ExpandStreamLoopsPass(ModulePass):
     join: str = "caller"
 
     def __post_init__(self) -> None:
-        if self.join not in JOINS:
-            raise ValueError(f"join must be one of {', '.join(JOINS)}, got '{self.join}'")
+        require_one_of("join", self.join, JOINS)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(ExpandStreamFor(self.join == "caller")).rewrite_module(op)

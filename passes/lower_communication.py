@@ -44,6 +44,7 @@ from hir.passes.copy_engine_reduce import reduce_over_copy_engine
 from hir.passes.resharding.set_lowering import lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.symmetric_memory import RELEASES
+from hir.pipeline import require_one_of
 
 
 def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
@@ -204,10 +205,8 @@ class LowerCommunicationPass(ModulePass):
             raise ValueError(f"chunks must be >= 0 (0: chosen from the sizes), got {self.chunks}")
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
-        if self.release not in RELEASES:
-            raise ValueError(f"release must be one of {', '.join(RELEASES)}, got '{self.release}'")
-        if self.comm_priority not in COMM_PRIORITIES:
-            raise ValueError(f"comm-priority must be one of {', '.join(COMM_PRIORITIES)}, got '{self.comm_priority}'")
+        require_one_of("release", self.release, RELEASES)
+        require_one_of("comm-priority", self.comm_priority, COMM_PRIORITIES)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}

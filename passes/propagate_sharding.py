@@ -65,6 +65,7 @@ from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import DIDX, SERIAL, ParallelAttr, layout_of
 from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.pipeline import require_one_of
 
 TRAVERSALS = ("forward", "backward", "forward-backward", "backward-forward")
 
@@ -179,8 +180,7 @@ class PropagateShardingPass(ModulePass):
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
-        if self.traversal not in TRAVERSALS:
-            raise ValueError(f"traversal must be one of {', '.join(TRAVERSALS)}, got '{self.traversal}'")
+        require_one_of("traversal", self.traversal, TRAVERSALS)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         directions = {"forward": _propagate_forward, "backward": _propagate_backward}

@@ -18,6 +18,7 @@ from hir.passes.lower_communication import LowerCommunicationPass
 from hir.passes.propagate_sharding import PropagateShardingPass
 from hir.passes.ring_intermediates import RingIntermediatesPass
 from hir.passes.stream_overlap import StreamOverlapPass
+from hir.pipeline import require_one_of
 
 INTERMEDIATES = ("ring", "whole")
 
@@ -48,8 +49,7 @@ class StreamLoweringPass(ModulePass):
     propagate_sharding: bool = False
 
     def __post_init__(self) -> None:
-        if self.intermediates not in INTERMEDIATES:
-            raise ValueError(f"intermediates must be one of {', '.join(INTERMEDIATES)}, got '{self.intermediates}'")
+        require_one_of("intermediates", self.intermediates, INTERMEDIATES)
         self.stages()  # the stages check their options when built: a bad one fails here, before any input is read
 
     def stages(self) -> tuple[ModulePass, ...]:

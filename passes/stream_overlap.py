@@ -35,6 +35,7 @@ from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_
 from hir.passes.lower_communication import BACKENDS
 from hir.passes.overlap_cost import estimate
 from hir.passes.sharding import is_partial_sum, resharded_operands
+from hir.pipeline import require_one_of
 
 OVERLAP_MODES = ("always", "auto", "never")
 
@@ -108,8 +109,7 @@ class StreamOverlapPass(ModulePass):
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
-        if self.overlap not in OVERLAP_MODES:
-            raise ValueError(f"overlap must be one of {', '.join(OVERLAP_MODES)}, got '{self.overlap}'")
+        require_one_of("overlap", self.overlap, OVERLAP_MODES)
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown communication backend '{self.backend}', expected one of {', '.join(BACKENDS)}")
 
