@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -37,10 +37,11 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.hir import contiguous_strides, memref_strides
-from hir.dialects.parallel_encoding import Layout, layout_of, local_shape
+from hir.dialects.parallel_encoding import Layout, layout_of
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
+from hir.passes.resharding.local_copies import sum_launch
 from hir.passes.resharding.set_lowering import lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.symmetric_memory import RELEASES
@@ -63,18 +64,9 @@ def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
     return None
 
 
-def _local(t: TensorType) -> TensorType:
-    return TensorType(t.element_type, local_shape(t))
-
-
 def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> hir.LaunchOp:
     """The sum over this device's shard only (a partial sum), written into `out`."""
-    assert isinstance(op.x.type, TensorType)
-    assert isinstance(out.type, MemRefType)
-    block = Block(arg_types=[_local(op.x.type)])
-    local = fusion.SumOp(block.args[0], array_values(op.dims), TensorType(out.type.element_type, out.type.get_shape()))
-    block.add_ops([local, hir.YieldOp(local.result)])
-    new = hir.LaunchOp([launch.ins[0]], [out], Region(block))
+    new = sum_launch(launch.ins[0], out, array_values(op.dims))
     new.location = launch.location
     return new
 

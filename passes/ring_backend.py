@@ -29,12 +29,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import fusion, hir
-from hir.passes.resharding.local_copies import axes_of, copy_launch, outermost, temporary
+from hir.passes.resharding.local_copies import axes_of, copy_launch, outermost, temporary, tensor_of
+from hir.passes.symmetric_memory import index_constant
 
 RING_OFFSET = 1
 """Each step sends to the next device on the mesh and receives from the previous one."""
@@ -150,18 +151,13 @@ def reduce_scatter_steps(
 
 def add_launch(a: SSAValue, b: SSAValue, out: SSAValue) -> hir.LaunchOp:
     """A launch that writes `a + b` into `out` on this device."""
-    types = [_tensor(v) for v in (a, b)]
+    types = [tensor_of(v) for v in (a, b)]
     block = Block(arg_types=types)
     for arg, value in zip(block.args, (a, b)):
         arg.name_hint = value.name_hint
-    add = fusion.AddOp(block.args[0], block.args[1], _tensor(out))
+    add = fusion.AddOp(block.args[0], block.args[1], tensor_of(out))
     block.add_ops([add, hir.YieldOp(add.result)])
     return hir.LaunchOp([a, b], [out], Region(block))
-
-
-def _tensor(buffer: SSAValue) -> TensorType:
-    assert isinstance(buffer.type, MemRefType)
-    return hir.tensor_type_of(buffer.type)
 
 
 class Position:
@@ -182,18 +178,12 @@ class Position:
         shift = (self.devices - steps % self.devices) % self.devices
         if shift in self.behind:
             return [], self.behind[shift]
-        amount, size = _index(shift), _index(self.devices)
+        amount, size = index_constant(shift), index_constant(self.devices)
         total = arith.AddiOp(self.op.result, amount.result)
         index = arith.RemUIOp(total.result, size.result)
         index.result.name_hint = "at"
         self.behind[shift] = index.result
         return [amount, size, total, index], index.result
-
-
-def _index(value: int) -> arith.ConstantOp:
-    constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    constant.result.name_hint = f"c{value}"
-    return constant
 
 
 def _chunk(buffer: SSAValue, index: SSAValue, axis: int, devices: int, name: str) -> hir.AliasChunkOp:

@@ -84,6 +84,21 @@ def temporary(extents: Sequence[Extent], like: SSAValue, name: str) -> tuple[lis
     return [*ops, alloc], alloc.result
 
 
+def tensor_of(buffer: SSAValue) -> TensorType:
+    """The tensor a launch region sees for `buffer` (`hir.tensor_type_of` of its type)."""
+    assert isinstance(buffer.type, MemRefType)
+    return hir.tensor_type_of(buffer.type)
+
+
+def sum_launch(source: SSAValue, target: SSAValue, dims: Sequence[int]) -> hir.LaunchOp:
+    """A launch that sums `source` over `dims` into `target` on this device (a partial sum)."""
+    block = Block(arg_types=[tensor_of(source)])
+    block.args[0].name_hint = source.name_hint
+    local = fusion.SumOp(block.args[0], list(dims), tensor_of(target))
+    block.add_ops([local, hir.YieldOp(local.result)])
+    return hir.LaunchOp([source], [target], Region(block))
+
+
 def copy_launch(source: SSAValue, target: SSAValue, perm: Sequence[int] | None = None) -> hir.LaunchOp:
     """A launch that copies `source` into `target` on this device, permuting its axes by `perm`."""
     assert isinstance(source.type, MemRefType)

@@ -18,18 +18,17 @@ devices' rows), a mesh change, or a result stream axis.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Operation, SSAValue
 
 from hir.dialects import fusion, hir
 from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.syntax import array_values
-from hir.passes.resharding.local_copies import axes_of, is_contiguous, temporary
+from hir.passes.resharding.local_copies import axes_of, is_contiguous, sum_launch, temporary
 from hir.passes.sharding import is_partial_sum
+from hir.passes.symmetric_memory import index_constant
 
 
 @dataclass(frozen=True)
@@ -75,29 +74,12 @@ def reduce_step(plan: RotatingReduce, chunk: SSAValue, target: SSAValue, i: SSAV
     assert isinstance(target.type, MemRefType)
     ops: list[Operation] = []
     if not (len(plan.dims) == 1 and chunk.type.get_shape() == target.type.get_shape() and is_contiguous(chunk)):
-        zero = _zero()
+        zero = index_constant(0)
         mine = hir.AliasSelectOp(target, zero.result, plan.result_axis)
         mine.result.name_hint = "mine"
         target = mine.result
         allocation, partial = temporary(axes_of(target), target, "partial")
-        ops += [zero, mine, *allocation, _local_sum(chunk, partial, plan.dims)]
+        ops += [zero, mine, *allocation, sum_launch(chunk, partial, plan.dims)]
         chunk = partial
     reduce = hir.ReduceOp(chunk, target, i, plan.mesh, "sum")
     return [*ops, reduce, hir.WaitOp(reduce.result)]
-
-
-def _zero() -> arith.ConstantOp:
-    zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
-    zero.result.name_hint = "c0"
-    return zero
-
-
-def _local_sum(source: SSAValue, target: SSAValue, dims: Sequence[int]) -> hir.LaunchOp:
-    """This device's sum of `source` over `dims` (its didx axis of extent 1 among them) into `target`."""
-    assert isinstance(source.type, MemRefType)
-    assert isinstance(target.type, MemRefType)
-    block = Block(arg_types=[TensorType(source.type.element_type, source.type.get_shape())])
-    block.args[0].name_hint = source.name_hint
-    local = fusion.SumOp(block.args[0], list(dims), TensorType(target.type.element_type, target.type.get_shape()))
-    block.add_ops([local, hir.YieldOp(local.result)])
-    return hir.LaunchOp([source], [target], Region(block))
