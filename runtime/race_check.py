@@ -56,7 +56,7 @@ class OpAccesses:
     at: str
     """The op's `file:line:col`."""
     root: tuple[int, tuple[int, ...]] | None = None
-    """For an op that writes only on one device of its mesh (`hir.reduce`): its root's slot and the mesh."""
+    """For an op that writes only on one device of its mesh (`CommunicationOp.writing_root`): its slot and the mesh."""
 
     def where(self, iteration: tuple[Any, ...]) -> str:
         """' (%i = 2, %j = 0)': the loop indices of one execution of the op."""
@@ -107,8 +107,15 @@ def op_accesses(op: Operation, ctx: CompileContext) -> OpAccesses | None:
         joins,
         _enclosing_loops(op, ctx),
         location_of(op) or "<unknown>",
-        (ctx.slot(op.root), op.mesh_ids) if isinstance(op, hir.ReduceOp) else None,
+        _writing_root(op, ctx),
     )
+
+
+def _writing_root(op: Operation, ctx: CompileContext) -> tuple[int, tuple[int, ...]] | None:
+    """The slot of the mesh position that alone writes the op's outputs, and the mesh (see `writes_here`)."""
+    if isinstance(op, hir.CommunicationOp) and (root := op.writing_root()) is not None:
+        return ctx.slot(root), op.mesh_ids
+    return None
 
 
 def writes_here(accesses: OpAccesses, frame: Frame) -> bool:

@@ -67,6 +67,10 @@ class CommunicationOp(MeshOp, ABC):
             operands=operands, result_types=[WorkType()], properties={"mesh": int_array(mesh), **properties}
         )
 
+    def writing_root(self) -> SSAValue | None:
+        """The mesh position that alone writes the op's outputs (`hir.reduce`), or None: every device."""
+        return None
+
     def effects(self) -> set[EffectInstance]:
         return (
             {read(getattr(self, n)) for n in self.READ_OPERANDS}
@@ -344,6 +348,9 @@ class ReduceOp(ReductionTransferOp):
 
     def __init__(self, input: SSAValue, output: SSAValue, root: SSAValue, mesh: Sequence[int], kind: str = "sum"):
         super().__init__([input, output, root], mesh, kind=StringAttr(kind))
+
+    def writing_root(self) -> SSAValue | None:
+        return self.root
 
     def verify_shapes(self) -> None:
         super().verify_shapes()
