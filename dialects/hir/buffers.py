@@ -30,7 +30,8 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import HirEffects, constant_index, memref_strides, verify_buffer_types
+from hir.dialects.hir.base import HirEffects, build_directly, constant_index, memref_strides, verify_buffer_types
+from hir.dialects.type_cache import cache_by_identity
 
 
 # Types are immutable and a module repeats few of them: the views' verifiers, run after every
@@ -41,7 +42,7 @@ def i64_attr(value: int) -> IntegerAttr:
     return IntegerAttr(value, i64)
 
 
-@functools.lru_cache(maxsize=4096)
+@cache_by_identity(maxsize=4096)
 def select_result_type(base: MemRefType, axis: int) -> MemRefType:
     """The type of `base` with `axis` fixed at a dynamic index: one rank less, dynamic offset."""
     shape = [d for i, d in enumerate(base.get_shape()) if i != axis]
@@ -75,7 +76,7 @@ class AllocateOp(IRDLOperation):
 
     def __init__(self, result_type: MemRefType, dynamic_sizes: Sequence[SSAValue] = (), symmetric: bool = False):
         props: dict[str, Attribute] = {"symmetric": UnitAttr()} if symmetric else {}
-        super().__init__(operands=[dynamic_sizes], result_types=[result_type], properties=props)
+        build_directly(self, dynamic_sizes, [result_type], props)
 
     def effects(self) -> set[EffectInstance]:
         return {EffectInstance(MemoryEffectKind.ALLOC, self.result)}
@@ -142,11 +143,7 @@ class AliasSelectOp(IRDLOperation):
 
     def __init__(self, buffer: SSAValue, index: SSAValue, axis: int):
         assert isinstance(buffer.type, MemRefType)
-        super().__init__(
-            operands=[buffer, index],
-            result_types=[select_result_type(buffer.type, axis)],
-            properties={"axis": i64_attr(axis)},
-        )
+        build_directly(self, [buffer, index], [select_result_type(buffer.type, axis)], {"axis": i64_attr(axis)})
 
     @property
     def axis_value(self) -> int:
@@ -183,7 +180,7 @@ def chunk_bounds(extent: int, chunks: int, index: int) -> tuple[int, int]:
     return start, min(size, extent - start)
 
 
-@functools.lru_cache(maxsize=4096)
+@cache_by_identity(maxsize=4096)
 def chunk_result_type(base: MemRefType, axis: int, chunks: int) -> MemRefType:
     """The type of one of `chunks` chunks of `base` along `axis`: same rank, dynamic offset."""
     shape = list(base.get_shape())

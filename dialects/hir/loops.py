@@ -29,7 +29,15 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.hir.base import WRITES_DEVICE_QUEUE, CurrentStream, HirEffects, StreamType, constant_index, write
+from hir.dialects.hir.base import (
+    WRITES_DEVICE_QUEUE,
+    CurrentStream,
+    HirEffects,
+    StreamType,
+    build_directly,
+    constant_index,
+    write,
+)
 
 
 def _launch_op() -> type[IRDLOperation]:
@@ -59,7 +67,7 @@ class YieldOp(IRDLOperation):
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
     def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
+        build_directly(self, values)
 
 
 def print_loop_header(printer: Printer, iv: SSAValue, lb: SSAValue, ub: SSAValue, step: SSAValue) -> None:
@@ -105,6 +113,12 @@ def verify_loop_body(op: Operation, body: Region, arg_types: Sequence[type[Attri
 
 
 def with_implicit_terminator(op: ForOp | StreamForOp) -> None:
+    blocks = op.body.blocks
+    last = blocks.first.last_op if len(blocks) == 1 and blocks.first is not None else None
+    if len(blocks) == 1 and (last is None or not last.has_trait(IsTerminator)):
+        # The common case, without xDSL's generic ensure_terminator and its implicit builder.
+        blocks.first.add_op(YieldOp())  # type: ignore[union-attr]
+        return
     for trait in op.get_traits_of_type(SingleBlockImplicitTerminator):
         ensure_terminator(op, trait)
 
@@ -237,7 +251,7 @@ class StreamForOp(IRDLOperation):
     ):
         region = body if isinstance(body, Region) else Region(body)
         props: dict[str, Attribute] = {"peel_first": UnitAttr()} if peel_first else {}
-        super().__init__(operands=[lb, ub, step, num_streams, main], regions=[region], properties=props)
+        build_directly(self, [lb, ub, step, num_streams, main], properties=props, regions=[region])
         with_implicit_terminator(self)
 
     @property
