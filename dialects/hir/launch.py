@@ -23,6 +23,8 @@ from hir.dialects.hir.base import (
     READS_CURRENT_STREAM,
     WRITES_DEVICE_QUEUE,
     HirEffects,
+    build_directly,
+    operand_segments,
     read,
     tensor_fits_buffer,
     tensor_type_of,
@@ -73,7 +75,8 @@ class LaunchOp(IRDLOperation):
     traits = traits_def(HirEffects(), IsolatedFromAbove())
 
     def __init__(self, ins: Sequence[SSAValue], outs: Sequence[SSAValue], body: Region):
-        super().__init__(operands=[ins, outs], regions=[body])
+        segments = operand_segments(len(ins), len(outs))
+        build_directly(self, [*ins, *outs], properties={"operandSegmentSizes": segments}, regions=[body])
 
     @property
     def is_resharding(self) -> bool:
@@ -100,30 +103,31 @@ class LaunchOp(IRDLOperation):
                 f"(expected {tensor_type_of(buffer.type)} or an encoded tensor whose local shape fits)"
             )
 
-        verify_buffer_types(self.ins, "ins")
-        verify_buffer_types(self.outs, "outs")
-        for i, out in enumerate(self.outs):
-            if out in self.outs[:i]:
-                first = list(self.outs).index(out)
+        # Each access of a segment of the operands decodes operandSegmentSizes: take them once.
+        ins, outs = self.ins, self.outs
+        verify_buffer_types(ins, "ins")
+        verify_buffer_types(outs, "outs")
+        for i, out in enumerate(outs):
+            if out in outs[:i]:
+                first = list(outs).index(out)
                 raise VerifyException(
                     f"outs #{first} and #{i} are the same buffer: each yielded value needs a buffer of its own"
                 )
         terminator = verify_fusion_region(
-            self.body.block, self.ins, YieldOp, ins_name="ins buffers", holder="a launch region", arg_mismatch=mismatch
+            self.body.block, ins, YieldOp, ins_name="ins buffers", holder="a launch region", arg_mismatch=mismatch
         )
-        if len(terminator.operands) != len(self.outs):
-            raise VerifyException(
-                f"hir.yield gives {len(terminator.operands)} values for {len(self.outs)} outs buffers"
-            )
-        for i, (value, buffer) in enumerate(zip(terminator.operands, self.outs)):
+        if len(terminator.operands) != len(outs):
+            raise VerifyException(f"hir.yield gives {len(terminator.operands)} values for {len(outs)} outs buffers")
+        for i, (value, buffer) in enumerate(zip(terminator.operands, outs)):
             if not tensor_fits_buffer(value.type, buffer.type):
                 raise VerifyException(f"yielded value #{i} of type {value.type} does not fit outs #{i}: {buffer.type}")
 
     def print(self, printer: Printer) -> None:
         args = self.body.block.args
         # A resharding launch's region sees the global tensor, not the buffer's shape.
-        seen = [a.type if a.type != tensor_type_of(v.type) else None for a, v in zip(args, self.ins)]  # type: ignore[arg-type]
-        print_ins(printer, args, self.ins, seen)
+        ins = self.ins
+        seen = [a.type if a.type != tensor_type_of(v.type) else None for a, v in zip(args, ins)]  # type: ignore[arg-type]
+        print_ins(printer, args, ins, seen)
         printer.print_string(" outs(")
         printer.print_list(self.outs, printer.print_operand)
         if self.outs:
