@@ -19,18 +19,28 @@ from xdsl.targets.mlir import MLIRTarget
 
 @dataclass(eq=False, repr=False)
 class TypeCachingPrinter(Printer):
-    _type_text: dict[Attribute, str] = field(default_factory=dict)
+    # Keyed by identity, which is stable while the printed module holds the type (the entry keeps
+    # it alive too): hashing a type hashes its shape and encoding again on every use.
+    _type_text: dict[int, tuple[Attribute, str]] = field(default_factory=dict)
 
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, TensorType | MemRefType):
             super().print_attribute(attribute)
             return
-        text = self._type_text.get(attribute)
-        if text is None:
+        cached = self._type_text.get(id(attribute))
+        if cached is None:
             rendered = StringIO()
             Printer(stream=rendered).print_attribute(attribute)
-            text = self._type_text[attribute] = rendered.getvalue()
-        self.print_string(text)
+            cached = self._type_text[id(attribute)] = (attribute, rendered.getvalue())
+        self.print_string(cached[1])
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        # Most pieces are short and have no newline: write them without `print`'s keyword handling.
+        if "\n" in text or self.stream is None:
+            super().print_string(text, indent=indent)
+            return
+        self._current_column += len(text)
+        self.stream.write(text)
 
 
 @dataclass(frozen=True)
