@@ -12,7 +12,6 @@ the mesh; its logical extent equals the mesh size and each device holds extent 1
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,8 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.type_cache import cache_by_identity
 
 SERIAL = "serial"
 STREAM = "stream"
@@ -192,7 +193,7 @@ class Layout:
         return _index_of(self.kinds, DIDX)
 
 
-@functools.lru_cache(maxsize=8192)  # types are immutable; the passes ask for the same few again and again
+@cache_by_identity(maxsize=8192)  # the passes ask for the same few types again and again
 def layout_of(t: Attribute) -> Layout:
     """The parallel layout of a tensor type (all serial, single device when no encoding)."""
     assert isinstance(t, TensorType)

@@ -15,8 +15,6 @@ no op verifier sees.
 
 from __future__ import annotations
 
-import functools
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -35,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.diagnostics import LocatedError
 from hir.dialects.parallel_encoding import INT64_MAX, ParallelAttr, verify_tensor_type
+from hir.dialects.type_cache import cache_by_identity
 
 ELEMENT_TYPES: dict[str, str] = {
     "f16": "float16",
@@ -74,7 +73,7 @@ def shaped_type_problem(t: Attribute) -> str | None:
 
 # Every op's verifier asks about its operand and result types after every stage of a pipeline;
 # a module repeats few types, and types are immutable.
-@functools.lru_cache(maxsize=8192)
+@cache_by_identity(maxsize=8192)
 def _ranked_type_problem(t: TensorType | MemRefType) -> str | None:
     if element_type_name(t.element_type) is None:
         return f"element type {t.element_type} is not supported (the runtime runs {', '.join(ELEMENT_TYPES)})"

@@ -24,7 +24,6 @@ hir-loop-fusion and cse remove: a constant factor, but the largest stage of the 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +47,7 @@ from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
 from hir.dialects.shape_rules import Slicing
+from hir.dialects.type_cache import cache_by_identity
 from hir.passes.resharding.origin import located_at_origin
 from hir.passes.resharding.rotating_reduce import RotatingReduce, reduce_step, rotating_reduce_of
 from hir.passes.resharding.set_lowering import shard_loop_step
@@ -64,13 +64,13 @@ from hir.passes.stream_axes import (
 
 
 # Types are immutable and a module repeats a few: each conversion is computed once per type.
-@functools.lru_cache(maxsize=4096)
+@cache_by_identity(maxsize=4096)
 def buffer_type(t: Attribute) -> MemRefType:
     assert isinstance(t, TensorType)
     return MemRefType(t.element_type, local_shape(t))
 
 
-@functools.lru_cache(maxsize=4096)
+@cache_by_identity(maxsize=4096)
 def sliced_tensor_type(t: Attribute, slicing: Slicing | None, global_view: bool = False) -> TensorType:
     """
     What a launch region sees of a value in one iteration: its local shape minus the iterated

@@ -39,7 +39,6 @@ A buffer becomes a ring only when that reuse is provably ordered; it stays whole
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -52,6 +51,7 @@ from xdsl.traits import MemoryEffectKind, get_effects
 
 from hir.dialects import hir
 from hir.dialects.hir.buffers import i64_attr, select_result_type
+from hir.dialects.type_cache import cache_by_identity
 
 View = hir.AliasSelectOp | hir.AliasChunkOp
 
@@ -206,7 +206,7 @@ def dynamic_view_sizes(ring: Ring) -> list[SSAValue]:
     return [size for i, size in zip(dynamic_axes, ring.allocation.dynamic_sizes, strict=True) if i != axis]
 
 
-@functools.lru_cache(maxsize=1024)  # types are immutable: built once per view type
+@cache_by_identity(maxsize=1024)  # built once per view type
 def ring_buffer_type(view_type: MemRefType) -> MemRefType:
     """A contiguous buffer of a dynamic number of slots, each the shape of the view."""
     return MemRefType(view_type.element_type, [DYNAMIC_INDEX, *view_type.get_shape()])
