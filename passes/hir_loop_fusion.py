@@ -104,6 +104,8 @@ def loops_forked_from_current_stream(module: ModuleOp) -> set[hir.StreamForOp]:
     for op in module.walk():
         for region in op.regions:
             for block in region.blocks:
+                if not any(isinstance(inner, hir.StreamForOp) for inner in block.ops):
+                    continue  # launch bodies and most loop bodies: nothing to find, skip the effects
                 current: set[SSAValue] = set()
                 for inner in block.ops:
                     if isinstance(inner, hir.StreamForOp):

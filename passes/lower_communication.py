@@ -201,9 +201,16 @@ class LowerCommunicationPass(ModulePass):
         require_one_of("comm-priority", self.comm_priority, COMM_PRIORITIES)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        streams_before = {o for o in op.walk() if isinstance(o, hir.StreamOp)}
-        collectives_before = {o for o in op.walk() if isinstance(o, hir.CommunicationOp)}
-        functions = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+        streams_before: set[Operation] = set()
+        collectives_before: set[Operation] = set()
+        functions: list[func.FuncOp] = []
+        for o in op.walk():  # one walk: the module has thousands of ops
+            if isinstance(o, hir.StreamOp):
+                streams_before.add(o)
+            elif isinstance(o, hir.CommunicationOp):
+                collectives_before.add(o)
+            elif isinstance(o, func.FuncOp) and o.body.blocks:
+                functions.append(o)
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:
                 reduce_over_copy_engine(function, self.chunks, self.release)
