@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
@@ -250,32 +250,30 @@ def check_dominance(module: ModuleOp) -> None:
     regions, as all of ours are). xDSL's verifier does not check this, and a pass that moves or
     clones ops could otherwise produce a program that reads a value never produced.
 
-    Cost: linear in the operands times the nesting depth: each block's op positions are numbered
-    once, on first need, and each operand climbs from its user to the defining block.
+    Cost: one visit of each op and a set lookup per operand. The values in scope are kept while
+    walking: a block's arguments and, after each op (and its regions), the op's results; they
+    leave the scope with their block. Recursion follows the nesting of regions only.
     """
-    positions: dict[Block, dict[Operation, int]] = {}
+    in_scope: set[SSAValue] = set()
 
-    def position(op: Operation) -> int:
-        block = op.parent_block()
-        assert block is not None
-        if block not in positions:
-            positions[block] = {o: k for k, o in enumerate(block.ops)}
-        return positions[block][op]
+    def check_block(block: Block) -> None:
+        entered: list[SSAValue] = list(block.args)
+        in_scope.update(entered)
+        for user in block.ops:
+            for k, value in enumerate(user.operands):
+                if value not in in_scope:
+                    name = f"%{value.name_hint}" if value.name_hint else "a value"
+                    raise LocatedError(user, f"operand #{k} ({name}) is used before it is defined, or out of its scope")
+            for region in user.regions:
+                for inner in region.blocks:
+                    check_block(inner)
+            in_scope.update(user.results)
+            entered.extend(user.results)
+        in_scope.difference_update(entered)
 
-    for user in module.walk():
-        for k, value in enumerate(user.operands):
-            if isinstance(value, BlockArgument):
-                scope, definer = value.block, None
-            else:
-                definer = value.owner
-                assert isinstance(definer, Operation)
-                scope = definer.parent_block()
-            at: Operation | None = user  # the ancestor of `user` in the defining block
-            while at is not None and at.parent_block() is not scope:
-                at = at.parent_op()
-            if at is None or (definer is not None and (at is definer or position(definer) > position(at))):
-                name = f"%{value.name_hint}" if value.name_hint else "a value"
-                raise LocatedError(user, f"operand #{k} ({name}) is used before it is defined, or out of its scope")
+    for region in module.regions:
+        for block in region.blocks:
+            check_block(block)
 
 
 def _strip_prefix(message: str) -> str:
