@@ -135,6 +135,47 @@ class _Holding:
         self.work.wait()
 
 
+class _Reordered:
+    """
+    A pending collective whose pieces along `axis` came in process-group order: waiting copies
+    piece `order[p]` of the temporary to piece p of the target (mesh order).
+    """
+
+    def __init__(self, work: Any, target: torch.Tensor, temporary: torch.Tensor, axis: int, order: Sequence[int]):
+        self.work, self.target, self.temporary, self.axis, self.order = work, target, temporary, axis, order
+
+    def wait(self) -> None:
+        self.work.wait()
+        for position, group_rank in enumerate(self.order):
+            _piece(self.target, self.axis, position, len(self.order)).copy_(
+                _piece(self.temporary, self.axis, group_rank, len(self.order))
+            )
+
+
+def _piece(t: torch.Tensor, axis: int, index: int, pieces: int) -> torch.Tensor:
+    size = t.shape[axis] // pieces
+    return t.narrow(axis, index * size, size)
+
+
+def group_order(mesh: Mesh) -> list[int] | None:
+    """
+    The process-group rank of the device at each mesh position, or None when they are the same
+    (an ascending mesh). A process group ranks its processes in ascending order whatever the
+    order they are listed in; a mesh's positions are in the order written.
+    """
+    ranked = sorted(mesh)
+    order = [ranked.index(device) for device in mesh]
+    return None if order == list(range(len(mesh))) else order
+
+
+def _in_group_order(t: torch.Tensor, axis: int, order: Sequence[int]) -> torch.Tensor:
+    """A contiguous copy of `t` (wire type) whose piece `order[p]` along `axis` is piece p of `t`."""
+    moved = torch.empty(t.shape, dtype=_wire_dtype(t.dtype), device=t.device)
+    for position, group_rank in enumerate(order):
+        _piece(moved, axis, group_rank, len(order)).copy_(_piece(t, axis, position, len(order)))
+    return moved
+
+
 def _from_axis(t: torch.Tensor, axis: int) -> torch.Tensor:
     """A contiguous `t` without its extent-1 axes before `axis`: torch concatenates and splits along dim 0."""
     return t.view(t.shape[axis:])
@@ -221,13 +262,14 @@ class ProcessGroupCommunicator:
 
     def prepare(self, meshes: Iterable[Mesh]) -> None:
         """Creates a process group per mesh; every rank calls this with the same meshes (collective)."""
-        for mesh in sorted(set(meshes)):
-            if mesh in self.groups:
+        # One group per set of devices: a mesh listed in another order shares it (the order of
+        # the pieces of a collective is the mesh's; the collectives below reorder, group_order).
+        for devices in sorted({tuple(sorted(mesh)) for mesh in meshes}):
+            if devices in self.groups:
                 continue
+            mesh = devices
             if max(mesh) >= self.world_size:
                 raise UserError(f"mesh {list(mesh)} needs {max(mesh) + 1} processes, the job has {self.world_size}")
-            if list(mesh) != sorted(mesh):
-                raise UserError(f"collectives need a mesh in ascending device order, got {list(mesh)}")
             full = mesh == tuple(range(self.world_size))
             try:
                 group = (
@@ -237,13 +279,18 @@ class ProcessGroupCommunicator:
                 raise UserError(self.failure(f"creating the process group of mesh {list(mesh)}", err)) from err
             self.groups[mesh] = group
 
+    def prepared_group(self, mesh: Mesh) -> Any | None:
+        """The process group made for `mesh`'s devices by `prepare`, or None (made by nobody yet)."""
+        return self.groups.get(tuple(sorted(mesh)))
+
     def group(self, mesh: Mesh) -> Any:
         """The process group of `mesh`, or None when this device is not in it."""
         if self.rank not in mesh:
             return None
-        if mesh not in self.groups:
+        devices = tuple(sorted(mesh))
+        if devices not in self.groups:
             self.prepare([mesh])
-        return self.groups[mesh]
+        return self.groups[devices]
 
     def allgather(self, input: torch.Tensor, output: torch.Tensor, axis: int, mesh: Mesh) -> Work | None:
         if (group := self.group(mesh)) is None:
@@ -253,6 +300,10 @@ class ProcessGroupCommunicator:
                 f"all-gather along axis {axis} needs it outermost in memory, got shape {tuple(output.shape)}"
             )
         source = _from_axis(_on_the_wire(input), axis)
+        if (order := group_order(mesh)) is not None:
+            temporary = _staging(output)
+            work = _all_gather_single(_from_axis(temporary, axis), source, group=group, async_op=True)
+            return _Reordered(work, output, temporary, axis, order)
         if _direct(output):
             return _all_gather_single(_from_axis(output, axis), source, group=group, async_op=True)
         temporary = _staging(output)
@@ -279,7 +330,8 @@ class ProcessGroupCommunicator:
         if any(d != 1 for d in input.shape[:axis]):
             raise ValueError(f"reduce-scatter along axis {axis} needs it outermost in memory, got {tuple(input.shape)}")
         op = _REDUCE_OPS[kind]
-        source = _from_axis(_on_the_wire(input), axis)
+        order = group_order(mesh)
+        source = _from_axis(_on_the_wire(input) if order is None else _in_group_order(input, axis, order), axis)
         if _direct(output):
             return _reduce_scatter_single(_from_axis(output, axis), source, op=op, group=group, async_op=True)
         temporary = _staging(output)
@@ -297,6 +349,11 @@ class ProcessGroupCommunicator:
                     f"all-to-all: the {what} axis {axis} must be outermost in memory, got {tuple(t.shape)}"
                 )
         # torch splits and concatenates along dim 0 of the flat data: the chunks are contiguous.
+        if (order := group_order(mesh)) is not None:
+            source = _from_axis(_in_group_order(input, split_axis, order), split_axis)
+            temporary = _staging(output)
+            work = dist.all_to_all_single(_from_axis(temporary, concat_axis), source, group=group, async_op=True)
+            return _Reordered(work, output, temporary, concat_axis, order)
         source = _from_axis(_on_the_wire(input), split_axis)
         if _direct(output):
             return dist.all_to_all_single(_from_axis(output, concat_axis), source, group=group, async_op=True)
@@ -458,7 +515,7 @@ class SymmetricHeap:
             next(iter(self.handles.values())).barrier(channel=0)
         else:
             # The mesh's own group, made before the run (Program.meshes): the devices outside it skip it.
-            dist.barrier(group=self.communicator.groups[mesh])
+            dist.barrier(group=self.communicator.prepared_group(mesh))
 
     def close(self) -> None:
         """Drops the buffers and unmaps the shared segments (the owner also removes its own)."""
@@ -602,10 +659,12 @@ class Session:
         wire = _on_the_wire(value)
         parts = [torch.empty_like(wire) for _ in layout.mesh]
         try:
-            dist.all_gather(parts, wire, group=self.communicator.groups[layout.mesh])
+            dist.all_gather(parts, wire, group=self.communicator.prepared_group(layout.mesh))
         except Exception as err:
             what = f"gathering an output over mesh {list(layout.mesh)}"
             raise UserError(self.communicator.failure(what, err, layout.mesh)) from err
+        if (order := group_order(layout.mesh)) is not None:  # the parts come in process-group order
+            parts = [parts[group_rank] for group_rank in order]
         return torch.cat(parts, dim=layout.didx_axis).to(value.dtype)
 
     def synchronize(self) -> None:

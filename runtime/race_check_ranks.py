@@ -272,7 +272,8 @@ class CheckedCommunicator:
     def barrier(self, mesh: tuple[int, ...]) -> None:
         self._inner.barrier(mesh)
         if self._link.rank in mesh:
-            self._link.barrier(mesh, self._inner.groups.get(mesh, dist.group.WORLD))
+            group = self._inner.prepared_group(mesh)
+            self._link.barrier(mesh, dist.group.WORLD if group is None else group)
 
 
 CLOCK_PAIRS = 64
