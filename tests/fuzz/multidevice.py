@@ -271,12 +271,13 @@ def multidevice_programs(
     docstring); with `unannotate`, some intermediates are written without an encoding (`UNANNOTATED`).
     """
     devices = tuple(range(world_size))
+    # Meshes in another order than the process ranks too: device 1 first on (1, 0).
     if world_size == 2:
-        mesh, smaller = devices, [(0,), (1,)]
+        mesh, smaller = draw(st.sampled_from([devices, devices, (1, 0)])), [(0,), (1,)]
     else:
         # Sub-meshes hold the last rank: the runtime refuses a job with more processes than the
         # program's largest device id + 1 (the driver skips the rare program that still needs fewer).
-        mesh = draw(st.sampled_from([devices, devices, (0, 3), (2, 3), (1, 3)]))
+        mesh = draw(st.sampled_from([devices, devices, (0, 3), (2, 3), (1, 3), (3, 1, 0, 2), (3, 2)]))
         smaller = [(d,) for d in mesh] + ([(0, 1), (2, 3)] if len(mesh) == 4 else [])
     size = len(mesh)
     builder = MeshBuilder(
