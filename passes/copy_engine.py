@@ -120,7 +120,7 @@ def _row_bytes(t: MemRefType) -> int:
 
 
 @dataclass
-class _Exchange:
+class ShardExchange:
     """One broadcast of the loop: its local shard, its slot view `G[i]` and the slot buffer G."""
 
     broadcast: hir.BroadcastOp
@@ -128,7 +128,7 @@ class _Exchange:
     slots: SSAValue
 
 
-def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> _Exchange | None:
+def shard_exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> ShardExchange | None:
     view = broadcast.output.owner
     if not isinstance(view, hir.AliasSelectOp) or view.index is not loop.induction_var:
         return None
@@ -140,28 +140,58 @@ def _exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> _Exchange
         return None
     if not only_used_in(slots, loop):
         return None  # the gathered buffer is needed after the loop: keep every slot written
-    return _Exchange(broadcast, view, slots)
+    return ShardExchange(broadcast, view, slots)
 
 
-def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, release: str) -> bool:
+def shard_exchanges(loop: hir.StreamForOp) -> tuple[tuple[int, ...], list[ShardExchange]] | None:
+    """
+    The mesh and the broadcasts by shard (`root %i`) of a didx -> stream loop, when a backend may
+    rotate its iterations by rank, else None: every collective of the body is such a broadcast
+    (rotating would post any other out of step with the peers), all on one mesh, each into a
+    slot `G[i]` of a buffer used only in the loop.
+    """
     body = loop.body.block
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
     if not broadcasts:
-        return False
+        return None
     if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts for op in body.ops):
-        return False  # rotating the iterations by rank would post the other collectives out of step
-    exchanges = [_exchange_of(b, loop) for b in broadcasts]
+        return None
+    exchanges = [shard_exchange_of(b, loop) for b in broadcasts]
     meshes = {b.mesh_ids for b in broadcasts}
     if len(meshes) != 1 or any(e is None for e in exchanges):
+        return None
+    return meshes.pop(), [e for e in exchanges if e is not None]
+
+
+def rotate_by_rank(loop: hir.StreamForOp, rank: SSAValue) -> SSAValue:
+    """
+    Iteration i of `loop` works on device d = (i + rank) mod ub instead of i, so every device
+    starts with its own shard (nvFuser's offset_stream_indexing_by_rank): `d` at the start of the
+    body, and every use of the induction variable in the body after it reads d.
+    """
+    iv, body = loop.induction_var, loop.body.block
+    total = arith.AddiOp(iv, rank)
+    device = arith.RemUIOp(total.result, loop.ub)
+    device.result.name_hint = "d"
+    Rewriter.insert_op([total, device], InsertPoint.at_start(body))
+    op = device.next_op
+    while op is not None:  # the work
+        if iv in op.operands:
+            op.operands = [device.result if o is iv else o for o in op.operands]
+        op = op.next_op
+    return device.result
+
+
+def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, release: str) -> bool:
+    if (found := shard_exchanges(loop)) is None:
         return False
-    mesh = meshes.pop()
+    mesh, exchanges = found
 
     # Before the loop: this device's index, the comm stream (forked from the caller's stream
     # before the worker streams are), and symmetric slot buffers in place of the plain ones.
     symmetric: dict[SSAValue, SSAValue] = {}
     buffers: list[Operation] = []
     for exchange in exchanges:
-        assert exchange is not None
         if exchange.slots not in symmetric:
             assert isinstance(exchange.slots.type, MemRefType)
             buffer = hir.AllocateOp(exchange.slots.type, symmetric=True)
@@ -173,26 +203,18 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
 
     # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
     iv, trips = loop.induction_var, loop.ub
-    total = arith.AddiOp(iv, rank)
-    device = arith.RemUIOp(total.result, trips)
-    device.result.name_hint = "d"
+    device = rotate_by_rank(loop, rank)
     ahead = arith.AddiOp(rank, trips)
     behind = arith.SubiOp(ahead.result, iv)
     target = arith.RemUIOp(behind.result, trips)
     target.result.name_hint = "to"
-    Rewriter.insert_op([total, device, ahead, behind, target], InsertPoint.at_start(body))
-    op = target.next_op
-    while op is not None:  # the work
-        if iv in op.operands:
-            op.operands = [device.result if o is iv else o for o in op.operands]
-        op = op.next_op
+    Rewriter.insert_op([ahead, behind, target], InsertPoint.after(device.owner))  # type: ignore[arg-type]
 
     for exchange in exchanges:
-        assert exchange is not None
         _rewrite_broadcast(
             exchange,
             symmetric[exchange.slots],
-            device.result,
+            device,
             target.result,
             rank,
             comm,
@@ -218,7 +240,7 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
 
 
 def _rewrite_broadcast(
-    exchange: _Exchange,
+    exchange: ShardExchange,
     symmetric: SSAValue,
     device: SSAValue,
     target: SSAValue,
@@ -266,7 +288,7 @@ def _rewrite_broadcast(
         for reader in later.walk():
             if any(same_view(o, broadcast.output) for o in reader.operands):
                 reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
-    _erase_broadcast(broadcast, view, body)
+    erase_broadcast(broadcast, view, body)
 
 
 def _consumer_flops(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> int:
@@ -404,10 +426,10 @@ def _rewrite_chunked(
     branch = scf.IfOp(remote.result, [], Region(then), Region(local))
     Rewriter.insert_op([remote, zero, step, trips, branch], InsertPoint.before(reader))
     Rewriter.erase_op(reader)
-    _erase_broadcast(broadcast, view, loop.body.block)
+    erase_broadcast(broadcast, view, loop.body.block)
 
 
-def _erase_broadcast(broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, body: Block) -> None:
+def erase_broadcast(broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, body: Block) -> None:
     """Drops the replaced broadcast, its waits, and the views of the old slot buffer left unused."""
     for wait in [use.operation for use in broadcast.result.uses]:
         Rewriter.erase_op(wait)

@@ -44,6 +44,7 @@ from hir.passes.copy_engine_reduce import reduce_over_copy_engine
 from hir.passes.resharding.local_copies import sum_launch
 from hir.passes.resharding.set_lowering import lower_set_launch
 from hir.passes.ring_backend import ring_collectives
+from hir.passes.ring_shards import exchange_shards_over_ring
 from hir.passes.symmetric_memory import RELEASES
 from hir.pipeline import require_one_of
 
@@ -172,7 +173,8 @@ class LowerCommunicationPass(ModulePass):
     `nccl` (collectives; the portable default), `copy-engine`, which also turns loops over the
     devices' shards into pushes into peers' symmetric memory (see `copy_engine`), or `ring`,
     which turns the all-gathers and the sum reduce-scatters and all-reduces into rings of
-    `hir.collective_permute` steps (see `ring_backend`). `comm-priority`:
+    `hir.collective_permute` steps (see `ring_backend`) and loops over the devices' shards into
+    a ring that computes on each shard as it arrives (see `ring_shards`). `comm-priority`:
     `normal` or `high`, which makes the comm streams the backend adds (`hir.stream`, as the
     copy-engine's) high-priority streams; collectives run on torch's own streams, whose priority
     is the process group's.
@@ -223,6 +225,7 @@ class LowerCommunicationPass(ModulePass):
         if self.backend == "ring":  # the collectives this lowering made, not those of the input
             lowered = {o for o in op.walk() if isinstance(o, hir.CommunicationOp)} - collectives_before
             for function in functions:
+                exchange_shards_over_ring(function)
                 ring_collectives(function, lowered)
         if self.comm_priority == "high":
             # The compute streams are the loops' workers; every pool stream a backend adds (the

@@ -18,10 +18,11 @@ TransformerEngine's collective-permute overlap). D is the mesh size and r this d
   longer than 1, block r of the sum into Y's block r, then the all-gather of the blocks in Y
   (block r is in place already).
 
-Everything else keeps the NCCL collective the lowering made, as documented in
-docs/multidevice.md: broadcasts, all-to-alls, sends and receives, max and min reductions, a
-collective on a mesh of one device, and an all-reduce whose outermost axis longer than 1 is
-dynamic or not a multiple of D (its blocks would differ in size from device to device).
+A loop over the devices' shards becomes a ring of its own (`ring_shards`). Everything else keeps
+the NCCL collective the lowering made, as documented in docs/multidevice.md: other broadcasts,
+all-to-alls, sends and receives, max and min reductions, a collective on a mesh of one device, and
+an all-reduce whose outermost axis longer than 1 is dynamic or not a multiple of D (its blocks
+would differ in size from device to device).
 """
 
 from __future__ import annotations

@@ -73,6 +73,22 @@ EQUIVALENT_MULTIDEVICE = {
     )
 }
 
+# The same loops over the shards with the ring backend (passes/ring_shards.py): the step of the peeled
+# first iteration, its `hir.wait` and the worker's `hir.synchronize %comm` (#2), is inside its
+# `scf.if %remote`. decompose_resharding's @shared_gather waits for its NCCL all-gather first (wait #0).
+EQUIVALENT_MULTIDEVICE |= {
+    f"{program}/ring/{op}": _DEAD.replace("this `hir.synchronize %comm`", what)
+    for program, first_wait in (
+        ("examples/multidevice/ag_matmul_by_device.mlir:main", "hir.wait#0"),
+        ("tests/lit/passes/multidevice/copy_engine_scalar_shard.mlir:main", "hir.wait#0"),
+        ("tests/lit/passes/multidevice/decompose_resharding.mlir:shared_gather", "hir.wait#1"),
+    )
+    for op, what in (
+        ("hir.synchronize#2", "this `hir.synchronize %comm`"),
+        (first_wait, "the `hir.wait` of its collective-permute"),
+    )
+}
+
 # The copy-engine reduce-scatter and all-reduce (passes/copy_engine_reduce.py). In walk order, the
 # reduce-scatter's hir.synchronize ops are: #0 the comm stream's fork, #1 the workers' fork, #2 the
 # push waiting for a remote GEMM, #3 the reduction stream waiting for the comm stream (after the
