@@ -362,8 +362,9 @@ class FunctionConverter:
         for axis, extent in enumerate(local_shape(result.type)):
             if extent != DYNAMIC_INDEX:
                 continue
-            if axis == layout.didx_axis and is_communication(unit):
-                # The inputs hold the axis whole (or sharded otherwise): this device's chunk of it.
+            if axis == layout.didx_axis and (is_communication(unit) or result.type.get_shape()[axis] != DYNAMIC_INDEX):
+                # This device's chunk of the axis: an input may hold it whole (a scatter), or
+                # none may have it (a broadcast).
                 sizes.append(self.shard_extent(unit, result.type, axis))
                 continue
             source = self.extent_source(unit, result, axis)
