@@ -350,15 +350,16 @@ def _check_uneven(
             f"a resharding of a didx axis of dynamic extent is not supported ({why}): give it a static extent"
         )
     if a is not None and b is not None:
-        how = "all-to-all" if list(src_mesh) == list(dst_mesh) else "move between meshes"
+        how = "an all-to-all" if list(src_mesh) == list(dst_mesh) else "a move between meshes"
         raise Refused(
-            f"uneven shards ({why}) are not supported in a {how}: go through a replicated value "
-            "(an all-gather, then a scatter: two sets)"
+            f"a didx axis whose extent is not the mesh size ({why}) is not supported in {how}: go through a "
+            "replicated value (an all-gather, then a scatter: two sets)"
         )
     if not inside:
         raise Refused(
-            f"uneven shards ({why}) are not supported in a set that also changes the mesh from {list(src_mesh)} "
-            f"to {list(dst_mesh)}: split it in two sets (the resharding on one mesh, then the mesh change)"
+            f"a didx axis whose extent is not the mesh size ({why}) is not supported in a set that also changes "
+            f"the mesh from {list(src_mesh)} to {list(dst_mesh)}: split it in two sets (the resharding on one "
+            "mesh, then the mesh change)"
         )
 
 
