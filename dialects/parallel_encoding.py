@@ -48,8 +48,8 @@ class ParallelAttr(ParametrizedAttribute):
         One known parallel type per axis; only a `stream` axis takes a chunk count, N >= 1; at
         most one `stream` and one `didx` axis; mesh ids distinct and non-negative; a `didx` axis
         needs a mesh. On each tensor type the fusion ops check that it lists one parallel type
-        per axis of the tensor and that a static `didx` extent is at least 1 (any extent L: the
-        devices hold chunks of ceil(L/D) indices, see `didx_bounds`).
+        per axis of the tensor and that a static `didx` extent is at least 1 (any extent L over D
+        devices: device p holds [p*c, min((p+1)*c, L)), c = ceil(L/D)).
 
     Example:
         %y = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>
