@@ -7,7 +7,9 @@ The `#fusion.parallel<...>` tensor encoding: how each axis of a tensor is parall
 
 `serial`: an ordinary axis. `stream`: one host-loop iteration per index of the axis.
 `stream(N)`: the axis outer-split into N chunks, one iteration per chunk. `didx`: sharded over
-the mesh; its logical extent equals the mesh size and each device holds extent 1.
+the mesh of D devices as torch's `Shard(dim)` (`torch.chunk`): an axis of extent L is cut into
+chunks of c = ceil(L/D) indices, the device at mesh position p holds [p*c, min((p+1)*c, L)) (a
+trailing device may hold none). L == D is one index per device.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ class ParallelAttr(ParametrizedAttribute):
         One known parallel type per axis; only a `stream` axis takes a chunk count, N >= 1; at
         most one `stream` and one `didx` axis; mesh ids distinct and non-negative; a `didx` axis
         needs a mesh. On each tensor type the fusion ops check that it lists one parallel type
-        per axis of the tensor, that a `didx` axis's extent is the mesh size and that
-        `stream(N)` divides its axis.
+        per axis of the tensor and that a static `didx` extent is at least 1 (any extent L over D
+        devices: device p holds [p*c, min((p+1)*c, L)), c = ceil(L/D)).
 
     Example:
         %y = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(2), serial]>>
@@ -216,17 +218,41 @@ def verify_tensor_type(t: TensorType, what: str) -> None:
             f"{what}: #fusion.parallel lists {len(enc.axis_kinds)} axes but the tensor has rank {len(shape)}"
         )
     didx = enc.didx_axis
-    if didx is not None and shape[didx] != DYNAMIC_INDEX and shape[didx] != len(enc.mesh_ids):
+    if didx is not None and shape[didx] == 0:
         raise VerifyException(
-            f"{what}: didx axis {didx} has extent {shape[didx]} but the mesh has {len(enc.mesh_ids)} devices "
-            "(a didx axis holds one index per device: split a longer axis, e.g. 2*k -> 2xk with the 2 sharded; "
-            "uneven shards are not supported)"
+            f"{what}: didx axis {didx} has extent 0: a sharded axis needs at least one index "
+            f"(its {len(enc.mesh_ids)} devices hold chunks of ceil(extent/devices) indices)"
         )
 
 
+def didx_chunk(extent: int, devices: int) -> int:
+    """c = ceil(L/D): the indices a device holds of a didx axis of static extent L (fewer on the trailing ones)."""
+    return -(-extent // devices)
+
+
+def is_uneven(t: Attribute) -> bool:
+    """Whether `t` has a didx axis whose extent is not the mesh size (dynamic included): not one index per device."""
+    if not isinstance(t, TensorType) or not isinstance(t.encoding, ParallelAttr):
+        return False
+    didx = t.encoding.didx_axis
+    return didx is not None and t.get_shape()[didx] != len(t.encoding.mesh_ids)
+
+
+def didx_bounds(extent: int, devices: int, position: int) -> tuple[int, int]:
+    """(start, length) of the indices the device at mesh `position` holds of a didx axis of extent L."""
+    size = didx_chunk(extent, devices)
+    start = min(position * size, extent)
+    return start, min(size, extent - start)
+
+
 def local_shape(t: TensorType) -> list[int]:
-    """The shape one device holds of a (global) tensor type: a didx axis has extent 1."""
+    """
+    The shape one device holds of a (global) tensor type: a didx axis of extent L over D devices
+    has extent L/D when D divides L (1 when L == D), else `?` (the devices hold different extents).
+    """
     shape = list(t.get_shape())
     if isinstance(t.encoding, ParallelAttr) and (didx := t.encoding.didx_axis) is not None:
-        shape[didx] = 1
+        devices = len(t.encoding.mesh_ids)
+        extent = shape[didx]
+        shape[didx] = DYNAMIC_INDEX if extent == DYNAMIC_INDEX or extent % devices else extent // devices
     return shape

@@ -45,7 +45,15 @@ from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.functions import fusion_type_attrs, is_fusion_function
 from hir.dialects.hir import chunk_extent
-from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of, local_shape
+from hir.dialects.parallel_encoding import (
+    SERIAL,
+    STREAM,
+    ParallelAttr,
+    didx_chunk,
+    is_uneven,
+    layout_of,
+    local_shape,
+)
 from hir.dialects.shape_rules import Slicing
 from hir.dialects.type_cache import cache_by_identity
 from hir.passes.resharding.origin import located_at_origin
@@ -168,6 +176,7 @@ class FunctionConverter:
     """Fusion-level value -> the buffer holding it."""
     _constants: dict[int, SSAValue] = field(default_factory=dict)
     _dims: dict[tuple[SSAValue, int], SSAValue] = field(default_factory=dict)
+    _shard_extents: dict[tuple[int, tuple[int, ...]], SSAValue] = field(default_factory=dict)
     _prelude: list[Operation] = field(default_factory=list)
     _main_stream: SSAValue | None = None
     _num_streams: SSAValue | None = None
@@ -285,6 +294,17 @@ class FunctionConverter:
             raise PassFailedException(
                 located_at_origin(unit, "a stream(N) loop over a sharded axis is not supported; use stream")
             )
+        assert isinstance(source.type, TensorType)
+        if is_uneven(source.type):
+            extent = source.type.get_shape()[axis]
+            raise PassFailedException(
+                located_at_origin(
+                    unit,
+                    f"a loop over the shards of didx axis {axis} needs one index per device, but it has extent "
+                    f"{'?' if extent == DYNAMIC_INDEX else extent} over {len(src_layout.mesh)} devices: gather it "
+                    "first (a set to a replicated value), then loop over the gathered axis",
+                )
+            )
         if dst_layout.mesh and src_layout.mesh and dst_layout.mesh != src_layout.mesh:
             raise PassFailedException(
                 located_at_origin(
@@ -338,8 +358,14 @@ class FunctionConverter:
         """The extent of an input buffer axis for each dynamic extent of `result` (found through the axis maps)."""
         assert isinstance(result.type, TensorType)
         sizes: list[SSAValue] = []
+        layout = layout_of(result.type)
         for axis, extent in enumerate(local_shape(result.type)):
             if extent != DYNAMIC_INDEX:
+                continue
+            if axis == layout.didx_axis and (is_communication(unit) or result.type.get_shape()[axis] != DYNAMIC_INDEX):
+                # This device's chunk of the axis: an input may hold it whole (a scatter), or
+                # none may have it (a broadcast).
+                sizes.append(self.shard_extent(unit, result.type, axis))
                 continue
             source = self.extent_source(unit, result, axis)
             if source is None:
@@ -367,6 +393,34 @@ class FunctionConverter:
             self._prelude.append(op)
             dim = self._dims[(buffer, axis)] = op.result
         return dim
+
+    def shard_extent(self, unit: Operation, t: TensorType, axis: int) -> SSAValue:
+        """
+        This device's extent of the uneven didx axis `axis` of `t` (static extent L over D
+        devices): min(c, L - min(p*c, L)) with c = ceil(L/D) at its mesh position p (0 outside
+        the mesh, as the runtime shards inputs), computed once per function at the top.
+        """
+        extent = t.get_shape()[axis]
+        mesh = layout_of(t).mesh
+        if extent == DYNAMIC_INDEX:
+            message = (
+                f"a resharding of a didx axis of dynamic extent is not supported (didx axis {axis} of the result "
+                f"has extent ? over {len(mesh)} devices): give it a static extent"
+            )
+            raise PassFailedException(located_at_origin(unit, message))
+        if (known := self._shard_extents.get((extent, mesh))) is not None:
+            return known
+        chunk = didx_chunk(extent, len(mesh))
+        me = hir.DeviceIndexOp(mesh, outside=0)
+        me.result.name_hint = "me"
+        start = arith.MuliOp(me.result, self.constant(chunk))
+        clamped = arith.MinUIOp(start.result, self.constant(extent))
+        rest = arith.SubiOp(self.constant(extent), clamped.result)
+        local = arith.MinUIOp(rest.result, self.constant(chunk))
+        local.result.name_hint = "shard_extent"
+        self._prelude += [me, start, clamped, rest, local]
+        self._shard_extents[(extent, mesh)] = local.result
+        return local.result
 
     def extent_source(self, unit: Operation, value: SSAValue, axis: int) -> tuple[SSAValue, int] | None:
         """An input buffer axis with the same extent as `value`'s `axis`."""

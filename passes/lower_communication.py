@@ -22,7 +22,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -37,12 +46,12 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.hir import contiguous_strides, memref_strides
-from hir.dialects.parallel_encoding import Layout, layout_of
+from hir.dialects.parallel_encoding import Layout, didx_chunk, is_uneven, layout_of
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
-from hir.passes.resharding.local_copies import sum_launch
-from hir.passes.resharding.set_lowering import lower_set_launch
+from hir.passes.resharding.local_copies import copy_launch, first_indices_launch, pad_with_zeros, sum_launch
+from hir.passes.resharding.set_lowering import lower_set_launch, on_devices
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.ring_shards import exchange_shards_over_ring
 from hir.passes.symmetric_memory import RELEASES
@@ -65,9 +74,11 @@ def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
     return None
 
 
-def _local_sum_launch(launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue) -> hir.LaunchOp:
-    """The sum over this device's shard only (a partial sum), written into `out`."""
-    new = sum_launch(launch.ins[0], out, array_values(op.dims))
+def _local_sum_launch(
+    launch: hir.LaunchOp, op: fusion.SumOp, out: SSAValue, result_type: TensorType | None = None
+) -> hir.LaunchOp:
+    """The sum over this device's shard only (a partial sum), written into `out` (see `sum_launch`)."""
+    new = sum_launch(launch.ins[0], out, array_values(op.dims), result_type)
     new.location = launch.location
     return new
 
@@ -125,6 +136,11 @@ class LowerReshardingLaunch(RewritePattern):
         axis = dst.didx_axis
         what = f"reduce-scatter along axis {axis}"
         _require_contiguous(launch, what, [(target, None)])
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        extent = result_type.get_shape()[axis]
+        if extent != len(mesh) and (extent == DYNAMIC_INDEX or extent % len(mesh)):
+            return self.padded_reduce_scatter(launch, op, axis, extent, mesh)
         direct = self.partial_as_view(launch, op, src, axis)
         if direct is not None:  # the local sum over an extent-1 axis is a view: reduce-scatter it, no copy
             view, ops = direct
@@ -141,6 +157,51 @@ class LowerReshardingLaunch(RewritePattern):
         return [partial, local, scatter, hir.WaitOp(scatter.result)]
 
     @staticmethod
+    def padded_reduce_scatter(
+        launch: hir.LaunchOp, op: fusion.SumOp, axis: int, extent: int, mesh: tuple[int, ...]
+    ) -> list[Operation]:
+        """
+        A sum over the didx axis onto an uneven didx axis (static extent L over D devices, c =
+        ceil(L/D)): the transports reduce-scatter equal blocks, so the local sum is written into a
+        `%partial` of extent D*c padded with zeros, reduce-scattered into a `%piece` of extent c,
+        and this device's own indices of it (c, L mod c or none) copied into the output.
+        """
+        target = launch.outs[0]
+        what = f"reduce-scatter along axis {axis}"
+        assert isinstance(target.type, MemRefType)
+        shape = list(target.type.get_shape())
+        devices = len(mesh)
+        if extent == DYNAMIC_INDEX or any(e == DYNAMIC_INDEX for a, e in enumerate(shape) if a != axis):
+            raise PassFailedException(
+                located(
+                    launch,
+                    f"{what} onto an uneven didx axis pads the partial sums with zeros, which needs static "
+                    f"extents, but the result is {op.results[0].type}",
+                )
+            )
+        chunk = didx_chunk(extent, devices)
+        shape[axis] = devices * chunk
+        partial = hir.AllocateOp(MemRefType(target.type.element_type, shape))
+        partial.result.name_hint = "partial"
+        _require_contiguous(launch, what, [(partial.result, axis)])
+        unpadded = list(shape)
+        unpadded[axis] = extent
+        local = _local_sum_launch(launch, op, partial.result, TensorType(target.type.element_type, unpadded))
+        pad_with_zeros(local, axis, devices * chunk - extent)
+        shape[axis] = chunk
+        piece = hir.AllocateOp(MemRefType(target.type.element_type, shape))
+        piece.result.name_hint = "piece"
+        scatter = hir.ReduceScatterOp(partial.result, piece.result, axis, mesh, "sum")
+        me = hir.DeviceIndexOp(mesh, outside=0)
+        me.result.name_hint = "me"
+        full = extent // chunk  # the devices before it hold c indices, the one at it extent mod c
+        ops: list[Operation] = [partial, local, piece, scatter, hir.WaitOp(scatter.result), me]
+        ops += on_devices(me.result, "ult", full, [copy_launch(piece.result, target)])
+        if extent % chunk:
+            ops += on_devices(me.result, "eq", full, [first_indices_launch(piece.result, target, axis, extent % chunk)])
+        return ops
+
+    @staticmethod
     def partial_as_view(
         launch: hir.LaunchOp, op: fusion.SumOp, src: Layout, axis: int
     ) -> tuple[SSAValue, list[Operation]] | None:
@@ -151,8 +212,8 @@ class LowerReshardingLaunch(RewritePattern):
         """
         source = launch.ins[0]
         assert isinstance(source.type, MemRefType)
-        if src.didx_axis is None or op.axes != (src.didx_axis,):
-            return None
+        if src.didx_axis is None or op.axes != (src.didx_axis,) or source.type.get_shape()[src.didx_axis] != 1:
+            return None  # (an uneven or longer didx axis has more than one index here to sum)
         zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
         zero.result.name_hint = "c0"
         view = hir.AliasSelectOp(source, zero.result, src.didx_axis)
@@ -160,6 +221,35 @@ class LowerReshardingLaunch(RewritePattern):
         if _not_outermost(view.result, axis) is not None:
             return None
         return view.result, [zero, view]
+
+
+def refuse_uneven(module: ModuleOp, backend: str) -> None:
+    """
+    The copy-engine and ring backends split and push blocks of one index per device: a
+    resharding of an uneven didx axis (an extent other than the mesh size, padded to equal
+    pieces by the nccl lowering) is reported at the op, not lowered.
+    """
+    for launch in module.walk():
+        if not isinstance(launch, hir.LaunchOp) or not launch.is_resharding:
+            continue
+        for inner in launch.body.block.ops:
+            for value in (*inner.operands, *inner.results):
+                t = value.type
+                if not is_uneven(t):
+                    continue
+                assert isinstance(t, TensorType)
+                layout = layout_of(t)
+                axis = layout.didx_axis
+                assert axis is not None
+                extent = t.get_shape()[axis]
+                raise PassFailedException(
+                    located(
+                        launch,
+                        f"backend={backend} does not lower a resharding of an uneven didx axis (axis {axis} has extent "
+                        f"{'?' if extent == DYNAMIC_INDEX else extent} over {len(layout.mesh)} devices): use "
+                        "backend=nccl, which pads the shards to equal pieces",
+                    )
+                )
 
 
 BACKENDS = ("nccl", "copy-engine", "ring")
@@ -213,6 +303,8 @@ class LowerCommunicationPass(ModulePass):
                 collectives_before.add(o)
             elif isinstance(o, func.FuncOp) and o.body.blocks:
                 functions.append(o)
+        if self.backend != "nccl":
+            refuse_uneven(op, self.backend)
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:
                 reduce_over_copy_engine(function, self.chunks, self.release)

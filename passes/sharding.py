@@ -43,10 +43,17 @@ def resharded_operands(op: fusion.FusionOp) -> list[int]:
             if mapped is None or mapped != result.didx_axis:
                 flagged.add(k)
     if result.didx_axis is not None:
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        # An extent-1 operand axis is broadcast to every device's shard, unless the result's
+        # didx axis has that one index too: then only the first device holds it (one index over
+        # several devices), and the others hold none.
+        one_index = result_type.get_shape()[result.didx_axis] == 1 and len(result.mesh) > 1
         for k, axis in axis_map[result.didx_axis]:
             operand = op.operands[k]
             assert isinstance(operand.type, TensorType)
-            if layout_of(operand.type).didx_axis != axis and operand.type.get_shape()[axis] != 1:
+            broadcast = operand.type.get_shape()[axis] == 1 and not one_index
+            if layout_of(operand.type).didx_axis != axis and not broadcast:
                 flagged.add(k)
     return sorted(flagged)
 

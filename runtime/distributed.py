@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from hir.diagnostics import LocatedError, UserError
-from hir.dialects.parallel_encoding import layout_of
+from hir.dialects.parallel_encoding import didx_bounds, is_uneven, layout_of
 from hir.runtime.communicator import Mesh, Work
 from hir.runtime.device import DeviceKind, kind_of, requested_kind
 from hir.runtime.executor import Program
@@ -166,6 +166,12 @@ def group_order(mesh: Mesh) -> list[int] | None:
     ranked = sorted(mesh)
     order = [ranked.index(device) for device in mesh]
     return None if order == list(range(len(mesh))) else order
+
+
+def in_mesh_order(parts: list[Any], mesh: Mesh) -> list[Any]:
+    """Per-device parts listed in process-group order (as all_gather gives them), put in mesh order."""
+    order = group_order(mesh)
+    return parts if order is None else [parts[group_rank] for group_rank in order]
 
 
 def _in_group_order(t: torch.Tensor, axis: int, order: Sequence[int]) -> torch.Tensor:
@@ -541,14 +547,19 @@ def _unlink_quietly(segment: Any) -> None:
 
 
 def shard(value: Any, global_type: Attribute, rank: int) -> Any:
-    """This rank's shard of a global input: extent 1 along the didx axis, at the rank's mesh position."""
+    """
+    This rank's shard of a global input: along the didx axis (extent L over D devices), the
+    indices [p*c, min((p+1)*c, L)) with c = ceil(L/D) at the rank's mesh position p (torch's
+    `Shard(dim)`; one index when L == D). A rank outside the mesh takes position 0's.
+    """
     if not isinstance(value, torch.Tensor) or not isinstance(global_type, TensorType):
         return value
     layout = layout_of(global_type)
     if layout.didx_axis is None:
         return value
     position = layout.mesh.index(rank) if rank in layout.mesh else 0
-    return value.narrow(layout.didx_axis, position, 1).contiguous()
+    start, length = didx_bounds(value.shape[layout.didx_axis], len(layout.mesh), position)
+    return value.narrow(layout.didx_axis, start, length).contiguous()
 
 
 class Session:
@@ -656,16 +667,32 @@ class Session:
         if layout.didx_axis is None or self.communicator is None or self.rank not in layout.mesh:
             return value
         self.communicator.prepare([layout.mesh])
+        group = self.communicator.prepared_group(layout.mesh)
+        axis = layout.didx_axis
         wire = _on_the_wire(value)
-        parts = [torch.empty_like(wire) for _ in layout.mesh]
         try:
-            dist.all_gather(parts, wire, group=self.communicator.prepared_group(layout.mesh))
+            if not is_uneven(global_type):
+                parts = [torch.empty_like(wire) for _ in layout.mesh]
+                dist.all_gather(parts, wire, group=group)
+                return torch.cat(in_mesh_order(parts, layout.mesh), dim=axis).to(value.dtype)
+            # Uneven shards: the transports gather equal pieces, so each is padded to the largest
+            # (c = ceil(L/D)) and cut back to its own extent after.
+            extent = torch.tensor([wire.shape[axis]], dtype=torch.int64, device=wire.device)
+            extents = [torch.empty_like(extent) for _ in layout.mesh]
+            dist.all_gather(extents, extent, group=group)
+            sizes = [int(e.item()) for e in extents]
+            padded_shape = list(wire.shape)
+            padded_shape[axis] = max(sizes)
+            padded = torch.zeros(padded_shape, dtype=wire.dtype, device=wire.device)
+            padded.narrow(axis, 0, wire.shape[axis]).copy_(wire)
+            parts = [torch.empty_like(padded) for _ in layout.mesh]
+            dist.all_gather(parts, padded, group=group)
         except Exception as err:
             what = f"gathering an output over mesh {list(layout.mesh)}"
             raise UserError(self.communicator.failure(what, err, layout.mesh)) from err
-        if (order := group_order(layout.mesh)) is not None:  # the parts come in process-group order
-            parts = [parts[group_rank] for group_rank in order]
-        return torch.cat(parts, dim=layout.didx_axis).to(value.dtype)
+        pieces = [part.narrow(axis, 0, size) for part, size in zip(parts, sizes)]
+        pieces = in_mesh_order(pieces, layout.mesh)
+        return torch.cat(pieces, dim=axis).to(value.dtype)
 
     def synchronize(self) -> None:
         self.kind.synchronize(self.device)

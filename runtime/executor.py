@@ -19,7 +19,7 @@ from xdsl.ir import Attribute
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
 from hir.dialects.functions import fusion_types, is_hir_function
-from hir.dialects.parallel_encoding import layout_of
+from hir.dialects.parallel_encoding import didx_bounds, is_uneven, layout_of
 from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
 from hir.runtime import cuda_graph as cuda_graph_mode
@@ -148,6 +148,7 @@ class Program:
         if not isinstance(num_streams, int) or num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
         self._check_devices(communicator)
+        self._check_shards(inputs, communicator)
         if cuda_graph and memory_stats is not None:
             raise LocatedError(
                 self.func,
@@ -273,6 +274,35 @@ class Program:
                     message = f"preallocated outputs #{j} and #{k} overlap: each needs memory of its own"
                     raise LocatedError(self.func, message)
         return list(outputs)
+
+    def _check_shards(self, inputs: Sequence[Any], communicator: Communicator | None) -> None:
+        """
+        A lowered program's input sharded over an uneven didx axis has a dynamic local extent
+        (`?`), which the types cannot check: this rank's shard must hold exactly its chunk of the
+        global extent (`didx_bounds` at the rank's mesh position; 0 outside the mesh, as `shard`).
+        """
+        if not self.is_hir:
+            return
+        for i, (value, t) in enumerate(zip(inputs, self.global_input_types)):
+            if not isinstance(value, torch.Tensor) or not is_uneven(t):
+                continue
+            assert isinstance(t, TensorType)
+            layout = layout_of(t)
+            axis = layout.didx_axis
+            assert axis is not None
+            extent = t.get_shape()[axis]
+            if extent == DYNAMIC_INDEX or value.dim() <= axis:
+                continue  # a dynamic global extent: each rank's own is what it was given
+            position = None if communicator is None else communicator.position_in(layout.mesh)
+            position = 0 if position is None else position
+            start, length = didx_bounds(extent, len(layout.mesh), position)
+            if value.shape[axis] != length:
+                raise LocatedError(
+                    self.func,
+                    f"input #{i} has extent {value.shape[axis]} along its didx axis {axis}, but the device at "
+                    f"position {position} of mesh {list(layout.mesh)} holds {length} of its {extent} indices "
+                    f"([{start}, {start + length}): chunks of ceil({extent}/{len(layout.mesh)}))",
+                )
 
     def _check_devices(self, communicator: Communicator | None) -> None:
         """A program that communicates has a communicator, whose job has every device of its meshes."""

@@ -313,8 +313,9 @@ def test_verify_tensor_type():
     verify_tensor_type(tensor(Q, 8, enc=ParallelAttr(["didx", "serial"], mesh=[0, 1, 2])), "x")
     with pytest.raises(VerifyException, match=r"x: #fusion.parallel lists 1 axes but the tensor has rank 2"):
         verify_tensor_type(tensor(4, 8, enc=ParallelAttr(["stream"])), "x")
-    with pytest.raises(VerifyException, match=r"y: didx axis 0 has extent 4 but the mesh has 2 devices"):
-        verify_tensor_type(tensor(4, 8, enc=ParallelAttr(["didx", "serial"], mesh=[0, 1])), "y")
+    verify_tensor_type(tensor(5, 8, enc=ParallelAttr(["didx", "serial"], mesh=[0, 1])), "y")  # shards of 3 and 2
+    with pytest.raises(VerifyException, match=r"y: didx axis 0 has extent 0: a sharded axis needs at least one index"):
+        verify_tensor_type(tensor(0, 8, enc=ParallelAttr(["didx", "serial"], mesh=[0, 1])), "y")
     verify_tensor_type(tensor(4, 8, enc=ParallelAttr(["serial", "stream"], [0, 3])), "z")  # chunks of 3, 3, 2
 
 

@@ -19,6 +19,9 @@ import hir
 CASES = Path(__file__).resolve().parent / "resharding"
 TWO_DEVICES = sorted(CASES.glob("*.mlir"))
 FOUR_DEVICES = sorted((CASES / "four_devices").glob("*.mlir"))
+# Uneven didx axes (an extent other than the mesh size): lowered by the nccl backend only.
+UNEVEN_TWO = sorted((CASES / "uneven").glob("*.mlir"))
+UNEVEN_FOUR = sorted((CASES / "uneven" / "four_devices").glob("*.mlir"))
 
 pytestmark = pytest.mark.skipif(
     not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo"
@@ -35,6 +38,29 @@ def test_two_devices() -> None:
 def test_four_devices() -> None:
     assert len(FOUR_DEVICES) >= 6
     run_driver_job(FOUR_DEVICES, processes=4, timeout=240)
+
+
+@pytest.mark.distributed
+def test_uneven_two_devices() -> None:
+    assert len(UNEVEN_TWO) >= 8
+    run_driver_job(UNEVEN_TWO, pipelines=("nccl",), timeout=240)
+
+
+@pytest.mark.distributed
+def test_uneven_four_devices() -> None:
+    assert len(UNEVEN_FOUR) >= 4
+    run_driver_job(UNEVEN_FOUR, processes=4, pipelines=("nccl",), timeout=240)
+
+
+@pytest.mark.parametrize("path", [*UNEVEN_TWO, *UNEVEN_FOUR], ids=lambda p: p.stem)
+def test_uneven_lowers_with_nccl_only(path: Path) -> None:
+    """The nccl lowering leaves no resharding launch; the other backends report the op instead of lowering it."""
+    lowered = hir.run_pipeline(hir.parse_file(path), "stream-lowering")
+    lowered.verify()
+    assert "as tensor<" not in str(lowered)
+    for backend in ("copy-engine", "ring"):
+        with pytest.raises(Exception, match=rf"{path.name}:\d+:\d+: error: .*backend={backend} does not lower"):
+            hir.run_pipeline(hir.parse_file(path), f"stream-lowering{{backend={backend}}}")
 
 
 @pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES], ids=lambda p: p.stem)
@@ -96,3 +122,54 @@ def test_uneven_chunks_match_reference(name: str, num_streams: int) -> None:
     assert "chunks" in str(lowered)
     (actual,) = execute_lowered(lowered, inputs, num_streams=num_streams)
     torch.testing.assert_close(actual, expected[0])
+
+
+def test_shard_takes_torch_chunks() -> None:
+    """`shard` cuts a global input as torch.chunk / DTensor Shard(dim): ceil(L/D) indices, trailing ones clamped."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+    from hir.dialects.parallel_encoding import local_shape
+    from hir.runtime.distributed import shard
+
+    t = hir.parse(UNEVEN_INPUT, "uneven_input.mlir").body.block.first_op.function_type.inputs.data[0]
+    x = torch.arange(4 * 7).reshape(4, 7).float()
+    pieces = [shard(x, t, rank) for rank in range(4)]
+    assert [p.shape[1] for p in pieces] == [2, 2, 2, 1]
+    torch.testing.assert_close(torch.cat(pieces, dim=1), x)
+    for rank, piece in enumerate(pieces):
+        torch.testing.assert_close(piece, torch.tensor_split(x, [2, 4, 6], dim=1)[rank])
+    assert local_shape(t) == [4, DYNAMIC_INDEX]
+
+
+class _AtPosition:
+    """A stand-in communicator that places this process at one mesh position."""
+
+    def __init__(self, position: int):
+        self.position = position
+
+    def position_in(self, mesh: tuple[int, ...]) -> int | None:
+        return self.position
+
+
+UNEVEN_INPUT = """
+func.func @main(%x: tensor<4x7xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2, 3]>>) -> tensor<4x7xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2, 3]>> {
+  %y = fusion.neg %x : tensor<4x7xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2, 3]>> -> tensor<4x7xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2, 3]>>
+  func.return %y : tensor<4x7xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2, 3]>>
+}
+"""
+
+
+def test_uneven_shard_of_the_wrong_extent_is_refused() -> None:
+    """A per-rank input's type says `?` on the uneven axis: the runtime checks the rank's own extent."""
+    from hir.diagnostics import LocatedError
+
+    program = hir.compile_program(hir.run_pipeline(hir.parse(UNEVEN_INPUT, "uneven_input.mlir"), "stream-lowering"))
+    program._check_shards([torch.randn(4, 1)], _AtPosition(3))  # device 3 holds index 6 only
+    with pytest.raises(
+        LocatedError,
+        match=r"uneven_input.mlir:2:1: .*input #0 has extent 2 along its didx axis 1, "
+        r"but the device at position 3 of mesh \[0, 1, 2, 3\] holds 1 of its 7 indices \(\[6, 7\)",
+    ):
+        program._check_shards([torch.randn(4, 2)], _AtPosition(3))
+    with pytest.raises(LocatedError, match=r"holds 2 of its 7 indices \(\[0, 2\)"):
+        program._check_shards([torch.randn(4, 1)], None)  # a single process is position 0

@@ -44,9 +44,9 @@ class FusionOp(IRDLOperation, ABC):
 
     Verifies:
         The `#fusion.parallel` encoding of every operand and of the result fits its tensor (one
-        parallel type per axis, a `didx` axis's extent equals the mesh size, `stream(N)` divides
-        its axis); the element types agree (by default every operand has the result's element
-        type); the result shape is the one the operands imply (`?` matches any extent).
+        parallel type per axis, a static `didx` extent is at least 1); the element types agree (by
+        default every operand has the result's element type); the result shape is the one the
+        operands imply (`?` matches any extent).
     """
 
     traits = traits_def(Pure())

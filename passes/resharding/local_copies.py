@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, NoneAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, IntegerAttr, MemRefType, NoneAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from hir.dialects import fusion, hir
@@ -90,11 +90,16 @@ def tensor_of(buffer: SSAValue) -> TensorType:
     return hir.tensor_type_of(buffer.type)
 
 
-def sum_launch(source: SSAValue, target: SSAValue, dims: Sequence[int]) -> hir.LaunchOp:
-    """A launch that sums `source` over `dims` into `target` on this device (a partial sum)."""
+def sum_launch(
+    source: SSAValue, target: SSAValue, dims: Sequence[int], result_type: TensorType | None = None
+) -> hir.LaunchOp:
+    """
+    A launch that sums `source` over `dims` into `target` on this device (a partial sum);
+    `result_type`: the sum's, when the launch goes on to pad it (default: `target`'s).
+    """
     block = Block(arg_types=[tensor_of(source)])
     block.args[0].name_hint = source.name_hint
-    local = fusion.SumOp(block.args[0], list(dims), tensor_of(target))
+    local = fusion.SumOp(block.args[0], list(dims), result_type or tensor_of(target))
     block.add_ops([local, hir.YieldOp(local.result)])
     return hir.LaunchOp([source], [target], Region(block))
 
@@ -111,4 +116,40 @@ def copy_launch(source: SSAValue, target: SSAValue, perm: Sequence[int] | None =
     else:
         copy = fusion.PermuteOp(block.args[0], perm, result_type)
     block.add_ops([copy, hir.YieldOp(copy.results[0])])
+    return hir.LaunchOp([source], [target], Region(block))
+
+
+def pad_with_zeros(launch: hir.LaunchOp, axis: int, zeros: int) -> None:
+    """
+    Appends `zeros` zero indices along `axis` to what `launch` yields (its output is that much
+    longer): the padding of an uneven shard to the equal pieces the transports take.
+    """
+    yield_op = launch.body.block.last_op
+    assert isinstance(yield_op, hir.YieldOp)
+    (value,) = yield_op.values
+    t = value.type
+    assert isinstance(t, TensorType)
+    zero_shape = list(t.get_shape())
+    zero_shape[axis] = zeros
+    fill = fusion.FullOp(0.0 if isinstance(t.element_type, AnyFloat) else 0, TensorType(t.element_type, zero_shape))
+    padded_shape = list(t.get_shape())
+    padded_shape[axis] += zeros
+    concat = fusion.ConcatOp([value, fill.result], axis, TensorType(t.element_type, padded_shape))
+    launch.body.block.insert_ops_before([fill, concat], yield_op)
+    yield_op.operands = [concat.result]
+
+
+def first_indices_launch(source: SSAValue, target: SSAValue, axis: int, count: int) -> hir.LaunchOp:
+    """A launch that copies the first `count` indices of `source` along `axis` into `target`."""
+    assert isinstance(source.type, MemRefType)
+    block = Block(arg_types=[_tensor(source.type)])
+    block.args[0].name_hint = source.name_hint
+    shape = list(source.type.get_shape())
+    shape[axis] = count
+    rank = len(shape)
+    cut = fusion.SliceOp(block.args[0], [0] * rank, [1] * rank, _tensor(source.type, shape))
+    # The target's type says `?` where this device's extent is `count`: the copy states it.
+    assert isinstance(target.type, MemRefType)
+    into = fusion.SetOp(cut.result, _tensor(target.type))
+    block.add_ops([cut, into, hir.YieldOp(into.result)])
     return hir.LaunchOp([source], [target], Region(block))

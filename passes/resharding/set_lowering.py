@@ -20,6 +20,13 @@ A collective concatenates and splits contiguous buffers along their outermost ax
 communicated axis is not outermost in memory (or the buffer is a strided chunk), the data goes
 through a contiguous temporary with that axis moved first, and a local permute-copy (nvFuser's
 transpose around an inner-axis all-gather). Everything else is reported with the reason.
+
+An uneven didx axis (extent L over D devices, c = ceil(L/D) indices each, fewer on the trailing
+devices) is gathered through equal pieces, which is what the transports take: each device pads
+its shard to c (`padded_allgather`), the pieces are gathered into a D*c temporary and its first L
+indices copied into place. A scatter needs nothing more (`hir.alias_chunk` takes chunks of
+ceil(L/D) indices, as the shards are). The reshardings that would move uneven shards between
+devices (all-to-all, moves and broadcasts between meshes) are refused.
 """
 
 from __future__ import annotations
@@ -27,13 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import located
-from hir.dialects import hir
-from hir.dialects.parallel_encoding import Layout
+from hir.dialects import fusion, hir
+from hir.dialects.parallel_encoding import Layout, didx_chunk
 from hir.passes.resharding.local_copies import (
     axes_of,
     copy_launch,
@@ -41,6 +48,7 @@ from hir.passes.resharding.local_copies import (
     is_contiguous,
     outermost,
     temporary,
+    tensor_of,
     to_front,
 )
 
@@ -85,6 +93,80 @@ def allgather(source: SSAValue, target: SSAValue, axis: int, mesh: Sequence[int]
     op = hir.AllgatherOp(send, gathered, perm.index(axis), mesh)
     ops += [*allocation, op, hir.WaitOp(op.result), copy_launch(gathered, target, inverse(perm))]
     return ops
+
+
+def padded_allgather(
+    source: SSAValue, target: SSAValue, axis: int, extent: int, mesh: Sequence[int]
+) -> list[Operation]:
+    """
+    The all-gather of an uneven didx axis (static extent L, D devices, c = ceil(L/D), D not
+    dividing L): the transports gather equal pieces, so each device copies its shard into a
+    `%padded` temporary of extent c (the devices at positions < L // c hold c indices and copy
+    them; the one at L // c holds L mod c and appends zeros; later ones hold none and send the
+    temporary as it is, never read), the pieces are gathered into a `%gathered` temporary of
+    extent D*c, and its first L indices are copied into `target`. The temporaries have the
+    gathered axis first, so the collective concatenates along their outermost axis whatever the
+    layout of `source` and `target`.
+    """
+    devices = len(mesh)
+    chunk = didx_chunk(extent, devices)
+    rank = len(_shape(target))
+    perm = to_front(rank, axis)
+    rest = [a for a in range(rank) if a != axis]
+    if any(_shape(source)[a] == DYNAMIC_INDEX for a in rest):
+        raise Refused(
+            f"the all-gather of didx axis {axis} (extent {extent} over {devices} devices, not a multiple) pads "
+            f"each shard to {chunk} with zeros, which needs static extents on the other axes, but the shard is "
+            f"{source.type}"
+        )
+    ops, padded = temporary([chunk, *((source, a) for a in rest)], source, "padded")
+    me = hir.DeviceIndexOp(mesh, outside=0)  # a device outside the mesh takes part in nothing: any branch will do
+    me.result.name_hint = "me"
+    full = extent // chunk  # the devices before it hold c indices; the one at it holds extent mod c
+    ops += [me, *on_devices(me.result, "ult", full, [copy_launch(source, padded, perm)])]
+    if extent % chunk:
+        ops += on_devices(me.result, "eq", full, [_pad_launch(source, padded, perm, chunk - extent % chunk)])
+    allocation, gathered = temporary([devices * chunk, *((target, a) for a in rest)], target, "gathered")
+    gather = hir.AllgatherOp(padded, gathered, 0, mesh)
+    return [*ops, *allocation, gather, hir.WaitOp(gather.result), _unpad_launch(gathered, target, perm, extent)]
+
+
+def _pad_launch(source: SSAValue, padded: SSAValue, perm: Sequence[int], zeros: int) -> hir.LaunchOp:
+    """`padded` = `source` (axes permuted by `perm`) followed by `zeros` zero indices along its first axis."""
+    block = Block(arg_types=[tensor_of(source)])
+    block.args[0].name_hint = source.name_hint
+    shard: SSAValue = block.args[0]
+    padded_type = tensor_of(padded)
+    ops: list[Operation] = []
+    if list(perm) != sorted(perm):
+        shape = [tensor_of(source).get_shape()[a] for a in perm]
+        permute = fusion.PermuteOp(shard, perm, TensorType(padded_type.element_type, shape))
+        ops.append(permute)
+        shard = permute.result
+    zero_shape = [zeros, *padded_type.get_shape()[1:]]
+    zero = 0.0 if isinstance(padded_type.element_type, AnyFloat) else 0
+    fill = fusion.FullOp(zero, TensorType(padded_type.element_type, zero_shape))
+    concat = fusion.ConcatOp([shard, fill.result], 0, padded_type)
+    block.add_ops([*ops, fill, concat, hir.YieldOp(concat.result)])
+    return hir.LaunchOp([source], [padded], Region(block))
+
+
+def _unpad_launch(gathered: SSAValue, target: SSAValue, perm: Sequence[int], extent: int) -> hir.LaunchOp:
+    """`target` = the first `extent` indices of `gathered` along its first axis, axes permuted back."""
+    block = Block(arg_types=[tensor_of(gathered)])
+    block.args[0].name_hint = gathered.name_hint
+    gathered_type = tensor_of(gathered)
+    shape = [extent, *gathered_type.get_shape()[1:]]
+    rank = len(shape)
+    cut = fusion.SliceOp(block.args[0], [0] * rank, [1] * rank, TensorType(gathered_type.element_type, shape))
+    ops: list[Operation] = [cut]
+    result: SSAValue = cut.result
+    if list(perm) != sorted(perm):
+        back = fusion.PermuteOp(result, inverse(perm), tensor_of(target))
+        ops.append(back)
+        result = back.result
+    block.add_ops([*ops, hir.YieldOp(result)])
+    return hir.LaunchOp([gathered], [target], Region(block))
 
 
 def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Sequence[int]) -> list[Operation]:
@@ -179,20 +261,46 @@ def move_shards(
 
 def on_device(me: SSAValue, position: int, body: list[Operation]) -> list[Operation]:
     """`scf.if` this device is at `position` of the mesh `me` indexes: `body`."""
+    return on_devices(me, "eq", position, body)
+
+
+def on_devices(me: SSAValue, predicate: str, position: int, body: list[Operation]) -> list[Operation]:
+    """`scf.if` this device's position `predicate` (`eq`, `ult`) `position`: `body`."""
     at = _index(position)
-    here = arith.CmpiOp(me, at.result, "eq")
+    here = arith.CmpiOp(me, at.result, predicate)
     block = Block()
     block.add_ops([*body, scf.YieldOp()])
     return [at, here, scf.IfOp(here.result, [], Region(block))]
 
 
-def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> list[Operation]:
-    """The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused."""
+def lower_set(
+    source: SSAValue,
+    target: SSAValue,
+    src: Layout,
+    dst: Layout,
+    global_shapes: tuple[Sequence[int], Sequence[int]] | None = None,
+) -> list[Operation]:
+    """
+    The ops that move `source` (sharded as `src`) into `target` (sharded as `dst`), or Refused.
+    `global_shapes`: the global (source, result) shapes, which say whether a didx axis is uneven
+    (default: one index per device).
+    """
     src_mesh = list(src.mesh or dst.mesh)
     dst_mesh = list(dst.mesh or src.mesh)
     union = sorted(set(src_mesh) | set(dst_mesh))
     inside = set(dst_mesh) <= set(src_mesh)
     a, b = src.didx_axis, dst.didx_axis
+    src_extent = len(src_mesh) if a is None or global_shapes is None else global_shapes[0][a]
+    dst_extent = len(dst_mesh) if b is None or global_shapes is None else global_shapes[1][b]
+    uneven = [
+        f"didx axis {axis} of the {side} has extent {_extent_text(extent)} over {len(mesh)} devices"
+        for side, axis, extent, mesh in (("source", a, src_extent, src_mesh), ("result", b, dst_extent, dst_mesh))
+        if axis is not None and extent != len(mesh)
+    ]
+    if uneven:
+        _check_uneven(uneven, a, b, src_mesh, dst_mesh, inside, src_extent, dst_extent)
+        if a is not None and b is None and src_extent % len(src_mesh):
+            return padded_allgather(source, target, a, src_extent, src_mesh)
     if a is not None and b is not None:
         if src_mesh != dst_mesh and a != b:
             raise Refused("more than one sharding change in one op (mesh and sharded axis): split it in two sets")
@@ -217,9 +325,51 @@ def lower_set(source: SSAValue, target: SSAValue, src: Layout, dst: Layout) -> l
     return broadcast(source, target, union.index(src_mesh[0]), union)
 
 
+def _extent_text(extent: int) -> str:
+    return "?" if extent == DYNAMIC_INDEX else str(extent)
+
+
+def _check_uneven(
+    uneven: list[str],
+    a: int | None,
+    b: int | None,
+    src_mesh: Sequence[int],
+    dst_mesh: Sequence[int],
+    inside: bool,
+    src_extent: int,
+    dst_extent: int,
+) -> None:
+    """
+    What an uneven didx axis (an extent other than the mesh size) takes: the all-gather and the
+    scatter on one mesh (or onto a sub-mesh). Moving uneven shards between devices or meshes is
+    refused, with the two sets that do it.
+    """
+    why = "; ".join(uneven)
+    if DYNAMIC_INDEX in (src_extent, dst_extent):
+        raise Refused(
+            f"a resharding of a didx axis of dynamic extent is not supported ({why}): give it a static extent"
+        )
+    if a is not None and b is not None:
+        how = "an all-to-all" if list(src_mesh) == list(dst_mesh) else "a move between meshes"
+        raise Refused(
+            f"a didx axis whose extent is not the mesh size ({why}) is not supported in {how}: go through a "
+            "replicated value (an all-gather, then a scatter: two sets)"
+        )
+    if not inside:
+        raise Refused(
+            f"a didx axis whose extent is not the mesh size ({why}) is not supported in a set that also changes "
+            f"the mesh from {list(src_mesh)} to {list(dst_mesh)}: split it in two sets (the resharding on one "
+            "mesh, then the mesh change)"
+        )
+
+
 def lower_set_launch(launch: hir.LaunchOp, src: Layout, dst: Layout) -> list[Operation]:
     """`lower_set` on a resharding launch; a refusal becomes a diagnostic at the launch (the user's op)."""
+    (op, *_) = launch.body.block.ops
+    src_type, dst_type = op.operands[0].type, op.results[0].type
+    assert isinstance(src_type, TensorType)
+    assert isinstance(dst_type, TensorType)
     try:
-        return lower_set(launch.ins[0], launch.outs[0], src, dst)
+        return lower_set(launch.ins[0], launch.outs[0], src, dst, (src_type.get_shape(), dst_type.get_shape()))
     except Refused as refusal:
         raise PassFailedException(located(launch, str(refusal))) from None

@@ -18,17 +18,18 @@ func.func @operand_rank_mismatch(%x: tensor<4x8xf32, #fusion.parallel<[serial, s
 
 // -----
 
-func.func @didx_extent_not_mesh_size(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{'fusion.set' op result: didx axis 0 has extent 4 but the mesh has 2 devices (a didx axis holds one index per device: split a longer axis, e.g. 2*k -> 2xk with the 2 sharded; uneven shards are not supported)}}
-  %0 = fusion.set %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+// A didx axis of any extent L >= 1 is sharded in chunks of ceil(L/D) (encoding_didx.mlir); an empty one is not.
+func.func @didx_extent_zero(%x: tensor<0x8xf32>) {
+  // expected-error@+1 {{'fusion.set' op result: didx axis 0 has extent 0: a sharded axis needs at least one index (its 2 devices hold chunks of ceil(extent/devices) indices)}}
+  %0 = fusion.set %x : tensor<0x8xf32> -> tensor<0x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return
 }
 
 // -----
 
-func.func @didx_operand_extent(%x: tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>>) {
-  // expected-error@+1 {{'fusion.neg' op operand #0: didx axis 1 has extent 2 but the mesh has 3 devices}}
-  %0 = fusion.neg %x : tensor<4x2xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>> -> tensor<4x2xf32>
+func.func @didx_operand_extent_zero(%x: tensor<4x0xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>>) {
+  // expected-error@+1 {{'fusion.neg' op operand #0: didx axis 1 has extent 0: a sharded axis needs at least one index}}
+  %0 = fusion.neg %x : tensor<4x0xf32, #fusion.parallel<[serial, didx], mesh = [0, 1, 2]>> -> tensor<4x0xf32>
   func.return
 }
 
