@@ -238,6 +238,25 @@ def is_uneven(t: Attribute) -> bool:
     return didx is not None and t.get_shape()[didx] != len(t.encoding.mesh_ids)
 
 
+@dataclass(frozen=True)
+class UnevenAxis:
+    """The didx axis of a type that is not one index per device: its position, extent and mesh."""
+
+    axis: int
+    extent: int
+    mesh: tuple[int, ...]
+
+
+def uneven_axis(t: Attribute) -> UnevenAxis | None:
+    """`t`'s didx axis when it is uneven (`is_uneven`), else None."""
+    if not is_uneven(t):
+        return None
+    assert isinstance(t, TensorType)
+    layout = layout_of(t)
+    assert layout.didx_axis is not None
+    return UnevenAxis(layout.didx_axis, t.get_shape()[layout.didx_axis], layout.mesh)
+
+
 def didx_bounds(extent: int, devices: int, position: int) -> tuple[int, int]:
     """(start, length) of the indices the device at mesh `position` holds of a didx axis of extent L."""
     size = didx_chunk(extent, devices)

@@ -281,13 +281,22 @@ def _rewrite_broadcast(
     shard.result.name_hint = "shard"
     Rewriter.insert_op([remote, push, received, shard], InsertPoint.before(broadcast))
 
-    # Readers of the slot read the received shard, or the local one in place; nested ones too
-    # (another slot's chunked rewrite may already have moved the consumer into an `scf.if`).
+    read_shard_instead(broadcast, view, loop, shard.result)
+
+
+def read_shard_instead(
+    broadcast: hir.BroadcastOp, view: hir.AliasSelectOp, loop: hir.StreamForOp, shard: SSAValue
+) -> None:
+    """
+    Readers of the broadcast's slot read `shard` (the received one, or the local one in place),
+    nested ones too (another slot's chunked rewrite may already have moved the consumer into an
+    `scf.if`); then the broadcast goes.
+    """
     body = loop.body.block
     for later in [op for op in body.ops if broadcast.is_before_in_block(op)]:
         for reader in later.walk():
             if any(same_view(o, broadcast.output) for o in reader.operands):
-                reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
+                reader.operands = [shard if same_view(o, broadcast.output) else o for o in reader.operands]
     erase_broadcast(broadcast, view, body)
 
 

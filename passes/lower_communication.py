@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
 from hir.dialects.hir import contiguous_strides, memref_strides
-from hir.dialects.parallel_encoding import Layout, didx_chunk, is_uneven, layout_of
+from hir.dialects.parallel_encoding import Layout, didx_chunk, layout_of, uneven_axis
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
@@ -234,20 +234,15 @@ def refuse_uneven(module: ModuleOp, backend: str) -> None:
             continue
         for inner in launch.body.block.ops:
             for value in (*inner.operands, *inner.results):
-                t = value.type
-                if not is_uneven(t):
+                if (uneven := uneven_axis(value.type)) is None:
                     continue
-                assert isinstance(t, TensorType)
-                layout = layout_of(t)
-                axis = layout.didx_axis
-                assert axis is not None
-                extent = t.get_shape()[axis]
+                extent = "?" if uneven.extent == DYNAMIC_INDEX else uneven.extent
                 raise PassFailedException(
                     located(
                         launch,
-                        f"backend={backend} does not lower a resharding of an uneven didx axis (axis {axis} has extent "
-                        f"{'?' if extent == DYNAMIC_INDEX else extent} over {len(layout.mesh)} devices): use "
-                        "backend=nccl, which pads the shards to equal pieces",
+                        f"backend={backend} does not lower a resharding of an uneven didx axis (axis {uneven.axis} has "
+                        f"extent {extent} over {len(uneven.mesh)} devices): use backend=nccl, which pads the shards to "
+                        "equal pieces",
                     )
                 )
 

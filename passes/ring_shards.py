@@ -37,8 +37,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import hir
 from hir.dialects.hir.base import constant_index
-from hir.passes.copy_engine import ShardExchange, erase_broadcast, rotate_by_rank, shard_exchanges
-from hir.passes.symmetric_memory import fork_comm_streams, index_constant, same_view
+from hir.passes.copy_engine import ShardExchange, read_shard_instead, rotate_by_rank, shard_exchanges
+from hir.passes.symmetric_memory import fork_comm_streams, index_constant
 
 
 def exchange_shards_over_ring(function: func.FuncOp) -> bool:
@@ -114,10 +114,4 @@ def _rewrite_broadcast(
     shard = arith.SelectOp(remote.result, received.result, local)
     shard.result.name_hint = "shard"
     Rewriter.insert_op([remote, received, passing, shard], InsertPoint.before(broadcast))
-
-    body = loop.body.block
-    for later in [op for op in body.ops if broadcast.is_before_in_block(op)]:
-        for reader in later.walk():
-            if any(same_view(o, broadcast.output) for o in reader.operands):
-                reader.operands = [shard.result if same_view(o, broadcast.output) else o for o in reader.operands]
-    erase_broadcast(broadcast, view, body)
+    read_shard_instead(broadcast, view, loop, shard.result)

@@ -19,7 +19,7 @@ from xdsl.ir import Attribute
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
 from hir.dialects.functions import fusion_types, is_hir_function
-from hir.dialects.parallel_encoding import didx_bounds, is_uneven, layout_of
+from hir.dialects.parallel_encoding import didx_bounds, layout_of, uneven_axis
 from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
 from hir.runtime import cuda_graph as cuda_graph_mode
@@ -284,24 +284,20 @@ class Program:
         if not self.is_hir:
             return
         for i, (value, t) in enumerate(zip(inputs, self.global_input_types)):
-            if not isinstance(value, torch.Tensor) or not is_uneven(t):
+            if not isinstance(value, torch.Tensor) or (uneven := uneven_axis(t)) is None:
                 continue
-            assert isinstance(t, TensorType)
-            layout = layout_of(t)
-            axis = layout.didx_axis
-            assert axis is not None
-            extent = t.get_shape()[axis]
+            axis, extent, mesh = uneven.axis, uneven.extent, uneven.mesh
             if extent == DYNAMIC_INDEX or value.dim() <= axis:
                 continue  # a dynamic global extent: each rank's own is what it was given
-            position = None if communicator is None else communicator.position_in(layout.mesh)
+            position = None if communicator is None else communicator.position_in(mesh)
             position = 0 if position is None else position
-            start, length = didx_bounds(extent, len(layout.mesh), position)
+            start, length = didx_bounds(extent, len(mesh), position)
             if value.shape[axis] != length:
                 raise LocatedError(
                     self.func,
                     f"input #{i} has extent {value.shape[axis]} along its didx axis {axis}, but the device at "
-                    f"position {position} of mesh {list(layout.mesh)} holds {length} of its {extent} indices "
-                    f"([{start}, {start + length}): chunks of ceil({extent}/{len(layout.mesh)}))",
+                    f"position {position} of mesh {list(mesh)} holds {length} of its {extent} indices "
+                    f"([{start}, {start + length}): chunks of ceil({extent}/{len(mesh)}))",
                 )
 
     @cached_property
