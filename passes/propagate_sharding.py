@@ -30,8 +30,10 @@ saves each device the whole computation. (MLIR's default is `backward-forward`; 
 as often annotated as arguments.)
 
 Only `didx` and `mesh` are propagated: the other axes of a new type are `serial` (stream axes are
-propagated by `convert-fusion-to-hir`, passes/stream_axes.py). A candidate whose `didx` axis would
-have an extent other than the mesh size (an extent-1 broadcast axis) is skipped. When operands or
+propagated by `convert-fusion-to-hir`, passes/stream_axes.py). A candidate `didx` axis must have
+the extent of the axis it comes from (an uneven one of extent L is split into the same chunks of
+ceil(L/D)) or the mesh size; an extent-1 broadcast axis is skipped, and so is an uneven axis that
+the value's producer creates (a broadcast's new axis), which cannot differ between devices. When operands or
 consumers disagree, one is picked as above, never an error: `fusion-decompose-resharding` then
 reshards what does not agree, as if the user had written the chosen sharding. A resharding that
 the lowering does not support is reported there, at the op that needs it, as it would be had the
@@ -92,10 +94,29 @@ def may_change(value: SSAValue) -> bool:
     return is_unannotated(value) and all(isinstance(use.operation, fusion.FusionOp) for use in value.uses)
 
 
-def _fits(t: TensorType, axis: int, mesh: tuple[int, ...]) -> bool:
-    """A didx axis holds one index per device of the mesh."""
+def _fits(t: TensorType, axis: int, mesh: tuple[int, ...], source: TensorType, source_axis: int) -> bool:
+    """
+    Axis `axis` of `t` can be sharded as `source_axis` of `source` is: it has the same extent, so
+    the same chunks land on the same devices (one index per device, or uneven chunks of
+    ceil(L/D)), or the mesh size, or a dynamic one. An extent-1 broadcast axis does not fit.
+    """
     extent = t.get_shape()[axis]
-    return extent == DYNAMIC_INDEX or extent == len(mesh)
+    return extent in (DYNAMIC_INDEX, len(mesh), source.get_shape()[source_axis])
+
+
+def _can_make(value: SSAValue, axis: int, mesh: tuple[int, ...]) -> bool:
+    """
+    Whether `value`'s producer can compute its shard of `axis` as a didx axis. With one index per
+    device (the mesh size) the local extent is 1, static: any producer can. An uneven axis has a
+    local extent that differs between devices, which a producer can only follow when it reads
+    the axis from an operand: an axis it creates (a broadcast's new axis, a `fusion.full`) has one
+    static extent.
+    """
+    assert isinstance(value.type, TensorType)
+    producer = value.owner
+    if value.type.get_shape()[axis] == len(mesh) or not isinstance(producer, fusion.FusionOp):
+        return True
+    return bool(producer.axis_map()[axis])
 
 
 def forward_sharding(op: fusion.FusionOp) -> DeviceSharding | None:
@@ -108,7 +129,8 @@ def forward_sharding(op: fusion.FusionOp) -> DeviceSharding | None:
         layout = layout_of(operand.type)
         if layout.didx_axis is not None:
             mapped = operand_axis_to_result_axis(axis_map, k, layout.didx_axis)
-            if mapped is not None and _fits(result, mapped, layout.mesh):
+            assert isinstance(operand.type, TensorType)
+            if mapped is not None and _fits(result, mapped, layout.mesh, operand.type, layout.didx_axis):
                 return DeviceSharding(mapped, layout.mesh)
             continue  # reduced, contracted or broadcast away: no sharding to give
         if layout.mesh and replicated is None:
@@ -129,7 +151,10 @@ def backward_sharding(value: SSAValue, position: dict[Operation, int]) -> Device
         sharding = DeviceSharding(None, layout.mesh)
         if layout.didx_axis is not None:
             axes = [axis for k, axis in consumer.axis_map()[layout.didx_axis] if k == use.index]
-            if axes and _fits(value.type, axes[0], layout.mesh):
+            result = consumer.results[0].type
+            assert isinstance(result, TensorType)
+            fits = axes and _fits(value.type, axes[0], layout.mesh, result, layout.didx_axis)
+            if fits and _can_make(value, axes[0], layout.mesh):
                 sharding = DeviceSharding(axes[0], layout.mesh)
         key = (0 if sharding.didx_axis is not None else 1, position[consumer], use.index)
         if best is None or key < best[0]:

@@ -43,7 +43,7 @@ def test_four_devices() -> None:
 @pytest.mark.distributed
 def test_uneven_two_devices() -> None:
     assert len(UNEVEN_TWO) >= 8
-    run_driver_job(UNEVEN_TWO, pipelines=("nccl",), timeout=240)
+    run_driver_job(UNEVEN_TWO, pipelines=("nccl", "propagate"), timeout=240)
 
 
 @pytest.mark.distributed

@@ -159,3 +159,25 @@ func.func @conflict(%x: tensor<2x2xf32, #fusion.parallel<[didx, serial], mesh = 
   %rb = fusion.neg %b : tensor<2x2xf32> -> tensor<2x2xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
   func.return %ra, %rb : tensor<2x2xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>, tensor<2x2xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>
 }
+
+// Uneven shards (5 rows over 2 devices: 3 and 2): forward, %r and %e take %x's didx axis of extent 5,
+// split into the same chunks; backward, %t takes %y's through the add. %wb's rows are a new
+// axis of the broadcast, which has one static extent and cannot make chunks of 3 and 2: %wb stays
+// replicated (sliced for the add), and so does %w1, on the mesh.
+// CHECK-LABEL: func.func @uneven(
+// CHECK-NEXT:    %r = fusion.relu %x : {{.*}} -> tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>{{$}}
+// CHECK-NEXT:    %e = fusion.exp %r : {{.*}} -> tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>{{$}}
+// CHECK-NEXT:    %o = fusion.neg %e
+// CHECK-NEXT:    %t = fusion.tanh %b : tensor<5x8xf32> -> tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>{{$}}
+// CHECK-NEXT:    %w1 = fusion.neg %w : tensor<8xf32> -> tensor<8xf32, #fusion.parallel<[serial], mesh = [0, 1]>>{{$}}
+// CHECK-NEXT:    %wb = fusion.broadcast %w1 dims = [0] : {{.*}} -> tensor<5x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>{{$}}
+func.func @uneven(%x: tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, %b: tensor<5x8xf32>, %w: tensor<8xf32>) -> (tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) {
+  %r = fusion.relu %x : tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<5x8xf32>
+  %e = fusion.exp %r : tensor<5x8xf32> -> tensor<5x8xf32>
+  %o = fusion.neg %e : tensor<5x8xf32> -> tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  %t = fusion.tanh %b : tensor<5x8xf32> -> tensor<5x8xf32>
+  %w1 = fusion.neg %w : tensor<8xf32> -> tensor<8xf32>
+  %wb = fusion.broadcast %w1 dims = [0] : tensor<8xf32> -> tensor<5x8xf32>
+  %y = fusion.add %t, %wb : tensor<5x8xf32>, tensor<5x8xf32> -> tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return %o, %y : tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, tensor<5x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+}
