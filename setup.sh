@@ -36,23 +36,28 @@ python=.venv/bin/python
   echo "setup.sh: hir needs Python >= 3.11, $python is $("$python" --version 2>&1)" >&2
   exit 1
 }
+# pip compiles every module it installs (PyTorch's take it 20 s on 2 cores); Python compiles the
+# ones a program imports on first use instead, unless writing bytecode is turned off.
+compile=()
+if [ -z "${PYTHONDONTWRITEBYTECODE:-}" ]; then compile=(--no-compile); fi
 pip() { "$python" -m pip --disable-pip-version-check "$@"; }
+install() { pip install ${compile[@]+"${compile[@]}"} "$@"; }
 
 if ! "$python" -c "import torch" >/dev/null 2>&1; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
     step "installing PyTorch (CUDA build)"
-    pip install -q "torch>=2.4"
+    install -q "torch>=2.4"
   else
     step "installing PyTorch (CPU build)"
     # A CPU wheel that pip finds locally (its find-links) first, then PyTorch's CPU index, then PyPI.
-    if pip install -q --no-index --no-deps "torch>=2.4" 2>/dev/null; then
-      pip install -q "torch==$(pip show torch | sed -n 's/^Version: //p')"  # its dependencies
+    if install -q --no-index --no-deps "torch>=2.4" 2>/dev/null; then
+      install -q "torch==$(pip show torch | sed -n 's/^Version: //p')"  # its dependencies
     else
-      pip install -q --timeout 30 --retries 1 --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" ||
-        pip install -q "torch>=2.4"
+      install -q --timeout 30 --retries 1 --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" ||
+        install -q "torch>=2.4"
     fi
   fi
 fi
 step "installing hir with its tools and test dependencies"
-pip install -q -e ".[dev]"
+install -q -e ".[dev]"
 step "done: $("$python" -c 'import torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}")')"

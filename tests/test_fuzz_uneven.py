@@ -16,7 +16,7 @@ from fuzz.profiles import PROFILE, batch_seed
 from fuzz.uneven import FORMS, uneven_program
 from test_distributed import run_driver_job
 
-COUNTS = {"ci": {2: 12, 4: 0}, "long": {2: 200, 4: 100}}
+COUNTS = {"ci": {2: 8, 4: 0}, "long": {2: 200, 4: 100}}
 JOB_SIZE = 40
 
 pytestmark = [
