@@ -71,11 +71,15 @@ class Step:
     """Arguments appended to every command with --quick: a small size, few repetitions."""
     cpu: bool = False
     """Runs on the CPU: needs no GPU."""
+    gpus: int = 0
+    """The GPUs it needs when its jobs have a fixed process count above 2 (0: from the commands)."""
 
     @property
     def min_gpus(self) -> int:
         if self.cpu:
             return 0
+        if self.gpus:
+            return self.gpus
         return 2 if any("torch.distributed.run" in command for command in self.commands) else 1
 
 
@@ -94,6 +98,14 @@ SMALL_M = "1024x4096,2048x4096,4096x4096"
 AR_SIZES = "16384x4096,32768x2048,16384x1024"
 # The copy-engine lowering's variants (release, pieces) besides the default ones, checked on the GPUs.
 DRIVER_PIPELINES = "nccl,copy-engine,copy-engine-auto,copy-engine-start,copy-engine-end,ring"
+RESHARDINGS = tuple(sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("tests/resharding/*.mlir")))
+FOUR_DEVICE_RESHARDINGS = tuple(
+    sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("tests/resharding/four_devices/*.mlir"))
+)
+UNEVEN = tuple(sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("tests/resharding/uneven/*.mlir")))
+FOUR_DEVICE_UNEVEN = tuple(
+    sorted(p.relative_to(REPO).as_posix() for p in REPO.glob("tests/resharding/uneven/four_devices/*.mlir"))
+)
 # Schedules: comm stream priority, joins through the worker streams, rings vs whole intermediates.
 AG_GEMM_SCHEDULES = "stream-lowering{backend=copy-engine}:1,stream-lowering{backend=copy-engine comm-priority=high}:1,stream-lowering{backend=copy-engine}:2,stream-lowering{backend=copy-engine comm-priority=high}:2,stream-lowering{backend=copy-engine join=chain}:2,stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4,stream-lowering{intermediates=whole}:4:chunks=4"
 AG_GEMM_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
@@ -109,6 +121,14 @@ STEPS: tuple[Step, ...] = (
     Step("cuda-tests", "the CUDA tests on one GPU", (pytest("tests", "-m", "cuda"),)),
     Step("gpu-numerics", "stream-lowering numerics and the fuzzer on real streams, slowed", (pytest("tests/test_stream_lowering.py", "tests/test_fuzz_stream_lowering.py"),), {"HIR_TEST_DEVICE": "cuda"}),
     Step("nccl-examples", "every multi-device example, the three backends (copy-engine: its release and pieces variants), 1 and 3 streams, over NCCL", (torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", DRIVER_PIPELINES, *EXAMPLES),)),
+    Step("nccl-reshardings", "every 2-device resharding module of the tests over NCCL: three backends and propagation; the uneven shards with nccl", (
+        torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", "nccl,copy-engine,ring,propagate", *RESHARDINGS),
+        torchrun("2", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", "nccl,propagate", *UNEVEN),
+    )),
+    Step("nccl-reshardings-4", "every 4-device resharding module of the tests over NCCL on 4 GPUs: three backends; the uneven shards with nccl", (
+        torchrun("4", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", "nccl,copy-engine,ring", *FOUR_DEVICE_RESHARDINGS),
+        torchrun("4", "tests/distributed_driver.py", "--device", "cuda", "--pipelines", "nccl", *FOUR_DEVICE_UNEVEN),
+    ), gpus=4),
     Step("hir-run-check", "every multi-device example lowered by hir-opt (both backends), checked by hir-run", tuple(c for f in EXAMPLES for p in BACKENDS for c in lower_and_check(f, p))),
     Step("race-check", "the race checker on real streams: the corpus race-free and the mutation score, one GPU and 2 ranks over NCCL with symmetric memory", ((PY, "tests/race_mutants.py", "--device", "cuda"), torchrun("2", "tests/race_mutants.py", "--multidevice", "--device", "cuda"))),
     Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
