@@ -51,7 +51,7 @@ from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
 from hir.passes.resharding.local_copies import copy_launch, first_indices_launch, pad_with_zeros, sum_launch
-from hir.passes.resharding.set_lowering import lower_set_launch, on_devices
+from hir.passes.resharding.set_lowering import by_shard_size, lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.ring_shards import exchange_shards_over_ring
 from hir.passes.symmetric_memory import RELEASES
@@ -192,14 +192,9 @@ class LowerReshardingLaunch(RewritePattern):
         piece = hir.AllocateOp(MemRefType(target.type.element_type, shape))
         piece.result.name_hint = "piece"
         scatter = hir.ReduceScatterOp(partial.result, piece.result, axis, mesh, "sum")
-        me = hir.DeviceIndexOp(mesh, outside=0)
-        me.result.name_hint = "me"
-        full = extent // chunk  # the devices before it hold c indices, the one at it extent mod c
-        ops: list[Operation] = [partial, local, piece, scatter, hir.WaitOp(scatter.result), me]
-        ops += on_devices(me.result, "ult", full, [copy_launch(piece.result, target)])
-        if extent % chunk:
-            ops += on_devices(me.result, "eq", full, [first_indices_launch(piece.result, target, axis, extent % chunk)])
-        return ops
+        part = [first_indices_launch(piece.result, target, axis, extent % chunk)] if extent % chunk else []
+        own = by_shard_size(mesh, extent, whole=[copy_launch(piece.result, target)], part=part)
+        return [partial, local, piece, scatter, hir.WaitOp(scatter.result), *own]
 
     @staticmethod
     def partial_as_view(

@@ -119,6 +119,27 @@ def copy_launch(source: SSAValue, target: SSAValue, perm: Sequence[int] | None =
     return hir.LaunchOp([source], [target], Region(block))
 
 
+def zeros_after(
+    value: SSAValue, axis: int, zeros: int, padded: TensorType | None = None
+) -> tuple[list[Operation], SSAValue]:
+    """
+    The ops of a launch region that append `zeros` zero indices to `value` along `axis`, and the
+    result, of type `padded` (needed when `value`'s extent there is `?`: this device's, which the
+    padding brings to the static one).
+    """
+    t = value.type
+    assert isinstance(t, TensorType)
+    zero_shape = list(t.get_shape())
+    zero_shape[axis] = zeros
+    fill = fusion.FullOp(0.0 if isinstance(t.element_type, AnyFloat) else 0, TensorType(t.element_type, zero_shape))
+    if padded is None:
+        padded_shape = list(t.get_shape())
+        padded_shape[axis] += zeros
+        padded = TensorType(t.element_type, padded_shape)
+    concat = fusion.ConcatOp([value, fill.result], axis, padded)
+    return [fill, concat], concat.result
+
+
 def pad_with_zeros(launch: hir.LaunchOp, axis: int, zeros: int) -> None:
     """
     Appends `zeros` zero indices along `axis` to what `launch` yields (its output is that much
@@ -127,29 +148,34 @@ def pad_with_zeros(launch: hir.LaunchOp, axis: int, zeros: int) -> None:
     yield_op = launch.body.block.last_op
     assert isinstance(yield_op, hir.YieldOp)
     (value,) = yield_op.values
-    t = value.type
-    assert isinstance(t, TensorType)
-    zero_shape = list(t.get_shape())
-    zero_shape[axis] = zeros
-    fill = fusion.FullOp(0.0 if isinstance(t.element_type, AnyFloat) else 0, TensorType(t.element_type, zero_shape))
-    padded_shape = list(t.get_shape())
-    padded_shape[axis] += zeros
-    concat = fusion.ConcatOp([value, fill.result], axis, TensorType(t.element_type, padded_shape))
-    launch.body.block.insert_ops_before([fill, concat], yield_op)
-    yield_op.operands = [concat.result]
+    ops, padded = zeros_after(value, axis, zeros)
+    launch.body.block.insert_ops_before(ops, yield_op)
+    yield_op.operands = [padded]
 
 
-def first_indices_launch(source: SSAValue, target: SSAValue, axis: int, count: int) -> hir.LaunchOp:
-    """A launch that copies the first `count` indices of `source` along `axis` into `target`."""
+def first_indices_launch(
+    source: SSAValue, target: SSAValue, axis: int, count: int, perm: Sequence[int] | None = None
+) -> hir.LaunchOp:
+    """
+    A launch that copies the first `count` indices of `source` along `axis` into `target`, its
+    axes permuted by `perm` (the way back from an axis-first temporary).
+    """
     assert isinstance(source.type, MemRefType)
+    assert isinstance(target.type, MemRefType)
     block = Block(arg_types=[_tensor(source.type)])
     block.args[0].name_hint = source.name_hint
     shape = list(source.type.get_shape())
     shape[axis] = count
     rank = len(shape)
     cut = fusion.SliceOp(block.args[0], [0] * rank, [1] * rank, _tensor(source.type, shape))
-    # The target's type says `?` where this device's extent is `count`: the copy states it.
-    assert isinstance(target.type, MemRefType)
-    into = fusion.SetOp(cut.result, _tensor(target.type))
-    block.add_ops([cut, into, hir.YieldOp(into.result)])
+    ops: list[Operation] = [cut]
+    result: SSAValue = cut.result
+    if perm is not None and list(perm) != sorted(perm):
+        ops.append(fusion.PermuteOp(result, perm, _tensor(target.type)))
+        result = ops[-1].results[0]
+    elif result.type != _tensor(target.type):
+        # The target's type says `?` where this device's extent is `count`: the copy states it.
+        ops.append(fusion.SetOp(result, _tensor(target.type)))
+        result = ops[-1].results[0]
+    block.add_ops([*ops, hir.YieldOp(result)])
     return hir.LaunchOp([source], [target], Region(block))

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -44,12 +44,14 @@ from hir.dialects.parallel_encoding import Layout, didx_chunk
 from hir.passes.resharding.local_copies import (
     axes_of,
     copy_launch,
+    first_indices_launch,
     inverse,
     is_contiguous,
     outermost,
     temporary,
     tensor_of,
     to_front,
+    zeros_after,
 )
 
 
@@ -120,15 +122,16 @@ def padded_allgather(
             f"{source.type}"
         )
     ops, padded = temporary([chunk, *((source, a) for a in rest)], source, "padded")
-    me = hir.DeviceIndexOp(mesh, outside=0)  # a device outside the mesh takes part in nothing: any branch will do
-    me.result.name_hint = "me"
-    full = extent // chunk  # the devices before it hold c indices; the one at it holds extent mod c
-    ops += [me, *on_devices(me.result, "ult", full, [copy_launch(source, padded, perm)])]
-    if extent % chunk:
-        ops += on_devices(me.result, "eq", full, [_pad_launch(source, padded, perm, chunk - extent % chunk)])
+    ops += by_shard_size(
+        mesh,
+        extent,
+        whole=[copy_launch(source, padded, perm)],
+        part=[_pad_launch(source, padded, perm, chunk - extent % chunk)] if extent % chunk else [],
+    )
     allocation, gathered = temporary([devices * chunk, *((target, a) for a in rest)], target, "gathered")
     gather = hir.AllgatherOp(padded, gathered, 0, mesh)
-    return [*ops, *allocation, gather, hir.WaitOp(gather.result), _unpad_launch(gathered, target, perm, extent)]
+    cut = first_indices_launch(gathered, target, 0, extent, inverse(perm))
+    return [*ops, *allocation, gather, hir.WaitOp(gather.result), cut]
 
 
 def _pad_launch(source: SSAValue, padded: SSAValue, perm: Sequence[int], zeros: int) -> hir.LaunchOp:
@@ -136,37 +139,15 @@ def _pad_launch(source: SSAValue, padded: SSAValue, perm: Sequence[int], zeros: 
     block = Block(arg_types=[tensor_of(source)])
     block.args[0].name_hint = source.name_hint
     shard: SSAValue = block.args[0]
-    padded_type = tensor_of(padded)
     ops: list[Operation] = []
     if list(perm) != sorted(perm):
         shape = [tensor_of(source).get_shape()[a] for a in perm]
-        permute = fusion.PermuteOp(shard, perm, TensorType(padded_type.element_type, shape))
+        permute = fusion.PermuteOp(shard, perm, TensorType(tensor_of(padded).element_type, shape))
         ops.append(permute)
         shard = permute.result
-    zero_shape = [zeros, *padded_type.get_shape()[1:]]
-    zero = 0.0 if isinstance(padded_type.element_type, AnyFloat) else 0
-    fill = fusion.FullOp(zero, TensorType(padded_type.element_type, zero_shape))
-    concat = fusion.ConcatOp([shard, fill.result], 0, padded_type)
-    block.add_ops([*ops, fill, concat, hir.YieldOp(concat.result)])
+    padding, result = zeros_after(shard, 0, zeros, tensor_of(padded))
+    block.add_ops([*ops, *padding, hir.YieldOp(result)])
     return hir.LaunchOp([source], [padded], Region(block))
-
-
-def _unpad_launch(gathered: SSAValue, target: SSAValue, perm: Sequence[int], extent: int) -> hir.LaunchOp:
-    """`target` = the first `extent` indices of `gathered` along its first axis, axes permuted back."""
-    block = Block(arg_types=[tensor_of(gathered)])
-    block.args[0].name_hint = gathered.name_hint
-    gathered_type = tensor_of(gathered)
-    shape = [extent, *gathered_type.get_shape()[1:]]
-    rank = len(shape)
-    cut = fusion.SliceOp(block.args[0], [0] * rank, [1] * rank, TensorType(gathered_type.element_type, shape))
-    ops: list[Operation] = [cut]
-    result: SSAValue = cut.result
-    if list(perm) != sorted(perm):
-        back = fusion.PermuteOp(result, inverse(perm), tensor_of(target))
-        ops.append(back)
-        result = back.result
-    block.add_ops([*ops, hir.YieldOp(result)])
-    return hir.LaunchOp([gathered], [target], Region(block))
 
 
 def broadcast_into(source: SSAValue, target: SSAValue, root: SSAValue, mesh: Sequence[int]) -> list[Operation]:
@@ -262,6 +243,22 @@ def move_shards(
 def on_device(me: SSAValue, position: int, body: list[Operation]) -> list[Operation]:
     """`scf.if` this device is at `position` of the mesh `me` indexes: `body`."""
     return on_devices(me, "eq", position, body)
+
+
+def by_shard_size(mesh: Sequence[int], extent: int, whole: list[Operation], part: list[Operation]) -> list[Operation]:
+    """
+    `whole` on the devices holding a full chunk of c = ceil(L/D) indices of an uneven didx axis of
+    static extent L (the positions before L // c), `part` on the one holding L mod c (at L // c;
+    leave it empty when c divides L), nothing on the later ones, which hold none. A device
+    outside the mesh takes part in nothing, so any branch will do there (position 0).
+    """
+    me = hir.DeviceIndexOp(mesh, outside=0)
+    me.result.name_hint = "me"
+    full = extent // didx_chunk(extent, len(mesh))
+    ops: list[Operation] = [me, *on_devices(me.result, "ult", full, whole)]
+    if part:
+        ops += on_devices(me.result, "eq", full, part)
+    return ops
 
 
 def on_devices(me: SSAValue, predicate: str, position: int, body: list[Operation]) -> list[Operation]:
