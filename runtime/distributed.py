@@ -17,6 +17,7 @@ instead of keeping the job alive.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -157,15 +158,16 @@ def _piece(t: torch.Tensor, axis: int, index: int, pieces: int) -> torch.Tensor:
     return t.narrow(axis, index * size, size)
 
 
-def group_order(mesh: Mesh) -> list[int] | None:
+@functools.lru_cache(maxsize=256)  # asked by every collective; a job has a few meshes
+def group_order(mesh: Mesh) -> tuple[int, ...] | None:
     """
     The process-group rank of the device at each mesh position, or None when they are the same
     (an ascending mesh). A process group ranks its processes in ascending order whatever the
     order they are listed in; a mesh's positions are in the order written.
     """
     ranked = sorted(mesh)
-    order = [ranked.index(device) for device in mesh]
-    return None if order == list(range(len(mesh))) else order
+    order = tuple(ranked.index(device) for device in mesh)
+    return None if order == tuple(range(len(mesh))) else order
 
 
 def in_mesh_order(parts: list[Any], mesh: Mesh) -> list[Any]:
