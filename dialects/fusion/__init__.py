@@ -8,6 +8,7 @@ re-exports them (`fusion.AddOp`).
 
 from xdsl.ir import Dialect
 
+from hir.dialects.definition_check import specialize_verification
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp
 from hir.dialects.fusion.elementwise import (
@@ -96,6 +97,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
 )
 
 Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])
+specialize_verification(Fusion)
 
 __all__ = [
     "FUSION_OPS",

@@ -14,6 +14,7 @@ group of ops; this package re-exports them all (`from hir.dialects import hir; h
 
 from xdsl.ir import Dialect
 
+from hir.dialects.definition_check import specialize_verification
 from hir.dialects.hir.base import (
     READS_CURRENT_STREAM,
     WRITES_DEVICE_QUEUE,
@@ -92,6 +93,7 @@ HIR_OPS = (
 )
 
 Hir = Dialect("hir", list(HIR_OPS), [StreamType, WorkType])
+specialize_verification(Hir)
 
 __all__ = [
     "HIR_OPS",
