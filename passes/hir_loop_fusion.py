@@ -13,8 +13,10 @@ the same stream. The ops between the loops must be hoistable above L1 (allocatio
 index arithmetic). The fork and join of the fused loop are those of `hir.stream_for`: all forks
 before any iteration, so fusion never moves a fork sync into the pipeline.
 
-Cost: linear in the module. The walker visits every op a constant number of times (its first
-sweep, the sweep that finds nothing more to do, and once more when a fusion moves it). A loop
+Cost: linear in the module. The walker visits every op once: one sweep is a fixpoint, so it
+does not sweep again. A loop that could not absorb its successor when visited cannot later either:
+fusions further down only grow that successor's accesses, and the ops they hoist in between are
+hoistable ones. A loop
 `first` that absorbs its successors keeps a summary of its buffer accesses (`LoopAccesses`: per
 root buffer, the slices accessed and whether it is written), so each merge costs the size of the
 absorbed loop, not of the grown one; the ops between two loops are looked at once per attempt;
@@ -334,4 +336,6 @@ class HirLoopFusionPass(ModulePass):
     name = "hir-loop-fusion"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseStreamLoops(loops_forked_from_current_stream(op))).rewrite_module(op)
+        PatternRewriteWalker(
+            FuseStreamLoops(loops_forked_from_current_stream(op)), apply_recursively=False
+        ).rewrite_module(op)
