@@ -51,6 +51,7 @@ from hir.dialects.fusion.ops import (
 from hir.dialects.fusion.reductions import MaxOp, MeanOp, MinOp, ReductionFusionOp, SumOp
 from hir.dialects.fusion.segment import SegmentOp, YieldOp, verify_fusion_region
 from hir.dialects.fusion.shape import ConcatOp, ExpandOp, PermuteOp, ReshapeOp, SliceOp
+from hir.dialects.named_access import specialize_accessors
 from hir.dialects.parallel_encoding import ParallelAttr
 
 FUSION_OPS: tuple[type[FusionOp], ...] = (
@@ -98,6 +99,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
 
 Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])
 specialize_verification(Fusion)
+specialize_accessors(Fusion)
 
 __all__ = [
     "FUSION_OPS",

@@ -62,6 +62,7 @@ from hir.dialects.hir.launch import LaunchOp
 from hir.dialects.hir.loops import ForOp, StreamForOp, YieldOp
 from hir.dialects.hir.streams import GetCurrentStreamOp, NumStreamsOp, SetCurrentStreamOp, StreamOp, SynchronizeOp
 from hir.dialects.hir.symmetric import BarrierOp, DeviceIndexOp, PeerViewOp
+from hir.dialects.named_access import specialize_accessors
 
 HIR_OPS = (
     AllocateOp,
@@ -94,6 +95,7 @@ HIR_OPS = (
 
 Hir = Dialect("hir", list(HIR_OPS), [StreamType, WorkType])
 specialize_verification(Hir)
+specialize_accessors(Hir)
 
 __all__ = [
     "HIR_OPS",

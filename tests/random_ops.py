@@ -1,0 +1,157 @@
+"""
+Ops of every definition of our dialects for tests that compare a specialized piece of the
+dialects with xDSL's generic one: those of the lit tests and examples, and random ones that are
+close to their definition, mostly valid, sometimes not (a wrong count, type, property, region).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation, RangeLengthConstraint, RangeOf, VariadicDef
+from xdsl.irdl.constraints import AttrConstraint, VerificationContext
+from xdsl.utils.exceptions import VerifyException
+
+from hir.api import make_context
+from hir.diagnostics import LocatedParser
+from hir.dialects.fusion import Fusion
+from hir.dialects.hir import Hir, StreamType, WorkType
+from hir.dialects.parallel_encoding import ParallelAttr
+
+ROOT = Path(__file__).resolve().parent.parent
+OP_TYPES = [*Hir.operations, *Fusion.operations]
+T = TypeVar("T")
+
+
+def corpus_ops() -> Iterator[Operation]:
+    ctx = make_context()
+    for path in sorted([*(ROOT / "tests" / "lit").rglob("*.mlir"), *(ROOT / "examples").rglob("*.mlir")]):
+        text = path.read_text()
+        # Files with several modules (split-input-file) or expected errors are parsed piece by piece.
+        for piece in text.split("// -----"):
+            try:
+                module = LocatedParser(ctx, piece, str(path)).parse_module()
+            except Exception:
+                continue
+            for op in module.walk():
+                if isinstance(op, IRDLOperation) and type(op) in OP_TYPES:
+                    yield op
+
+
+def pools() -> tuple[list[SSAValue], list[Attribute], list[Attribute]]:
+    types: list[Attribute] = [
+        IndexType(),
+        i64,
+        f32,
+        TensorType(f32, [4, 8]),
+        TensorType(f32, [4, 8], ParallelAttr(["stream", "serial"])),
+        MemRefType(f32, [4, 8]),
+        MemRefType(f32, [-1, 8]),
+        TensorType(i32, [4]),
+        StreamType(),
+        WorkType(),
+    ]
+    block = Block(arg_types=types)
+    attrs: list[Attribute] = [
+        IntegerAttr(0, i64),
+        IntegerAttr(3, i64),
+        IntegerAttr(1, i32),
+        IntegerAttr(2, IndexType()),
+        FloatAttr(1.0, f32),
+        StringAttr("x"),
+        UnitAttr(),
+        NoneAttr(),
+        DenseArrayBase.from_list(i32, [1, 1]),
+        DenseArrayBase.from_list(i32, [2, 0]),
+        DenseArrayBase.from_list(i64, [1]),
+        *types,
+    ]
+    return list(block.args), types, attrs
+
+
+def _element(constraint: object) -> AttrConstraint | None:
+    """The per-value constraint of an operand or result definition."""
+    if isinstance(constraint, RangeLengthConstraint):
+        constraint = constraint.constraint
+    return constraint.constr if isinstance(constraint, RangeOf) else None
+
+
+def _satisfies(constraint: AttrConstraint | None, attr: Attribute) -> bool:
+    try:
+        if constraint is not None:
+            constraint.verify(attr, VerificationContext())
+    except VerifyException:
+        return False
+    return True
+
+
+def _draw(rng: random.Random, pool: Sequence[T], fits: Callable[[T], bool]) -> T:
+    """Mostly a member of `pool` that fits, sometimes any."""
+    fitting = [x for x in pool if fits(x)]
+    return rng.choice(fitting) if fitting and rng.random() < 0.9 else rng.choice(pool)
+
+
+def random_op(rng: random.Random, op_type: type[IRDLOperation]) -> Operation:
+    """
+    An op of `op_type` that is close to its definition: each operand, result, property and
+    region drawn to fit it most of the time, counts right most of the time, strays now and then.
+    """
+    values, types, attrs = pools()
+    op_def = op_type.get_irdl_definition()
+
+    def counts(definitions: Sequence[object]) -> list[int]:
+        return [rng.randint(0, 2) if isinstance(d, VariadicDef) else 1 for d in definitions]
+
+    operand_counts = counts([d for _, d in op_def.operands])
+    operands: list[SSAValue] = []
+    for (_, d), n in zip(op_def.operands, operand_counts):
+        element = _element(d.constr)
+        operands += [_draw(rng, values, lambda v, e=element: _satisfies(e, v.type)) for _ in range(n)]
+    result_types: list[Attribute] = []
+    for (_, d), n in zip(op_def.results, counts([d for _, d in op_def.results])):
+        element = _element(d.constr)
+        result_types += [_draw(rng, types, lambda t, e=element: _satisfies(e, t)) for _ in range(n)]
+    if rng.random() < 0.1:
+        operands = operands[:-1] if operands and rng.random() < 0.5 else [*operands, rng.choice(values)]
+    if rng.random() < 0.1:
+        result_types = [*result_types, rng.choice(types)]
+
+    properties: dict[str, Attribute] = {}
+    for name, d in op_def.properties.items():
+        if rng.random() < 0.9:
+            properties[name] = _draw(rng, attrs, lambda a, c=d.constr: _satisfies(c, a))
+    if "operandSegmentSizes" in op_def.properties and rng.random() < 0.8:
+        properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, operand_counts)
+    if rng.random() < 0.05:
+        properties["stray"] = rng.choice(attrs)
+    attributes: dict[str, Attribute] = {}
+    for name, d in op_def.attributes.items():
+        if rng.random() < 0.9:
+            attributes[name] = _draw(rng, attrs, lambda a, c=d.constr: _satisfies(c, a))
+
+    n_regions = len(op_def.regions) + (rng.choice([-1, 1]) if rng.random() < 0.1 else 0)
+    regions = [
+        Region([Block(arg_types=rng.sample(types, rng.randint(0, 2))) for _ in range(1 if rng.random() < 0.9 else 2)])
+        for _ in range(max(0, n_regions))
+    ]
+    return op_type.create(
+        operands=operands, result_types=result_types, properties=properties, attributes=attributes, regions=regions
+    )
