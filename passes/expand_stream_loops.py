@@ -42,9 +42,9 @@ the main loop ends with `work`, and after it
 so `%main` has waited for every worker (all streams `i mod n` are pool streams 0..n-1), with n
 waits after the loop instead of one per iteration, and two fewer host ops per iteration.
 
-Cost: linear in the module: the walker's sweeps (the last finds nothing to do) visit each op a
-constant number of times, and each loop's body is moved (not copied) into the main loop; the fork
-loop and `join=chain`'s chain are a constant number of ops, a peeled iteration one copy of the body.
+Cost: linear in the module: one walk finds the loops, and each loop's body is moved (not copied)
+into the main loop; the fork loop and `join=chain`'s chain are a constant number of ops, a peeled
+iteration one copy of the body.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from hir.dialects import hir
 from hir.pipeline import require_one_of
@@ -186,4 +186,9 @@ class ExpandStreamLoopsPass(ModulePass):
         require_one_of("join", self.join, JOINS)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandStreamFor(self.join == "caller")).rewrite_module(op)
+        # Inner loops first: a loop's body, moved or cloned into the new loops, then holds no stream
+        # loop left to expand. One walk finds them; the walker would visit every op twice.
+        loops = [o for o in op.walk() if isinstance(o, hir.StreamForOp)]
+        pattern = ExpandStreamFor(self.join == "caller")
+        for loop in reversed(loops):
+            pattern.match_and_rewrite(loop, PatternRewriter(loop))

@@ -286,6 +286,7 @@ class LowerCommunicationPass(ModulePass):
         streams_before: set[Operation] = set()
         collectives_before: set[Operation] = set()
         functions: list[func.FuncOp] = []
+        reshards = False
         for o in op.walk():  # one walk: the module has thousands of ops
             if isinstance(o, hir.StreamOp):
                 streams_before.add(o)
@@ -293,14 +294,17 @@ class LowerCommunicationPass(ModulePass):
                 collectives_before.add(o)
             elif isinstance(o, func.FuncOp) and o.body.blocks:
                 functions.append(o)
+            elif isinstance(o, hir.LaunchOp) and o.is_resharding:
+                reshards = True
         if self.backend != "nccl":
             refuse_uneven(op, self.backend)
         if self.backend == "copy-engine":  # before the NCCL lowering takes the partial sums
             for function in functions:
                 reduce_over_copy_engine(function, self.chunks, self.release)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
-        ).rewrite_module(op)
+        if reshards or self.backend == "copy-engine":  # else the walker would visit every op for nothing
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier([LowerReshardingLaunch()], dce_enabled=False), apply_recursively=False
+            ).rewrite_module(op)
         if self.backend == "copy-engine":
             for function in functions:
                 exchange_shards_over_copy_engine(function, self.chunks, self.release)

@@ -9,6 +9,7 @@ switch (see `HirEffects`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -121,6 +122,7 @@ def build_directly(
     Operation.__init__(op, operands=operands, result_types=result_types, properties=properties or {}, regions=regions)
 
 
+@functools.lru_cache(maxsize=256)  # attributes are immutable: ops with the same sizes share one
 def operand_segments(*sizes: int) -> DenseArrayBase:
     return DenseArrayBase.from_list(i32, sizes)
 
