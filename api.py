@@ -16,6 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
+from hir.collection import fewer_collections
 from hir.diagnostics import LocatedParser, decode_source, verify_located
 from hir.dialects import get_all_hir_dialects
 from hir.dialects.shaped_types import check_signatures
@@ -99,5 +100,6 @@ def run_pipeline(module: ModuleOp, pipeline: str, ctx: Context | None = None) ->
     def verify_between(_prev: object, m: ModuleOp, _next: object) -> None:
         verify(m)
 
-    PassPipeline(parse_pipeline(pipeline), verify_between).apply(ctx or make_context(), module)
+    with fewer_collections():
+        PassPipeline(parse_pipeline(pipeline), verify_between).apply(ctx or make_context(), module)
     return module

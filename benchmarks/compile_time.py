@@ -54,6 +54,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 from hir.api import make_context
+from hir.collection import fewer_collections
 from hir.diagnostics import LocatedParser, verify_located
 from hir.passes import get_all_hir_passes
 from hir.pipeline import expand_stages, parse_pass_pipeline
@@ -269,7 +270,8 @@ def measure(kind: str, n: int, repeats: int) -> Sample:
             f.write(text)
         command = ["-p", PIPELINE, source, "-o", os.path.join(folder, "out.mlir")]
         for _ in range(repeats):
-            _one_run(sample, text, source, stages)
+            with fewer_collections():  # the collector's thresholds of hir-opt and hir.run_pipeline
+                _one_run(sample, text, source, stages)
             sample.add("hir-opt", _timed(HirOptMain(command).run)[0])
     return sample
 

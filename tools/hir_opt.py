@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import sys
 import time
@@ -30,6 +31,7 @@ from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hir.api import available_dialects, available_passes
+from hir.collection import COMPILING_THRESHOLDS, fewer_collections
 from hir.diagnostics import (
     TRACEBACK_VARIABLE,
     LocatedParser,
@@ -253,7 +255,8 @@ class HirOptMain(xDSLOptMain):
         return super().output_resulting_program(prog)
 
     def run(self) -> None:
-        super().run()  # parses, transforms and prints each chunk through the hooks above
+        with fewer_collections():
+            super().run()  # parses, transforms and prints each chunk through the hooks above
         failed = any(chunk.failed for chunk in self._chunks.values())
         if self._verifying and not any(has_annotations(chunk.source.text) for chunk in self._chunks.values()):
             # A file without a single expected-* annotation: xdsl-opt's behaviour, which scripts that
@@ -367,9 +370,14 @@ def _fail(message: str) -> NoReturn:
 
 def main(args: Sequence[str] | None = None) -> None:
     tool: HirOptMain | None = None
+    # The objects of the imports live as long as this process: no collection needs to rescan them.
+    # The process ends with the compilation, so it keeps the compiling thresholds (hir.collection).
+    gc.freeze()
+    gc.set_threshold(*COMPILING_THRESHOLDS)
     try:
         tool = HirOptMain(args)
         tool.run()
+        gc.freeze()  # and the module is dropped at exit: spare the exit's full collection a scan of it
     except BrokenPipeError:  # `hir-opt ... | head`: the reader is gone, which is not an error of ours
         sys.stderr.close()
         sys.exit(0)

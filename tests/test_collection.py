@@ -1,0 +1,49 @@
+"""The compiling thresholds of the garbage collector are the pipeline's only: the caller's come back."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+
+from hir import api
+from hir.collection import COMPILING_THRESHOLDS, fewer_collections
+
+
+def test_the_callers_thresholds_come_back_after_an_error() -> None:
+    before = gc.get_threshold()
+
+    def failing_pass() -> None:
+        with fewer_collections():
+            assert gc.get_threshold() == COMPILING_THRESHOLDS
+            raise RuntimeError("a pass failed")
+
+    with pytest.raises(RuntimeError):
+        failing_pass()
+    assert gc.get_threshold() == before
+
+
+def test_run_pipeline_collects_less_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    class RecordingPipeline(PassPipeline):
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            seen.append(gc.get_threshold())
+            super().apply(ctx, op)
+
+    monkeypatch.setattr(api, "PassPipeline", RecordingPipeline)
+    module = api.parse(
+        """
+        func.func @f(%x: tensor<4x8xf32, #fusion.parallel<[stream, serial]>>) -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>> {
+          %y = fusion.exp %x : tensor<4x8xf32, #fusion.parallel<[stream, serial]>> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+          func.return %y : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+        }
+        """
+    )
+    before = gc.get_threshold()
+    api.run_pipeline(module, "stream-lowering")
+    assert seen == [COMPILING_THRESHOLDS]
+    assert gc.get_threshold() == before
