@@ -66,7 +66,7 @@ def test_the_hot_ops_are_specialized() -> None:
 
 
 def test_agrees_on_the_test_corpus() -> None:
-    accepted = 0
+    accepted: set[str] = set()
     for op in corpus_ops():
         check = definition_check(type(op).get_irdl_definition())
         if check is None:
@@ -75,8 +75,9 @@ def test_agrees_on_the_test_corpus() -> None:
         assert installed_verdict(op) == verdict, op
         if check(op):
             assert verdict is None or _a_trait_rejects(op), verdict
-            accepted += 1
-    assert accepted > 2000
+            accepted.add(op.name)
+    # Most of our op types pass the specialized check somewhere in the lit tests and examples.
+    assert len(accepted) >= 40
 
 
 @pytest.mark.parametrize("op_type", OP_TYPES, ids=lambda t: t.name)

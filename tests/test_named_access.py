@@ -92,8 +92,13 @@ def test_every_op_type_with_named_constructs_is_specialized() -> None:
 
 
 def test_agrees_on_the_test_corpus() -> None:
-    reads = sum(assert_same_reads(op, xdsl_accessors(type(op))) for op in corpus_ops())
-    assert reads > 5000
+    kinds: set[str] = set()
+    for op in corpus_ops():
+        if assert_same_reads(op, xdsl_accessors(type(op))):
+            kinds.add(op.name)
+    # Most of our op types, as the lit tests and examples write them (the count depends on which
+    # files parse where the tests run, not on this check).
+    assert len(kinds) >= 40
 
 
 @pytest.mark.parametrize("op_type", [*OP_TYPES, *TEST_OP_TYPES], ids=lambda t: t.name)
