@@ -1,5 +1,5 @@
 """
-Ops of every definition of our dialects for tests that compare a specialized piece of the
+Ops of every definition of our dialects (and of a few synthetic ones) for tests that compare a specialized piece of the
 dialects with xDSL's generic one: those of the lit tests and examples, and random ones that are
 close to their definition, mostly valid, sometimes not (a wrong count, type, property, region).
 """
@@ -25,20 +25,87 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation, RangeLengthConstraint, RangeOf, VariadicDef
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    RangeLengthConstraint,
+    RangeOf,
+    VariadicDef,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
 from xdsl.irdl.constraints import AttrConstraint, VerificationContext
 from xdsl.utils.exceptions import VerifyException
 
 from hir.api import make_context
 from hir.diagnostics import LocatedParser
+from hir.dialects.definition_check import specialize_verification
 from hir.dialects.fusion import Fusion
 from hir.dialects.hir import Hir, StreamType, WorkType
+from hir.dialects.named_access import specialize_accessors
 from hir.dialects.parallel_encoding import ParallelAttr
 
 ROOT = Path(__file__).resolve().parent.parent
 OP_TYPES = [*Hir.operations, *Fusion.operations]
 T = TypeVar("T")
+
+
+# Forms of definition none of our ops has yet, specialized as our dialects are.
+
+
+@irdl_op_definition
+class RunBetweenOp(IRDLOperation):
+    """A variadic run between single operands."""
+
+    name = "test.run_between"
+    first = operand_def(IndexType)
+    run = var_operand_def(MemRefType)
+    last = operand_def(IndexType)
+
+
+@irdl_op_definition
+class RunFirstOp(IRDLOperation):
+    """Singles after a variadic run, of operands and of results."""
+
+    name = "test.run_first"
+    run = var_operand_def(MemRefType)
+    middle = operand_def(IndexType)
+    last = operand_def(IndexType)
+    results_run = var_result_def(IndexType)
+    result = result_def(MemRefType)
+
+
+@irdl_op_definition
+class SegmentsOp(IRDLOperation):
+    """Singles between segment-sized runs."""
+
+    name = "test.segments"
+    first = operand_def(IndexType)
+    run = var_operand_def(MemRefType)
+    last = operand_def(IndexType)
+    tail = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class SameSegmentsOp(IRDLOperation):
+    """Segment-sized runs that all take the same type, as `hir.launch`'s, and a single one among them."""
+
+    name = "test.same_segments"
+    first = var_operand_def(MemRefType)
+    single = operand_def(MemRefType)
+    last = var_operand_def(MemRefType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+SYNTHETIC_OP_TYPES = [RunBetweenOp, RunFirstOp, SegmentsOp, SameSegmentsOp]
+_SYNTHETIC = Dialect("test", SYNTHETIC_OP_TYPES)
+specialize_verification(_SYNTHETIC)
+specialize_accessors(_SYNTHETIC)
 
 
 def corpus_ops() -> Iterator[Operation]:

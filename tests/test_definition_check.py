@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from random_ops import OP_TYPES, corpus_ops, pools, random_op
+from random_ops import OP_TYPES, SYNTHETIC_OP_TYPES, RunBetweenOp, corpus_ops, pools, random_op
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -23,9 +23,6 @@ from xdsl.ir import Operation
 from xdsl.irdl import (
     IRDLOperation,
     OpDef,
-    irdl_op_definition,
-    operand_def,
-    var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -80,7 +77,7 @@ def test_agrees_on_the_test_corpus() -> None:
     assert len(accepted) >= 40
 
 
-@pytest.mark.parametrize("op_type", OP_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("op_type", [*OP_TYPES, *SYNTHETIC_OP_TYPES], ids=lambda t: t.name)
 def test_agrees_on_random_ops(op_type: type[IRDLOperation]) -> None:
     check = definition_check(op_type.get_irdl_definition())
     if check is None:
@@ -114,23 +111,13 @@ def test_a_rejected_op_reports_xdsls_message() -> None:
     assert str(error.value) == expected
 
 
-@irdl_op_definition
-class _RunBetweenOp(IRDLOperation):
-    """A variadic run between single operands, a form none of our ops has yet."""
-
-    name = "test.run_between"
-    first = operand_def(IndexType)
-    run = var_operand_def(MemRefType)
-    last = operand_def(IndexType)
-
-
 @pytest.mark.parametrize("count", range(5))
 def test_a_variadic_run_between_single_operands(count: int) -> None:
     values, _, _ = pools()
     index = next(v for v in values if isinstance(v.type, IndexType))
     memref = next(v for v in values if isinstance(v.type, MemRefType))
     for operands in ([index] * count, [index, *[memref] * max(0, count - 2), index][:count]):
-        op = _RunBetweenOp.create(operands=operands)
-        check = definition_check(_RunBetweenOp.get_irdl_definition())
+        op = RunBetweenOp.create(operands=operands)
+        check = definition_check(RunBetweenOp.get_irdl_definition())
         assert check is not None
         assert check(op) == (generic_verdict(op) is None), operands

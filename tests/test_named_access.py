@@ -11,49 +11,14 @@ import random
 from typing import Any
 
 import pytest
-from random_ops import OP_TYPES, corpus_ops, random_op
-from xdsl.dialects.builtin import IndexType, MemRefType
-from xdsl.ir import Dialect, Operation
+from random_ops import OP_TYPES, SYNTHETIC_OP_TYPES, corpus_ops, random_op
+from xdsl.ir import Operation
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    result_def,
-    var_operand_def,
-    var_result_def,
 )
 from xdsl.irdl.operations import get_accessors_from_op_def
 
-from hir.dialects.named_access import _Accessor, specialize_accessors
-
-
-@irdl_op_definition
-class _RunFirstOp(IRDLOperation):
-    """Singles after a variadic run: a form none of our ops has yet."""
-
-    name = "test.run_first"
-    run = var_operand_def(MemRefType)
-    middle = operand_def(IndexType)
-    last = operand_def(IndexType)
-    results_run = var_result_def(IndexType)
-    result = result_def(MemRefType)
-
-
-@irdl_op_definition
-class _SegmentsOp(IRDLOperation):
-    """Singles between segment-sized runs: a form none of our ops has yet."""
-
-    name = "test.segments"
-    first = operand_def(IndexType)
-    run = var_operand_def(MemRefType)
-    last = operand_def(IndexType)
-    tail = var_operand_def(IndexType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-
-
-TEST_OP_TYPES = [_RunFirstOp, _SegmentsOp]
-specialize_accessors(Dialect("test", TEST_OP_TYPES))
+from hir.dialects.named_access import _Accessor
 
 
 def xdsl_accessors(op_type: type[IRDLOperation]) -> dict[str, Any]:
@@ -101,7 +66,7 @@ def test_agrees_on_the_test_corpus() -> None:
     assert len(kinds) >= 40
 
 
-@pytest.mark.parametrize("op_type", [*OP_TYPES, *TEST_OP_TYPES], ids=lambda t: t.name)
+@pytest.mark.parametrize("op_type", [*OP_TYPES, *SYNTHETIC_OP_TYPES], ids=lambda t: t.name)
 def test_agrees_on_random_ops(op_type: type[IRDLOperation]) -> None:
     accessors = xdsl_accessors(op_type)
     if not accessors:
