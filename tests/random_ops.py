@@ -6,10 +6,11 @@ close to their definition, mostly valid, sometimes not (a wrong count, type, pro
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -51,7 +52,6 @@ from hir.dialects.parallel_encoding import ParallelAttr
 
 ROOT = Path(__file__).resolve().parent.parent
 OP_TYPES = [*Hir.operations, *Fusion.operations]
-T = TypeVar("T")
 
 
 # Forms of definition none of our ops has yet, specialized as our dialects are.
@@ -109,6 +109,12 @@ specialize_accessors(_SYNTHETIC)
 
 
 def corpus_ops() -> Iterator[Operation]:
+    return iter(_corpus())
+
+
+@functools.cache  # parsed once per process: the tests only read these ops
+def _corpus() -> tuple[Operation, ...]:
+    ops: list[Operation] = []
     ctx = make_context()
     for path in sorted([*(ROOT / "tests" / "lit").rglob("*.mlir"), *(ROOT / "examples").rglob("*.mlir")]):
         text = path.read_text()
@@ -118,11 +124,11 @@ def corpus_ops() -> Iterator[Operation]:
                 module = LocatedParser(ctx, piece, str(path)).parse_module()
             except Exception:
                 continue
-            for op in module.walk():
-                if isinstance(op, IRDLOperation) and type(op) in OP_TYPES:
-                    yield op
+            ops += [op for op in module.walk() if isinstance(op, IRDLOperation) and type(op) in OP_TYPES]
+    return tuple(ops)
 
 
+@functools.cache  # the same values, types and attributes for every op drawn
 def pools() -> tuple[list[SSAValue], list[Attribute], list[Attribute]]:
     types: list[Attribute] = [
         IndexType(),
@@ -170,10 +176,20 @@ def _satisfies(constraint: AttrConstraint | None, attr: Attribute) -> bool:
     return True
 
 
-def _draw(rng: random.Random, pool: Sequence[T], fits: Callable[[T], bool]) -> T:
-    """Mostly a member of `pool` that fits, sometimes any."""
-    fitting = [x for x in pool if fits(x)]
-    return rng.choice(fitting) if fitting and rng.random() < 0.9 else rng.choice(pool)
+@functools.cache
+def _fitting(pool: str, constraint: AttrConstraint | None) -> tuple[object, ...]:
+    """The members of pool `values`, `types` or `attrs` that satisfy `constraint` (a value by its type)."""
+    values, types, attrs = pools()
+    if pool == "values":
+        return tuple(v for v in values if _satisfies(constraint, v.type))
+    return tuple(a for a in (types if pool == "types" else attrs) if _satisfies(constraint, a))
+
+
+def _draw(rng: random.Random, pool: str, constraint: AttrConstraint | None) -> Any:
+    """Mostly a member of the pool that fits `constraint`, sometimes any."""
+    fitting = _fitting(pool, constraint)
+    everything = dict(zip(("values", "types", "attrs"), pools()))[pool]
+    return rng.choice(fitting) if fitting and rng.random() < 0.9 else rng.choice(everything)
 
 
 def random_op(rng: random.Random, op_type: type[IRDLOperation]) -> Operation:
@@ -191,11 +207,11 @@ def random_op(rng: random.Random, op_type: type[IRDLOperation]) -> Operation:
     operands: list[SSAValue] = []
     for (_, d), n in zip(op_def.operands, operand_counts):
         element = _element(d.constr)
-        operands += [_draw(rng, values, lambda v, e=element: _satisfies(e, v.type)) for _ in range(n)]
+        operands += [_draw(rng, "values", element) for _ in range(n)]
     result_types: list[Attribute] = []
     for (_, d), n in zip(op_def.results, counts([d for _, d in op_def.results])):
         element = _element(d.constr)
-        result_types += [_draw(rng, types, lambda t, e=element: _satisfies(e, t)) for _ in range(n)]
+        result_types += [_draw(rng, "types", element) for _ in range(n)]
     if rng.random() < 0.1:
         operands = operands[:-1] if operands and rng.random() < 0.5 else [*operands, rng.choice(values)]
     if rng.random() < 0.1:
@@ -204,7 +220,7 @@ def random_op(rng: random.Random, op_type: type[IRDLOperation]) -> Operation:
     properties: dict[str, Attribute] = {}
     for name, d in op_def.properties.items():
         if rng.random() < 0.9:
-            properties[name] = _draw(rng, attrs, lambda a, c=d.constr: _satisfies(c, a))
+            properties[name] = _draw(rng, "attrs", d.constr)
     if "operandSegmentSizes" in op_def.properties and rng.random() < 0.8:
         properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, operand_counts)
     if rng.random() < 0.05:
@@ -212,7 +228,7 @@ def random_op(rng: random.Random, op_type: type[IRDLOperation]) -> Operation:
     attributes: dict[str, Attribute] = {}
     for name, d in op_def.attributes.items():
         if rng.random() < 0.9:
-            attributes[name] = _draw(rng, attrs, lambda a, c=d.constr: _satisfies(c, a))
+            attributes[name] = _draw(rng, "attrs", d.constr)
 
     n_regions = len(op_def.regions) + (rng.choice([-1, 1]) if rng.random() < 0.1 else 0)
     regions = [
