@@ -35,6 +35,11 @@ A buffer becomes a ring only when that reuse is provably ordered; it stays whole
 - every access is made while the worker `%s` is the current stream (not after a switch to a
   comm stream), by a `hir.launch`, or by a communication whose `hir.wait` follows on `%s` in the
   same iteration: then all of iteration i's accesses are ordered before iteration i + n's on `%s`.
+
+Cost: linear in the module. One walk finds the loops. Each loop looks only at the allocations its
+body views (not at every op of its block: a function of many loops made that quadratic) and walks
+its body once (`accesses_in_order`). Each block's ops are numbered once: the numbers order the
+allocations and tell whether a free follows its loop without walking the ops between the two.
 """
 
 from __future__ import annotations
@@ -83,8 +88,11 @@ class Ring:
 # -- which allocations qualify --------------------------------------------------------------------
 
 
-def candidate(allocation: hir.AllocateOp, loop: hir.StreamForOp) -> Ring | None:
-    """The allocation's views and frees, when every use is one of them (same slice everywhere)."""
+def candidate(allocation: hir.AllocateOp, loop: hir.StreamForOp, position: dict[Operation, int]) -> Ring | None:
+    """
+    The allocation's views and frees, when every use is one of them (same slice everywhere).
+    `position`: the index of each op of the loop's block.
+    """
     if allocation.symmetric is not None or allocation.parent_block() is not loop.parent_block():
         return None
     views: list[View] = []
@@ -93,7 +101,7 @@ def candidate(allocation: hir.AllocateOp, loop: hir.StreamForOp) -> Ring | None:
         user = use.operation
         if isinstance(user, View) and user.parent_op() is loop and user.index is loop.induction_var:
             views.append(user)
-        elif isinstance(user, hir.DeallocateOp) and freed_after(user, loop):
+        elif isinstance(user, hir.DeallocateOp) and freed_after(user, loop, position):
             frees.append(user)
         else:
             return None  # escapes: returned, another loop, a whole-buffer access, a view of another index
@@ -118,8 +126,10 @@ def even_chunks(allocation: hir.AllocateOp, part: Slice) -> bool:
     return extent != DYNAMIC_INDEX and extent % part.chunks == 0
 
 
-def freed_after(free: hir.DeallocateOp, loop: hir.StreamForOp) -> bool:
-    return free.parent_block() is loop.parent_block() and loop.is_before_in_block(free)
+def freed_after(free: hir.DeallocateOp, loop: hir.StreamForOp, position: dict[Operation, int]) -> bool:
+    # By the block's numbering, not `is_before_in_block`, which walks the ops between the two:
+    # a block of many loops whose buffers are all freed at its end made that quadratic.
+    return free.parent_block() is loop.parent_block() and position[loop] < position[free]
 
 
 def accesses_in_order(loop: hir.StreamForOp, rings: list[Ring]) -> list[Ring]:
@@ -244,7 +254,7 @@ def ring_intermediates(loop: hir.StreamForOp, position: dict[Operation, int]) ->
     views = [op for op in loop.body.block.ops if isinstance(op, View)]
     viewed = {v.buffer.owner for v in views if isinstance(v.buffer.owner, hir.AllocateOp)}
     allocations = sorted((a for a in viewed if a.parent_block() is block), key=position.__getitem__)
-    rings = [r for a in allocations if (r := candidate(a, loop)) is not None]
+    rings = [r for a in allocations if (r := candidate(a, loop, position)) is not None]
     rings = accesses_in_order(loop, rings)
     if not rings:
         return

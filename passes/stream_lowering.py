@@ -1,4 +1,9 @@
-"""`stream-lowering`: the pipeline from fusion IR to an executable hir program."""
+"""
+`stream-lowering`: the pipeline from fusion IR to an executable hir program.
+
+Cost: linear in the module, as each of its stages is (their docstrings say why; xDSL's cse keeps
+one scoped table of the ops seen). `hir-opt --time-passes` reports every stage.
+"""
 
 from __future__ import annotations
 
