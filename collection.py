@@ -10,10 +10,11 @@ young collection every 20 000 new objects and no older one: 49 collections, 0.29
 The cyclic garbage the passes leave (an erased op still points at its block) waits in the older
 generations: peak memory 143 MB instead of 119 MB on the mix.
 
-`hir-opt` sets these thresholds for its whole process, and freezes the objects of its imports
-and, at the end, those of the compilation (`gc.freeze`), so that no collection, not even the
-full one at exit (1.1 s on the mix), scans them. The API (`hir.run_pipeline`) raises them for the
-duration of the pipeline and restores the caller's.
+The `hir-opt` executable sets these thresholds for its whole process, and freezes the objects of
+its imports and, at the end, those of the compilation (`gc.freeze`), so that no collection, not
+even the full one at exit (1.1 s on the mix), scans them. In a process of the caller's (the API,
+`hir.run_pipeline`, or `hir.tools.hir_opt.main`) they hold for the compilation only, and the
+caller's come back.
 """
 
 from __future__ import annotations

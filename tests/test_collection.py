@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 import pytest
 from xdsl.context import Context
@@ -11,6 +12,7 @@ from xdsl.passes import PassPipeline
 
 from hir import api
 from hir.collection import COMPILING_THRESHOLDS, fewer_collections
+from hir.tools.hir_opt import main as hir_opt_main
 
 
 def test_the_callers_thresholds_come_back_after_an_error() -> None:
@@ -47,3 +49,18 @@ def test_run_pipeline_collects_less_while_it_runs(monkeypatch: pytest.MonkeyPatc
     api.run_pipeline(module, "stream-lowering")
     assert seen == [COMPILING_THRESHOLDS]
     assert gc.get_threshold() == before
+
+
+def test_hir_opt_in_process_leaves_the_collector_as_it_was(tmp_path: Path) -> None:
+    """Only the executable (`command`) keeps the compiling thresholds and freezes objects."""
+    source = tmp_path / "in.mlir"
+    source.write_text(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %y = fusion.exp %x : tensor<4xf32> -> tensor<4xf32>\n"
+        "  func.return %y : tensor<4xf32>\n"
+        "}\n"
+    )
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    hir_opt_main([str(source), "--stream-lowering", "-o", str(tmp_path / "out.mlir")])
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (before, frozen)
+    assert "fusion.exp" in (tmp_path / "out.mlir").read_text()

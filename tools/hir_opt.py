@@ -369,15 +369,11 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(args: Sequence[str] | None = None) -> None:
+    """hir-opt in this process: the collector's settings are the caller's again afterwards."""
     tool: HirOptMain | None = None
-    # The objects of the imports live as long as this process: no collection needs to rescan them.
-    # The process ends with the compilation, so it keeps the compiling thresholds (hir.collection).
-    gc.freeze()
-    gc.set_threshold(*COMPILING_THRESHOLDS)
     try:
         tool = HirOptMain(args)
         tool.run()
-        gc.freeze()  # and the module is dropped at exit: spare the exit's full collection a scan of it
     except BrokenPipeError:  # `hir-opt ... | head`: the reader is gone, which is not an error of ours
         sys.stderr.close()
         sys.exit(0)
@@ -387,5 +383,21 @@ def main(args: Sequence[str] | None = None) -> None:
         _fail(internal_error("hir-opt", err, tool.doing if tool is not None else None))
 
 
+def command() -> None:
+    """
+    The `hir-opt` executable: `main` in a process that ends with it. The objects of the imports
+    live as long as the process, so they are frozen (no collection rescans them); the compiling
+    thresholds (hir.collection) hold from the start, dialects and passes being loaded included;
+    and at the end the compilation's objects are frozen too, which spares the exit's full
+    collection a scan of them (1.1 s on a 10 000-op module).
+    """
+    gc.freeze()
+    gc.set_threshold(*COMPILING_THRESHOLDS)
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    command()
