@@ -16,12 +16,11 @@ before any iteration, so fusion never moves a fork sync into the pipeline.
 Cost: linear in the module. The walker visits every op once: one sweep is a fixpoint, so it
 does not sweep again. A loop that could not absorb its successor when visited cannot later either:
 fusions further down only grow that successor's accesses, and the ops they hoist in between are
-hoistable ones. A loop
-`first` that absorbs its successors keeps a summary of its buffer accesses (`LoopAccesses`: per
-root buffer, the slices accessed and whether it is written), so each merge costs the size of the
-absorbed loop, not of the grown one; the ops between two loops are looked at once per attempt;
-and whether the caller stream is current before each loop comes from one forward sweep of every
-block (`loops_forked_from_current_stream`), not a walk back per question.
+hoistable ones. A loop `first` that absorbs its successors keeps a summary of its buffer accesses
+(`LoopAccesses`: per root buffer, the slices accessed and whether it is written), so each merge
+costs the size of the absorbed loop, not of the grown one; the ops between two loops are looked at
+once per attempt; and whether the caller stream is current before each loop comes from one forward
+sweep of every block (`loops_forked_from_current_stream`), not a walk back per question.
 """
 
 from __future__ import annotations

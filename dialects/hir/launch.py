@@ -103,7 +103,6 @@ class LaunchOp(IRDLOperation):
                 f"(expected {tensor_type_of(buffer.type)} or an encoded tensor whose local shape fits)"
             )
 
-        # Each access of a segment of the operands decodes operandSegmentSizes: take them once.
         ins, outs = self.ins, self.outs
         verify_buffer_types(ins, "ins")
         verify_buffer_types(outs, "outs")
