@@ -275,17 +275,17 @@ class ProcessGroupCommunicator:
         for devices in sorted({tuple(sorted(mesh)) for mesh in meshes}):
             if devices in self.groups:
                 continue
-            mesh = devices
-            if max(mesh) >= self.world_size:
-                raise UserError(f"mesh {list(mesh)} needs {max(mesh) + 1} processes, the job has {self.world_size}")
-            full = mesh == tuple(range(self.world_size))
+            if max(devices) >= self.world_size:
+                needed = max(devices) + 1
+                raise UserError(f"mesh {list(devices)} needs {needed} processes, the job has {self.world_size}")
+            full = devices == tuple(range(self.world_size))
             try:
                 group = (
-                    dist.group.WORLD if full else dist.new_group(list(mesh), timeout=timedelta(seconds=self.timeout))
+                    dist.group.WORLD if full else dist.new_group(list(devices), timeout=timedelta(seconds=self.timeout))
                 )
             except Exception as err:
-                raise UserError(self.failure(f"creating the process group of mesh {list(mesh)}", err)) from err
-            self.groups[mesh] = group
+                raise UserError(self.failure(f"creating the process group of mesh {list(devices)}", err)) from err
+            self.groups[devices] = group
 
     def prepared_group(self, mesh: Mesh) -> Any | None:
         """The process group made for `mesh`'s devices by `prepare`, or None (made by nobody yet)."""
