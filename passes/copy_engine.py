@@ -26,7 +26,6 @@ broadcasts with the same roots in the same order, so the nccl backend keeps `roo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
@@ -42,6 +41,7 @@ from hir.passes.symmetric_memory import (
     fork_comm_streams,
     index_constant,
     only_used_in,
+    ops_after,
     same_view,
 )
 
@@ -175,11 +175,9 @@ def rotate_by_rank(loop: hir.StreamForOp, rank: SSAValue) -> SSAValue:
     device = arith.RemUIOp(total.result, loop.ub)
     device.result.name_hint = "d"
     Rewriter.insert_op([total, device], InsertPoint.at_start(body))
-    op = device.next_op
-    while op is not None:  # the work
+    for op in ops_after(device, body):  # the work
         if iv in op.operands:
             op.operands = [device.result if o is iv else o for o in op.operands]
-        op = op.next_op
     return device.result
 
 
@@ -283,20 +281,6 @@ def _rewrite_broadcast(
     Rewriter.insert_op([remote, push, received, shard], InsertPoint.before(broadcast))
 
     read_shard_instead(broadcast, view, loop, shard.result)
-
-
-def ops_after(op: Operation, block: Block) -> Iterator[Operation]:
-    """
-    The ops after `op` in `block` (none when `op` is not in it). Stepping on from `op` once, not
-    asking `is_before_in_block` of every op, which walks from `op` each time: a fused loop's body
-    holds thousands of ops.
-    """
-    if op.parent_block() is not block:
-        return
-    later = op.next_op
-    while later is not None:
-        yield later
-        later = later.next_op
 
 
 def read_shard_instead(

@@ -68,6 +68,7 @@ from hir.passes.symmetric_memory import (
     index_constant,
     named,
     only_used_in,
+    ops_after,
     same_view,
     single_op,
     split_launch,
@@ -294,19 +295,17 @@ def _check_movable(plan: _Plan, loop: hir.StreamForOp) -> None:
     """The producer's work moves to the sum's place: nothing in between may write what it reads."""
     producer, launch = plan.sum.producer, plan.sum.launch
     read = {view_root(v) for v in producer.ins}
-    op = producer.next_op
-    while op is not None and op is not launch:
-        written = {view_root(v) for v in _written(op)}
-        if written & read:
+    for op in ops_after(producer, loop.body.block):
+        if op is launch:
+            break
+        if {view_root(v) for v in _written(op)} & read:
             raise _error(plan.sum, "moves the partial's producer to the sum, but an op in between writes its input")
-        op = op.next_op
 
 
 def _used_later(ps: PartialSum) -> bool:
     """Whether an op after the sum in the iteration accesses the output's buffer."""
     root = view_root(ps.output)
-    op = ps.launch.next_op
-    while op is not None:
+    for op in ops_after(ps.launch, ps.launch.parent_block()):
         effects = get_effects(op)
         touched = (
             [v for v in op.operands if isinstance(v.type, MemRefType)]
@@ -315,7 +314,6 @@ def _used_later(ps: PartialSum) -> bool:
         )
         if any(view_root(v) is root for v in touched):
             return True
-        op = op.next_op
     return False
 
 

@@ -17,7 +17,7 @@ again, so something must keep it from doing so while the peer still reads this r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -67,6 +67,20 @@ def same_view(a: SSAValue, b: SSAValue) -> bool:
         and x.operands == y.operands  # type: ignore[union-attr]
         and x.properties == y.properties  # type: ignore[union-attr]
     )
+
+
+def ops_after(op: Operation, block: Block) -> Iterator[Operation]:
+    """
+    The ops after `op` in `block` (none when `op` is not in it). Stepping on from `op` once, not
+    asking `is_before_in_block` of every op, which walks from `op` each time: a fused loop's body
+    holds thousands of ops.
+    """
+    if op.parent_block() is not block:
+        return
+    later = op.next_op
+    while later is not None:
+        yield later
+        later = later.next_op
 
 
 def view_root(value: SSAValue) -> SSAValue:
