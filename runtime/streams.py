@@ -1,13 +1,16 @@
 """
 Streams: the `Streams` protocol the runtime's stream ops call, and its implementations: CUDA
 streams from a pool keyed by stream number (created once per device and reused across runs,
-since PyTorch's caching allocator caches per stream), and in-order no-ops on CPU. Which device
-uses which implementation is `runtime/device.py`'s business.
+since PyTorch's caching allocator caches per stream), and in-order no-ops on CPU. On CUDA the
+stream and event objects are cached per device (`CudaDevice`), so that a stream op costs one call
+into torch's C bindings and makes no objects (docs/runtime.md, "Streams"). Which device uses which
+implementation is `runtime/device.py`'s business.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import torch
 
@@ -45,6 +48,7 @@ class Streams(Protocol):
 
 
 _POOL: dict[tuple[int, int, int], torch.cuda.Stream] = {}
+"""Pool streams by (device index, stream number, priority): created once, reused by every run."""
 
 
 HIGHEST_PRIORITY = -(2**16)
@@ -69,24 +73,119 @@ class CpuStreams:
         pass
 
 
-class CudaStreams:
-    """Streams of one CUDA device."""
+class CudaCalls:
+    """
+    The torch calls `CudaStreams` makes. Where this torch has them, the C bindings that the public
+    torch.cuda functions end in, called directly: the same CUDA calls without the wrappers' Python
+    frames (`torch.cuda.current_stream()` also makes a new Stream object per call). Else the
+    public functions. A test passes a fake with the same attributes.
+    """
 
-    def __init__(self, device: torch.device, priority: int = 0):
+    def __init__(self) -> None:
+        c = torch._C
+        self.current_stream_ids: Callable[[int], tuple[int, int, int]] = (
+            getattr(c, "_cuda_getCurrentStream", None) or _current_stream_ids
+        )
+        """`current_stream_ids(device_index)`: (stream_id, device_index, device_type) of the current stream."""
+        self.set_stream_by_id: Callable[..., None] = getattr(c, "_cuda_setStream", None) or _set_stream_by_id
+        """`set_stream_by_id(stream_id=, device_index=, device_type=)`: makes that stream current."""
+        event_base = getattr(c, "_CudaEventBase", None)  # without its methods in a CPU-only torch
+        self.record: Callable[[Any, Any], None] = getattr(event_base, "record", None) or torch.cuda.Event.record
+        """`record(event, stream)`: records `event` on `stream`."""
+        self.wait: Callable[[Any, Any], None] = getattr(event_base, "wait", None) or torch.cuda.Event.wait
+        """`wait(event, stream)`: `stream` waits for the work `event` last recorded (cudaStreamWaitEvent)."""
+
+    @staticmethod
+    def stream(stream_id: int, device_index: int, device_type: int) -> torch.cuda.Stream:
+        """A Stream object for the stream with these ids."""
+        return torch.cuda.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
+
+    @staticmethod
+    def new_stream(device_index: int, priority: int) -> torch.cuda.Stream:
+        return torch.cuda.Stream(device_index, priority=priority)
+
+    @staticmethod
+    def new_event() -> torch.cuda.Event:
+        return torch.cuda.Event(enable_timing=False)
+
+
+def _current_stream_ids(device_index: int) -> tuple[int, int, int]:
+    stream = torch.cuda.current_stream(device_index)
+    return stream.stream_id, stream.device_index, stream.device_type
+
+
+def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
+    torch.cuda.set_stream(CudaCalls.stream(stream_id, device_index, device_type))
+
+
+class CudaDevice:
+    """
+    What the runs on one CUDA device share, across runs and threads: a Stream object per stream
+    that was current at the start of a run (found by id instead of made anew), and one event per
+    stream that other streams wait for (created once instead of per wait).
+    """
+
+    def __init__(self, index: int, calls: CudaCalls) -> None:
+        self.index = index
+        self.calls = calls
+        self.streams: dict[int, torch.cuda.Stream] = {}
+        """Stream id -> the Stream object `CudaStreams.current` hands out for it."""
+        self.events: dict[int, torch.cuda.Event] = {}
+        """Stream id -> the event `CudaStreams.wait_for` records on that stream."""
+
+    def stream(self, ids: tuple[int, int, int]) -> torch.cuda.Stream:
+        stream = self.streams.get(ids[0])
+        if stream is None:
+            stream = self.streams[ids[0]] = self.calls.stream(*ids)
+        return stream
+
+    def event_for(self, stream_id: int) -> torch.cuda.Event:
+        event = self.events.get(stream_id)
+        if event is None:
+            event = self.events[stream_id] = self.calls.new_event()
+        return event
+
+
+_DEVICES: dict[int, CudaDevice] = {}
+"""The `CudaDevice` of each device index used so far."""
+
+
+def cuda_device(index: int) -> CudaDevice:
+    """The shared state of CUDA device `index`, made at its first use."""
+    device = _DEVICES.get(index)
+    if device is None:
+        device = _DEVICES[index] = CudaDevice(index, CudaCalls())
+    return device
+
+
+class CudaStreams:
+    """
+    The streams of one CUDA device for one run (a new object per call, since the current stream is
+    per thread); its caches are the device's `CudaDevice`, so a run makes no stream or event
+    objects once the first runs have made them.
+    """
+
+    def __init__(self, device: torch.device, priority: int = 0, *, shared: CudaDevice | None = None):
         self.device = device
-        self.device_index = device.index if device.index is not None else torch.cuda.current_device()
+        if shared is None:
+            shared = cuda_device(device.index if device.index is not None else torch.cuda.current_device())
+        self.shared = shared
+        self.device_index = shared.index
         self.priority = priority
+        self._calls = shared.calls
         # Only this object changes the current stream during a run, so it remembers it instead of
-        # asking torch (a few microseconds a query, on every synchronize).
+        # asking torch on every synchronize.
         self._current: torch.cuda.Stream | None = None
 
     def current(self) -> torch.cuda.Stream:
         if self._current is None:
-            self._current = torch.cuda.current_stream(self.device_index)
+            self._current = self.shared.stream(self._calls.current_stream_ids(self.device_index))
         return self._current
 
     def set_current(self, stream: torch.cuda.Stream) -> None:
-        torch.cuda.set_stream(stream)
+        self._calls.set_stream_by_id(
+            stream_id=stream.stream_id, device_index=stream.device_index, device_type=stream.device_type
+        )
         self._current = stream
 
     def pool(self, index: int, high_priority: bool = False) -> torch.cuda.Stream:
@@ -94,10 +193,21 @@ class CudaStreams:
         key = (self.device_index, index, priority)
         stream = _POOL.get(key)
         if stream is None:
-            stream = torch.cuda.Stream(self.device_index, priority=priority)
-            _POOL[key] = stream
+            stream = _POOL[key] = self._calls.new_stream(self.device_index, priority)
         return stream
 
     def wait_for(self, stream: torch.cuda.Stream) -> None:
-        """The current stream waits for all work enqueued so far on `stream` (event record + wait)."""
-        self.current().wait_stream(stream)
+        """
+        The current stream waits for all work enqueued so far on `stream`: the event of `stream`
+        is recorded on it, then the current stream waits for it. Re-recording one event is safe:
+        cudaStreamWaitEvent captures the event's state at the call (the work recorded by then),
+        so a later record does not change what an earlier wait waits for. Another thread
+        recording the same stream's event in between makes this wait cover more of that stream's
+        work, never less. Under CUDA-graph capture a record on a capturing stream followed by the
+        wait is a graph edge, with a cached event as with a new one.
+        """
+        current = self._current if self._current is not None else self.current()
+        event = self.shared.event_for(stream.stream_id)
+        calls = self._calls
+        calls.record(event, stream)
+        calls.wait(event, current)
