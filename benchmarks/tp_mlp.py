@@ -10,9 +10,12 @@ on the same tensors:
   torch-async-tp torch.compile of the same with functional collectives and
                  torch._inductor.config._micro_pipeline_tp = True (fused all-gather + matmul and
                  matmul + reduce-scatter over symmetric memory)
-  hir ...        `hir.compile(TPMLP, ...)` with layouts (rows "[(stream(S), didx), serial]",
-                 fc1.weight "[didx, serial]", fc2.weight "[serial, didx]"), lowered with
-                 PIPELINE and run with NUM_STREAMS; a variant is PIPELINE:NUM_STREAMS:chunks=S
+  hir default    `hir.compile(TPMLP, ...)` with layouts (rows "[(stream(S), didx), serial]",
+                 fc1.weight "[didx, serial]", fc2.weight "[serial, didx]") and nothing else:
+                 the lowering the cost model picks, replayed as a CUDA graph on a GPU; the table
+                 prints the decision and the model's prediction
+  hir ...        the same with PIPELINE, run eagerly with NUM_STREAMS; a variant is
+                 PIPELINE:NUM_STREAMS:chunks=S (PIPELINE `default`: no pipeline argument)
   ... graph      with --cuda-graph: eager captured in a CUDA graph and replayed, and each hir
                  variant compiled with cuda_graph=True (the same program, replayed)
 
@@ -43,13 +46,18 @@ from hir.runtime.distributed import enable_symmetric_memory
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 VARIANTS = (
+    "default:4:chunks=1",
+    "stream-lowering{overlap=never}:1:chunks=1",
     "stream-lowering{backend=copy-engine}:1:chunks=1",
     "stream-lowering{backend=copy-engine}:2:chunks=2",
     "stream-lowering:2:chunks=2",
     "stream-lowering:3:chunks=4",
 )
-"""The copy-engine lowering in one chunk (its reduce-scatter pipelines the GEMM by destination) and
-in two; NCCL collectives per chunk in 2 and 4 chunks."""
+"""`hir.compile`'s defaults (the lowering the cost model picks, replayed as a CUDA graph on a GPU);
+the serial form (one all-gather, the GEMMs, one reduce-scatter); the copy-engine lowering in one
+chunk (its reduce-scatter pipelines the GEMM by destination) and in two; NCCL collectives per chunk
+in 2 and 4 chunks. Every variant but the default runs eagerly (and, with --cuda-graph, also
+replayed)."""
 WRONG = 3e-2
 # torch 2.13 renamed the tensor collectives (the old names warn once per rank); older torch has only those.
 all_gather_single = getattr(dist, "all_gather_single", dist.all_gather_into_tensor)
@@ -113,7 +121,9 @@ def torch_async_tp(world: int) -> Callable[..., torch.Tensor]:
     return torch.compile(block, fullgraph=True)
 
 
-def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dict[str, float], dict[str, float]]:
+def measure(
+    M: int, args: argparse.Namespace, device: torch.device
+) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
     rank, world = dist.get_rank(), dist.get_world_size()
     dtype = DTYPES[args.dtype]
     torch.manual_seed(args.seed)  # the same global tensors on every rank (made on the device: fast)
@@ -127,6 +137,7 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
     x_shard = x.chunk(world)[rank].contiguous()
     times: dict[str, float] = {}
     errors: dict[str, float] = {}
+    decisions: dict[str, str] = {}
     results: list[torch.Tensor] = []
 
     def record(name: str, fn: Callable[[], torch.Tensor], expected: torch.Tensor) -> None:
@@ -155,19 +166,29 @@ def measure(M: int, args: argparse.Namespace, device: torch.device) -> tuple[dic
             if M % (chunks * world):
                 continue
             layout = rows_layout(chunks)
-            block = hir.compile(
-                model, (x,), [layout], [layout], mesh=list(range(world)), pipeline=pipeline,
-                param_layouts=PARAM_LAYOUTS, num_streams=int(num_streams),
-            )  # fmt: skip
+            name = f"hir {variant}"
+            if pipeline == "default":
+                block = hir.compile(
+                    model, (x,), [layout], [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS,
+                    num_streams=int(num_streams),
+                )  # fmt: skip
+                if block.lowering is not None:
+                    decisions[name] = block.lowering.reason
+            else:
+                block = hir.compile(
+                    model, (x,), [layout], [layout], mesh=list(range(world)), pipeline=pipeline,
+                    param_layouts=PARAM_LAYOUTS, num_streams=int(num_streams), cuda_graph=False,
+                )  # fmt: skip
             mine = my_rows(x, chunks, rank, world).contiguous()
             expected = my_rows(reference, chunks, rank, world)
-            record(f"hir {variant}", lambda block=block, mine=mine: block(mine), expected)
-            if args.cuda_graph:
+            record(name, lambda block=block, mine=mine: block(mine), expected)
+            if args.cuda_graph and pipeline != "default":
                 block.cuda_graph = True  # the same lowered program, replayed from now on
-                record(f"hir {variant} graph", lambda block=block, mine=mine: block(mine), expected)
+                record(f"{name} graph", lambda block=block, mine=mine: block(mine), expected)
     return (
         {k: max_over_ranks(v, device.type) for k, v in times.items()},
         {k: max_over_ranks(v, device.type) for k, v in errors.items()},
+        decisions,
     )
 
 
@@ -222,12 +243,16 @@ def main() -> int:
             f"\nTP MLP, D={world}, H={args.hidden}, FFN={args.ffn_mult}H, {args.dtype}, {device.type}; "
             "ms (max over ranks of per-rank median); x of eager; rel. error in []"
         )
-        for M, times, errors in rows:
+        for M, times, errors, decisions in rows:
             print(f"\nM={M}")
+            graph = times.get("eager graph")
             for name, ms in times.items():
                 flag = "  WRONG" if errors[name] > WRONG else ""
                 wrong |= errors[name] > WRONG
-                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}  [{errors[name]:.1e}]{flag}")
+                versus_graph = f"  x{ms / graph:.2f} of eager graph" if graph else ""
+                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}{versus_graph}  [{errors[name]:.1e}]{flag}")
+            for name, reason in decisions.items():
+                print(f"  {name}: {reason}")
     verdict = torch.tensor([int(wrong)], device=device)
     dist.broadcast(verdict, 0)
     dist.destroy_process_group()

@@ -1,41 +1,33 @@
 """
 When overlapping communication with compute pays: the cost model behind `overlap=auto` of
-`fusion-stream-overlap` (and `stream-lowering{overlap=auto}`).
+`fusion-stream-overlap` (and `stream-lowering{overlap=auto}`), and behind the lowering
+`hir.compile` picks by default (`choose_lowering`).
 
-A stream-parallel program that communicates can hide at most the shorter of its communication and
-its compute behind the other, and pays for the pipeline: a barrier and a launch per pushed chunk,
-the host time of a dozen hir ops per iteration, GEMMs split into smaller ones, a final barrier.
-So: overlap when the part it can hide, min(communication, compute), is worth more than that cost.
+For a function that communicates, the model predicts two programs from the device constants of
+this machine (passes/device_constants.py, measured by `hir-calibrate`):
 
-The constants are fits to one table, measured on 2x H200 (NVLink NV18), bf16, K = 8192, D = 2,
-N/rank = 4096, with `benchmarks/ag_gemm.py` (docs/benchmarks.md, "Small M"; ms):
+- the serial form (stream axes serial): each all-gather or reduce-scatter is one NCCL collective
+  on the caller's stream, before or after its GEMM: the times add up;
+- the copy-engine pipeline: each GEMM that consumes a gathered operand, or produces a partial sum
+  to be reduce-scattered, is split into one piece per shard and stream chunk, and each device
+  pushes its pieces into its peers' symmetric memory on the copy engines while it computes the
+  others. A pair takes max(GEMM pieces, pushes + one GEMM piece) (the first or last piece cannot
+  hide), plus a barrier per stream chunk and one to release the buffers. Every piece adds a GEMM
+  launch's latency.
 
-    M      GEMM   all-gather  AG then GEMM  copy-engine pipeline
-    1024   0.105  0.068       0.160         0.201-0.208
-    2048   0.191  0.107       0.281         0.275
-    4096   0.362  0.173       0.519         0.449
+Eager, a run also pays its host time: the ops before the first launch delay the whole run, and
+the GPU cannot finish before the host has enqueued everything (`max(GPU, host)`). Replayed as a
+CUDA graph (`replay=true`) the host's share disappears.
 
-- GEMM_LATENCY_MS, GEMM_FLOP_PER_MS: the GEMM column is 0.019 ms + flops / 802 TFLOP/s (exact at
-  M = 1024 and 4096; 1.39 ms predicted for M=16384 where 1.44 was measured).
-- GATHER_LATENCY_MS, GATHER_BYTES_PER_MS: the all-gather column is 0.033 ms + received bytes /
-  240 GB/s (exact at M = 1024 and 4096; 0.59 predicted for M=16384 where 0.58 was measured).
-- MIN_HIDDEN_MS: what the copy-engine pipeline gained over AG then GEMM, against the shorter of
-  the two: M=1024: -0.045 for 0.068 hideable, M=2048: +0.006 for 0.107, M=4096: +0.070 for 0.173.
-  The pipeline costs about 0.10-0.11 ms at these sizes; 0.12 ms of hideable time is where it
-  starts to win (larger shapes gain far more: 0.39 ms at M=16384, N=4096).
-- NCCL: the collective-based pipelines (one NCCL collective per chunk) were slower than the two
-  steps one after the other at every size measured, all-gather + GEMM and GEMM + reduce-scatter
-  alike (docs/benchmarks.md): their kernels compete with the GEMMs for SMs. So `auto` never
-  pipelines communication that the lowering will carry over NCCL. The copy-engine reduce-scatter
-  and all-reduce pipelines are not modelled: `auto` leaves functions that reduce over the copy
-  engine as written; nor are the ring pipelines (`backend=ring`, NCCL send/receive steps): `auto`
-  leaves every function that communicates over the ring as written.
+The pipeline is chosen only when it is predicted faster than the serial form by MARGIN (3 %):
+the serial form is what eager PyTorch runs, so a wrong "serial" costs a missed gain, a wrong
+"pipeline" a slowdown. NCCL per-chunk pipelines (one collective per chunk) were slower than the
+serial form at every size measured (docs/benchmarks.md): their kernels compete with the GEMMs for
+SMs, so `auto` never pipelines over NCCL, and never builds the ring pipelines (`backend=ring`),
+which have not been measured on GPUs.
 
-The rates are bf16's; other dtypes use the same byte and flop rates (not measured). Only GEMMs
-(matmul, linear) count as compute: elementwise ops are memory-bound and small beside them. The
-model decides whether to pipeline; the pushes per shard stay `auto_chunks` of passes/copy_engine.py
-and the backend the user's option. The constants were measured on eager runs: replayed as a CUDA
-graph the pipeline's host share disappears, so MIN_HIDDEN_MS should be measured again for graphs.
+Only GEMMs (matmul, linear) count as compute: elementwise ops are memory-bound and small beside
+them. The rates are bf16's; other dtypes use the same byte and flop rates.
 """
 
 from __future__ import annotations
@@ -45,16 +37,37 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of, local_shape
+from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.sharding import is_partial_sum, resharded_operands
 
-GEMM_LATENCY_MS = 0.019
-GEMM_FLOP_PER_MS = 802e9
-GATHER_LATENCY_MS = 0.033
-GATHER_BYTES_PER_MS = 240e6
-MIN_HIDDEN_MS = 0.12
+MARGIN = 0.03
+"""The pipeline must be predicted this much faster than the serial form to be chosen."""
+PIPELINE_PROLOGUE_OPS = 20
+"""Host ops of a copy-engine pipeline before its first launch (device index, symmetric buffers,
+peer views, the stream fork), counted from the lowered all-gather + GEMM and GEMM + reduce-scatter."""
+OPS_PER_PIECE = 10
+"""Host ops per GEMM piece of a pipeline: its views, push or add, launch, stream switch and join."""
+OPS_PER_SERIAL_OP = 2
+"""Host ops per fusion op of the serial form: an allocation and a launch (a collective and its wait)."""
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One all-gather feeding a GEMM, or one reduce-scatter of a GEMM's partial sums."""
+
+    kind: str
+    """`gather` or `reduce`."""
+    bytes_per_device: float
+    """What each device receives (a gather) or sends (a reduce-scatter)."""
+    devices: int
+    gemm_flops: float
+    """The GEMM it overlaps with (0 when it is next to none)."""
+    pieces: int
+    """The GEMM pieces of the pipeline: one per shard and stream chunk."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +75,12 @@ class Estimate:
     """What the model predicts for one function, and its decision."""
 
     communication_ms: float
+    """The serial form's collectives."""
     compute_ms: float
+    """The GEMMs, whole."""
+    serial_ms: float
+    pipelined_ms: float | None
+    """The copy-engine pipeline; None where the backend builds none the model knows."""
     overlap: bool
     reason: str
 
@@ -73,61 +91,160 @@ def element_bytes(t: TensorType) -> int:
     return max(1, int(bits or 32) // 8)
 
 
-def moved_operands(op: fusion.FusionOp) -> list[TensorType]:
-    """The operands the op needs resharded (passes/sharding.py): each an all-gather or an exchange of shards."""
-    types = [op.operands[k].type for k in resharded_operands(op)]
-    return [t for t in types if isinstance(t, TensorType) and layout_of(t).didx_axis is not None]
-
-
-def transfer_ms(t: TensorType) -> float:
-    """Time to receive the peers' shards of `t` (D - 1 of its D shards)."""
+def gathered_bytes(t: TensorType) -> float:
+    """Bytes each device receives to hold all of `t`: D - 1 of its D shards."""
     devices = len(layout_of(t).mesh)
-    nbytes = math.prod(t.get_shape()) * element_bytes(t) * (devices - 1) / devices
-    return GATHER_LATENCY_MS + nbytes / GATHER_BYTES_PER_MS
+    return math.prod(t.get_shape()) * element_bytes(t) * (devices - 1) / devices
 
 
-def gemm_ms(op: fusion.FusionOp) -> float:
-    """A matmul or linear on this device's shards: 2 * (result elements) * (contracted extent) flops."""
+def reduced_bytes(partial: TensorType) -> float:
+    """
+    Bytes each device sends in a reduce-scatter of `partial` (its didx axis holds the devices'
+    partial sums, so each holds 1/D of the global type, and keeps 1/D of that).
+    """
+    devices = len(layout_of(partial).mesh)
+    return math.prod(partial.get_shape()) * element_bytes(partial) / devices * (devices - 1) / devices
+
+
+def gemm_flops(op: Operation) -> float:
+    """A matmul or linear on this device's shards: 2 * (result elements) * (contracted extent)."""
+    if not isinstance(op, fusion.MatmulOp | fusion.LinearOp):
+        return 0.0
     a, out = op.operands[0].type, op.results[0].type
     if not isinstance(a, TensorType) or not isinstance(out, TensorType):
         return 0.0
-    contracted = local_shape(a)[-1]
-    return GEMM_LATENCY_MS + 2 * math.prod(local_shape(out)) * contracted / GEMM_FLOP_PER_MS
+    return 2.0 * math.prod(local_shape(out)) * local_shape(a)[-1]
 
 
-def estimate(function: func.FuncOp, backend: str) -> Estimate | None:
-    """The model's prediction and decision for a function; None when it does not communicate."""
-    gathered_ms = reduced_ms = compute_ms = 0.0
-    for op in function.walk():
+def stream_iterations(t: TensorType) -> int:
+    """Iterations of the stream loop over `t`: its stream axis's extent or chunk count (1 without one)."""
+    layout = layout_of(t)
+    if (axis := layout.stream_axis) is None:
+        return 1
+    return layout.stream_chunks or t.get_shape()[axis]
+
+
+def gather_pieces(op: fusion.FusionOp, k: int, devices: int) -> int:
+    """
+    GEMM pieces of a pipelined gather of operand #k: one per shard in every stream iteration,
+    unless the stream loop iterates over the shards themselves (its axis is the one the gathered
+    didx axis maps to).
+    """
+    result = op.results[0].type
+    assert isinstance(result, TensorType)
+    iterations = stream_iterations(result)
+    didx = layout_of(op.operands[k].type).didx_axis
+    mapped = {a for sources in op.axis_map() for j, a in sources if j == k}
+    if layout_of(result).stream_axis is not None and didx in mapped:
+        for r, sources in enumerate(op.axis_map()):
+            if (k, didx) in sources and r == layout_of(result).stream_axis:
+                return iterations
+    return devices * iterations
+
+
+@dataclass(frozen=True)
+class Workload:
+    transfers: tuple[Transfer, ...]
+    gemms: tuple[float, ...]
+    """Flops of every GEMM of the function."""
+    fusion_ops: int
+
+
+def workload(function: func.FuncOp) -> Workload:
+    transfers: list[Transfer] = []
+    gemms: list[float] = []
+    count = 0
+    for op in function.body.walk():
         if not isinstance(op, fusion.FusionOp):
             continue
-        if is_partial_sum(op):  # an all-reduce or a reduce-scatter
-            reduced_ms += transfer_ms(op.operands[0].type)  # type: ignore[arg-type]
-        else:
-            gathered_ms += sum(transfer_ms(t) for t in moved_operands(op))
-        if isinstance(op, fusion.MatmulOp | fusion.LinearOp):
-            compute_ms += gemm_ms(op)
-    communication_ms = gathered_ms + reduced_ms
-    if communication_ms == 0.0:
+        count += 1
+        flops = gemm_flops(op)
+        if flops:
+            gemms.append(flops)
+        if is_partial_sum(op):  # a reduce-scatter (or all-reduce) of the partial sums its producer made
+            partial = op.operands[0].type
+            assert isinstance(partial, TensorType)
+            producer = op.operands[0].owner
+            devices = len(layout_of(partial).mesh)
+            pieces = devices * stream_iterations(op.results[0].type)  # type: ignore[arg-type]
+            transfers.append(Transfer("reduce", reduced_bytes(partial), devices, gemm_flops(producer), pieces))
+            continue
+        for k in resharded_operands(op):
+            t = op.operands[k].type
+            if not isinstance(t, TensorType) or layout_of(t).didx_axis is None:
+                continue
+            devices = len(layout_of(t).mesh)
+            transfers.append(Transfer("gather", gathered_bytes(t), devices, flops, gather_pieces(op, k, devices)))
+    return Workload(tuple(transfers), tuple(gemms), count)
+
+
+def gemm_ms(flops: float, constants: DeviceConstants, pieces: int = 1) -> float:
+    return pieces * constants.gemm_latency_ms + flops / constants.gemm_flop_per_ms
+
+
+def serial_ms(work: Workload, constants: DeviceConstants, replay: bool) -> tuple[float, float]:
+    """(the serial form's time, its collectives' share)."""
+    nccl = constants.nccl_latency_ms, constants.nccl_bytes_per_ms
+    communication = sum(nccl[0] + t.bytes_per_device / nccl[1] for t in work.transfers)
+    gpu = sum(gemm_ms(f, constants) for f in work.gemms) + communication
+    if replay:
+        return gpu, communication
+    ops = OPS_PER_SERIAL_OP * (work.fusion_ops + len(work.transfers))
+    return max(gpu, ops * constants.host_ms_per_op), communication
+
+
+def pipelined_ms(work: Workload, constants: DeviceConstants, replay: bool) -> float:
+    """The copy-engine pipeline: each transfer overlapped with its GEMM, piece by piece."""
+    paired = 0.0
+    pair_ms = 0.0
+    pieces_total = 0
+    for t in work.transfers:
+        pieces = t.pieces
+        chunks = max(1, pieces // t.devices)
+        pieces_total += pieces
+        compute = gemm_ms(t.gemm_flops, constants, pieces) if t.gemm_flops else 0.0
+        pushes = (t.devices - 1) * chunks
+        push_ms = pushes * constants.copy_engine_latency_ms + t.bytes_per_device / constants.copy_engine_bytes_per_ms
+        exposed_piece = compute / pieces
+        barriers = (chunks + 1) * constants.barrier_ms
+        pair_ms += max(compute, push_ms + exposed_piece) + barriers
+        paired += t.gemm_flops
+    unpaired = sum(gemm_ms(f, constants) for f in work.gemms) - (
+        sum(gemm_ms(t.gemm_flops, constants) for t in work.transfers if t.gemm_flops)
+    )
+    gpu = pair_ms + max(0.0, unpaired)
+    if replay:
+        return gpu
+    prologue = PIPELINE_PROLOGUE_OPS * len(work.transfers) * constants.host_ms_per_op
+    host = prologue + (OPS_PER_PIECE * pieces_total + OPS_PER_SERIAL_OP * work.fusion_ops) * constants.host_ms_per_op
+    return prologue + max(gpu, host - prologue)
+
+
+def estimate(
+    function: func.FuncOp, backend: str, constants: DeviceConstants | None = None, replay: bool = False
+) -> Estimate | None:
+    """The model's prediction and decision for a function; None when it does not communicate."""
+    constants = constants or load_constants()
+    work = workload(function)
+    if not work.transfers:
         return None
-    hidden = min(communication_ms, compute_ms)
-    summary = f"communication {communication_ms:.3f} ms, GEMMs {compute_ms:.3f} ms"
+    serial, communication = serial_ms(work, constants, replay)
+    compute = sum(gemm_ms(f, constants) for f in work.gemms)
+    summary = f"communication {communication:.3f} ms, GEMMs {compute:.3f} ms, serial {serial:.3f} ms"
     if backend == "ring":
         return None  # the ring pipelines: not measured yet, left as written
-    if backend == "copy-engine" and reduced_ms:
-        return None  # the copy-engine reduce-scatter and all-reduce pipelines: not modelled, left as written
     if backend != "copy-engine":
         return Estimate(
-            communication_ms,
-            compute_ms,
+            communication,
+            compute,
+            serial,
+            None,
             False,
             f"{summary}; its collectives go over NCCL, whose per-chunk pipelines never beat the serial form",
         )
-    if hidden < MIN_HIDDEN_MS:
-        return Estimate(
-            communication_ms,
-            compute_ms,
-            False,
-            f"{summary}; at most {hidden:.3f} ms to hide, less than the pipeline's cost ({MIN_HIDDEN_MS} ms)",
-        )
-    return Estimate(communication_ms, compute_ms, True, f"{summary}; {hidden:.3f} ms to hide")
+    pipelined = pipelined_ms(work, constants, replay)
+    summary += f", copy-engine pipeline {pipelined:.3f} ms"
+    if pipelined < serial * (1 - MARGIN):
+        return Estimate(communication, compute, serial, pipelined, True, f"{summary}: pipeline")
+    why = f"{summary}: serial (the pipeline gains less than {MARGIN:.0%})"
+    return Estimate(communication, compute, serial, pipelined, False, why)

@@ -1,6 +1,6 @@
 """
-`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine|ring}`: whether a fusion
-function's stream axes are pipelined at all.
+`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine|ring replay=false|true}`:
+whether a fusion function's stream axes are pipelined at all.
 
 - `always` (the default) leaves the function as written: every stream axis becomes a host loop over
   streams.
@@ -10,6 +10,10 @@ function's stream axes are pipelined at all.
 - `auto` asks the cost model (passes/overlap_cost.py) whether a function that communicates gains
   from overlapping its communication with its compute on this `backend`, and makes its stream
   axes serial when it does not. Functions that do not communicate are left as written.
+  `replay=true` predicts for a program replayed as a CUDA graph, whose host time does not count.
+
+`choose_lowering` makes the same decision for a whole module and also picks the backend: what
+`hir.compile` and `hir-run` lower with on CUDA unless told otherwise.
 
 The serial form must be lowerable: a gathered operand whose didx axis has a larger axis before it
 (the chunked form `A[S, didx, M/(S*D), K]`, S > 1) would need an all-gather along an inner axis,
@@ -36,6 +40,7 @@ from hir.diagnostics import located
 from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of
+from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.lower_communication import BACKENDS
 from hir.passes.overlap_cost import estimate
 from hir.passes.sharding import is_partial_sum, resharded_operands
@@ -110,6 +115,7 @@ class StreamOverlapPass(ModulePass):
 
     overlap: str = "always"
     backend: str = "nccl"
+    replay: bool = False
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.
@@ -125,7 +131,7 @@ class StreamOverlapPass(ModulePass):
             if not has_stream_axis(function):
                 continue
             if self.overlap == "auto":
-                prediction = estimate(function, self.backend)
+                prediction = estimate(function, self.backend, replay=self.replay)
                 if prediction is None or prediction.overlap:
                     continue
             if (blocker := serial_form_blocker(function)) is not None:
@@ -134,3 +140,42 @@ class StreamOverlapPass(ModulePass):
                 where, why = blocker
                 raise PassFailedException(located(where, f"overlap=never: cannot make the stream axes serial: {why}"))
             make_serial(function)
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """The lowering `choose_lowering` picks for a module: stream-lowering's `backend` and `overlap`."""
+
+    backend: str
+    overlap: str
+    """`always` (the stream axes as written: the pipeline) or `never` (the serial form)."""
+    reason: str
+
+    def options(self) -> dict[str, str]:
+        return {"backend": self.backend, "overlap": self.overlap}
+
+
+def choose_lowering(module: ModuleOp, replay: bool, constants: DeviceConstants | None = None) -> Lowering:
+    """
+    Whether to pipeline at all, and over which backend. The serial form over NCCL collectives
+    unless the model predicts that the copy-engine pipeline wins in every function that
+    communicates, or the serial form cannot be lowered (then the copy-engine pipeline, which the
+    measurements put ahead of NCCL's per-chunk pipelines). A module that does not communicate keeps
+    its stream axes (overlap=always).
+    """
+    constants = constants or load_constants()
+    functions = [f for f in module.walk() if isinstance(f, func.FuncOp) and is_fusion_function(f)]
+    predictions = [(f, p) for f in functions if (p := estimate(f, "copy-engine", constants, replay)) is not None]
+    if not predictions:
+        return Lowering("nccl", "always", "no communication: the stream axes stay as written")
+    described = "; ".join(f"@{f.sym_name.data}: {p.reason}" for f, p in predictions)
+    source = f"{'replayed' if replay else 'eager'}, constants of {constants.machine}"
+    if all(p.overlap for _, p in predictions):
+        return Lowering("copy-engine", "always", f"{described} ({source})")
+    blocked = [f for f, _ in predictions if has_stream_axis(f) and serial_form_blocker(f) is not None]
+    if blocked:
+        names = ", ".join(f"@{f.sym_name.data}" for f in blocked)
+        return Lowering(
+            "copy-engine", "always", f"{described}; {names}: no serial form for this layout, so the pipeline ({source})"
+        )
+    return Lowering("nccl", "never", f"{described} ({source})")

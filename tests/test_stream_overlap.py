@@ -6,14 +6,18 @@ against the reference on one device and, over gloo, on 2 processes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from ranks import run_ranks
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 import hir
-from hir.passes.overlap_cost import MIN_HIDDEN_MS, estimate
+from hir.passes.device_constants import BUILTIN, ENVIRONMENT_VARIABLE
+from hir.passes.overlap_cost import estimate, workload
+from hir.passes.stream_overlap import choose_lowering
 from hir.runtime.compare import mismatches
 from hir.runtime.inputs import random_inputs
 
@@ -44,12 +48,19 @@ MEASURED = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def builtin_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's decisions below are those of the built-in constants, whatever this machine cached."""
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, "builtin")
+
+
 @pytest.mark.parametrize(("m", "n", "gemm", "gather", "pipeline_won"), MEASURED)
 def test_model_against_measurements(m: int, n: int, gemm: float, gather: float, pipeline_won: bool) -> None:
     prediction = estimate(ag_gemm(m, n), "copy-engine")
     assert prediction is not None
     assert prediction.compute_ms == pytest.approx(gemm, rel=0.12)
     assert prediction.communication_ms == pytest.approx(gather, rel=0.12)
+    assert prediction.serial_ms == pytest.approx(gemm + gather, rel=0.12)
     if m != 2048:
         assert prediction.overlap is pipeline_won, prediction.reason
     nccl = estimate(ag_gemm(m, n), "nccl")
@@ -57,18 +68,92 @@ def test_model_against_measurements(m: int, n: int, gemm: float, gather: float, 
     assert not nccl.overlap  # the per-chunk NCCL pipelines never won
 
 
+def test_replay_drops_the_host_share() -> None:
+    """Without the host's launches the pipeline costs less: at M=1024 eager loses, replayed it wins."""
+    eager = estimate(ag_gemm(1024, 4096), "copy-engine")
+    replayed = estimate(ag_gemm(1024, 4096), "copy-engine", replay=True)
+    assert eager is not None
+    assert replayed is not None
+    assert replayed.pipelined_ms is not None
+    assert eager.pipelined_ms is not None
+    assert replayed.pipelined_ms < eager.pipelined_ms
+    assert (eager.overlap, replayed.overlap) == (False, True)
+
+
 def test_model_reasons() -> None:
     small = estimate(ag_gemm(1024, 4096), "copy-engine")
     assert small is not None
     assert small.reason == (
-        "communication 0.068 ms, GEMMs 0.105 ms; at most 0.068 ms to hide, less than the pipeline's cost "
-        f"({MIN_HIDDEN_MS} ms)"
+        "communication 0.068 ms, GEMMs 0.105 ms, serial 0.173 ms, copy-engine pipeline 0.220 ms: "
+        "serial (the pipeline gains less than 3%)"
     )
     single_device = hir.parse(
         (EXAMPLES / "set_stream.mlir").read_text(), "set_stream.mlir"
     )  # no communication: nothing to decide
     function = next(op for op in single_device.walk() if isinstance(op, func.FuncOp))
     assert estimate(function, "copy-engine") is None
+
+
+def test_rates_move_the_decision() -> None:
+    """Slower links make the pipeline win at M=1024; a slower host makes it lose at M=4096."""
+    slow_links = replace(BUILTIN, nccl_bytes_per_ms=BUILTIN.nccl_bytes_per_ms / 8)
+    fast_host = replace(slow_links, host_ms_per_op=0.0)
+    small = estimate(ag_gemm(1024, 4096), "copy-engine", fast_host)
+    assert small is not None
+    assert small.overlap, small.reason
+    slow_host = replace(BUILTIN, host_ms_per_op=0.05)
+    large = estimate(ag_gemm(4096, 4096), "copy-engine", slow_host)
+    assert large is not None
+    assert not large.overlap, large.reason
+
+
+def tp_mlp(devices: int, chunks: int, m: int, hidden: int) -> ModuleOp:
+    """The fusion module hir.compile imports for benchmarks/tp_mlp.py's block (bf16, FFN = 4H)."""
+    ffn, rows, mesh = 4 * hidden // devices, m // (chunks * devices), ", ".join(map(str, range(devices)))
+
+    def sharded(shape: str, kinds: str) -> str:
+        return f"tensor<{shape}xbf16, #fusion.parallel<[{kinds}], mesh = [{mesh}]>>"
+
+    w1 = sharded(f"{devices}x1x1x{hidden}x{ffn}", "didx, serial, serial, serial, serial")
+    w2 = sharded(f"{devices}x1x1x{ffn}x{hidden}", "didx, serial, serial, serial, serial")
+    x = sharded(f"{chunks}x{devices}x{rows}x{hidden}", "serial, didx, serial, serial")
+    h = sharded(f"{devices}x{chunks}x{devices}x{rows}x{ffn}", "didx, stream, serial, serial, serial")
+    p = sharded(f"{devices}x{chunks}x{devices}x{rows}x{hidden}", "didx, stream, serial, serial, serial")
+    out = sharded(f"{chunks}x{devices}x{rows}x{hidden}", "stream, didx, serial, serial")
+    text = f"""func.func @main(%w1: {w1}, %w2: {w2}, %x: {x}) -> {out} {{
+  %a = fusion.matmul %x, %w1 : {x}, {w1} -> {h}
+  %g = fusion.gelu %a approximate = none : {h} -> {h}
+  %b = fusion.matmul %g, %w2 : {h}, {w2} -> {p}
+  %0 = fusion.sum %b dims = [0] : {p} -> {out}
+  func.return %0 : {out}
+}}"""
+    return hir.parse(text, "tp_mlp.mlir")
+
+
+def test_tp_mlp_workload() -> None:
+    """An all-gather into the first GEMM and a reduce-scatter of the second's partial sums, bytes per device."""
+    module = tp_mlp(devices=4, chunks=1, m=8192, hidden=4096)
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    work = workload(function)
+    bf16 = 2
+    assert [(t.kind, t.devices, t.pieces) for t in work.transfers] == [("gather", 4, 4), ("reduce", 4, 4)]
+    assert work.transfers[0].bytes_per_device == 8192 * 4096 * bf16 * 3 / 4  # 3 of x's 4 shards
+    assert work.transfers[1].bytes_per_device == 8192 * 4096 * bf16 * 3 / 4  # 3 of 4 row blocks of the partial
+    assert work.gemms == (2 * 8192 * 4096 * 4096, 2 * 8192 * 4096 * 4096)  # [M, H] x [H, 4H/4], then back
+
+
+def test_choose_lowering() -> None:
+    large = choose_lowering(tp_mlp(devices=2, chunks=1, m=32768, hidden=8192), replay=True)
+    assert large.options() == {"backend": "copy-engine", "overlap": "always"}, large.reason
+    slow_host = replace(BUILTIN, host_ms_per_op=1.0)
+    small = choose_lowering(tp_mlp(devices=2, chunks=1, m=512, hidden=1024), replay=False, constants=slow_host)
+    assert small.options() == {"backend": "nccl", "overlap": "never"}, small.reason
+    # Two stream chunks of sharded rows have no serial form (the gathered axis is not outermost).
+    chunked = choose_lowering(tp_mlp(devices=2, chunks=2, m=512, hidden=1024), replay=False, constants=slow_host)
+    assert chunked.options() == {"backend": "copy-engine", "overlap": "always"}, chunked.reason
+    assert "no serial form" in chunked.reason
+    alone = choose_lowering(hir.parse((EXAMPLES / "set_stream.mlir").read_text(), "set_stream.mlir"), replay=True)
+    assert alone.options() == {"backend": "nccl", "overlap": "always"}
 
 
 CHAIN = """

@@ -16,6 +16,8 @@ config.environment["PYTHONUNBUFFERED"] = "1"
 for var in ("PATH", "HOME", "PYTHONPATH", "CUDA_VISIBLE_DEVICES"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# overlap=auto decides with the built-in device constants, not this machine's calibration cache.
+config.environment["HIR_DEVICE_CONSTANTS"] = "builtin"
 
 
 def start_tool_server() -> None:

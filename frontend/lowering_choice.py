@@ -1,0 +1,48 @@
+"""
+Which lowering `hir.compile` uses when the caller names none: on CUDA, the cost model's
+(passes/stream_overlap.py `choose_lowering`: pipeline or not, over which backend), for a program
+replayed as a CUDA graph or run eagerly; on CPU, `stream-lowering` as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from hir.passes.stream_overlap import Lowering, choose_lowering
+
+DEFAULT_PIPELINE = "stream-lowering"
+CHOSEN_OPTIONS = ("backend", "overlap")
+"""The options the model picks; a caller who passes either keeps its lowering as written."""
+
+
+def choose_options(
+    module: ModuleOp, pipeline: str, options: Mapping[str, Any], on_cuda: bool, replay: bool
+) -> tuple[dict[str, Any], Lowering | None]:
+    """
+    The pass options to compile with, and the model's decision (None where it made none: a
+    pipeline or option the caller wrote, or a CPU program, which the model does not describe).
+    """
+    chosen = dict(options)
+    if pipeline != DEFAULT_PIPELINE or not on_cuda or any(k in options for k in CHOSEN_OPTIONS):
+        return chosen, None
+    lowering = agreed_by_every_rank(choose_lowering(module, replay))
+    chosen.update(lowering.options())
+    return chosen, lowering
+
+
+def agreed_by_every_rank(lowering: Lowering) -> Lowering:
+    """
+    Rank 0's decision on every rank of a torch.distributed job: ranks that read different device
+    constants (another host's cache) would otherwise lower different programs, whose collectives
+    would not match.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized() or dist.get_world_size() == 1:
+        return lowering
+    shared: list[Any] = [lowering]
+    dist.broadcast_object_list(shared, src=0)
+    return shared[0]
