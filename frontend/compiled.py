@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
+from hir.runtime.cuda_graph import CaptureError
 
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
@@ -34,17 +36,39 @@ def _option_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+class CudaGraphFallbackWarning(RuntimeWarning):
+    """`hir.compile`'s automatic CUDA-graph mode could not capture a function: it runs without a graph."""
+
+
+def graph_by_default(device: torch.device) -> bool:
+    """
+    Whether `cuda_graph=None` (automatic) captures a call on `device`: on a GPU, unless the caller's
+    stream is being captured already (a call inside the caller's own CUDA graph is recorded there).
+    """
+    return device.type == "cuda" and not torch.cuda.is_current_stream_capturing()
+
+
 class CompiledFunction:
     """Takes and returns torch tensors like the function it was compiled from (its local shards on a mesh)."""
 
-    def __init__(self, imported: ImportedProgram, pipeline: str, num_streams: int, name: str, cuda_graph: bool = False):
+    def __init__(
+        self, imported: ImportedProgram, pipeline: str, num_streams: int, name: str, cuda_graph: bool | None = None
+    ):
         import hir
 
         self.signature = imported.signature
         self.mode = imported.mode
         self.num_streams = num_streams
+        self.name = name
+        """The compiled function's name, as `<fn>` (also the name of the imported module's text)."""
         self.cuda_graph = cuda_graph
-        """Each call replays the CUDA graph of its input signature (captured at the first such call)."""
+        """
+        True: each call replays the CUDA graph of its input signature (captured at the first such
+        call); False: each call runs the program; None (automatic): a graph for calls on a GPU, and
+        a run, after one `CudaGraphFallbackWarning`, once a capture was refused or failed.
+        """
+        self.eager_reason: str | None = None
+        """Why the automatic mode runs this function without a graph (the located error), or None."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -64,14 +88,44 @@ class CompiledFunction:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
         inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
+        communicator = self._communicator_for_run()
+        graph = self._graph_for(device)
         graphs = len(self.program.graphs)
-        outputs = self.program(
-            inputs, num_streams=self.num_streams, communicator=self._communicator_for_run(), cuda_graph=self.cuda_graph
-        )
+        try:
+            outputs = self.program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph)
+        except CaptureError as err:
+            if self.cuda_graph is not None:
+                raise
+            self.eager_reason = str(err)
+            warnings.warn(
+                f"{self.name} runs eagerly, without a CUDA graph, from now on: {err} (hir.compile's cuda_graph=False "
+                "runs eagerly without trying to capture; cuda_graph=True makes this an error)",
+                CudaGraphFallbackWarning,
+                stacklevel=2,
+            )
+            graph = False
+            outputs = self.program(inputs, num_streams=self.num_streams, communicator=communicator)
         if len(self.program.graphs) > graphs:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
-        results = tuple(self.mode.local_output(t, k) for k, t in enumerate(outputs))
+        results = tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
         return results[0] if len(results) == 1 else results
+
+    def _graph_for(self, device: torch.device) -> bool:
+        """Whether this call replays a CUDA graph (`cuda_graph`)."""
+        if self.cuda_graph is not None:
+            return self.cuda_graph
+        return self.eager_reason is None and graph_by_default(device)
+
+    def _result(self, output: Any, k: int, graph: bool) -> Any:
+        """
+        The user's output `k`. A replay's outputs are the graph's static buffers, which the next
+        replay overwrites: the user gets a copy (one device copy of each output), unless the local
+        form of the output is a copy already.
+        """
+        result = self.mode.local_output(output, k)
+        if graph and isinstance(result, torch.Tensor) and _same_memory(result, output):
+            result = result.clone()
+        return result
 
     def _adopt_graph_buffers(self, static_inputs: Sequence[Any], device: torch.device) -> None:
         """
@@ -126,10 +180,17 @@ def compile_torch(
     *,
     param_layouts: Mapping[str, str | None] | None = None,
     num_streams: int = 4,
-    cuda_graph: bool = False,
+    cuda_graph: bool | None = None,
     **options: Any,
 ) -> CompiledFunction:
     imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
     name = getattr(fn, "__name__", type(fn).__name__)
     pipeline = pipeline_with_options(pipeline, options)
     return CompiledFunction(imported, pipeline, num_streams, f"<{name}>", cuda_graph=cuda_graph)
+
+
+def _same_memory(a: torch.Tensor, b: Any) -> bool:
+    """Whether tensor `a` is (a view of) the memory of `b`."""
+    if not isinstance(b, torch.Tensor) or not a.numel():
+        return False
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()

@@ -16,11 +16,18 @@ streams, the communicator) the program is:
    wait), and leave it through its joins; barriers and peer copies become graph nodes;
 4. replayed on the caller's current stream: each input is copied into its static buffer unless the
    caller passed that buffer itself, and each output is copied into the caller's preallocated
-   output, if any, else the static output buffer is returned (overwritten by the next replay).
+   output, if any, else the static output buffer is returned (overwritten by the next replay;
+   `hir.compile` returns copies of them instead, frontend/compiled.py).
+
+A capture that fails is ended before the error is raised (`_end_failed_capture`): no stream is
+left capturing and the caching allocator is not left allocating into the failed graph's pool, so
+the process goes on, and can run the program without a graph.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +56,18 @@ def signature(inputs: Sequence[Any], device: torch.device, num_streams: int, com
     return tuple(key)
 
 
+class CaptureError(LocatedError):
+    """
+    The program cannot be captured in a CUDA graph: refused before the capture (`capture_refusal`)
+    or failed under it (`capture`). Nothing is left capturing, so the program can still run
+    without a graph (what `hir.compile`'s automatic mode does).
+    """
+
+
 def capture_refusal(function: func.FuncOp, device: torch.device, communicator: Communicator | None) -> None:
-    """Raises a located error when the program cannot be captured; returns when it can."""
+    """Raises a `CaptureError` when the program cannot be captured; returns when it can."""
     if not is_hir_function(function):
-        raise LocatedError(
+        raise CaptureError(
             function,
             "cannot be captured in a CUDA graph: it is a fusion-level function (the reference, which allocates "
             "its results eagerly); lower it first (-p stream-lowering)",
@@ -68,9 +83,9 @@ def capture_refusal(function: func.FuncOp, device: torch.device, communicator: C
             else refusal(op.mesh_ids)
         )
         if reason is not None:
-            raise LocatedError(op, f"cannot be captured in a CUDA graph: {reason}")
+            raise CaptureError(op, f"cannot be captured in a CUDA graph: {reason}")
     if device.type != "cuda":
-        raise LocatedError(
+        raise CaptureError(
             function, f"cannot be captured in a CUDA graph: the program runs on {device}, CUDA graphs need a GPU"
         )
 
@@ -83,7 +98,10 @@ class CapturedRun:
     static_inputs: list[Any]
     static_outputs: list[Any]
     keep_alive: list[Any] = field(repr=False, default_factory=list)
-    """Every buffer of the captured run (symmetric buffers, peer views): the graph holds their addresses."""
+    """
+    Every buffer of the captured run (symmetric buffers, peer views) and the communicator's works
+    posted under capture (`keep_with_capture`): the graph holds their addresses.
+    """
     replays: int = 0
 
     def replay(self, inputs: Sequence[Any], outputs: Sequence[torch.Tensor | None]) -> list[Any]:
@@ -119,19 +137,96 @@ def capture(
     run_once(static_inputs, none, True)  # allocates and exchanges symmetric buffers, maps peers
     torch.cuda.synchronize(device)
     graph = torch.cuda.CUDAGraph()
+    # A pool of our own naming: after a failed capture it is ended by its id (end_failed_capture).
+    pool = torch.cuda.graph_pool_handle()
+    held: list[Any] = []
+    _under_way.keep_alive = held
     try:
-        # thread_local: only this thread's calls must be capturable; NCCL's watchdog thread keeps
-        # polling its own events meanwhile, which the global mode would count against the capture.
-        with torch.cuda.device(device), torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            outputs, frame_values = run_once(static_inputs, none, False)
+        with torch.cuda.device(device):
+            caller_stream = torch.cuda.current_stream()
+            # thread_local: only this thread's calls must be capturable; NCCL's watchdog thread keeps
+            # polling its own events meanwhile, which the global mode would count against the capture.
+            capturing = torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local")
+            try:
+                with capturing:
+                    outputs, frame_values = run_once(static_inputs, none, False)
+            except BaseException:
+                end_failed_capture(graph, capturing, pool, caller_stream)
+                raise
     except Exception as err:
-        # An op that failed under capture makes ending the capture fail too: report the op.
-        cause = next((e for e in _chain(err) if isinstance(e, LocatedError)), None)
-        if cause is not None:
-            raise LocatedError(cause.op, f"cannot be captured in a CUDA graph: {cause.message}") from err
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise LocatedError(function, f"cannot be captured in a CUDA graph: {first}") from err
-    return CapturedRun(graph, static_inputs, outputs, keep_alive=frame_values)
+        raise _capture_error(function, err) from err
+    finally:
+        _under_way.keep_alive = None
+    return CapturedRun(graph, static_inputs, outputs, keep_alive=[*frame_values, *held])
+
+
+def _capture_error(function: func.FuncOp, err: Exception) -> CaptureError:
+    """The located error of a failed capture: the op that failed under it, else the function."""
+    # An op that failed under capture makes ending the capture fail too: report the op.
+    cause = next((e for e in _chain(err) if isinstance(e, LocatedError)), None)
+    if cause is not None:
+        message = cause.message
+        if not message.startswith("cannot be captured in a CUDA graph: "):
+            message = f"cannot be captured in a CUDA graph: {message}"
+        return CaptureError(cause.op, message)
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return CaptureError(function, f"cannot be captured in a CUDA graph: {first}")
+
+
+_under_way = threading.local()
+"""`keep_alive`: the list that holds what the capture under way on this thread must keep alive."""
+
+
+def keep_with_capture(values: Sequence[Any]) -> bool:
+    """
+    Keeps `values` (a communicator's pending works, say) alive as long as the graph that `capture`
+    is capturing on this thread: the graph replays the work they stand for. False when `capture`
+    is not capturing on this thread (a caller's own `torch.cuda.graph`, say).
+    """
+    held = getattr(_under_way, "keep_alive", None)
+    if held is None:
+        return False
+    held.extend(values)
+    return True
+
+
+_abandoned: list[torch.cuda.CUDAGraph] = []
+"""Graphs whose capture failed, kept alive: torch's host allocator may still hold a filter that reads them."""
+
+
+def end_failed_capture(
+    graph: torch.cuda.CUDAGraph, capturing: Any, pool: tuple[int, int], caller_stream: torch.cuda.Stream
+) -> None:
+    """
+    Ends what a failed capture left open, so that the process can go on (and run the program
+    without a graph). `torch.cuda.graph`'s exit calls `capture_end`, which raises when an op
+    invalidated the capture (`cudaStreamEndCapture` fails) before it tells the caching allocator
+    that the capture is over and before it restores the caller's stream: the allocator would
+    count a capture under way for the rest of the process (its `captures_underway.empty()`
+    assert then fails at the next `empty_cache` or at exit), and later work would go to the
+    capture stream.
+    """
+    stream = capturing.capture_stream
+    with torch.cuda.stream(stream):
+        still_capturing = torch.cuda.is_current_stream_capturing()
+        if still_capturing:  # the exit did not get as far as ending it
+            with contextlib.suppress(RuntimeError):
+                graph.capture_end()
+    device = stream.device.index if stream.device.index is not None else torch.cuda.current_device()
+    end_allocate = getattr(torch._C, "_cuda_endAllocateToPool", None) or getattr(
+        torch._C, "_cuda_endAllocateCurrentStreamToPool", None
+    )  # torch < 2.5 names it after the stream
+    if end_allocate is not None:
+        try:
+            end_allocate(device, pool)
+        except RuntimeError:
+            pass  # capture_end got that far: the graph's reset releases the pool
+        else:
+            torch._C._cuda_releasePool(device, pool)  # its blocks are freed once unused
+    with contextlib.suppress(RuntimeError):
+        graph.reset()
+    _abandoned.append(graph)
+    torch.cuda.set_stream(caller_stream)
 
 
 def _chain(err: BaseException) -> list[BaseException]:

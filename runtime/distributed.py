@@ -31,6 +31,7 @@ from xdsl.ir import Attribute
 
 from hir.diagnostics import LocatedError, UserError
 from hir.dialects.parallel_encoding import didx_bounds, is_uneven, layout_of
+from hir.runtime import cuda_graph
 from hir.runtime.communicator import Mesh, Work
 from hir.runtime.device import DeviceKind, kind_of, requested_kind
 from hir.runtime.executor import Program
@@ -153,6 +154,12 @@ class _Reordered:
             )
 
 
+def _capturing() -> bool:
+    """Whether the current CUDA stream is being captured into a graph (CUDA not in use: never)."""
+    # is_initialized first: a CPU run on a GPU host must not create a CUDA context to ask.
+    return torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+
+
 def _piece(t: torch.Tensor, axis: int, index: int, pieces: int) -> torch.Tensor:
     size = t.shape[axis] // pieces
     return t.narrow(axis, index * size, size)
@@ -200,6 +207,8 @@ class ProcessGroupCommunicator:
         self.groups: dict[Mesh, Any] = {}
         self.in_flight: list[Any] = []
         """Point-to-point works not known to be complete (`keep_until_complete`)."""
+        self.held_for_graphs: list[Any] = []
+        """Point-to-point works posted while a caller's own CUDA graph was being captured."""
         self.symmetric = SymmetricHeap(self)
 
     def failure(self, what: str, error: BaseException, mesh: Sequence[int] | None = None) -> str:
@@ -422,7 +431,16 @@ class ProcessGroupCommunicator:
         Holds point-to-point `works` until they complete, waited for or not: gloo cancels a send or
         receive whose work object is freed, and the peer's matching one then never completes (a
         program that drops a `!hir.work` unwaited would hang its peers, not just race).
+
+        Under CUDA-graph capture nothing completes (the graph runs the transfers at each replay)
+        and asking whether a work has (an event query) is not permitted: the works are held as
+        long as the graph instead (`cuda_graph.keep_with_capture`), or as long as this
+        communicator when the capture is the caller's own.
         """
+        if _capturing():
+            if not cuda_graph.keep_with_capture(works):
+                self.held_for_graphs.extend(works)
+            return works
         self.in_flight = [w for w in self.in_flight if not w.is_completed()] + list(works)
         return works
 

@@ -16,7 +16,8 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from cuda_graph_driver import CASES
 
 import hir
 from hir.diagnostics import LocatedError
+from hir.frontend import compiled as compiled_module
 from hir.runtime import cuda_graph as cuda_graph_mode
 from hir.runtime.distributed import ProcessGroupCommunicator
 from hir.runtime.inputs import random_inputs
@@ -134,16 +136,31 @@ def test_signature() -> None:
 
 
 class RecordingGraph:
-    """Stands in for torch.cuda.CUDAGraph on CPU: counts replays (it cannot re-run the captured work)."""
+    """
+    Stands in for torch.cuda.CUDAGraph on CPU: counts replays. It cannot re-run the captured work;
+    a test that needs a replay to write the static outputs sets `on_replay`.
+    """
 
     made: list[RecordingGraph] = []
 
     def __init__(self) -> None:
         self.replays = 0
+        self.on_replay: Callable[[], None] | None = None
         RecordingGraph.made.append(self)
 
     def replay(self) -> None:
         self.replays += 1
+        if self.on_replay is not None:
+            self.on_replay()
+
+
+def fake_graph_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The torch.cuda calls of `capture` other than the graph context, made harmless on CPU."""
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", RecordingGraph)
+    monkeypatch.setattr(torch.cuda, "graph_pool_handle", lambda: (0, 1))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: "the caller's stream")
 
 
 @pytest.fixture
@@ -153,11 +170,14 @@ def recorded_capture(monkeypatch: pytest.MonkeyPatch) -> list[tuple[hir.Program,
     capturing = [False]
 
     @contextlib.contextmanager
-    def graph(g: RecordingGraph, capture_error_mode: str = "global") -> Iterator[None]:
+    def graph(g: RecordingGraph, pool: object = None, capture_error_mode: str = "global") -> Iterator[None]:
         assert capture_error_mode == "thread_local"
+        assert pool == (0, 1)  # the pool capture names, so that a failed capture's can be ended
         capturing[0] = True
-        yield
-        capturing[0] = False
+        try:
+            yield
+        finally:
+            capturing[0] = False
 
     original = hir.Program._run_once
 
@@ -166,10 +186,8 @@ def recorded_capture(monkeypatch: pytest.MonkeyPatch) -> list[tuple[hir.Program,
         return original(self, *args)
 
     RecordingGraph.made.clear()
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", RecordingGraph)
+    fake_graph_api(monkeypatch)
     monkeypatch.setattr(torch.cuda, "graph", graph)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
-    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
     monkeypatch.setattr(cuda_graph_mode, "capture_refusal", lambda function, device, communicator: None)
     monkeypatch.setattr(hir.Program, "_run_once", run_once)
     return log
@@ -317,33 +335,153 @@ def test_two_gpus(tmp_path: Path) -> None:
     assert result.returncode == 0, output
 
 
-def test_an_op_failing_under_capture_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An op that fails while capturing is reported at its position, also when ending the capture fails then."""
+class FailingCapture:
+    """Stands in for torch.cuda.graph: its exit raises, as torch's capture_end does after a failed capture."""
+
+    entered = 0
+
+    def __init__(self, g: object, pool: object = None, capture_error_mode: str = "global") -> None:
+        self.capture_stream = "the capture stream"
+
+    def __enter__(self) -> None:
+        FailingCapture.entered += 1
+
+    def __exit__(self, *args: object) -> None:
+        raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
+
+
+@pytest.fixture
+def failing_capture(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every capture fails (FailingCapture); yields the log of `end_failed_capture`'s calls and of what followed."""
+    log: list[tuple[str, Any]] = []
+
+    def end_failed_capture(graph: object, capturing: FailingCapture, pool: object, caller_stream: object) -> None:
+        log.append(("ended", (capturing.capture_stream, pool, caller_stream)))
+
+    FailingCapture.entered = 0
+    fake_graph_api(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "graph", FailingCapture)
+    monkeypatch.setattr(cuda_graph_mode, "end_failed_capture", end_failed_capture)
+    monkeypatch.setattr(cuda_graph_mode, "capture_refusal", lambda function, device, communicator: None)
+    return log
+
+
+def test_an_op_failing_under_capture_is_named(failing_capture: list[tuple[str, Any]]) -> None:
+    """
+    An op that fails while capturing is reported at its position, also when ending the capture
+    fails then; the capture is ended (no stream left capturing, the allocator's pool ended) first.
+    """
     program = lowered(CHAIN)
     launch = next(op for op in program.func.walk() if op.name == "hir.launch")
 
-    @contextlib.contextmanager
-    def graph(g: object, capture_error_mode: str = "global") -> Iterator[None]:
-        try:
-            yield
-        finally:  # as torch's capture_end does after a failed capture
-            raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
-
     def run_once(inputs: list[Any], outputs: list[Any], warm_up: bool) -> tuple[list[Any], list[Any]]:
         if not warm_up:
+            failing_capture.append(("failed", None))
             raise LocatedError(launch, "failed at run time: operation not permitted when stream is capturing")
         return [], []
 
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", RecordingGraph)
-    monkeypatch.setattr(torch.cuda, "graph", graph)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
-    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
-    with pytest.raises(LocatedError) as err:
+    with pytest.raises(cuda_graph_mode.CaptureError) as err:
         cuda_graph_mode.capture(program.func, run_once, [torch.zeros(2)], torch.device("cpu"))
     assert err.value.op is launch
     assert "'hir.launch' op cannot be captured in a CUDA graph: failed at run time: operation not permitted" in str(
         err.value
     )
+    assert failing_capture == [("failed", None), ("ended", ("the capture stream", (0, 1), "the caller's stream"))]
+    assert not cuda_graph_mode.keep_with_capture(["a work"])  # no capture under way any more
+
+
+def test_a_capture_failing_without_a_located_cause_names_the_function(failing_capture: list[tuple[str, Any]]) -> None:
+    program = lowered(CHAIN)
+
+    def run_once(inputs: list[Any], outputs: list[Any], warm_up: bool) -> tuple[list[Any], list[Any]]:
+        return [], []
+
+    with pytest.raises(cuda_graph_mode.CaptureError) as err:
+        cuda_graph_mode.capture(program.func, run_once, [torch.zeros(2)], torch.device("cpu"))
+    assert err.value.op is program.func
+    assert str(err.value).endswith(
+        "'func.func' op cannot be captured in a CUDA graph: CUDA error: operation failed due to a previous error "
+        "during capture"
+    )
+    assert [kind for kind, _ in failing_capture] == ["ended"]
+
+
+# -- point-to-point works under capture -------------------------------------------------------------
+
+
+class Work:
+    """A pending transfer; asking whether it completed is what capture forbids (an event query)."""
+
+    def __init__(self, name: str, completed: bool = False) -> None:
+        self.name, self.completed, self.queries = name, completed, 0
+
+    def is_completed(self) -> bool:
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+        self.queries += 1
+        return self.completed
+
+    def wait(self) -> None:
+        pass
+
+
+@pytest.fixture
+def stream_capturing(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the current stream is capturing, as torch.cuda reports it: set the list's item."""
+    state = [False]
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: state[0])
+    return state
+
+
+def test_keep_until_complete_does_not_query_under_capture(stream_capturing: list[bool]) -> None:
+    communicator = ProcessGroupCommunicator(rank=0, world_size=2)
+    done, pending = Work("done", completed=True), Work("pending")
+    communicator.keep_until_complete([done, pending])
+
+    stream_capturing[0] = True
+    captured = [Work("captured send"), Work("captured recv")]
+    assert communicator.keep_until_complete(captured) == captured  # no query: is_completed would raise
+    assert communicator.in_flight == [done, pending]
+    assert communicator.held_for_graphs == captured  # a capture not of the runtime's: held by the communicator
+
+    stream_capturing[0] = False
+    later = Work("later")
+    communicator.keep_until_complete([later])
+    assert communicator.in_flight == [pending, later]  # completed ones are dropped once queries are allowed
+    assert done.queries == pending.queries == 1
+    assert communicator.held_for_graphs == captured
+
+
+def test_works_posted_under_capture_live_as_long_as_the_graph(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]], stream_capturing: list[bool]
+) -> None:
+    """A collective-permute posted while `capture` captures: no completion query, its works kept by the graph."""
+    communicator = ProcessGroupCommunicator(rank=0, world_size=2)
+    communicator.groups[(0, 1)] = "the NCCL group"
+    posted: list[list[Work]] = []
+
+    def batch_isend_irecv(ops: list[Any]) -> list[Work]:
+        posted.append([Work("send"), Work("recv")])
+        return posted[-1]
+
+    monkeypatch.setattr("hir.runtime.distributed.dist.P2POp", lambda op, tensor, peer, group=None: (op, peer))
+    monkeypatch.setattr("hir.runtime.distributed.dist.batch_isend_irecv", batch_isend_irecv)
+    send, recv = torch.randn(4, 8), torch.empty(4, 8)
+
+    def run_once(inputs: list[Any], outputs: list[Any], warm_up: bool) -> tuple[list[Any], list[Any]]:
+        stream_capturing[0] = not warm_up
+        communicator.collective_permute(send, recv, 1, (0, 1)).wait()
+        stream_capturing[0] = False
+        return [recv], [recv]
+
+    program = lowered(CHAIN)
+    captured = cuda_graph_mode.capture(program.func, run_once, [torch.zeros(2)], torch.device("cpu"))
+    warm_up, under_capture = posted
+    assert communicator.in_flight == warm_up
+    assert all(w in captured.keep_alive for w in under_capture)
+    assert not communicator.held_for_graphs
+    assert all(w.queries == 0 for w in warm_up + under_capture)
 
 
 # -- hir.compile(..., cuda_graph=True) ------------------------------------------------------------
@@ -375,6 +513,168 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
     state = [t for t in compiled._state.values()]
     assert {t.data_ptr() for t in state} == {block.fc.weight.data_ptr(), block.fc.bias.data_ptr()}
     assert not any(t is s for t in state for s in captured.static_inputs)
+
+
+def compiled_block(seed: int = 0, **options: Any) -> tuple[Block, hir.CompiledFunction]:
+    torch.manual_seed(seed)
+    block = Block()
+    return block, hir.compile(block, (torch.randn(8, 32),), ["[stream, serial]"], ["[stream, serial]"], **options)
+
+
+def random_rows(seed: int) -> torch.Tensor:
+    return torch.randn(8, 32, generator=torch.Generator().manual_seed(seed))
+
+
+def test_automatic_mode_runs_cpu_calls_without_a_graph(recorded_capture: list[tuple[hir.Program, str]]) -> None:
+    """cuda_graph=None (the default) on CPU inputs: plain runs, no capture tried, no warning."""
+    block, compiled = compiled_block()
+    assert compiled.cuda_graph is None
+    assert not compiled_module.graph_by_default(torch.device("cpu"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in (1, 2):
+            x = random_rows(seed)
+            with torch.no_grad():
+                torch.testing.assert_close(compiled(x), block(x))
+    assert runs_of(compiled.program, recorded_capture) == ["run", "run"]  # the fixture would have let it capture
+    assert not compiled.program.graphs
+    assert compiled.eager_reason is None
+
+
+@pytest.fixture
+def as_if_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automatic mode's decision for a GPU call, taken for CPU tensors."""
+    monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_automatic_mode_captures_on_a_gpu(recorded_capture: list[tuple[hir.Program, str]]) -> None:
+    block, compiled = compiled_block()
+    with torch.no_grad():
+        x = random_rows(1)
+        torch.testing.assert_close(compiled(x), block(x))
+        compiled(random_rows(2))
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # then replayed
+    (captured,) = compiled.program.graphs.values()
+    assert captured.replays == 2
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_automatic_mode_falls_back_once_when_refused(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
+) -> None:
+    """A refused capture: one warning naming the op and the reason, then plain runs; never tried again."""
+    block, compiled = compiled_block()
+    launch = next(op for op in compiled.program.func.walk() if op.name == "hir.launch")
+    refusals: list[object] = []
+
+    def capture_refusal(function: object, device: object, communicator: object) -> None:
+        refusals.append(function)
+        raise cuda_graph_mode.CaptureError(launch, "cannot be captured in a CUDA graph: the reason it cannot")
+
+    monkeypatch.setattr(cuda_graph_mode, "capture_refusal", capture_refusal)
+    x = random_rows(1)
+    with pytest.warns(compiled_module.CudaGraphFallbackWarning) as caught:
+        result = compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(result, block(x))
+    (warning,) = caught.list
+    message = str(warning.message)
+    assert message.startswith("<Block> runs eagerly, without a CUDA graph, from now on: <Block>:"), message
+    assert "error: 'hir.launch' op cannot be captured in a CUDA graph: the reason it cannot" in message
+    assert warning.filename == __file__  # the user's line
+    assert "the reason it cannot" in (compiled.eager_reason or "")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = random_rows(2)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), block(x))
+    assert len(refusals) == 1  # not asked again
+    assert runs_of(compiled.program, recorded_capture) == ["run", "run"]
+    assert not compiled.program.graphs
+
+    compiled.cuda_graph = True  # asked for explicitly: the refusal is an error
+    with pytest.raises(cuda_graph_mode.CaptureError, match="the reason it cannot"):
+        compiled(x)
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_automatic_mode_falls_back_once_when_the_capture_fails(failing_capture: list[tuple[str, Any]]) -> None:
+    """A capture that fails: ended, one warning, the result of a plain run; no second capture."""
+    block, compiled = compiled_block()
+    x = random_rows(1)
+    with pytest.warns(compiled_module.CudaGraphFallbackWarning, match="operation failed due to a previous error"):
+        result = compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(result, block(x))
+    assert [kind for kind, _ in failing_capture] == ["ended"]
+    assert FailingCapture.entered == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = random_rows(2)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), block(x))
+    assert FailingCapture.entered == 1
+    assert not compiled.program.graphs
+
+    _, explicit = compiled_block(cuda_graph=True)
+    with pytest.raises(cuda_graph_mode.CaptureError, match="operation failed due to a previous error"):
+        explicit(x)
+
+
+@pytest.mark.parametrize("setting", [None, True])
+def test_graph_outputs_are_copies(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]], setting: bool | None
+) -> None:
+    """
+    A replay overwrites the graph's static output buffers: what a call returned is a copy, which
+    the next call leaves as it was.
+    """
+    monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
+    block, compiled = compiled_block(cuda_graph=setting)
+    x1, x2 = random_rows(1), random_rows(2)
+    with torch.no_grad():
+        first = compiled(x1)
+        (captured,) = compiled.program.graphs.values()
+        (static_output,) = captured.static_outputs
+
+        def replay() -> None:  # what the graph computes: the block on its static input buffer
+            static_output.copy_(block(captured.static_inputs[-1]))
+
+        RecordingGraph.made[-1].on_replay = replay
+        second = compiled(x2)
+        expected_first, expected_second = block(x1), block(x2)
+    torch.testing.assert_close(static_output, expected_second)  # the replay did overwrite it
+    torch.testing.assert_close(second, expected_second)
+    torch.testing.assert_close(first, expected_first)
+    assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
+    for result in (first, second):
+        assert result.untyped_storage().data_ptr() != static_output.untyped_storage().data_ptr()
+
+
+def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
+    """An output whose local form is a copy (a reshape that cannot be a view) is returned as it is."""
+    _, compiled = compiled_block()
+    static = torch.randn(8, 16)
+    made: list[torch.Tensor] = []
+
+    class Copying:
+        def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+            made.append(tensor.t().reshape(-1))  # a transpose's flattening: a copy
+            return made[-1]
+
+    class Viewing:
+        def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+            return tensor.reshape(-1)
+
+    compiled.mode = Copying()
+    assert compiled._result(static, 0, graph=True) is made[0]
+    compiled.mode = Viewing()
+    copied = compiled._result(static, 0, graph=True)
+    assert copied.untyped_storage().data_ptr() != static.untyped_storage().data_ptr()
+    assert torch.equal(copied, static.reshape(-1))
+    assert compiled._result(static, 0, graph=False).untyped_storage().data_ptr() == static.untyped_storage().data_ptr()
 
 
 @cuda
