@@ -19,7 +19,7 @@ from xdsl.ir import Attribute
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
 from hir.dialects.functions import fusion_types, is_hir_function
-from hir.dialects.parallel_encoding import didx_bounds, layout_of, uneven_axis
+from hir.dialects.parallel_encoding import UnevenAxis, didx_bounds, layout_of, uneven_axis
 from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
 from hir.runtime import cuda_graph as cuda_graph_mode
@@ -236,28 +236,40 @@ class Program:
         Count, types, shapes, dtypes and (given `device`) devices of the inputs; with
         `global_types`, against the unsharded types of a lowered program (before sharding).
         """
-        types = self.global_input_types if global_types else self.input_types
+        expected = self._expected_global_inputs if global_types else self._expected_inputs
         if not isinstance(inputs, Sequence):
             raise LocatedError(self.func, f"the inputs must be a list, got {type(inputs).__name__}")
-        if len(inputs) != len(types):
-            raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(types)} inputs, got {len(inputs)}")
-        for i, (value, t) in enumerate(zip(inputs, types)):
-            _check_value(self.func, f"input #{i}", value, t, device)
+        if len(inputs) != len(expected):
+            raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(expected)} inputs, got {len(inputs)}")
+        for i, (value, e) in enumerate(zip(inputs, expected)):
+            e.check(self.func, i, "input", value, device)
+
+    @cached_property
+    def _expected_inputs(self) -> list[_Expected]:
+        return [_Expected.of(t) for t in self.input_types]
+
+    @cached_property
+    def _expected_global_inputs(self) -> list[_Expected]:
+        return [_Expected.of(t) for t in self.global_input_types]
+
+    @cached_property
+    def _expected_outputs(self) -> list[_Expected]:
+        return [_Expected.of(t) for t in self.output_types]
 
     def _check_outputs(
         self, outputs: Sequence[torch.Tensor | None] | None, inputs: Sequence[Any], device: torch.device
     ) -> list[torch.Tensor | None]:
-        types = self.output_types
+        expected = self._expected_outputs
         if outputs is None:
-            return [None] * len(types)
-        if len(outputs) != len(types):
+            return [None] * len(expected)
+        if len(outputs) != len(expected):
             raise LocatedError(
-                self.func, f"@{self.func.sym_name.data} has {len(types)} outputs, {len(outputs)} were preallocated"
+                self.func, f"@{self.func.sym_name.data} has {len(expected)} outputs, {len(outputs)} were preallocated"
             )
-        for k, (out, t) in enumerate(zip(outputs, types)):
+        for k, (out, e) in enumerate(zip(outputs, expected)):
             if out is None:
                 continue
-            _check_value(self.func, f"preallocated output #{k}", out, t, device)
+            e.check(self.func, k, "preallocated output", out, device)
             if overlaps_itself(out):
                 raise LocatedError(
                     self.func,
@@ -281,10 +293,9 @@ class Program:
         (`?`), which the types cannot check: this rank's shard must hold exactly its chunk of the
         global extent (`didx_bounds` at the rank's mesh position; 0 outside the mesh, as `shard`).
         """
-        if not self.is_hir:
-            return
-        for i, (value, t) in enumerate(zip(inputs, self.global_input_types)):
-            if not isinstance(value, torch.Tensor) or (uneven := uneven_axis(t)) is None:
+        for i, uneven in self._uneven_inputs:
+            value = inputs[i]
+            if not isinstance(value, torch.Tensor):
                 continue
             axis, extent, mesh = uneven.axis, uneven.extent, uneven.mesh
             if extent == DYNAMIC_INDEX or value.dim() <= axis:
@@ -299,6 +310,14 @@ class Program:
                     f"position {position} of mesh {list(mesh)} holds {length} of its {extent} indices "
                     f"([{start}, {start + length}): chunks of ceil({extent}/{len(mesh)}))",
                 )
+
+    @cached_property
+    def _uneven_inputs(self) -> list[tuple[int, UnevenAxis]]:
+        """The inputs of a lowered program sharded over an uneven didx axis, and that axis."""
+        if not self.is_hir:
+            return []
+        axes = ((i, uneven_axis(t)) for i, t in enumerate(self.global_input_types))
+        return [(i, axis) for i, axis in axes if axis is not None]
 
     @cached_property
     def first_communication(self) -> hir.CommunicationOp | None:
@@ -390,25 +409,64 @@ def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     raise LocatedError(module, f"no function @{entry} to run (functions: {available})")
 
 
-def _check_value(where: func.FuncOp, what: str, value: Any, t: Attribute, device: torch.device | None) -> None:
-    if isinstance(t, IndexType | IntegerType):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise LocatedError(where, f"{what} must be an integer ({t}), got {type(value).__name__}")
-        return
-    if not isinstance(t, TensorType | MemRefType):
-        raise LocatedError(where, f"{what} has type {t}, which the runtime cannot take")
-    if not isinstance(value, torch.Tensor):
-        raise LocatedError(where, f"{what} must be a torch.Tensor ({t}), got {type(value).__name__}")
-    expected = t.get_shape()
-    if len(expected) != value.dim() or any(e not in (DYNAMIC_INDEX, d) for e, d in zip(expected, value.shape)):
-        raise LocatedError(where, f"{what} has shape {fmt(tuple(value.shape))}, expected {fmt(expected)} ({t})")
-    dtype = shaped_dtype(t)
-    if value.dtype != dtype:
-        raise LocatedError(where, f"{what} has dtype {value.dtype}, expected {dtype} ({t})")
-    if device is None:
-        return
-    if value.device.type != device.type or (device.index is not None and value.device.index != device.index):
-        raise LocatedError(where, f"{what} is on {value.device}, but the program runs on {device}")
+@dataclass(frozen=True)
+class _Expected:
+    """
+    What an input or preallocated output of type `type` must be, worked out once per program:
+    every call checks every value, and reading a shape and a dtype out of an xDSL type costs
+    more than the comparisons.
+    """
+
+    type: Attribute
+    integer: bool
+    shaped: bool
+    shape: tuple[int, ...]
+    static: bool
+    """No dynamic extent: the value's shape must equal `shape`."""
+    dtype: torch.dtype | None
+    """None for an element type the runtime cannot take (`shaped_dtype` says why, when a value gets there)."""
+
+    @classmethod
+    def of(cls, t: Attribute) -> _Expected:
+        shaped = isinstance(t, TensorType | MemRefType)
+        shape = tuple(t.get_shape()) if shaped else ()
+        dtype = None
+        if shaped:
+            try:
+                dtype = shaped_dtype(t)
+            except ValueError:
+                pass
+        return cls(t, isinstance(t, IndexType | IntegerType), shaped, shape, DYNAMIC_INDEX not in shape, dtype)
+
+    def check(self, where: func.FuncOp, position: int, role: str, value: Any, device: torch.device | None) -> None:
+        """Raises a located error naming `role #position` when `value` does not fit (on `device`, if given)."""
+        t = self.type
+        if self.integer:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise LocatedError(where, f"{role} #{position} must be an integer ({t}), got {type(value).__name__}")
+            return
+        if not self.shaped:
+            raise LocatedError(where, f"{role} #{position} has type {t}, which the runtime cannot take")
+        if not isinstance(value, torch.Tensor):
+            raise LocatedError(where, f"{role} #{position} must be a torch.Tensor ({t}), got {type(value).__name__}")
+        expected = self.shape
+        if (value.shape != expected) if self.static else not _fits(expected, value.shape):
+            raise LocatedError(
+                where, f"{role} #{position} has shape {fmt(tuple(value.shape))}, expected {fmt(expected)} ({t})"
+            )
+        dtype = self.dtype if self.dtype is not None else shaped_dtype(t)
+        if value.dtype != dtype:
+            raise LocatedError(where, f"{role} #{position} has dtype {value.dtype}, expected {dtype} ({t})")
+        if device is None:
+            return
+        on = value.device
+        if on.type != device.type or (device.index is not None and on.index != device.index):
+            raise LocatedError(where, f"{role} #{position} is on {on}, but the program runs on {device}")
+
+
+def _fits(expected: tuple[int, ...], shape: torch.Size) -> bool:
+    """Whether `shape` is `expected`, where a dynamic extent matches any."""
+    return len(expected) == len(shape) and all(e in (DYNAMIC_INDEX, d) for e, d in zip(expected, shape))
 
 
 def _own_results(results: list[Any], outputs: Sequence[torch.Tensor | None], inputs: Sequence[Any]) -> None:
