@@ -21,6 +21,9 @@ variants: backend, S, streams and the pass options), ms, x of max(GEMM, RS), x o
 in brackets the relative L2 error against the sum (WRONG after it when above 3e-2); then the
 targets met or missed by the default copy-engine variant and by the best hir variant.
 `--profile DIR` writes the timeline of one hir run (DIR/gemm_rs_timeline.png, with matplotlib).
+`--first-launch` also prints, per hir variant, the host microseconds from entering the program's
+call to the start of its first GEMM call (`first_launch_us`; median of --reps calls, max over
+ranks): the runtime's latency before the pipeline's first kernel.
 `--device cpu` runs the same code on CPU processes over gloo (f32, wall-clock times, no
 torch-fused): a check that the benchmark runs, not a measurement.
 Schedule variants are pipeline options (`stream-lowering{join=chain}:2:chunks=2`, `comm-priority`
@@ -31,9 +34,12 @@ gives NCCL's collectives high-priority streams for the whole run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import re
-from collections.abc import Callable
+import statistics
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -53,6 +59,7 @@ from ag_gemm import (
     timed,
 )
 
+import hir
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 from hir.runtime.distributed import enable_symmetric_memory
 
@@ -192,6 +199,10 @@ def time_variants(
         run = functools.partial(run_program, program, inputs, variant.num_streams, communicator, outputs)
         results[variant.name] = timed(run, args.reps, args.warmup, args.device)
         errors[variant.name] = check(variant.chunks, outputs[0])
+        if args.first_launch:
+            us = first_launch_us(program, inputs, variant.num_streams, communicator, args.reps, args.device)
+            results[variant.name + FIRST_LAUNCH] = us
+            errors[variant.name + FIRST_LAUNCH] = errors[variant.name]
         if args.profile and number == args.profile_variant and profile_title:
             profile_run(run, args.profile, f"{variant.name}: {profile_title}", dist.get_rank(), report.name)
         if args.cuda_graph:
@@ -199,6 +210,64 @@ def time_variants(
             replay = graph_replay(program, inputs, variant.num_streams, communicator, replayed)
             results[f"{variant.name} graph"] = timed(replay, args.reps, args.warmup)
             errors[f"{variant.name} graph"] = check(variant.chunks, replayed[0])
+
+
+FIRST_LAUNCH = " @first-launch"
+"""Marks a result that is the microseconds to a variant's first GEMM (`--first-launch`), not its ms."""
+
+GEMM_FUNCTIONS = ("matmul", "mm", "bmm", "addmm")
+"""The torch functions a GEMM step calls (runtime/kernels.py)."""
+
+
+@contextlib.contextmanager
+def gemm_starts() -> Iterator[list[int]]:
+    """
+    While active, the host time (`time.perf_counter_ns`) at which each call of torch's GEMM
+    functions starts is appended to the list it yields. Not torch.profiler: it records every
+    torch op (and the runtime adds a range per hir op while one records), which costs
+    microseconds an op before the first GEMM, the very time measured; this wraps the GEMM calls
+    alone.
+    """
+    starts: list[int] = []
+    originals = {name: getattr(torch, name) for name in GEMM_FUNCTIONS}
+
+    def clocked(original: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            starts.append(time.perf_counter_ns())
+            return original(*args, **kwargs)
+
+        return call
+
+    for name, original in originals.items():
+        setattr(torch, name, clocked(original))
+    try:
+        yield starts
+    finally:
+        for name, original in originals.items():
+            setattr(torch, name, original)
+
+
+def first_launch_us(
+    program: hir.Program, inputs: list, num_streams: int, communicator: Communicator, calls: int, device: str
+) -> float:
+    """
+    Median host microseconds from entering the program's call to the start of its first GEMM call,
+    over `calls` calls, each after a barrier with the device idle (as `timed`'s).
+    """
+    delays = []
+    for _ in range(calls):
+        dist.barrier()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        with gemm_starts() as starts:
+            entered = time.perf_counter_ns()
+            program(inputs, num_streams=num_streams, communicator=communicator)
+        if not starts:
+            raise SystemExit(f"--first-launch: the program called none of torch.{', torch.'.join(GEMM_FUNCTIONS)}")
+        delays.append((starts[0] - entered) / 1e3)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return statistics.median(delays)
 
 
 @dataclass(frozen=True)
@@ -295,7 +364,8 @@ def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int)
         "rel. error in []"
     )
     default = Variant.parse(report.default_variant).name
-    for M, N, results, errors in rows:
+    for M, N, measured, errors in rows:
+        results = {k: v for k, v in measured.items() if not k.endswith(FIRST_LAUNCH)}
         bound = max(results["gemm"], results[report.collective])
         print(f"\nM={M} N={N}: max(GEMM, {report.collective}) = {bound:.3f} ms")
         baseline_ms = results.get(report.baseline)
@@ -305,6 +375,9 @@ def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int)
                 extra += f"  x{ms / baseline_ms:.2f} of {report.baseline}"
             wrong = "  WRONG" if errors[name] > WRONG else ""
             print(f"  {name:<44} {ms:8.3f}{extra}  [{errors[name]:.1e}]{wrong}")
+        for name, us in measured.items():
+            if name.endswith(FIRST_LAUNCH):
+                print(f"  first GEMM launch, {name.removesuffix(FIRST_LAUNCH)}: {us:.1f} us after the call (host)")
         hir = {k: v for k, v in results.items() if k.startswith("hir ") and errors[k] <= WRONG}
         targets = report.targets.get((M, N), ())
         if not hir or not targets:
@@ -347,6 +420,11 @@ def add_common_arguments(p: argparse.ArgumentParser, variants: str) -> None:
         "--cuda-graph",
         action="store_true",
         help="also run each hir variant, and the unfused sequence, as a CUDA graph (replayed)",
+    )
+    p.add_argument(
+        "--first-launch",
+        action="store_true",
+        help="also measure each hir variant's host time from the call to its first GEMM (median of --reps calls)",
     )
     add_nccl_priority_flag(p)
 

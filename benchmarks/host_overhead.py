@@ -83,7 +83,11 @@ def executed_ops(
 
 
 def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The same work with the torch calls the runtime makes, written by hand (streams from the same pool)."""
+    """
+    The same work with the torch calls the runtime makes, written by hand with torch's public API
+    (streams from the same pool; a wait is a record of the source stream's own event, created once,
+    and a wait for it).
+    """
     if device.type != "cuda":
 
         def run_cpu(x: torch.Tensor) -> torch.Tensor:
@@ -94,6 +98,8 @@ def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], to
 
         return run_cpu
     pool = [streams_for(device).pool(k) for k in range(num_streams)]
+    done = [torch.cuda.Event() for _ in pool]
+    main_done = torch.cuda.Event()
 
     def run_cuda(x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
@@ -101,13 +107,16 @@ def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], to
         for i in range(x.shape[0]):
             stream = pool[i % num_streams]
             torch.cuda.set_stream(stream)
-            stream.wait_stream(main)
+            main_done.record(main)
+            stream.wait_event(main_done)
         for i in range(x.shape[0]):
-            stream = pool[i % num_streams]
+            k = i % num_streams
+            stream = pool[k]
             torch.cuda.set_stream(stream)
             torch.clamp_min(x.select(0, i), 0, out=out.select(0, i))
             torch.cuda.set_stream(main)
-            main.wait_stream(stream)
+            done[k].record(stream)
+            main.wait_event(done[k])
         return out
 
     return run_cuda
@@ -248,7 +257,10 @@ def under_profiler(
 
 
 def primitives(device: torch.device, repeats: int = 2000) -> None:
-    """Host cost of each torch call the loop makes, one at a time (where the microseconds go)."""
+    """
+    Host cost of each torch call the loop makes, one at a time (where the microseconds go); on
+    CUDA, torch's public stream calls next to the `CudaStreams` methods the runtime calls instead.
+    """
     x = torch.randn(4, 1024, device=device)
     row, out_row = x.select(0, 1), torch.empty_like(x).select(0, 1)
     calls: dict[str, Callable[[], object]] = {
@@ -256,12 +268,18 @@ def primitives(device: torch.device, repeats: int = 2000) -> None:
         "clamp_min(row, 0, out=row)": lambda: torch.clamp_min(row, 0, out=out_row),
     }
     if device.type == "cuda":
-        main, side = torch.cuda.current_stream(), streams_for(device).pool(0)
+        streams = streams_for(device)
+        main, side = streams.current(), streams.pool(0)
+        event = torch.cuda.Event()
         calls |= {
             "torch.cuda.current_stream()": torch.cuda.current_stream,
+            "streams_for(device).current()": lambda: streams_for(device).current(),
             "torch.cuda.set_stream(main)": lambda: torch.cuda.set_stream(main),
+            "CudaStreams.set_current(main)": lambda: streams.set_current(main),
             "main.wait_stream(side)": lambda: main.wait_stream(side),
             "current_stream().wait_stream": lambda: torch.cuda.current_stream().wait_stream(side),
+            "event.record(side); main.wait_event": lambda: (event.record(side), main.wait_event(event)),
+            "CudaStreams.wait_for(side)": lambda: streams.wait_for(side),
         }
     print("\nhost cost of single torch calls (median of 5 batches):")
     for name, call in calls.items():
@@ -271,7 +289,7 @@ def primitives(device: torch.device, repeats: int = 2000) -> None:
                 call()
 
         seconds = statistics.median(time_interleaved({name: batch}, device, 1, 5)[name].host)
-        print(f"  {name:32}{seconds * 1e6 / repeats:8.3f} us")
+        print(f"  {name:38}{seconds * 1e6 / repeats:8.3f} us")
 
 
 def interpreter_chain(length: int, repeats: int) -> None:
