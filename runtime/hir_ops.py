@@ -36,10 +36,12 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
     symmetric = op.symmetric is not None
     key = id(op)
     dynamic_axes = any(is_dynamic for is_dynamic, _ in extents)
+    # A static shape is the same in every run: worked out (and checked) here, once.
+    fixed = None if dynamic_axes or any(d < 0 for d in static_shape) else list(static_shape)
 
     def step(frame: Frame) -> None:
         env = frame.env
-        preallocated = frame.preallocated.get(out)
+        preallocated = frame.preallocated.get(out) if frame.preallocated else None
         if preallocated is not None:
             if dynamic_axes:  # its extents are known only now: the output must have them
                 shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
@@ -50,9 +52,11 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
                     )
             env[out] = preallocated
             return
-        shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
-        if any(d < 0 for d in shape):
-            raise ValueError(f"negative extent in {tuple(shape)}")
+        shape = fixed
+        if shape is None:
+            shape = [env[d] if is_dynamic else d for is_dynamic, d in extents]
+            if any(d < 0 for d in shape):
+                raise ValueError(f"negative extent in {tuple(shape)}")
         if symmetric and frame.communicator is not None:
             # Cached per op: symmetric allocation is collective and costly, the buffer is reused.
             env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
@@ -88,7 +92,14 @@ def alias_select(op: hir.AliasSelectOp, compiler: CompileContext) -> Step:
             raise IndexError(f"index {i} is out of range for axis {axis} of extent {base.shape[axis]}")
         env[out] = base.select(axis, i)
 
-    return step
+    def outermost(frame: Frame) -> None:
+        env = frame.env
+        base, i = env[buffer], env[index]
+        if not 0 <= i < base.shape[0]:
+            raise IndexError(f"index {i} is out of range for axis 0 of extent {base.shape[0]}")
+        env[out] = base[i]  # the same view as select(0, i), through torch's faster path for an int index
+
+    return outermost if axis == 0 else step
 
 
 @compiles(hir.AliasChunkOp)
@@ -211,7 +222,9 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
                 else:
                     kernel(destination, *[env[s] for s in operand_slots])
 
-            return single_via_temporary if shared else single
+            if shared:
+                return single_via_temporary
+            return _single_with_operands(kernel, out, operand_slots) or single
 
     # A segment: run op by op, then copy each yielded value into its destination once.
     arg_slots = compiler.slots_of(block.args)
@@ -230,6 +243,30 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             env[out].copy_(env[value])
 
     return segment
+
+
+def _single_with_operands(kernel: Callable[..., object], out: int, operands: list[int]) -> Step | None:
+    """
+    The step of a single-op launch with one or two operands, which reads them without building an
+    argument list (a step per iteration of a loop of launches); None for other counts.
+    """
+    if len(operands) == 1:
+        (a,) = operands
+
+        def unary(frame: Frame) -> None:
+            env = frame.env
+            kernel(env[out], env[a])
+
+        return unary
+    if len(operands) == 2:
+        a, b = operands
+
+        def binary(frame: Frame) -> None:
+            env = frame.env
+            kernel(env[out], env[a], env[b])
+
+        return binary
+    return None
 
 
 def _may_share_memory(a: SSAValue, b: SSAValue) -> bool:
@@ -274,10 +311,11 @@ def stream(op: hir.StreamOp, compiler: CompileContext) -> Step:
         return high_priority_step
 
     def step(frame: Frame) -> None:
-        k = frame.env[index]
+        env = frame.env
+        k = env[index]
         if k < 0:
             raise IndexError(f"pool stream number {k} is negative")
-        frame.env[out] = frame.streams.pool(k)
+        env[out] = frame.streams.pool(k)
 
     return step
 
