@@ -19,7 +19,7 @@ streams, the communicator) the program is:
    output, if any, else the static output buffer is returned (overwritten by the next replay;
    `hir.compile` returns copies of them instead, frontend/compiled.py).
 
-A capture that fails is ended before the error is raised (`_end_failed_capture`): no stream is
+A capture that fails is ended before the error is raised (`end_failed_capture`): no stream is
 left capturing and the caching allocator is not left allocating into the failed graph's pool, so
 the process goes on, and can run the program without a graph.
 """
@@ -202,9 +202,9 @@ def end_failed_capture(
     without a graph). `torch.cuda.graph`'s exit calls `capture_end`, which raises when an op
     invalidated the capture (`cudaStreamEndCapture` fails) before it tells the caching allocator
     that the capture is over and before it restores the caller's stream: the allocator would
-    count a capture under way for the rest of the process (its `captures_underway.empty()`
-    assert then fails at the next `empty_cache` or at exit), and later work would go to the
-    capture stream.
+    count a capture under way for the rest of the process (it then stops recycling memory used
+    across streams, and torch versions that check it fail their `captures_underway.empty()`
+    internal assert at the next `empty_cache`), and later work would go to the capture stream.
     """
     stream = capturing.capture_stream
     with torch.cuda.stream(stream):
@@ -215,7 +215,7 @@ def end_failed_capture(
     device = stream.device.index if stream.device.index is not None else torch.cuda.current_device()
     end_allocate = getattr(torch._C, "_cuda_endAllocateToPool", None) or getattr(
         torch._C, "_cuda_endAllocateCurrentStreamToPool", None
-    )  # torch < 2.5 names it after the stream
+    )  # torch < 2.8 names it after the stream
     if end_allocate is not None:
         try:
             end_allocate(device, pool)
