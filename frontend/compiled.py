@@ -13,6 +13,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
+from hir.frontend.lowering_choice import choose_options
+from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
 
 
@@ -67,6 +69,9 @@ class CompiledFunction:
         call); False: each call runs the program; None (automatic): a graph for calls on a GPU, and
         a run, after one `CudaGraphFallbackWarning`, once a capture was refused or failed.
         """
+        self.lowering: Lowering | None = None
+        """The cost model's choice of backend and overlap, with its reason (`compile_torch` on a GPU
+        when the caller names neither); None where the pipeline was used as given."""
         self.eager_reason: str | None = None
         """Why the automatic mode runs this function without a graph (the located error), or None."""
         self.pipeline = pipeline
@@ -185,8 +190,14 @@ def compile_torch(
 ) -> CompiledFunction:
     imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
     name = getattr(fn, "__name__", type(fn).__name__)
-    pipeline = pipeline_with_options(pipeline, options)
-    return CompiledFunction(imported, pipeline, num_streams, f"<{name}>", cuda_graph=cuda_graph)
+    on_cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in example_args)
+    # The model predicts for the mode the calls will run in: replayed unless graphs are off.
+    chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
+    compiled = CompiledFunction(
+        imported, pipeline_with_options(pipeline, chosen), num_streams, f"<{name}>", cuda_graph=cuda_graph
+    )
+    compiled.lowering = lowering
+    return compiled
 
 
 def _same_memory(a: torch.Tensor, b: Any) -> bool:

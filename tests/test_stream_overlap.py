@@ -15,6 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import hir
+from hir.frontend.lowering_choice import choose_options
 from hir.passes.device_constants import BUILTIN, ENVIRONMENT_VARIABLE
 from hir.passes.overlap_cost import estimate, workload
 from hir.passes.stream_overlap import choose_lowering
@@ -192,3 +193,20 @@ def test_serial_all_gather_gemm_on_two_processes(tmp_path: Path) -> None:
     assert result.returncode == 0, output
     assert "check: OK (the fusion-level reference against the program lowered by" in result.stdout, output
     assert "1 output matches)" in result.stdout, output
+
+
+def test_compile_defaults() -> None:
+    """hir.compile's choice: the model's on CUDA when the caller names neither backend nor overlap."""
+    module = tp_mlp(devices=2, chunks=1, m=32768, hidden=8192)
+    options, lowering = choose_options(module, "stream-lowering", {"policy": "standalone-host-ops"}, True, True)
+    assert lowering is not None
+    assert options == {"policy": "standalone-host-ops", "backend": "copy-engine", "overlap": "always"}
+    assert "copy-engine pipeline" in lowering.reason
+    assert "replayed, constants of 2x NVIDIA H200, NVLink (built-in)" in lowering.reason
+    for pipeline, given, on_cuda in [
+        ("stream-lowering", {}, False),  # CPU: as written
+        ("stream-lowering", {"backend": "ring"}, True),  # the caller's backend
+        ("stream-lowering", {"overlap": "always"}, True),
+        ("fusion-segment,convert-fusion-to-hir", {}, True),  # the caller's pipeline
+    ]:
+        assert choose_options(module, pipeline, given, on_cuda, True) == (given, None)
