@@ -53,7 +53,7 @@ class FakeCalls:
         self.log.append(("query", device_index))
         return self.current_ids.setdefault(device_index, (self.next_id(device_index), device_index, DEVICE_TYPE))
 
-    def set_stream_by_id(self, *, stream_id: int, device_index: int, device_type: int) -> None:
+    def set_stream_by_id(self, stream_id: int, device_index: int, device_type: int, /) -> None:
         self.log.append(("set", stream_id))
         self.current_ids[device_index] = (stream_id, device_index, device_type)
 
@@ -128,13 +128,63 @@ def test_a_run_makes_no_objects_once_the_first_run_made_them(calls: FakeCalls) -
 def test_each_source_stream_has_its_own_event_reused_by_every_wait(calls: FakeCalls) -> None:
     shared = CudaDevice(0, calls)  # type: ignore[arg-type]
     streams = run_streams(shared)
+    main = streams.current()
     a, b = streams.pool(0), streams.pool(1)
     streams.wait_for(a)
     streams.wait_for(b)
+    streams.set_current(a)  # a may get more work
+    streams.set_current(main)
     streams.wait_for(a)
     records = [entry for entry in calls.log if entry[0] == "record"]
     assert [stream for _, _, stream in records] == [a.stream_id, b.stream_id, a.stream_id]
     assert records[0][1] == records[2][1] != records[1][1]
+
+
+def test_a_record_is_repeated_only_once_its_stream_was_current_again(calls: FakeCalls) -> None:
+    """The fork of 8 iterations over 4 workers records the caller's event once and waits once per worker."""
+    shared = CudaDevice(0, calls)  # type: ignore[arg-type]
+    streams = run_streams(shared)
+    main = streams.current()
+    workers = [streams.pool(k) for k in range(4)]
+    calls.log.clear()
+    for i in range(8):
+        streams.set_current(workers[i % 4])
+        streams.wait_for(main)
+    assert [e[0] for e in calls.log if e[0] != "set"] == ["record"] + ["wait"] * 4
+    assert [e[2] for e in calls.log if e[0] == "wait"] == [w.stream_id for w in workers]
+    # Each join waits for a worker that has just been current: recorded and waited every time.
+    calls.log.clear()
+    for i in range(8):
+        streams.set_current(workers[i % 4])
+        streams.set_current(main)
+        streams.wait_for(workers[i % 4])
+    assert [e[0] for e in calls.log if e[0] != "set"] == ["record", "wait"] * 8
+    # main was current: the next fork records again, and every worker waits for the new record.
+    calls.log.clear()
+    for worker in workers:
+        streams.set_current(worker)
+        streams.wait_for(main)
+    assert [e[0] for e in calls.log if e[0] != "set"] == ["record"] + ["wait"] * 4
+
+
+def test_a_wait_for_the_current_stream_is_never_skipped(calls: FakeCalls) -> None:
+    shared = CudaDevice(0, calls)  # type: ignore[arg-type]
+    streams = run_streams(shared)
+    main = streams.current()
+    streams.wait_for(main)
+    streams.wait_for(main)  # main may have had work in between: recorded again
+    assert [e[0] for e in calls.log if e[0] in ("record", "wait")] == ["record", "wait"] * 2
+
+
+def test_a_new_run_records_again(calls: FakeCalls) -> None:
+    """The caller may have enqueued work between two calls: nothing is skipped across runs."""
+    shared = CudaDevice(0, calls)  # type: ignore[arg-type]
+    for _ in range(2):
+        streams = run_streams(shared)
+        main = streams.current()
+        streams.set_current(streams.pool(0))
+        streams.wait_for(main)
+    assert [e[0] for e in calls.log if e[0] in ("record", "wait")] == ["record", "wait"] * 2
 
 
 def test_each_run_asks_torch_for_the_callers_stream_once(calls: FakeCalls) -> None:
@@ -204,7 +254,7 @@ def test_without_the_private_bindings_the_public_functions_are_called(monkeypatc
     monkeypatch.setattr(runtime_streams.CudaCalls, "stream", staticmethod(FakeStream))
     calls = CudaCalls()
     assert calls.current_stream_ids(1) == (42, 1, DEVICE_TYPE)
-    calls.set_stream_by_id(stream_id=9, device_index=1, device_type=DEVICE_TYPE)
+    calls.set_stream_by_id(9, 1, DEVICE_TYPE)
     (stream,) = made
     assert (stream.stream_id, stream.device_index, stream.device_type) == (9, 1, DEVICE_TYPE)
 
@@ -212,12 +262,12 @@ def test_without_the_private_bindings_the_public_functions_are_called(monkeypatc
 def test_the_private_bindings_are_called_where_torch_has_them(monkeypatch: pytest.MonkeyPatch) -> None:
     log: list[Any] = []
     monkeypatch.setattr(torch._C, "_cuda_getCurrentStream", lambda index: (5, index, DEVICE_TYPE), raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_setStream", lambda **ids: log.append(ids), raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_setStream", lambda *ids: log.append(ids), raising=False)
     monkeypatch.setattr(torch.cuda, "set_stream", lambda stream: pytest.fail("called the public wrapper"))
     calls = CudaCalls()
     assert calls.current_stream_ids(2) == (5, 2, DEVICE_TYPE)
-    calls.set_stream_by_id(stream_id=5, device_index=2, device_type=DEVICE_TYPE)
-    assert log == [{"stream_id": 5, "device_index": 2, "device_type": DEVICE_TYPE}]
+    calls.set_stream_by_id(5, 2, DEVICE_TYPE)
+    assert log == [(5, 2, DEVICE_TYPE)]
 
 
 # -- CUDA -----------------------------------------------------------------------------------------
