@@ -139,6 +139,14 @@ def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
         # torch.matmul(out=) resizes a 1-D `out` to [1, N] here, which scrambles a strided view.
         torch.mm(a.unsqueeze(0), b, out=out.unsqueeze(0))
         return
+    k, n = b.shape[-2:] if b.dim() >= 2 else (0, 0)
+    if a.dim() >= 2 and k and n and all(d == 1 for d in b.shape[:-2]) and a.numel() // k == out.numel() // n:
+        # A weight broadcast over a's batch axes (a tensor-parallel layer's [1, ..., K, N] shard):
+        # one GEMM over all of a's rows, as F.linear runs it, instead of torch.matmul's batched
+        # GEMM over an expanded copy of the weight.
+        rows = out.numel() // n
+        torch.mm(a.reshape(rows, k), b.reshape(k, n), out=out.view(rows, n))
+        return
     torch.matmul(a, b, out=out)
 
 
@@ -221,12 +229,33 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return lambda out, x: out.copy_(x.reshape(out.shape))
     if kind is fusion.ConcatOp:
         return _concat_into(op.dim.value.data)  # type: ignore[attr-defined]
-    if kind in (fusion.MeanOp, fusion.SiluOp, fusion.GeluOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(
-        op, fusion.NormFusionOp
-    ):
+    if kind is fusion.GeluOp:
+        approximate = op.approximate.data  # type: ignore[attr-defined]
+        return _contiguous_into(
+            lambda out, x: torch.ops.aten.gelu.out(x, approximate=approximate, out=out), eager_kernel(op)
+        )
+    if kind is fusion.SiluOp:
+        return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
+    if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(op, fusion.NormFusionOp):
         eager = eager_kernel(op)
         return lambda out, *xs: out.copy_(eager(*xs))
     return None
+
+
+def _contiguous_into(into: Into, eager: Eager) -> Into:
+    """
+    `into` (an aten out= form: no temporary, no copy of a large activation) for a contiguous
+    destination; a strided view gets a copy of the eager result (gelu.out into a strided view
+    leaves it unwritten on CPU).
+    """
+
+    def kernel(out: torch.Tensor, *xs: torch.Tensor) -> None:
+        if out.is_contiguous():
+            into(out, *xs)
+        else:
+            out.copy_(eager(*xs))
+
+    return kernel
 
 
 def _full(op: fusion.FusionOp) -> tuple[list[int], int | float | bool, torch.dtype]:

@@ -374,10 +374,12 @@ def test_more_casts(src: str, dst: str) -> None:
         (one_op_module("slice", [((4, 8), "f32")], ((2, 4), "f32"), "offsets = [1, 0] strides = [2, 2]"), [(4, 8)]),
         (one_op_module("softmax", [((3, 5), "f32")], ((3, 5), "f32"), "dim = 1"), [(3, 5)]),
         (one_op_module("gelu", [((3, 5), "f32")], ((3, 5), "f32"), "approximate = tanh"), [(3, 5)]),
+        (one_op_module("gelu", [((3, 5), "f32")], ((3, 5), "f32"), "approximate = none"), [(3, 5)]),
+        (one_op_module("silu", [((3, 5), "f32")], ((3, 5), "f32")), [(3, 5)]),
         (one_op_module("layer_norm", [((3, 5), "f32")], ((3, 5), "f32"), "dims = [1] eps = 1.000000e-05"), [(3, 5)]),
         (one_op_module("mean", [((3, 5), "f32")], ((3,), "f32"), "dims = [1]"), [(3, 5)]),
     ],
-    ids=["concat", "reshape", "slice", "softmax", "gelu", "layer_norm", "mean"],
+    ids=["concat", "reshape", "slice", "softmax", "gelu-tanh", "gelu", "silu", "layer_norm", "mean"],
 )
 def test_out_kernel_into_strided_view(text: str, shapes: list[Shape]) -> None:
     module = hir.parse(text)
@@ -387,12 +389,40 @@ def test_out_kernel_into_strided_view(text: str, shapes: list[Shape]) -> None:
     target = torch.full((*expected.shape, 2), float("nan"))[..., 1]  # every other element: a strided view
     out_kernel(op)(target, *xs)
     assert torch.equal(target, expected)
+    contiguous = torch.full(expected.shape, float("nan"))
+    out_kernel(op)(contiguous, *xs)
+    assert torch.equal(contiguous, expected)
     full = hir.parse(
         "func.func @main() -> tensor<3x4xi32> {\n  %c = fusion.full 5 : tensor<3x4xi32>\n  func.return %c : tensor<3x4xi32>\n}\n"
     )
     into = torch.zeros(3, 4, 2, dtype=torch.int32)[..., 0]
     out_kernel(next(o for o in full.walk() if isinstance(o, fusion.FullOp)))(into)
     assert (into == 5).all()
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [
+        ((1, 2, 6, 4), (1, 1, 1, 4, 5)),  # a tensor-parallel layer: the shard's weight broadcast over chunks
+        ((3, 6, 4), (4, 5)),  # a batch against a matrix
+        ((3, 6, 4), (1, 4, 5)),
+        ((2, 3, 6, 4), (3, 4, 5)),  # a real batch of weights: torch.matmul's batched GEMM
+    ],
+)
+@pytest.mark.parametrize("layout", ["contiguous", "strided a", "transposed b"])
+def test_matmul_into(a_shape: tuple[int, ...], b_shape: tuple[int, ...], layout: str) -> None:
+    """The out= matmul (one GEMM over all rows for a broadcast weight) against torch.matmul."""
+    a = torch.randn(*a_shape[:-1], 2 * a_shape[-1])[..., ::2] if layout == "strided a" else torch.randn(a_shape)
+    b = (
+        torch.randn(*b_shape[:-2], b_shape[-1], b_shape[-2]).transpose(-1, -2)
+        if layout == "transposed b"
+        else torch.randn(b_shape)
+    )
+    expected = torch.matmul(a, b)
+    out = torch.full(expected.shape, float("nan"))
+    text = one_op_module("matmul", [(a_shape, "f32"), (b_shape, "f32")], (tuple(expected.shape), "f32"))
+    out_kernel(next(o for o in hir.parse(text).walk() if isinstance(o, fusion.MatmulOp)))(out, a, b)
+    torch.testing.assert_close(out, expected)
 
 
 # -- axis maps ------------------------------------------------------------------------------------
