@@ -86,14 +86,14 @@ def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], to
     """
     The same work with the torch calls the runtime makes, written by hand with torch's public API
     (streams from the same pool; a wait is a record of the source stream's own event, created once,
-    and a wait for it).
+    and a wait for it; the fork records the caller's event once and each worker waits for it once).
     """
     if device.type != "cuda":
 
         def run_cpu(x: torch.Tensor) -> torch.Tensor:
             out = torch.empty_like(x)
             for i in range(x.shape[0]):
-                torch.clamp_min(x.select(0, i), 0, out=out.select(0, i))
+                torch.clamp_min(x[i], 0, out=out[i])
             return out
 
         return run_cpu
@@ -104,16 +104,17 @@ def eager(device: torch.device, num_streams: int) -> Callable[[torch.Tensor], to
     def run_cuda(x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
         main = torch.cuda.current_stream()
+        main_done.record(main)
         for i in range(x.shape[0]):
             stream = pool[i % num_streams]
             torch.cuda.set_stream(stream)
-            main_done.record(main)
-            stream.wait_event(main_done)
+            if i < num_streams:
+                stream.wait_event(main_done)
         for i in range(x.shape[0]):
             k = i % num_streams
             stream = pool[k]
             torch.cuda.set_stream(stream)
-            torch.clamp_min(x.select(0, i), 0, out=out.select(0, i))
+            torch.clamp_min(x[i], 0, out=out[i])
             torch.cuda.set_stream(main)
             done[k].record(stream)
             main.wait_event(done[k])
@@ -259,18 +260,32 @@ def under_profiler(
 def primitives(device: torch.device, repeats: int = 2000) -> None:
     """
     Host cost of each torch call the loop makes, one at a time (where the microseconds go); on
-    CUDA, torch's public stream calls next to the `CudaStreams` methods the runtime calls instead.
+    CUDA, torch's public stream calls next to the `CudaStreams` methods the runtime calls instead:
+    a join (the waited-for stream was current just before, so its event is recorded) and a wait
+    that repeats the previous one (nothing recorded or waited).
     """
     x = torch.randn(4, 1024, device=device)
     row, out_row = x.select(0, 1), torch.empty_like(x).select(0, 1)
     calls: dict[str, Callable[[], object]] = {
         "x.select(0, i)": lambda: x.select(0, 1),
+        "x[i]": lambda: x[1],
         "clamp_min(row, 0, out=row)": lambda: torch.clamp_min(row, 0, out=out_row),
     }
     if device.type == "cuda":
         streams = streams_for(device)
         main, side = streams.current(), streams.pool(0)
         event = torch.cuda.Event()
+
+        def torch_join() -> None:  # a main-loop join, as torch's public API makes it
+            torch.cuda.set_stream(side)
+            torch.cuda.set_stream(main)
+            main.wait_stream(side)
+
+        def runtime_join() -> None:  # the same join through the runtime's streams
+            streams.set_current(side)
+            streams.set_current(main)
+            streams.wait_for(side)
+
         calls |= {
             "torch.cuda.current_stream()": torch.cuda.current_stream,
             "streams_for(device).current()": lambda: streams_for(device).current(),
@@ -279,7 +294,9 @@ def primitives(device: torch.device, repeats: int = 2000) -> None:
             "main.wait_stream(side)": lambda: main.wait_stream(side),
             "current_stream().wait_stream": lambda: torch.cuda.current_stream().wait_stream(side),
             "event.record(side); main.wait_event": lambda: (event.record(side), main.wait_event(event)),
-            "CudaStreams.wait_for(side)": lambda: streams.wait_for(side),
+            "join: set_stream x2, wait_stream": torch_join,
+            "join: CudaStreams set_current x2, wait_for": runtime_join,
+            "CudaStreams.wait_for(side) again: skipped": lambda: streams.wait_for(side),
         }
     print("\nhost cost of single torch calls (median of 5 batches):")
     for name, call in calls.items():
@@ -289,7 +306,7 @@ def primitives(device: torch.device, repeats: int = 2000) -> None:
                 call()
 
         seconds = statistics.median(time_interleaved({name: batch}, device, 1, 5)[name].host)
-        print(f"  {name:38}{seconds * 1e6 / repeats:8.3f} us")
+        print(f"  {name:44}{seconds * 1e6 / repeats:8.3f} us")
 
 
 def interpreter_chain(length: int, repeats: int) -> None:
