@@ -4,16 +4,19 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
+from hir.frontend.autotune import median_ms, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
-from hir.frontend.lowering_choice import choose_options
+from hir.frontend.lowering_choice import candidates, choose_options
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
 
@@ -77,16 +80,25 @@ class CompiledFunction:
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
-        module = hir.parse(self.fusion_text, name)
+        self.module: ModuleOp = self._lowered(pipeline)
+        """The lowered module."""
+        self.program = hir.compile_program(self.module)
+        self.candidates: list[tuple[str, Lowering]] = []
+        """Other lowerings (pipeline text, the model's description) that the first call measures against this one."""
+        self.measured: dict[str, float] = {}
+        """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
+        self._state: dict[tuple[int, torch.device], torch.Tensor] = {}
+        self._communicator: Any = None
+
+    def _lowered(self, pipeline: str) -> ModuleOp:
+        import hir
+
+        module = hir.parse(self.fusion_text, self.name)
         try:
             hir.run_pipeline(module, pipeline)
         except hir.PipelineError as err:
             raise FrontendError(f"<compile>: error: {err}") from None
-        self.module: ModuleOp = module
-        """The lowered module."""
-        self.program = hir.compile_program(module)
-        self._state: dict[tuple[int, torch.device], torch.Tensor] = {}
-        self._communicator: Any = None
+        return module
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
         if len(args) != self.signature.num_user_inputs:
@@ -95,6 +107,8 @@ class CompiledFunction:
         inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
         communicator = self._communicator_for_run()
         graph = self._graph_for(device)
+        if self.candidates:
+            self._keep_the_fastest(inputs, communicator, graph, device)
         graphs = len(self.program.graphs)
         try:
             outputs = self.program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph)
@@ -114,6 +128,42 @@ class CompiledFunction:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
         results = tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
         return results[0] if len(results) == 1 else results
+
+    def _keep_the_fastest(self, inputs: list[Any], communicator: Any, graph: bool, device: torch.device) -> None:
+        """
+        Times this lowering and each candidate on the call's inputs, as the calls run (replayed or
+        not), and keeps the fastest by the slowest rank's time (frontend/autotune.py). A candidate
+        that cannot be captured loses.
+        """
+        import hir
+
+        first = self.lowering
+        assert first is not None, "candidates come with the model's decision"
+        contenders = [(self.pipeline, first, self.module, self.program)]
+        for pipeline, lowering in self.candidates:
+            module = self._lowered(pipeline)
+            contenders.append((pipeline, lowering, module, hir.compile_program(module)))
+        self.candidates = []
+        times = []
+        for _, _, _, program in contenders:
+
+            def run(program: hir.Program = program) -> None:
+                program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph)
+
+            try:
+                times.append(median_ms(run, device, synchronize_ranks))
+            except CaptureError:
+                times.append(math.inf)
+        times = slowest_rank(times, device)
+        self.measured = {pipeline: ms for (pipeline, *_), ms in zip(contenders, times)}
+        measured = ", ".join(
+            f"{c.backend} overlap={c.overlap} {ms:.3f} ms" for (_, c, *_), ms in zip(contenders, times)
+        )
+        best = min(range(len(contenders)), key=lambda k: times[k])
+        self.pipeline, chosen, self.module, self.program = contenders[best]
+        self.lowering = replace(chosen, reason=f"{first.reason}; measured at the first call: {measured}")
+        if self.program.graphs:
+            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
 
     def _graph_for(self, device: torch.device) -> bool:
         """Whether this call replays a CUDA graph (`cuda_graph`)."""
@@ -186,6 +236,7 @@ def compile_torch(
     param_layouts: Mapping[str, str | None] | None = None,
     num_streams: int = 4,
     cuda_graph: bool | None = None,
+    measure_candidates: bool = True,
     **options: Any,
 ) -> CompiledFunction:
     imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
@@ -197,6 +248,10 @@ def compile_torch(
         imported, pipeline_with_options(pipeline, chosen), num_streams, f"<{name}>", cuda_graph=cuda_graph
     )
     compiled.lowering = lowering
+    if measure_candidates:
+        compiled.candidates = [
+            (pipeline_with_options(pipeline, o), other) for o, other in candidates(lowering, options)
+        ]
     return compiled
 
 

@@ -2,6 +2,10 @@
 Which lowering `hir.compile` uses when the caller names none: on CUDA, the cost model's
 (passes/stream_overlap.py `choose_lowering`: pipeline or not, over which backend), for a program
 replayed as a CUDA graph or run eagerly; on CPU, `stream-lowering` as written.
+
+Where the model's two predictions are within TUNE_BAND of each other, the other lowering is kept
+as a candidate, and the first call measures both (frontend/autotune.py): the model ranks the
+lowerings, a measurement on the machine settles the close calls.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from hir.passes.stream_overlap import Lowering, choose_lowering
 DEFAULT_PIPELINE = "stream-lowering"
 CHOSEN_OPTIONS = ("backend", "overlap")
 """The options the model picks; a caller who passes either keeps its lowering as written."""
+TUNE_BAND = 0.5
+"""Predictions closer than this (relative) are measured at the first call."""
 
 
 def choose_options(
@@ -31,6 +37,16 @@ def choose_options(
     lowering = agreed_by_every_rank(choose_lowering(module, replay))
     chosen.update(lowering.options())
     return chosen, lowering
+
+
+def candidates(lowering: Lowering | None, options: Mapping[str, Any]) -> list[tuple[dict[str, Any], Lowering]]:
+    """The other lowering to measure at the first call, with its options, where the model's call was close."""
+    other = None if lowering is None else lowering.other()
+    if other is None or lowering is None or not lowering.serial_ms or lowering.pipelined_ms is None:
+        return []
+    if abs(lowering.pipelined_ms / lowering.serial_ms - 1) > TUNE_BAND:
+        return []
+    return [({**options, **other.options()}, other)]
 
 
 def agreed_by_every_rank(lowering: Lowering) -> Lowering:

@@ -150,9 +150,21 @@ class Lowering:
     overlap: str
     """`always` (the stream axes as written: the pipeline) or `never` (the serial form)."""
     reason: str
+    serial_ms: float | None = None
+    pipelined_ms: float | None = None
+    """The model's predictions, summed over the functions that communicate."""
+    has_serial_form: bool = True
 
     def options(self) -> dict[str, str]:
         return {"backend": self.backend, "overlap": self.overlap}
+
+    def other(self) -> Lowering | None:
+        """The lowering the model did not pick (None where there is no other: no serial form, no communication)."""
+        if self.serial_ms is None or self.pipelined_ms is None or not self.has_serial_form:
+            return None
+        if self.overlap == "never":
+            return Lowering("copy-engine", "always", "the copy-engine pipeline", self.serial_ms, self.pipelined_ms)
+        return Lowering("nccl", "never", "the serial form", self.serial_ms, self.pipelined_ms)
 
 
 def choose_lowering(module: ModuleOp, replay: bool, constants: DeviceConstants | None = None) -> Lowering:
@@ -170,12 +182,13 @@ def choose_lowering(module: ModuleOp, replay: bool, constants: DeviceConstants |
         return Lowering("nccl", "always", "no communication: the stream axes stay as written")
     described = "; ".join(f"@{f.sym_name.data}: {p.reason}" for f, p in predictions)
     source = f"{'replayed' if replay else 'eager'}, constants of {constants.machine}"
-    if all(p.overlap for _, p in predictions):
-        return Lowering("copy-engine", "always", f"{described} ({source})")
+    serial = sum(p.serial_ms for _, p in predictions)
+    pipelined = sum(p.pipelined_ms or 0.0 for _, p in predictions)
     blocked = [f for f, _ in predictions if has_stream_axis(f) and serial_form_blocker(f) is not None]
+    if all(p.overlap for _, p in predictions):
+        return Lowering("copy-engine", "always", f"{described} ({source})", serial, pipelined, not blocked)
     if blocked:
         names = ", ".join(f"@{f.sym_name.data}" for f in blocked)
-        return Lowering(
-            "copy-engine", "always", f"{described}; {names}: no serial form for this layout, so the pipeline ({source})"
-        )
-    return Lowering("nccl", "never", f"{described} ({source})")
+        why = f"{described}; {names}: no serial form for this layout, so the pipeline ({source})"
+        return Lowering("copy-engine", "always", why, serial, pipelined, False)
+    return Lowering("nccl", "never", f"{described} ({source})", serial, pipelined)

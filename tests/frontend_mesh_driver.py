@@ -78,6 +78,38 @@ def benchmark_smoke() -> list[str]:
     return [f"tp_mlp {name}: relative error {error:.1e}" for name, error in errors.items() if error > 1e-5]
 
 
+def first_call_measurement() -> list[str]:
+    """
+    Two close lowerings measured at the first call (set by hand: on CPU the model makes no
+    decision): every rank keeps the same one, whatever its own timings, and the result matches.
+    """
+    from hir.passes.stream_overlap import Lowering
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(2)
+    module, x = MLP(bias=False, residual=False), torch.randn(M, H)
+    with torch.no_grad():
+        expected = module(x)
+    layout = "[(stream(1), didx), serial]"
+    params = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
+    compiled = hir.compile(
+        module, (x,), [layout], [layout], mesh=list(range(world)), param_layouts=params,
+        backend="copy-engine", overlap="always",
+    )  # fmt: skip
+    compiled.lowering = Lowering("copy-engine", "always", "set by hand", serial_ms=1.0, pipelined_ms=1.0)
+    compiled.candidates = [("stream-lowering{backend=nccl overlap=never}", compiled.lowering.other())]  # type: ignore[list-item]
+    with torch.no_grad():
+        got = compiled(rows_of(x, 1, rank, world))
+    kept: list[object] = [None] * world
+    dist.all_gather_object(kept, compiled.pipeline)
+    failures = []
+    if len(set(kept)) != 1 or len(compiled.measured) != 2:
+        failures.append(f"first-call measurement: the ranks kept {kept}, measured {compiled.measured}")
+    if not torch.allclose(got, rows_of(expected, 1, rank, world), rtol=1e-5, atol=1e-5):
+        failures.append(f"first-call measurement: rank {rank} differs from eager")
+    return failures
+
+
 def main() -> int:
     dist.init_process_group("gloo")
     torch.manual_seed(0)  # every rank builds the same (global) parameters and shards them
@@ -93,6 +125,7 @@ def main() -> int:
             if failure:
                 failures.append(failure)
     failures += benchmark_smoke()
+    failures += first_call_measurement()
     for failure in failures:
         print(failure, file=sys.stderr)
     if dist.get_rank() == 0 and not failures:
