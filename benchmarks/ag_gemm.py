@@ -361,6 +361,9 @@ def print_table(rows: list, K: int, dtype: str, world: int, nccl_high_priority: 
             extra = f"  x{ms / bound:.2f} of max(GEMM,AG)"
             if fused:
                 extra += f"  x{ms / fused:.2f} of torch-fused"
+            if name.startswith(("hir", "ag+gemm", "torch-fused")):
+                # The share of the all-gather not hidden: (t - t_GEMM) / t_AG.
+                extra += f"  exposed {(ms - results['gemm']) / results['allgather']:.2f}"
             print(f"  {name:<64} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
 
 

@@ -356,6 +356,11 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     return maxed_over_ranks(results, errors, device)
 
 
+def exposed(ms: float, gemm_ms: float, collective_ms: float) -> float:
+    """The share of the collective a program does not hide: (t - t_GEMM) / t_collective."""
+    return (ms - gemm_ms) / collective_ms
+
+
 def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int) -> None:
     """The table of each size, then the targets met or missed (see the module docstring)."""
     nccl = "; NCCL streams at high priority" if args.nccl_high_priority else ""
@@ -373,6 +378,8 @@ def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int)
             extra = f"  x{ms / bound:.2f} of max"
             if baseline_ms:
                 extra += f"  x{ms / baseline_ms:.2f} of {report.baseline}"
+            if name.startswith("hir ") or name.startswith(report.baseline):
+                extra += f"  exposed {exposed(ms, results['gemm'], results[report.collective]):.2f}"
             wrong = "  WRONG" if errors[name] > WRONG else ""
             print(f"  {name:<44} {ms:8.3f}{extra}  [{errors[name]:.1e}]{wrong}")
         for name, us in measured.items():
