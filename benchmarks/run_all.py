@@ -115,6 +115,8 @@ SCHEDULE_SIZES = "16384x4096,32768x2048,16384x1024,4096x4096,2048x4096"
 # The row-parallel lowerings replayed as CUDA graphs: NCCL per chunk, copy-engine in 1 and 2 chunks.
 ROW_PARALLEL_GRAPHS = "stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=2"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
+# hir.compile's defaults, then the lowerings they choose between, eager and replayed.
+TP_MLP_DEFAULTS = "default:4:chunks=1,stream-lowering{overlap=never}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:2:chunks=2"
 
 # fmt: off
 STEPS: tuple[Step, ...] = (
@@ -147,6 +149,9 @@ STEPS: tuple[Step, ...] = (
     Step("gemm-rs-schedules", "GEMM + reduce-scatter: copy-engine comm stream priority, join=chain; then NCCL at high priority", (torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--variants", RS_SCHEDULES), torchrun(GPUS, "benchmarks/gemm_rs.py", "--reps", "20", "--sizes", RS_SIZES, "--nccl-high-priority", "--variants", RS_NCCL_SCHEDULES)), quick=QUICK),
     Step("tp-mlp", "tensor-parallel MLP block from PyTorch (hir.compile) against eager NCCL and torch.compile async TP", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
     Step("tp-mlp-graph", "the tensor-parallel MLP block, eager and hir, also replayed as CUDA graphs", (torchrun(GPUS, "benchmarks/tp_mlp.py", "--reps", "20", "--cuda-graph", "--no-torch-compile"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
+    Step("calibrate", "hir-calibrate: this machine's device constants for the cost model (writes its cache)", ((PY, "-m", "hir.tools.calibrate", "--gpus", GPUS),)),
+    Step("tp-mlp-defaults", "the tensor-parallel MLP block compiled with hir.compile's defaults against eager, eager replayed, the serial form and the copy-engine pipelines; H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "4096,8192,16384,32768", "--reps", "15", "--warmup", "3", "--cuda-graph", "--no-torch-compile", "--variants", TP_MLP_DEFAULTS) for h in ("4096", "8192")), quick=("--sizes", "4096", "--reps", "5", "--warmup", "2")),
+    Step("tp-mlp-defaults-compile", "hir.compile's defaults against torch.compile's async TP at M = 16384, H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "16384", "--reps", "15", "--warmup", "3", "--variants", "default:4:chunks=1") for h in ("4096", "8192")), quick=("--reps", "5", "--warmup", "2")),
 )
 # fmt: on
 
