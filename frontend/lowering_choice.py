@@ -15,6 +15,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from hir.frontend.errors import FrontendError
 from hir.passes.stream_overlap import Lowering, choose_lowering
 
 DEFAULT_PIPELINE = "stream-lowering"
@@ -34,7 +35,10 @@ def choose_options(
     chosen = dict(options)
     if pipeline != DEFAULT_PIPELINE or not on_cuda or any(k in options for k in CHOSEN_OPTIONS):
         return chosen, None
-    lowering = agreed_by_every_rank(choose_lowering(module, replay))
+    try:
+        lowering = agreed_by_every_rank(choose_lowering(module, replay))
+    except ValueError as err:  # a cache or $HIR_DEVICE_CONSTANTS file that does not read
+        raise FrontendError(f"<compile>: error: {err}") from None
     chosen.update(lowering.options())
     return chosen, lowering
 

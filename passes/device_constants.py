@@ -51,7 +51,14 @@ class DeviceConstants:
 
     @classmethod
     def from_json(cls, text: str, source: str) -> DeviceConstants:
-        values = json.loads(text)
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"{source}: not a JSON file of device constants ({err}; recalibrate: hir-calibrate)"
+            ) from None
+        if not isinstance(values, dict):
+            raise ValueError(f"{source}: not a JSON object of device constants (recalibrate: hir-calibrate)")
         names = {f.name for f in fields(cls)} - {"source"}
         missing = sorted(names - set(values))
         if missing:

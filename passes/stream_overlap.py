@@ -126,12 +126,18 @@ class StreamOverlapPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.overlap == "always":
             return
+        constants = None
+        if self.overlap == "auto":
+            try:
+                constants = load_constants()
+            except ValueError as err:  # a cache or $HIR_DEVICE_CONSTANTS file that does not read
+                raise PassFailedException(f"overlap=auto: {err}") from None
         for function in [f for f in op.walk() if is_fusion_function(f)]:
             assert isinstance(function, func.FuncOp)
             if not has_stream_axis(function):
                 continue
             if self.overlap == "auto":
-                prediction = estimate(function, self.backend, replay=self.replay)
+                prediction = estimate(function, self.backend, constants, replay=self.replay)
                 if prediction is None or prediction.overlap:
                     continue
             if (blocker := serial_form_blocker(function)) is not None:

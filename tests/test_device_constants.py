@@ -50,6 +50,10 @@ def test_malformed_files_are_named(tmp_path: Path) -> None:
     del values["barrier_ms"]
     with pytest.raises(ValueError, match=r"c\.json: device constants lack barrier_ms \(recalibrate: hir-calibrate\)"):
         DeviceConstants.from_json(json.dumps(values), "c.json")
+    with pytest.raises(ValueError, match=r"c\.json: not a JSON file of device constants"):
+        DeviceConstants.from_json('{"machine": ', "c.json")
+    with pytest.raises(ValueError, match=r"c\.json: not a JSON object of device constants"):
+        DeviceConstants.from_json("[1, 2]", "c.json")
     values = {**json.loads(BUILTIN.to_json()), "gemm_flop_per_ms": "fast"}
     with pytest.raises(ValueError, match="gemm_flop_per_ms must be a non-negative number, got 'fast'"):
         DeviceConstants.from_json(json.dumps(values), "c.json")
@@ -98,3 +102,16 @@ def test_calibrate_on_a_gpu(tmp_path: Path) -> None:
     measured = DeviceConstants.from_json((tmp_path / "c.json").read_text(), "c.json")
     assert 1e8 < measured.gemm_flop_per_ms < 1e13  # 0.1-10 000 TFLOP/s
     assert 0 < measured.host_ms_per_op < 1
+
+
+def test_hir_compile_names_a_broken_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU hir.compile reads the constants; a broken file is a FrontendError naming it, not a traceback."""
+    from hir.frontend import FrontendError
+    from hir.frontend.lowering_choice import choose_options
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, str(broken))
+    text = (Path(__file__).resolve().parent.parent / "examples/multidevice/ag_matmul_by_device.mlir").read_text()
+    with pytest.raises(FrontendError, match=r"<compile>: error: .*broken\.json: not a JSON file of device constants"):
+        choose_options(hir.parse(text, "ag.mlir"), "stream-lowering", {}, on_cuda=True, replay=True)
