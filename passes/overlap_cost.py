@@ -67,7 +67,8 @@ class Transfer:
     gemm_flops: float
     """The GEMM it overlaps with (0 when it is next to none)."""
     pieces: int
-    """The GEMM pieces of the pipeline: one per shard and stream chunk."""
+    """The GEMM pieces of the pipeline: one per shard and stream chunk; 0 where the copy-engine
+    lowering does not pipeline it (a whole all-gather, over NCCL, as in the serial form)."""
 
 
 @dataclass(frozen=True)
@@ -126,20 +127,21 @@ def stream_iterations(t: TensorType) -> int:
 
 def gather_pieces(op: fusion.FusionOp, k: int, devices: int) -> int:
     """
-    GEMM pieces of a pipelined gather of operand #k: one per shard in every stream iteration,
-    unless the stream loop iterates over the shards themselves (its axis is the one the gathered
-    didx axis maps to).
+    GEMM pieces of the copy-engine pipeline of a gather of operand #k. When the stream loop
+    iterates over the gathered shards themselves (its axis is the one the didx axis maps to), one
+    per iteration: each shard's GEMM as it lands. When it iterates over S > 1 chunks of rows, one
+    per shard and chunk. With a single iteration (rows in one chunk, S = 1) nothing is left to
+    overlap the all-gather with: the copy-engine lowering gathers the operand whole, over NCCL,
+    as the serial form does (0 pieces).
     """
     result = op.results[0].type
     assert isinstance(result, TensorType)
     iterations = stream_iterations(result)
     didx = layout_of(op.operands[k].type).didx_axis
-    mapped = {a for sources in op.axis_map() for j, a in sources if j == k}
-    if layout_of(result).stream_axis is not None and didx in mapped:
-        for r, sources in enumerate(op.axis_map()):
-            if (k, didx) in sources and r == layout_of(result).stream_axis:
-                return iterations
-    return devices * iterations
+    stream = layout_of(result).stream_axis
+    if stream is not None and any((k, didx) in sources for sources in op.axis_map()[stream : stream + 1]):
+        return iterations
+    return devices * iterations if iterations > 1 else 0
 
 
 @dataclass(frozen=True)
@@ -194,28 +196,29 @@ def serial_ms(work: Workload, constants: DeviceConstants, replay: bool) -> tuple
 
 
 def pipelined_ms(work: Workload, constants: DeviceConstants, replay: bool) -> float:
-    """The copy-engine pipeline: each transfer overlapped with its GEMM, piece by piece."""
-    paired = 0.0
-    pair_ms = 0.0
+    """The copy-engine pipeline: each transfer it pipelines overlapped with its GEMM, piece by piece."""
+    gpu = sum(gemm_ms(f, constants) for f in work.gemms)
     pieces_total = 0
     for t in work.transfers:
-        pieces = t.pieces
-        chunks = max(1, pieces // t.devices)
+        if not t.pieces:  # gathered whole over NCCL before its GEMM, as in the serial form
+            gpu += constants.nccl_latency_ms + t.bytes_per_device / constants.nccl_bytes_per_ms
+            continue
+        pieces, chunks = t.pieces, max(1, t.pieces // t.devices)
         pieces_total += pieces
         compute = gemm_ms(t.gemm_flops, constants, pieces) if t.gemm_flops else 0.0
         pushes = (t.devices - 1) * chunks
         push_ms = pushes * constants.copy_engine_latency_ms + t.bytes_per_device / constants.copy_engine_bytes_per_ms
-        exposed_piece = compute / pieces
         barriers = (chunks + 1) * constants.barrier_ms
-        pair_ms += max(compute, push_ms + exposed_piece) + barriers
-        paired += t.gemm_flops
-    unpaired = sum(gemm_ms(f, constants) for f in work.gemms) - (
-        sum(gemm_ms(t.gemm_flops, constants) for t in work.transfers if t.gemm_flops)
-    )
-    gpu = pair_ms + max(0.0, unpaired)
+        # The pair replaces its whole GEMM: the pieces, or the pushes and one piece, which cannot hide.
+        gpu += (
+            max(compute, push_ms + compute / pieces)
+            + barriers
+            - (gemm_ms(t.gemm_flops, constants) if t.gemm_flops else 0.0)
+        )
     if replay:
         return gpu
-    prologue = PIPELINE_PROLOGUE_OPS * len(work.transfers) * constants.host_ms_per_op
+    pipelined = sum(1 for t in work.transfers if t.pieces)
+    prologue = PIPELINE_PROLOGUE_OPS * pipelined * constants.host_ms_per_op
     host = prologue + (OPS_PER_PIECE * pieces_total + OPS_PER_SERIAL_OP * work.fusion_ops) * constants.host_ms_per_op
     return prologue + max(gpu, host - prologue)
 

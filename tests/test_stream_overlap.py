@@ -132,12 +132,18 @@ def tp_mlp(devices: int, chunks: int, m: int, hidden: int) -> ModuleOp:
 
 
 def test_tp_mlp_workload() -> None:
-    """An all-gather into the first GEMM and a reduce-scatter of the second's partial sums, bytes per device."""
+    """
+    An all-gather into the first GEMM and a reduce-scatter of the second's partial sums, bytes per
+    device. In one chunk of rows the copy-engine lowering pipelines the reduce-scatter by
+    destination, but gathers x whole over NCCL (no pieces); in two chunks both, per shard and chunk.
+    """
     module = tp_mlp(devices=4, chunks=1, m=8192, hidden=4096)
     function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     work = workload(function)
     bf16 = 2
-    assert [(t.kind, t.devices, t.pieces) for t in work.transfers] == [("gather", 4, 4), ("reduce", 4, 4)]
+    assert [(t.kind, t.devices, t.pieces) for t in work.transfers] == [("gather", 4, 0), ("reduce", 4, 4)]
+    chunked = next(op for op in tp_mlp(4, 2, 8192, 4096).walk() if isinstance(op, func.FuncOp))
+    assert [t.pieces for t in workload(chunked).transfers] == [8, 8]
     assert work.transfers[0].bytes_per_device == 8192 * 4096 * bf16 * 3 / 4  # 3 of x's 4 shards
     assert work.transfers[1].bytes_per_device == 8192 * 4096 * bf16 * 3 / 4  # 3 of 4 row blocks of the partial
     assert work.gemms == (2 * 8192 * 4096 * 4096, 2 * 8192 * 4096 * 4096)  # [M, H] x [H, 4H/4], then back
