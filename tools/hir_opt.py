@@ -168,15 +168,18 @@ class HirOptMain(xDSLOptMain):
             self._pipeline_time += stopped - self._started
         verify = not self.args.disable_verify and (previous is None or self._ends_pass() or self.args.verify_each_stage)
         assert self._xdsl_callback is not None
-        skip_verification = self.args.disable_verify
+        skip_verification, time_passes = self.args.disable_verify, self.args.time_passes
         self.args.disable_verify = not verify  # xDSL's callback verifies unless told not to
+        self.args.time_passes = False  # timed here, onto stderr as mlir-opt does: stdout holds the IR
         try:
+            if time_passes and previous is not None:
+                print(f"Pass {previous.name} took {stopped - self._started} seconds", file=sys.stderr)
             self._xdsl_callback(previous, module, next_pass)
         except VerifyException:
             verify_located(module)  # the same failure, named by the failing op's file:line:col
             raise
         finally:
-            self.args.disable_verify = skip_verification
+            self.args.disable_verify, self.args.time_passes = skip_verification, time_passes
         self._started = time.perf_counter()
         if verify:
             check_dominance(module)  # xDSL's verifier does not check it
@@ -199,7 +202,7 @@ class HirOptMain(xDSLOptMain):
             self._pipeline_time = 0.0
         elif self._done == len(self._stage_owner) or self._stage_owner[self._done] is not owner:
             if self.args.time_passes:
-                print(f"Pass {owner.name} took {self._pipeline_time} seconds")
+                print(f"Pass {owner.name} took {self._pipeline_time} seconds", file=sys.stderr)
             self._pipeline_time = 0.0
 
     def apply_passes(self, prog: ModuleOp) -> None:
