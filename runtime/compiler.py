@@ -51,6 +51,8 @@ class Frame:
     """For error messages: which slot holds which value."""
     memory_stats: MemoryStats | None = None
     """Counts the bytes the run's `hir.allocate`s hold (`hir-run --memory-stats`)."""
+    poison: bool = False
+    """Fresh buffers start as NaN or a sentinel (runtime/poison.py)."""
 
 
 Step = Callable[[Frame], None]

@@ -35,6 +35,8 @@ from hir.runtime import cuda_graph
 from hir.runtime.communicator import Mesh, Work
 from hir.runtime.device import DeviceKind, kind_of, requested_kind
 from hir.runtime.executor import Program
+from hir.runtime.poison import enabled as poisoned
+from hir.runtime.poison import poison
 
 _REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 
@@ -492,6 +494,8 @@ class SymmetricHeap:
         group_name = dist.group.WORLD.group_name
         enable_symmetric_memory(group_name)
         buffer = symm_mem.empty(shape, dtype=dtype, device=device)
+        if poisoned():  # before the rendezvous: no peer writes into it yet
+            poison(buffer)
         self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
         return buffer
 
@@ -505,6 +509,8 @@ class SymmetricHeap:
         nbytes = max(1, math.prod(shape) * torch.empty((), dtype=dtype).element_size())
         own = shared_memory.SharedMemory(name=f"hir_{uuid.uuid4().hex[:16]}", create=True, size=nbytes)
         self._owned.append(own)
+        if poisoned():  # before its name is shared: no peer writes into it yet
+            poison(torch.frombuffer(own.buf, dtype=dtype, count=math.prod(shape)))
         atexit.register(_unlink_quietly, own)
         names: list[str] = [""] * self.communicator.world_size
         dist.all_gather_object(names, own.name)

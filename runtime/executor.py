@@ -30,6 +30,7 @@ from hir.runtime.device import run_device, streams_for
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.memory import overlaps, overlaps_itself
 from hir.runtime.memory_stats import MemoryStats
+from hir.runtime.poison import enabled as poison_enabled
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
 from hir.runtime.streams import Streams
 
@@ -50,6 +51,8 @@ class Program:
     """Result position -> slot of the `hir.allocate` that produces it (for preallocated outputs)."""
     race_check: bool = False
     """Compiled to check every run for races between streams (runtime/race_check.py)."""
+    poison: bool | None = None
+    """Fresh `hir.allocate` buffers start as NaN or a sentinel (runtime/poison.py); None: as `HIR_POISON` says."""
     graphs: dict[cuda_graph_mode.Signature, cuda_graph_mode.CapturedRun] = field(default_factory=dict, repr=False)
     """The CUDA graphs captured so far (`cuda_graph=True`), per input signature."""
 
@@ -202,6 +205,7 @@ class Program:
             },
             slots=self.slots,
             memory_stats=memory_stats,
+            poison=poison_enabled() if self.poison is None else self.poison,
         )
         if memory_stats is not None:
             memory_stats.start()

@@ -16,6 +16,7 @@ from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompile
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
+from hir.runtime.poison import poison
 
 COMPILERS = StepCompilers()
 compiles = COMPILERS.compiles
@@ -58,8 +59,11 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
             if any(d < 0 for d in shape):
                 raise ValueError(f"negative extent in {tuple(shape)}")
         if symmetric and frame.communicator is not None:
-            # Cached per op: symmetric allocation is collective and costly, the buffer is reused.
+            # Cached per op: symmetric allocation is collective and costly, the buffer is reused
+            # (poisoned, in that mode, when it is made: runtime/distributed.py).
             env[out] = frame.communicator.empty_symmetric(key, shape, dtype, frame.device)
+        elif frame.poison:
+            env[out] = poison(torch.empty(shape, dtype=dtype, device=frame.device))
         else:
             env[out] = torch.empty(shape, dtype=dtype, device=frame.device)
         if frame.memory_stats is not None:

@@ -5,6 +5,7 @@
     hir-run lowered.mlir --reference examples/set_stream.mlir --check
     hir-run prog.mlir --inputs in.pt --outputs out.pt --device cuda --num-streams 2 -v
     hir-run examples/set_stream.mlir --check --race-check  # also: no two streams race
+    hir-run examples/set_stream.mlir --check --poison      # fresh buffers hold NaN: unwritten reads show
     hir-run examples/set_stream.mlir --profile prof        # prof/trace.json, prof/timeline.png
     hir-run examples/set_stream.mlir --check --memory-stats # peak allocated bytes: N
     hir-run examples/set_stream.mlir --check --cuda-graph  # captured once, replayed (GPU)
@@ -46,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
     p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
     p.add_argument(
+        "--poison",
+        action="store_true",
+        help="every buffer the runtime allocates starts as NaN (integers: a sentinel), so a read of memory "
+        "never written shows (as HIR_POISON=1)",
+    )
+    p.add_argument(
         "--memory-stats",
         action="store_true",
         help="print the peak bytes of the hir.allocate buffers live at once (a lowered program's)",
@@ -77,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
+    if args.poison:  # read by every allocation of this process (runtime/poison.py)
+        os.environ["HIR_POISON"] = "1"
     try:
         from hir.api import parse_pipeline
 

@@ -1,0 +1,94 @@
+"""
+Mutation testing of the poisoned allocations (runtime/poison.py; tests/test_poison.py): the
+lowered programs of the test corpus (tests/race_mutants.py's), each with one `hir.launch` deleted
+(one mutant per launch: a buffer it wrote is now never written), run with poisoned allocations and
+compared with the fusion-level reference on random inputs. A mutant is *killed* when the results
+differ. The programs as lowered must match.
+
+    python tests/poison_mutants.py                                   # single-device corpus
+    python -m torch.distributed.run --nproc-per-node 2 tests/poison_mutants.py --multidevice
+
+Prints one line per program and mutant (`ORIGINAL name verdict`, `MUTANT name verdict`) and a
+summary, on rank 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from race_mutants import _parsed, corpus, mutants
+
+MUTATED_OPS = ("hir.launch",)
+_runs = iter(range(1 << 30))
+"""A new seed for each run: a symmetric buffer keeps what an earlier run left in it (it is poisoned
+when it is made, not at every run), and with the same inputs that would be the right answer."""
+
+
+def references() -> dict[str, Any]:
+    """Source name -> its fusion-level module, for the reference runs."""
+    return {name: module for name, _, module in _parsed(False)}
+
+
+def verdict(lowered: Any, reference: Any, entry: str, session: Any | None) -> str:
+    """'match', 'differs: ...' or 'error: ...' of one poisoned run against the reference."""
+    import hir
+    from hir.runtime.compare import mismatches
+    from hir.runtime.inputs import random_inputs
+
+    program = hir.compile_program(lowered, entry)
+    program.poison = True
+    expected_program = hir.compile_program(reference, entry)
+    inputs = random_inputs(program.global_input_types, seed=next(_runs))
+    try:
+        if session is None:
+            got = program(inputs, num_streams=2)
+            want = expected_program(inputs)
+        else:
+            got = session.run(program, inputs, num_streams=2)
+            want = session.run_reference(expected_program, inputs)
+    except Exception as err:
+        return f"error: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+    found = mismatches(got, want)
+    return f"differs: {found[0]}" if found else "match"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--multidevice", action="store_true", help="the multi-device corpus (run under torchrun)")
+    args = parser.parse_args(argv)
+    session = None
+    if args.multidevice:
+        from hir.runtime.distributed import Session
+
+        os.environ["HIR_POISON"] = "1"  # this rank's symmetric buffers too (made by the communicator)
+        session = Session.from_environment("cpu")
+    sources = references()
+    programs = corpus(args.multidevice)
+    lines = []
+    killed = 0
+    cases = mutants(programs, MUTATED_OPS)
+    for program in programs:
+        source = program.name.rsplit(":", 1)[0]
+        lines.append(f"ORIGINAL {program.name} {verdict(program.module, sources[source], program.entry, session)}")
+    for mutant in cases:
+        source = mutant.program.name.rsplit(":", 1)[0]
+        with mutant.applied() as module:
+            result = verdict(module, sources[source], mutant.program.entry, session)
+        killed += not result.startswith("match")
+        lines.append(f"MUTANT {mutant.name} {result}")
+    if session is None or session.is_main:
+        print("\n".join(lines), flush=True)
+        print(f"{len(programs)} programs, {len(cases)} mutants, {killed} killed", flush=True)
+    if session is not None:
+        import torch.distributed as dist
+
+        dist.barrier()
+        session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
