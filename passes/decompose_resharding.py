@@ -5,8 +5,9 @@ gets a resharding `fusion.set` on each such operand, so that the op itself compu
 every resharding is a pure communication (nvFuser's DecomposeReshardings, "insert before").
 
 The new set's result keeps the operand's shape; its axes are `didx` where they feed the result's
-`didx` axis, `stream` where they feed the result's stream axis (so the communication runs
-chunk by chunk in the same host loop as the op), `serial` otherwise.
+`didx` axis (`serial` where that is a broadcast of extent 1: every device reads the one index),
+`stream` where they feed the result's stream axis (so the communication runs chunk by chunk in
+the same host loop as the op), `serial` otherwise.
 
 Cost: linear in the module: one sweep of the walker (`apply_recursively=False`) visits each op
 once, in time proportional to its operands and their rank.
@@ -31,7 +32,7 @@ from xdsl.pattern_rewriter import (
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
 from hir.dialects.shape_rules import operand_axis_to_result_axis
-from hir.passes.sharding import is_communication, resharded_operands
+from hir.passes.sharding import is_broadcast_into_didx, is_communication, resharded_operands
 
 
 def local_operand_type(op: fusion.FusionOp, k: int) -> TensorType:
@@ -44,7 +45,8 @@ def local_operand_type(op: fusion.FusionOp, k: int) -> TensorType:
     for axis in range(len(operand.type.get_shape())):
         mapped = operand_axis_to_result_axis(op.axis_map(), k, axis)
         if mapped is not None and mapped == result.didx_axis:
-            kinds.append(DIDX)
+            # A broadcast axis stays whole: sharded, its one index would be the first device's alone.
+            kinds.append(SERIAL if is_broadcast_into_didx(op, k, axis) else DIDX)
         elif mapped is not None and mapped == result.stream_axis:
             kinds.append(STREAM)
             chunks.append(result.stream_chunks or 0)

@@ -3,9 +3,10 @@ Which operands of a fusion op are sharded differently from what the op can compu
 
 An op computes locally (every device works on its own shard, no communication) when, through
 the op's axis map, each operand's `didx` axis becomes the result's `didx` axis, every operand axis
-feeding the result's `didx` axis is itself sharded (or a broadcast of extent 1), and the meshes
-agree. Otherwise the op *reshards*: a `fusion.set` or a `fusion.sum` over the `didx` axis is then
-a communication (all-gather, all-reduce, reduce-scatter, ...); any other op first gets its
+feeding the result's `didx` axis is itself sharded (or a broadcast of extent 1, which must then
+be replicated: sharded, its one index would be the first device's alone), and the meshes agree.
+Otherwise the op *reshards*: a `fusion.set` or a `fusion.sum` over the `didx` axis is then a
+communication (all-gather, all-reduce, reduce-scatter, ...); any other op first gets its
 operands resharded by `fusion-decompose-resharding`.
 """
 
@@ -23,6 +24,20 @@ from hir.dialects.syntax import array_values
 def meshes_differ(a: Layout, b: Layout) -> bool:
     """A tensor without a mesh lives wherever the program runs: it agrees with any mesh."""
     return bool(a.mesh) and bool(b.mesh) and a.mesh != b.mesh
+
+
+def is_broadcast_into_didx(op: fusion.FusionOp, k: int, axis: int) -> bool:
+    """
+    Whether operand k's `axis`, which feeds the result's didx axis, is broadcast along it: extent
+    1 against a result axis of another extent, so that every result index reads its one index.
+    Such an axis is replicated, not sharded, wherever the op computes locally.
+    """
+    operand, result = op.operands[k].type, op.results[0].type
+    assert isinstance(operand, TensorType)
+    assert isinstance(result, TensorType)
+    didx = layout_of(result).didx_axis
+    assert didx is not None
+    return operand.get_shape()[axis] == 1 and result.get_shape()[didx] != 1
 
 
 def resharded_operands(op: fusion.FusionOp) -> list[int]:
@@ -52,8 +67,13 @@ def resharded_operands(op: fusion.FusionOp) -> list[int]:
         for k, axis in axis_map[result.didx_axis]:
             operand = op.operands[k]
             assert isinstance(operand.type, TensorType)
-            broadcast = operand.type.get_shape()[axis] == 1 and not one_index
-            if layout_of(operand.type).didx_axis != axis and not broadcast:
+            layout = layout_of(operand.type)
+            if layout.didx_axis == axis:
+                # Sharded, that broadcast index is the first device's alone (chunks of ceil(1/D)),
+                # but every device holding result indices reads it: the operand is gathered.
+                if is_broadcast_into_didx(op, k, axis) and len(layout.mesh) > 1:
+                    flagged.add(k)
+            elif operand.type.get_shape()[axis] != 1 or one_index:
                 flagged.add(k)
     return sorted(flagged)
 
