@@ -41,6 +41,15 @@ def test_four_devices() -> None:
 
 
 @pytest.mark.distributed
+def test_broadcast_operand_with_ring() -> None:
+    """
+    The GEMM + reduce-scatter by send/recv, whose extent-1 broadcast operand every device gets
+    whole, with the ring backend as well (test_two_devices runs the nccl and copy-engine ones).
+    """
+    run_driver_job([CASES / "reduce_scatter_send_recv.mlir"], pipelines=("ring",), timeout=120)
+
+
+@pytest.mark.distributed
 def test_uneven_two_devices() -> None:
     assert len(UNEVEN_TWO) >= 8
     run_driver_job(UNEVEN_TWO, pipelines=("nccl", "propagate"), timeout=240)

@@ -75,7 +75,8 @@ def gathered(operand: Placed, k: int, result: Placed, axis_map: rules.AxisMap) -
     for axis in range(len(operand.shape)):
         mapped = rules.operand_axis_to_result_axis(axis_map, k, axis)
         if mapped is not None and mapped == result.didx:
-            didx = axis
+            if operand.shape[axis] != 1 or result.shape[mapped] == 1:  # a broadcast axis stays replicated
+                didx = axis
         elif mapped is not None and result.stream is not None and mapped == result.stream[0]:
             stream = (axis, result.stream[1])
     return Placed(operand.shape, didx, result.mesh or operand.mesh, stream)
