@@ -199,7 +199,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp):
         only = ops[0]
         if terminator.values[0] is only.results[0] and all(o in arg_index for o in only.operands):
-            kernel = out_kernel(only)
+            kernel = _keeping_shape(out_kernel(only))
             operand_slots = [ins[arg_index[o]] for o in only.operands]
             out = outs[0]
             # Torch computes an elementwise op in place correctly, but a matmul, a reduction or a
@@ -244,9 +244,33 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             env[arg] = env[src]
         body.run(frame)
         for out, value in zip(outs, yielded):
-            env[out].copy_(env[value])
+            destination, result = env[out], env[value]
+            if result.shape != destination.shape:  # copy_ would broadcast it: a wrong answer, not an error
+                raise ValueError(
+                    f"the segment computed a result of shape {tuple(result.shape)} for a destination "
+                    f"of shape {tuple(destination.shape)}"
+                )
+            destination.copy_(result)
 
     return segment
+
+
+def _keeping_shape(kernel: Callable[..., object]) -> Callable[..., None]:
+    """
+    The kernel, failing where torch resized its destination: an `out=` kernel whose result has
+    another shape than the buffer it writes resizes that tensor with only a warning, which would
+    leave the buffer itself unwritten (a wrong answer, silent where fresh memory is zeros).
+    """
+
+    def checked(out: torch.Tensor, *operands: torch.Tensor) -> None:
+        shape = out.shape
+        kernel(out, *operands)
+        if out.shape != shape:
+            raise ValueError(
+                f"the kernel computed a result of shape {tuple(out.shape)} for a destination of shape {tuple(shape)}"
+            )
+
+    return checked
 
 
 def _single_with_operands(kernel: Callable[..., object], out: int, operands: list[int]) -> Step | None:

@@ -1019,3 +1019,36 @@ def test_a_run_does_not_walk_the_program(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(Operation, "walk", counting_walk)
     assert program([]) == [50]
     assert not walks, f"a run walked {walks[0].name}"
+
+
+SHAPE_MISMATCH = """
+func.func @main(%a: memref<?x4xf32>, %b: memref<4x3xf32>) -> memref<2x3xf32> {{
+  %c = hir.allocate() : memref<2x3xf32>
+  hir.launch ins(%x = %a, %y = %b : memref<?x4xf32>, memref<4x3xf32>) outs(%c : memref<2x3xf32>) {{
+    %r = fusion.matmul %x, %y : tensor<?x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>{segment}
+  }}
+  func.return %c : memref<2x3xf32>
+}}
+"""
+
+
+@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
+@pytest.mark.parametrize(
+    ("segment", "what"),
+    [
+        ("\n    hir.yield %r : tensor<2x3xf32>", "kernel"),  # one op: its out= kernel would resize the buffer
+        (
+            "\n    %s = fusion.relu %r : tensor<2x3xf32> -> tensor<2x3xf32>\n    hir.yield %s : tensor<2x3xf32>",
+            "segment",  # several: copy_ would broadcast the [1, 3] result over the [2, 3] buffer
+        ),
+    ],
+)
+def test_a_result_of_another_shape_than_its_buffer_is_an_error(segment: str, what: str) -> None:
+    """A dynamic extent that does not match the buffer's at run time: located error, never an unwritten buffer."""
+    module = hir.parse(SHAPE_MISMATCH.format(segment=segment), "mismatch.mlir")
+    with pytest.raises(
+        LocatedError,
+        match=rf"mismatch\.mlir:4:3: error: 'hir\.launch' op failed at run time: the {what} computed a result of "
+        r"shape \(1, 3\) for a destination of shape \(2, 3\)",
+    ):
+        hir.execute(module, [torch.randn(1, 4), torch.randn(4, 3)])
