@@ -100,7 +100,7 @@ class CompiledFunction:
             raise FrontendError(f"<compile>: error: {err}") from None
         return module
 
-    def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor | None, ...] | None:
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
@@ -175,8 +175,11 @@ class CompiledFunction:
         """
         The user's output `k`. A replay's outputs are the graph's static buffers, which the next
         replay overwrites: the user gets a copy (one device copy of each output), unless the local
-        form of the output is a copy already.
+        form of the output is a copy already. None for an output this device does not hold (its
+        mesh leaves the device out: `Program.held_outputs`).
         """
+        if output is None:
+            return None
         result = self.mode.local_output(output, k)
         if graph and isinstance(result, torch.Tensor) and _same_memory(result, output):
             result = result.clone()

@@ -651,7 +651,10 @@ class Session:
     ) -> list[Any]:
         """
         Runs a lowered program on this rank's shards and returns the global outputs (`cuda_graph`:
-        replayed); `options` are more of `Program.__call__`'s (`memory_stats`).
+        replayed); `options` are more of `Program.__call__`'s (`memory_stats`). An output is held
+        by the devices of its global type's mesh (every device, for a type without a mesh): on a
+        rank outside that mesh it is None (`Program.held_outputs`; `to_main` sends such outputs
+        to rank 0).
         """
         self.check_job(program)
         if self.communicator is not None and program.is_hir:
@@ -684,6 +687,42 @@ class Session:
         outputs = program([t.to(self.device) if isinstance(t, torch.Tensor) else t for t in inputs], device=self.device)
         self.synchronize()
         return outputs
+
+    def holds(self, program: Program) -> list[bool]:
+        """Per output of `program`, whether this rank holds it (`run` returns None for the others)."""
+        return program.held_outputs(self.communicator)
+
+    def to_main(self, program: Program, outputs: Sequence[Any]) -> list[Any]:
+        """
+        The global outputs of a `run`, on rank 0 every one of them: an output that rank 0 does not
+        hold is sent to it by the device at position 0 of the output's mesh (a point-to-point
+        transfer of the gathered tensor). Collective: every rank calls it after the same `run`;
+        the other ranks get `outputs` back as they are.
+        """
+        result = list(outputs)
+        if self.communicator is None or not program.is_hir:
+            return result
+        for k, t in enumerate(program.global_output_types):
+            if not isinstance(t, TensorType) or not (mesh := layout_of(t).mesh) or 0 in mesh:
+                continue
+            holder = mesh[0]
+            if self.rank not in (0, holder):
+                continue
+            box: list[Any] = [None]
+            try:
+                if self.rank == holder:
+                    value = outputs[k]
+                    box[0] = value.cpu() if isinstance(value, torch.Tensor) else value
+                    dist.send_object_list(box, dst=0, device=self.device)
+                else:
+                    dist.recv_object_list(box, src=holder, device=self.device)
+            except Exception as err:
+                what = f"sending output #{k} of mesh {list(mesh)} from rank {holder} to rank 0"
+                raise UserError(self.communicator.failure(what, err, [0, holder])) from err
+            if self.rank == 0:
+                value = box[0]
+                result[k] = value.to(self.device) if isinstance(value, torch.Tensor) else value
+        return result
 
     def unshard(self, value: Any, global_type: Attribute) -> Any:
         """Gathers a sharded output along its didx axis (every mesh member gets the global tensor)."""

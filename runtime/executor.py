@@ -143,6 +143,8 @@ class Program:
         buffers, overwritten by the next replay, unless `outputs` are given).
         `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py);
         a plain run's only, since a replay allocates nothing.
+        With a communicator, an output whose global type's mesh does not contain this device is
+        None here, and its preallocated output, if given, is left untouched (`held_outputs`).
         """
         # Everything that can be checked is checked before the first write (docs/runtime.md, "Errors").
         on = run_device(device, inputs)
@@ -158,10 +160,14 @@ class Program:
                 "memory_stats counts the hir.allocate buffers of a plain run, and a CUDA graph replay allocates "
                 "nothing: run without cuda_graph to measure them",
             )
+        held = self.held_outputs(communicator)
+        # A preallocated output that this device does not hold is neither written nor returned.
+        checked_outputs = [out if keep else None for out, keep in zip(checked_outputs, held)]
         if not cuda_graph:
-            return self._run_once(
+            results = self._run_once(
                 inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check, memory_stats
             )[0]
+            return _only_held(results, held)
         key = cuda_graph_mode.signature(inputs, on, num_streams, communicator)
         captured = self.graphs.get(key)
         if captured is None:
@@ -175,7 +181,25 @@ class Program:
                 return self._run_once(ins, outs, on, num_streams, communicator, given, warm_up and self.race_check)
 
             captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on)
-        return captured.replay(inputs, checked_outputs)
+        return _only_held(captured.replay(inputs, checked_outputs), held)
+
+    def held_outputs(self, communicator: Communicator | None) -> list[bool]:
+        """
+        Per output, whether this device holds it: an output of a lowered program whose global
+        (fusion-level) type has a mesh is held by the devices of that mesh only; elsewhere the
+        program returns None for it (the device runs the program too, SPMD, but nothing there is
+        the output's value). Without a communicator the program runs on one device, which plays
+        position 0 of every mesh (`hir.device_index`) and holds every output; so does every
+        device for an output without a mesh and for a fusion-level program (the reference).
+        """
+        if communicator is None or not self.is_hir:
+            return [True] * len(self.output_types)
+        return [
+            not isinstance(t, TensorType)
+            or not (mesh := layout_of(t).mesh)
+            or communicator.position_in(mesh) is not None
+            for t in self.global_output_types
+        ]
 
     def _run_once(
         self,
@@ -471,6 +495,11 @@ class _Expected:
 def _fits(expected: tuple[int, ...], shape: torch.Size) -> bool:
     """Whether `shape` is `expected`, where a dynamic extent matches any."""
     return len(expected) == len(shape) and all(e in (DYNAMIC_INDEX, d) for e, d in zip(expected, shape))
+
+
+def _only_held(results: list[Any], held: Sequence[bool]) -> list[Any]:
+    """The results, with None for each output this device does not hold (`Program.held_outputs`)."""
+    return results if all(held) else [r if keep else None for r, keep in zip(results, held)]
 
 
 def _own_results(results: list[Any], outputs: Sequence[torch.Tensor | None], inputs: Sequence[Any]) -> None:

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> None:
     clock = _Clock(args.verbose)
     import hir
     from hir.diagnostics import UserError
-    from hir.runtime.compare import computed_dtypes, mismatches, tolerance_for
+    from hir.runtime.compare import computed_dtypes, tolerance_for
     from hir.runtime.distributed import Session
     from hir.runtime.executor import compile_program
 
@@ -164,12 +164,7 @@ def run(args: argparse.Namespace) -> None:
     if reference is not None:
         expected = session.run_reference(reference, inputs)
         clock.lap("ran the reference")
-        if session.is_main:
-            problems = mismatches(outputs, expected, tolerance_for(computed_dtypes(reference.func)))
-            if problems:
-                raise UserError(f"check failed: {compared} differ\n  " + "\n  ".join(problems))
-            count = "1 output matches" if len(outputs) == 1 else f"{len(outputs)} outputs match"
-            print(f"check: OK ({compared}: {count})")
+        _check(session, program, outputs, expected, tolerance_for(computed_dtypes(reference.func)), compared)
 
     if session.is_main:
         if args.race_check:
@@ -177,6 +172,8 @@ def run(args: argparse.Namespace) -> None:
     if args.memory_stats:
         rank = f"rank {session.rank}: " if session.world_size > 1 else ""
         print(f"{rank}peak allocated bytes: {stats.peak_bytes}")
+    if args.outputs or reference is None:  # rank 0 saves or prints them all: it gets those it does not hold
+        outputs = session.to_main(program, outputs)
     if session.is_main:
         if args.outputs:
             _save_outputs(args.outputs, outputs)
@@ -185,6 +182,52 @@ def run(args: argparse.Namespace) -> None:
             for k, t in enumerate(outputs):
                 print(f"output #{k}: {tuple(t.shape)} {t.dtype} sum={t.double().sum().item():.6g}")
     session.close()
+
+
+def _check(
+    session: Any, program: Any, outputs: Sequence[Any], expected: Sequence[Any], tolerance: Any, compared: str
+) -> None:
+    """
+    Compares each output with the reference on every rank that holds it (`Session.holds`): the
+    ranks exchange what they found, all of them fail when one found a difference, and rank 0
+    reports, each difference with the rank that saw it when that is not rank 0.
+    """
+    from hir.diagnostics import UserError
+    from hir.runtime.compare import mismatches
+
+    held = session.holds(program)
+    found: dict[int, str] = {}
+    if len(outputs) != len(expected):
+        found[-1] = "; ".join(mismatches(outputs, expected, tolerance))
+    else:
+        for k in (k for k, keep in enumerate(held) if keep):
+            for problem in mismatches([outputs[k]], [expected[k]], tolerance):
+                found[k] = f"output #{k}" + problem.removeprefix("output #0")
+    per_rank: list[Any] = [(held, found)]
+    if session.world_size > 1:
+        import torch.distributed as dist
+
+        per_rank = [None] * session.world_size
+        dist.all_gather_object(per_rank, (held, found))
+    problems = []
+    for k in sorted({k for _, seen in per_rank for k in seen}):
+        rank, problem = next((r, seen[k]) for r, (_, seen) in enumerate(per_rank) if k in seen)
+        problems.append(problem if rank == 0 else f"{problem} (on rank {rank})")
+    if problems:
+        if not session.is_main:
+            raise UserError(f"check failed: {compared} differ (rank 0 reports where)")
+        raise UserError(f"check failed: {compared} differ\n  " + "\n  ".join(problems))
+    if not session.is_main:
+        return
+    count = "1 output matches" if len(outputs) == 1 else f"{len(outputs)} outputs match"
+    where = [
+        f"output #{k} on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+        for k in range(len(held))
+        if len(ranks := [r for r, (h, _) in enumerate(per_rank) if h[k]]) < len(per_rank)
+    ]
+    if where:
+        count += f"; compared on the ranks that hold each: {'; '.join(where)}"
+    print(f"check: OK ({compared}: {count})")
 
 
 def _needs_processes(args: argparse.Namespace, program: Any) -> str:
