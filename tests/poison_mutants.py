@@ -50,9 +50,26 @@ def verdict(lowered: Any, reference: Any, entry: str, session: Any | None) -> st
             got = session.run(program, inputs, num_streams=2)
             want = session.run_reference(expected_program, inputs)
     except Exception as err:
-        return f"error: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-    found = mismatches(got, want)
-    return f"differs: {found[0]}" if found else "match"
+        return _agreed(f"error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", session)
+    # Each rank compares the outputs it holds (None: its mesh leaves this rank out).
+    found = [
+        f"output #{k}" + problem.removeprefix("output #0")
+        for k, (out, ref) in enumerate(zip(got, want))
+        if out is not None
+        for problem in mismatches([out], [ref])
+    ]
+    return _agreed(f"differs: {found[0]}" if found else "match", session)
+
+
+def _agreed(mine: str, session: Any | None) -> str:
+    """The verdict of the job: 'match' when every rank says so, else the first rank's other verdict."""
+    if session is None:
+        return mine
+    import torch.distributed as dist
+
+    verdicts: list[Any] = [None] * session.world_size
+    dist.all_gather_object(verdicts, mine)
+    return next((f"{v} (rank {r})" for r, v in enumerate(verdicts) if v != "match"), "match")
 
 
 def main(argv: list[str] | None = None) -> int:
