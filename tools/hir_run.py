@@ -11,7 +11,9 @@
     hir-run examples/set_stream.mlir --check --cuda-graph  # captured once, replayed (GPU)
 
 Inputs are a `torch.save`d list of tensors (random, seeded, when absent), loaded with
-`weights_only=True` whatever the environment says; outputs are saved the same way. Errors print
+`weights_only=True` whatever the environment says; outputs are saved the same way. Under torchrun
+each output is checked on the ranks that hold it (those of its mesh) and rank 0 saves or prints
+them all (docs/multidevice.md, "Outputs on a sub-mesh"). Errors print
 `file:line:col: error: ...` or `hir-run: error: ...` and exit 1; a bug of hir's own prints
 `hir-run: internal error: ...` (HIR_TRACEBACK=1 shows its traceback).
 """
