@@ -162,7 +162,8 @@ class Program:
             )
         held = self.held_outputs(communicator)
         # A preallocated output that this device does not hold is neither written nor returned.
-        checked_outputs = [out if keep else None for out, keep in zip(checked_outputs, held)]
+        if not all(held):
+            checked_outputs = [out if keep else None for out, keep in zip(checked_outputs, held)]
         if not cuda_graph:
             results = self._run_once(
                 inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check, memory_stats
@@ -192,14 +193,20 @@ class Program:
         position 0 of every mesh (`hir.device_index`) and holds every output; so does every
         device for an output without a mesh and for a fusion-level program (the reference).
         """
-        if communicator is None or not self.is_hir:
+        if communicator is None or not self._output_meshes:
             return [True] * len(self.output_types)
-        return [
-            not isinstance(t, TensorType)
-            or not (mesh := layout_of(t).mesh)
-            or communicator.position_in(mesh) is not None
+        return [mesh is None or communicator.position_in(mesh) is not None for mesh in self._output_meshes]
+
+    @cached_property
+    def _output_meshes(self) -> list[tuple[int, ...] | None]:
+        """Per output of a lowered program, the mesh of its global type (None: none); empty when no output has one."""
+        if not self.is_hir:
+            return []
+        meshes = [
+            tuple(layout_of(t).mesh) if isinstance(t, TensorType) and layout_of(t).mesh else None
             for t in self.global_output_types
         ]
+        return meshes if any(m is not None for m in meshes) else []
 
     def _run_once(
         self,
