@@ -69,7 +69,38 @@ def test_hir_run_prints_an_output_rank_0_does_not_hold(tmp_path: Path) -> None:
     assert f"output #0: (1, 4) torch.float32 sum={x.double().sum().item():.6g}" in result.stdout, _output(result)
 
 
-def test_hir_run_check_fails_on_every_rank_when_the_holder_differs(tmp_path: Path) -> None:
+# hir-run's main on each rank, recording the rank's exit status (and what it printed on stderr)
+# before it exits; rank 0 waits for rank 1's record, since the first rank to exit ends the job.
+RECORDING_RANK = """
+import contextlib
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+from hir.tools.hir_run import main
+
+rank, folder = os.environ["RANK"], Path(os.environ["RECORD_DIR"])
+err = io.StringIO()
+try:
+    with contextlib.redirect_stderr(err):
+        main(sys.argv[1:])
+    code = 0
+except SystemExit as exit:
+    code = exit.code
+(folder / f"rank{rank}.err").write_text(err.getvalue())
+(folder / f"rank{rank}.status").write_text(str(code))
+deadline = time.monotonic() + 30
+while rank == "0" and not (folder / "rank1.status").exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+sys.exit(code)
+"""
+
+
+def test_hir_run_check_fails_on_every_rank_when_the_holder_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """
     The lowered program without its send and receive: rank 1's output is never written (NaN,
     poisoned). Rank 0, which does not hold it, reports rank 1's comparison; both ranks exit 1.
@@ -79,11 +110,16 @@ def test_hir_run_check_fails_on_every_rank_when_the_holder_differs(tmp_path: Pat
     assert broken.count("hir.send") == broken.count("hir.recv") == 0
     lowered = tmp_path / "broken.mlir"
     lowered.write_text(broken)
-    args = ["-m", "hir.tools.hir_run", str(lowered), "--reference", str(SEND_RECV), "--poison"]
-    result = run_ranks(args, timeout=90)
+    script = tmp_path / "recording_rank.py"
+    script.write_text(RECORDING_RANK)
+    monkeypatch.setenv("RECORD_DIR", str(tmp_path))
+    result = run_ranks([str(script), str(lowered), "--reference", str(SEND_RECV), "--poison"], timeout=90)
     assert result.returncode != 0, _output(result)
-    assert "Traceback" not in result.stderr, _output(result)
+    statuses = [(tmp_path / f"rank{r}.status").read_text() for r in (0, 1)]
+    errors = [(tmp_path / f"rank{r}.err").read_text() for r in (0, 1)]
+    assert statuses == ["1", "1"], (statuses, errors)
     assert re.search(
-        r"error: check failed: .* differ \(rank 0 of 2\)\n  output #0: .*nan.* \(on rank 1\)", result.stderr
-    ), _output(result)
-    assert "differ (rank 0 reports where) (rank 1 of 2)" in result.stderr, _output(result)
+        r"error: check failed: .* differ \(rank 0 of 2\)\n  output #0: .*nan.* \(on rank 1\)", errors[0]
+    ), errors
+    assert "differ (rank 0 reports where) (rank 1 of 2)" in errors[1], errors
+    assert not any("Traceback" in e for e in errors), errors

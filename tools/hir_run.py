@@ -216,6 +216,7 @@ def _check(
         rank, problem = next((r, seen[k]) for r, (_, seen) in enumerate(per_rank) if k in seen)
         problems.append(problem if rank == 0 else f"{problem} (on rank {rank})")
     if problems:
+        session.close()  # every rank fails here, together: the job ends cleanly before the report
         if not session.is_main:
             raise UserError(f"check failed: {compared} differ (rank 0 reports where)")
         raise UserError(f"check failed: {compared} differ\n  " + "\n  ".join(problems))
