@@ -3,7 +3,9 @@ Mutation testing of the poisoned allocations (runtime/poison.py; tests/test_pois
 lowered programs of the test corpus (tests/race_mutants.py's), each with one `hir.launch` deleted
 (one mutant per launch: a buffer it wrote is now never written), run with poisoned allocations and
 compared with the fusion-level reference on random inputs. A mutant is *killed* when the results
-differ. The programs as lowered must match.
+differ. The programs as lowered must match. On several ranks each rank compares the outputs it
+holds (an output whose mesh leaves a rank out is None there) and the ranks agree on one verdict: a
+mutant is killed when any rank sees a difference.
 
     python tests/poison_mutants.py                                   # single-device corpus
     python -m torch.distributed.run --nproc-per-node 2 tests/poison_mutants.py --multidevice
