@@ -28,13 +28,17 @@ from fuzz.values import (
     ALL_GATHER,
     ALL_REDUCE,
     BROADCAST,
+    BROADCAST_AXIS,
     CONTRACTION_PARTIAL_SUM,
     GATHER_IN_CONTRACTION_LOOP,
+    MESH_CHANGE,
+    MOVED_DIDX,
     REDUCE_SCATTER,
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
     SHARD_LOOP_SET,
     UNANNOTATED,
+    UNEVEN,
     FuzzProgram,
 )
 from hypothesis import strategies as st
@@ -51,7 +55,7 @@ CASE = tuple[FuzzProgram, str, int]
 REQUIRED_FEATURES: dict[str, Callable[[CASE], bool]] = {
     "allgather": lambda case: ALL_GATHER in case[0].facts,
     "allreduce": lambda case: ALL_REDUCE in case[0].facts,
-    "reduce_scatter": lambda case: REDUCE_SCATTER in case[0].facts,
+    "reduce_scatter": lambda case: REDUCE_SCATTER in case[0].facts and "backend=ring" not in case[1],
     "broadcast": lambda case: BROADCAST in case[0].facts,
     "broadcast-by-shard": lambda case: SHARD_LOOP in case[0].facts and "copy-engine" not in case[1],
     "copy-engine-push": lambda case: (
@@ -66,6 +70,10 @@ REQUIRED_FEATURES: dict[str, Callable[[CASE], bool]] = {
         "backend=ring" in case[1] and bool(case[0].facts & {ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER})
     ),
     "propagated-sharding": lambda case: UNANNOTATED in case[0].facts,
+    "moved-didx": lambda case: MOVED_DIDX in case[0].facts and not case[0].may_reject,
+    "broadcast-into-didx": lambda case: BROADCAST_AXIS in case[0].facts and not case[0].may_reject,
+    "mesh-change": lambda case: MESH_CHANGE in case[0].facts and not case[0].may_reject,
+    "uneven": lambda case: UNEVEN in case[0].facts and "backend=" not in case[1] and not case[0].may_reject,
 }
 """
 What the lowered programs of a `ci` batch must do (the features tests/fuzz/driver.py reports),
@@ -119,17 +127,22 @@ def may_reject(program: FuzzProgram, pipeline: str) -> bool:
     Whether a refusal with a diagnostic is an acceptable answer: the generator kept a placement
     the lowering refuses, or fusion-propagate-sharding chose one (mesh_rules.propagated_problem).
     """
-    return program.may_reject or (PROPAGATE in pipeline and propagated_problem(program.text) is not None)
+    backend = re.search(r"backend=(\S+?)[ }]", pipeline)
+    return program.may_reject or (
+        PROPAGATE in pipeline
+        and propagated_problem(program.text, backend.group(1) if backend else BACKENDS[0]) is not None
+    )
 
 
 @st.composite
 def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
-    program = draw(multidevice_programs(world_size, unannotate=draw(st.integers(0, 3)) == 0))
+    backend = draw(st.sampled_from(BACKENDS))  # first: the generator predicts the backend's refusals
+    program = draw(multidevice_programs(world_size, unannotate=draw(st.integers(0, 3)) == 0, backend=backend))
     options = []
     if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
-    if (backend := draw(st.sampled_from(BACKENDS))) != BACKENDS[0]:
+    if backend != BACKENDS[0]:
         options.append(f"backend={backend}")
     if backend == "copy-engine" and (chunks := draw(st.integers(0, 3))):
         options.append(f"chunks={chunks}")

@@ -39,6 +39,7 @@ from typing import Any
 import torch.distributed as dist
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,6 +48,7 @@ import hir
 from fuzz.check import program_tolerance, round_trip
 from hir.dialects import fusion
 from hir.dialects import hir as hir_ops
+from hir.dialects import shape_rules as rules
 from hir.dialects.parallel_encoding import layout_of
 from hir.runtime.compare import EXACT, Tolerance, mismatches
 from hir.runtime.distributed import Session
@@ -121,7 +123,46 @@ def features(fusion_module: ModuleOp, lowered: ModuleOp) -> list[str]:
             didx = layout_of(op.x.type).didx_axis
             if didx is not None and didx in op.dims.get_values():
                 found.add("matmul-then-sum-over-didx")
+        found |= shape_features(op)
     return sorted(found)
+
+
+def shape_features(op: Operation) -> set[str]:
+    """
+    What a fusion-level op does with its shardings: a didx axis moved to another axis
+    (`moved-didx`), an extent-1 axis broadcast into a didx axis (`broadcast-into-didx`), a set onto
+    another mesh (`mesh-change`), a didx axis whose extent is not its mesh's size (`uneven`).
+    """
+    found: set[str] = set()
+    if not op.name.startswith("fusion.") or len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+        return found
+    result = layout_of(op.results[0].type)
+    shape = op.results[0].type.get_shape()
+    operands = [v.type for v in op.operands if isinstance(v.type, TensorType)]
+    for t in (*operands, op.results[0].type):
+        layout = layout_of(t)
+        if layout.didx_axis is not None and layout.mesh and t.get_shape()[layout.didx_axis] != len(layout.mesh):
+            found.add("uneven")
+    if isinstance(op, fusion.SetOp):
+        source = layout_of(operands[0]).mesh
+        if source and result.mesh and tuple(source) != tuple(result.mesh):
+            found.add("mesh-change")
+    axis_map = getattr(op, "axis_map", None)
+    if axis_map is None or result.didx_axis is None or len(operands) != len(op.operands):
+        return found
+    try:
+        axis_map = axis_map()
+    except Exception:
+        return found
+    for k, t in enumerate(operands):
+        didx = layout_of(t).didx_axis
+        if didx is not None and not isinstance(op, fusion.SumOp | fusion.SetOp):
+            if rules.operand_axis_to_result_axis(axis_map, k, didx) not in (None, result.didx_axis):
+                found.add("moved-didx")
+    for k, a in axis_map[result.didx_axis]:
+        if operands[k].get_shape()[a] == 1 and shape[result.didx_axis] != 1:
+            found.add("broadcast-into-didx")
+    return found
 
 
 def propagates(text: str) -> bool:

@@ -12,6 +12,14 @@ A communication is lowered when it is an all-gather, a broadcast to a larger mes
 the devices' shards (didx -> stream, plain `stream` only), an all-reduce or a reduce-scatter, and
 its buffers (inside a stream loop: the slice or chunk of one iteration) are contiguous with the
 communicated axis outermost.
+
+An *uneven* `didx` axis (extent L other than the mesh size D; the generator draws 1 <= L < D) is
+computed on locally with any backend; its all-gather (to the mesh or a sub-mesh), scatter (from
+the mesh or a super-mesh) and sums are lowered by the nccl backend only, and its all-to-all, its
+moves between meshes and its loops over the shards by none (docs/multidevice.md, "Uneven
+extents"). An operand whose `didx` axis is an extent-1 axis broadcast into a result `didx` axis of
+more indices holds its one index on device `mesh[0]` only: it is gathered first ("Broadcast
+axes").
 """
 
 from __future__ import annotations
@@ -38,6 +46,11 @@ class Placed:
     stream: StreamAxis | None = None
 
     @property
+    def uneven(self) -> bool:
+        """A didx axis whose extent is not the mesh size."""
+        return self.didx is not None and bool(self.mesh) and self.shape[self.didx] != len(self.mesh)
+
+    @property
     def local_shape(self) -> Shape:
         return tuple(1 if a == self.didx else e for a, e in enumerate(self.shape))
 
@@ -61,6 +74,8 @@ def resharded_operands(operands: Sequence[Placed], result: Placed, axis_map: rul
         for k, axis in axis_map[result.didx]:
             if operands[k].didx != axis and operands[k].shape[axis] != 1:
                 flagged.add(k)
+            if operands[k].didx == axis and operands[k].shape[axis] == 1 and result.shape[result.didx] != 1:
+                flagged.add(k)  # one index (device mesh[0]'s) broadcast into every device's indices
     return sorted(flagged)
 
 
@@ -118,29 +133,41 @@ def in_view(axis: int, stream: StreamAxis | None) -> int:
     return axis - (stream is not None and stream[1] is None and stream[0] < axis)
 
 
-def set_problem(src: Placed, dst: Placed) -> str | None:
+def set_problem(src: Placed, dst: Placed, backend: str = "nccl") -> str | None:
     """Why a `fusion.set` from `src` to `dst` (one shape) would be refused, if it would."""
     if src.didx == dst.didx and not meshes_differ(src.mesh, dst.mesh):
         return None  # the same placement: a local copy
+    uneven = src.uneven or dst.uneven
     if dst.stream is not None and dst.stream[0] == src.didx:  # a loop over the devices' shards
         if dst.stream[1] is not None:
             return "a stream(N) loop over a sharded axis"
         if dst.mesh and src.mesh and dst.mesh != src.mesh:
             return "a loop over the shards and a mesh change"
+        if uneven:
+            return "a loop over the shards of an uneven didx axis"
         return None
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh) and src.didx != dst.didx:
             return "a mesh change and a sharded axis change in one set"
+        if uneven:
+            return "an uneven didx axis in an all-to-all or a move between meshes"
         return None  # an all-to-all (hir.all_to_all), or shards moving between meshes (send/recv pairs)
+    if uneven and src.mesh and dst.mesh:
+        if not set(dst.mesh) <= set(src.mesh):  # a gather to, or a scatter on, M' inside M lowers
+            return "an uneven gather to, or scatter from, another mesh in one set"
+    if uneven and backend != "nccl":
+        return f"backend={backend} does not lower a resharding of an uneven didx axis"
     # Gathers, scatters (local slices), broadcasts and local copies all lower, through contiguous
     # temporaries where the communicated axis is inner or the buffer a strided chunk.
     return None
 
 
-def partial_sum_problem(x: Placed, result: Placed, mesh_size: int) -> str | None:
+def partial_sum_problem(x: Placed, result: Placed, mesh_size: int, backend: str = "nccl") -> str | None:
     """Why a sum over `x`'s didx axis into `result` would be refused (all-reduce or reduce-scatter)."""
     if meshes_differ(x.mesh, result.mesh):
         return "a reduction and a mesh change in one op"
+    if (x.uneven or result.uneven) and backend != "nccl":
+        return f"backend={backend} does not lower a sum over an uneven didx axis"
     target = view_problem(result.local_shape, result.stream, None)
     if result.didx is None or target is not None:
         return target
@@ -173,13 +200,18 @@ def is_shard_loop(src: Placed, dst: Placed) -> bool:
 
 
 def communication_problem(
-    op: str, operands: Sequence[Placed], result: Placed, axis_map: rules.AxisMap, dims: Sequence[int] = ()
+    op: str,
+    operands: Sequence[Placed],
+    result: Placed,
+    axis_map: rules.AxisMap,
+    dims: Sequence[int] = (),
+    backend: str = "nccl",
 ) -> str | None:
     """Why stream-lowering would refuse the op's communication (or its operands' resharding), if it would."""
     if is_partial_sum(op, operands[0], dims):
-        return partial_sum_problem(operands[0], result, len(operands[0].mesh))
+        return partial_sum_problem(operands[0], result, len(operands[0].mesh), backend)
     for src, dst in reshardings(op, operands, result, axis_map, dims):
-        if (problem := set_problem(src, dst)) is not None:
+        if (problem := set_problem(src, dst, backend)) is not None:
             return problem
     return None
 
@@ -195,7 +227,7 @@ def known_bug(
     return None
 
 
-def propagated_problem(text: str) -> str | None:
+def propagated_problem(text: str, backend: str = "nccl") -> str | None:
     """
     Why stream-lowering would refuse a program once fusion-propagate-sharding has placed its
     unannotated values (`propagate-sharding=true`), if it would: the rules above applied to every
@@ -216,7 +248,7 @@ def propagated_problem(text: str) -> str | None:
                 a for a in range(len(operands[0].shape)) if rules.operand_axis_to_result_axis(axis_map, 0, a) is None
             ]
             name = op.name.removeprefix("fusion.")
-            if (problem := communication_problem(name, operands, result, axis_map, dims)) is not None:
+            if (problem := communication_problem(name, operands, result, axis_map, dims, backend)) is not None:
                 return f"{op.name} ({problem})"
     return None
 

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from hir.dialects import shape_rules as rules
 
-from .builder import MAX_OPS, MAX_RANK, OP_CHOICES, Builder, Placement, extent_pool, input_element_type
+from .builder import MAX_INPUTS, MAX_OPS, MAX_RANK, OP_CHOICES, Builder, Placement, extent_pool, input_element_type
 from .mesh_rules import (
     Placed,
     communication_problem,
@@ -45,14 +45,19 @@ from .values import (
     ALL_GATHER,
     ALL_REDUCE,
     BROADCAST,
+    BROADCAST_AXIS,
     CONTRACTION_PARTIAL_SUM,
+    ELEMENT_TYPES,
     GATHER_IN_CONTRACTION_LOOP,
+    MESH_CHANGE,
+    MOVED_DIDX,
     PARTIAL_SUM,
     REDUCE_SCATTER,
     SHARD_LOOP,
     SHARD_LOOP_INTO_OP,
     SHARD_LOOP_SET,
     SUB_MESH,
+    UNEVEN,
     FuzzProgram,
     Mesh,
     Shape,
@@ -60,8 +65,14 @@ from .values import (
     Value,
 )
 
-MESH_OP_CHOICES = (*OP_CHOICES, "set", "set", "sum", "sum", "matmul", "matmul")
+MESH_OP_CHOICES = (*OP_CHOICES, "set", "set", "sum", "sum", "matmul", "matmul", "moved_matmul")
 """More reshardings, partial sums and contractions than on one device."""
+UNEVEN_RATE = 4
+"""One initial input in this many (when drawn sharded) is sharded unevenly: extent 1 <= L < D on its mesh."""
+SUB_MESH_INPUT_RATE = 4
+"""One sharded initial input in this many lives on a smaller mesh (a one-device mesh or a pair)."""
+MOVE_RATE = 3
+"""One op in this many whose sharded operands map to a result axis may shard another result axis (moved)."""
 
 
 def placed(v: Value) -> Placed:
@@ -79,10 +90,16 @@ def reduced_axes(x: Value, axis_map: rules.AxisMap) -> list[int]:
 
 
 class MeshPlacer:
-    def __init__(self, mesh: Mesh, smaller: Sequence[Mesh]):
+    def __init__(self, mesh: Mesh, smaller: Sequence[Mesh], backend: str = "nccl"):
         self.mesh = mesh
         self.smaller = list(smaller)
         """Meshes inside the main one that replicated inputs may live on (broadcast sources)."""
+        self.backend = backend
+        """The communication backend the program is lowered with (it decides some refusals)."""
+
+    def meshes(self) -> list[Mesh]:
+        """Every mesh the program may use: the main one, in reverse order too, and the smaller ones."""
+        return [self.mesh, tuple(reversed(self.mesh)), *self.smaller]
 
     @property
     def size(self) -> int:
@@ -108,11 +125,19 @@ class MeshPlacer:
             return [(None, mesh)]
         options: list[Placement] = []
         targets = {rules.operand_axis_to_result_axis(axis_map, k, a) for k, a in sharded}
+        shard_mesh = operands[sharded[0][0]].mesh
         if len(targets) == 1 and (r := next(iter(targets))) is not None:
             fed_by_shards = all(operands[k].didx == a or operands[k].shape[a] == 1 for k, a in axis_map[r])
-            shard_mesh = operands[sharded[0][0]].mesh
-            if fed_by_shards and shape[r] == len(shard_mesh):
+            # An uneven didx axis (1 <= L < D) stays sharded through local compute, at its extent.
+            same_extent = all(operands[k].shape[a] == shape[r] for k, a in sharded)
+            if fed_by_shards and 1 <= shape[r] <= len(shard_mesh) and (same_extent or shape[r] == len(shard_mesh)):
                 options.append((r, shard_mesh))
+        if builder.draw(st.integers(0, MOVE_RATE - 1)) == 0:
+            # The sharded axis moves: the result is sharded on an axis the operands' didx axes do not
+            # map to (they become its stream axis, a loop over the shards, or are gathered).
+            moved = [a for a, e in enumerate(shape) if e == len(shard_mesh) and a not in targets]
+            if moved:
+                options.append((builder.draw(st.sampled_from(moved)), shard_mesh))
         # Replicated: the sharded operands are gathered first; for a contraction, the first choice
         # half the time (the AG+GEMM pipelines).
         gather_first = op in ("matmul", "linear") and not builder.draw(st.booleans())
@@ -132,17 +157,19 @@ class MeshPlacer:
     ) -> str | None:
         result = Placed(shape, placement[0], placement[1], stream)
         dims = reduced_axes(operands[0], axis_map)
-        return communication_problem(op, [placed(v) for v in operands], result, axis_map, dims)
+        return communication_problem(op, [placed(v) for v in operands], result, axis_map, dims, self.backend)
 
     def stream_hint(
         self, operands: Sequence[Value], axis_map: rules.AxisMap, placement: Placement
     ) -> StreamAxis | None:
-        """A replicated result of sharded operands: stream the axis a didx axis maps to (a loop over the shards)."""
-        if placement[0] is not None:
-            return None
+        """
+        A result of sharded operands that is replicated, or sharded on another axis (the sharded
+        axis moves): stream the axis a didx axis maps to (a loop over the shards).
+        """
         for k, v in enumerate(operands):
             if v.didx is not None and (r := rules.operand_axis_to_result_axis(axis_map, k, v.didx)) is not None:
-                return r, None
+                if r != placement[0]:
+                    return r, None
         return None
 
     def known_bug(
@@ -168,6 +195,19 @@ class MeshBuilder(Builder):
         """
         sources = [placed(v) for v in operands]
         dims = reduced_axes(operands[0], axis_map)
+        if any(p.uneven for p in (*sources, placed(result))):
+            self.facts.add(UNEVEN)
+        if result.didx is not None:
+            if any(
+                v.didx is not None and rules.operand_axis_to_result_axis(axis_map, k, v.didx) != result.didx
+                for k, v in enumerate(operands)
+                if op not in ("set", "sum")
+            ):
+                self.facts.add(MOVED_DIDX)
+            if any(operands[k].shape[a] == 1 and result.shape[result.didx] != 1 for k, a in axis_map[result.didx]):
+                self.facts.add(BROADCAST_AXIS)
+        if op == "set" and result.mesh and operands[0].mesh and result.mesh != operands[0].mesh:
+            self.facts.add(MESH_CHANGE)
         if is_partial_sum(op, sources[0], dims):
             self.facts |= {PARTIAL_SUM, ALL_REDUCE if result.didx is None else REDUCE_SCATTER}
             if operands[0].op in ("matmul", "linear"):
@@ -217,11 +257,102 @@ class MeshBuilder(Builder):
             targets += [("all-gather", (None, x.mesh)), ("all-gather", (None, ())), ("shards", (None, x.mesh))]
         elif x.mesh and x.mesh != mesh:
             targets += [("broadcast", (None, mesh))] * 3
+        targets += self.mesh_change_targets(x)
         kind, placement = self.draw(st.sampled_from(targets))
         stream: StreamAxis | type[Ellipsis] | None = ...
         if kind == "shards":  # a loop over the devices' shards: stream on the sharded axis
             stream = (x.didx, None)  # type: ignore[assignment]
         return self.emit("set", [x], x.shape, identity, x.mag, x.lo, placement=placement, stream=stream) is not None
+
+    def mesh_change_targets(self, x: Value) -> list[tuple[str, Placement]]:
+        """
+        Sets that change the mesh or move the sharded axis: a gather onto a sub-mesh or one device,
+        shards moving to another mesh of as many devices (send/recv pairs: one-device meshes, the
+        mesh in another order), an all-to-all onto another axis, a scatter onto a sub-mesh, a
+        replicated value copied onto a sub-mesh or broadcast to a disjoint one.
+        """
+        targets: list[tuple[str, Placement]] = []
+        meshes = self.mesh_placer.meshes()
+        if x.didx is not None:
+            targets += [("gather to a sub-mesh", (None, m)) for m in meshes if set(m) < set(x.mesh)]
+            targets += [
+                ("move shards", (x.didx, m))
+                for m in meshes
+                if len(m) == len(x.mesh) and m != x.mesh and x.shape[x.didx] <= len(m)
+            ]
+            targets += [
+                ("all-to-all", (a, x.mesh)) for a, e in enumerate(x.shape) if a != x.didx and 1 <= e <= len(x.mesh)
+            ]
+        else:
+            source = x.mesh or self.mesh_placer.mesh
+            for m in meshes:
+                if m != x.mesh and set(m) <= set(source):
+                    targets.append(("to a sub-mesh", (None, m)))
+                if x.mesh and not set(m) & set(x.mesh):
+                    targets.append(("to a disjoint mesh", (None, m)))
+                if set(m) <= set(source):
+                    targets += [("scatter", (a, m)) for a, e in enumerate(x.shape) if 1 <= e <= len(m)]
+        return targets
+
+    def build_moved_matmul(self) -> bool:
+        """
+        A matmul that moves the sharded axis, as in the GEMM + reduce-scatter by send/recv
+        (tests/resharding/reduce_scatter_send_recv.mlir): `A[didx(D), stream(D), M, K]` times
+        `broadcast(B)[didx(D), 1, K, N]` (or B's extent-1 axis sharded, or B replicated) gives
+        `C[stream(D), didx(D), M, N]` (or another placement the placer draws), then a sum over the
+        K shards (C's axis 0: a local sum when C is sharded on axis 1, else a partial sum).
+        """
+        if len(self.inputs) + 2 > MAX_INPUTS or self.ops_left < 3:
+            return False
+        size = self.mesh_placer.size
+        mesh = self.mesh_placer.mesh
+        m, k, n = self.extent(), self.extent(), self.extent()
+        elt = self.elt if self.supports("matmul", self.elt) and self.supports("sum", self.elt) else "f32"
+        bound = ELEMENT_TYPES[elt].input_mag ** 2 * max(k, 1) * size
+        if bound > ELEMENT_TYPES[elt].mag_limit:
+            return False
+        a = self.new_input((size, size, m, k), elt, (0, mesh))
+        if self.draw(st.booleans()):
+            a.stream = a.hint = (1, None)
+        form = self.draw(st.integers(0, 3))
+        if form < 2:  # B sharded on its first axis, broadcast along a new extent-1 axis
+            b = self.new_input((size, k, n), elt, (0, mesh))
+            bb = self.emit(
+                "broadcast",
+                [b],
+                (size, 1, k, n),
+                rules.broadcast_map(4, [1]),
+                b.mag,
+                b.lo,
+                attrs=" dims = [1]",
+                placement=(0, mesh),
+                stream=None,
+            )
+        else:  # B with its extent-1 axis written: sharded on it (one index over D devices), or replicated
+            b = self.new_input((size, 1, k, n), elt, (1, mesh) if form == 2 else (0, mesh))
+            bb = b
+        if bb is None:
+            return False
+        shape, axis_map = rules.matmul_rule(a.shape, bb.shape)
+        placement: Placement | None = (1, mesh) if self.draw(st.integers(0, 2)) else None
+        stream: StreamAxis | type[Ellipsis] | None = (0, None) if self.draw(st.integers(0, 2)) else ...
+        c = self.emit(
+            "matmul",
+            [a, bb],
+            shape,
+            axis_map,
+            a.mag * bb.mag * k,
+            None,
+            exact=False,
+            placement=placement,
+            stream=stream,
+        )
+        if c is None:
+            return False
+        out: Placement | None = None
+        if c.didx is not None:
+            out = (c.didx - 1 if c.didx > 0 else None, c.mesh)
+        return self.build_reduction("sum", [0], c, out)
 
     def build_sum(self) -> bool:
         sharded = [v for v in self.values if v.didx is not None and self.supports("sum", v.elt)]
@@ -237,12 +368,14 @@ class MeshBuilder(Builder):
     def partial_sum(self, x: Value, scatter: bool) -> bool:
         """A sum over `x`'s didx axis (and maybe others): all-reduced, or reduce-scattered when `scatter` and possible."""
         assert x.didx is not None
-        size = self.mesh_placer.size
+        size = len(x.mesh)
         dims = [x.didx]
         if not scatter:
             dims += [a for a in self.reduction_dims(x) if a != x.didx and self.draw(st.integers(0, 2)) == 0]
         shape = rules.reduce_shape(x.shape, dims)
         scatter_axes = [a for a, e in enumerate(shape) if e == size]
+        if not scatter_axes or self.draw(st.integers(0, 3)) == 0:  # onto an axis of 1 <= L < D: uneven
+            scatter_axes = [a for a, e in enumerate(shape) if 1 <= e <= size] or scatter_axes
         placement: Placement = (None, x.mesh)
         if scatter_axes and (scatter or self.draw(st.booleans())):
             placement = (
@@ -264,11 +397,12 @@ class MeshBuilder(Builder):
 
 @st.composite
 def multidevice_programs(
-    draw: st.DrawFn, world_size: int = 2, max_ops: int = MAX_OPS, unannotate: bool = False
+    draw: st.DrawFn, world_size: int = 2, max_ops: int = MAX_OPS, unannotate: bool = False, backend: str = "nccl"
 ) -> FuzzProgram:
     """
     A random valid fusion-level module over a mesh of `world_size` processes (see the module
     docstring); with `unannotate`, some intermediates are written without an encoding (`UNANNOTATED`).
+    `backend` is the communication backend it will be lowered with (its refusals are predicted).
     """
     devices = tuple(range(world_size))
     # Meshes in another order than the process ranks too: device 1 first on (1, 0).
@@ -284,16 +418,23 @@ def multidevice_programs(
         draw,
         extent_pool(draw, always=[size]),
         input_element_type(draw),
-        MeshPlacer(mesh, smaller),
+        MeshPlacer(mesh, smaller, backend),
     )
     for _ in range(draw(st.integers(1, 2))):
         if builder.inputs and draw(st.booleans()):
             previous = builder.inputs[-1]
             builder.new_input(previous.shape, placement=(previous.didx, previous.mesh))
         elif draw(st.booleans()):  # sharded on the outermost axis, or after an outer (stream) axis
+            on = mesh
+            if draw(st.integers(0, SUB_MESH_INPUT_RATE - 1)) == 0:  # on a one-device mesh or a pair
+                on = draw(st.sampled_from(smaller))
+            extent = len(on)
+            if draw(st.integers(0, UNEVEN_RATE - 1)) == 0 and len(on) > 1:  # L < D: empty shards
+                extent = draw(st.integers(1, len(on) - 1))
             rest = builder.shape(0, MAX_RANK - 2)
-            shape: Shape = (size, *rest) if draw(st.integers(0, 2)) else (builder.extent(), size, *rest)
-            builder.new_input(shape, placement=(shape.index(size, 0 if shape[0] == size else 1), mesh))
+            outer = draw(st.integers(0, 2)) == 0
+            shape: Shape = (builder.extent(), extent, *rest) if outer else (extent, *rest)
+            builder.new_input(shape, placement=(1 if outer else 0, on))
         else:
             builder.new_input(builder.shape())
     if len(mesh) < world_size:

@@ -179,3 +179,11 @@ Some intermediate values (neither arguments nor returned) are written without an
 program is lowered with `propagate-sharding=true`, and its facts above describe it as drawn
 (before propagation placed those values).
 """
+UNEVEN = "uneven didx axis"
+"""A didx axis of extent L other than its mesh's size D (1 <= L < D: trailing devices hold none)."""
+MOVED_DIDX = "moved didx axis"
+"""An op whose result is sharded on another axis than the one its sharded operands' didx axes map to."""
+BROADCAST_AXIS = "extent-1 axis into a didx axis"
+"""An operand axis of extent 1 that feeds a result didx axis (a matmul batch or elementwise broadcast)."""
+MESH_CHANGE = "mesh change"
+"""A set onto another mesh: a sub-mesh, a one-device mesh, a disjoint one, or the mesh in another order."""
