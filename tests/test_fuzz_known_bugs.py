@@ -235,3 +235,35 @@ def test_bug15_empty_symmetric_buffer_on_cpu(one_process_group: object, dtype: t
     assert a.dtype == b.dtype == dtype
     assert heap.peer_view(a, 1) is a  # a peer's empty buffer: nothing to reach
     assert heap.peer_view(b, 1) is b
+
+
+@pytest.mark.parametrize(
+    ("source", "result"),
+    [
+        ("[didx, serial, stream], mesh = [0]", "[didx, serial, stream], mesh = [1]"),  # send/recv
+        ("[didx, serial, stream(3)], mesh = [0, 1]", "[didx, serial, stream(3)], mesh = [1, 0]"),  # send/recv
+        ("[didx, serial, stream], mesh = [0, 1]", "[serial, didx, stream], mesh = [0, 1]"),  # all-to-all
+        ("[didx, stream, serial], mesh = [0, 1]", "[serial, stream, didx], mesh = [0, 1]"),  # all-to-all
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    raises=LocatedError,
+    reason="bug 17: an all-to-all or shards moving between meshes (hir.send / hir.recv) inside a stream loop "
+    "whose slice of a shard is strided: the slice is passed as it is, which the collective refuses ('needs "
+    "contiguous buffers'), and the lowered module does not verify",
+)
+def test_bug17_strided_slice_in_all_to_all_or_move(source: str, result: str) -> None:
+    extent = 1 if "mesh = [0]" in source else 2
+
+    def t(encoding: str) -> str:
+        return f"tensor<{extent}x2x2xf32, #fusion.parallel<{encoding}>>"
+
+    text = f"""
+func.func @main(%x: {t(source)}) -> {t(result)} {{
+  %y = fusion.set %x : {t(source)} -> {t(result)}
+  func.return %y : {t(result)}
+}}
+"""
+    lowered = hir.run_pipeline(hir.parse(text, "bug17.mlir"), "stream-lowering")
+    assert {"hir.send", "hir.all_to_all"} & set(communication_ops(lowered))

@@ -71,11 +71,16 @@ def resharded_operands(operands: Sequence[Placed], result: Placed, axis_map: rul
             if mapped is None or mapped != result.didx:  # a reduced or contracted didx axis too
                 flagged.add(k)
     if result.didx is not None:
+        # An extent-1 axis is broadcast to every device's indices, unless the result's didx axis
+        # has one index over several devices (device mesh[0]'s alone: the operand is scattered).
+        one_index = result.shape[result.didx] == 1 and len(result.mesh) > 1
         for k, axis in axis_map[result.didx]:
-            if operands[k].didx != axis and operands[k].shape[axis] != 1:
+            operand = operands[k]
+            if operand.didx == axis:
+                if operand.shape[axis] == 1 and result.shape[result.didx] != 1 and len(operand.mesh) > 1:
+                    flagged.add(k)  # one index (device mesh[0]'s) read by every device: gathered first
+            elif operand.shape[axis] != 1 or one_index:
                 flagged.add(k)
-            if operands[k].didx == axis and operands[k].shape[axis] == 1 and result.shape[result.didx] != 1:
-                flagged.add(k)  # one index (device mesh[0]'s) broadcast into every device's indices
     return sorted(flagged)
 
 
@@ -224,7 +229,31 @@ def known_bug(
     (docs/testing.md, "Bugs the fuzzer found"; reproducers in tests/test_fuzz_known_bugs.py): the
     generator does not emit it.
     """
+    for src, dst in reshardings(op, operands, result, axis_map, dims):
+        if src.didx is None or dst.didx is None or dst.stream is None or is_shard_loop(src, dst):
+            continue
+        if src.didx == dst.didx and not meshes_differ(src.mesh, dst.mesh):
+            continue  # a local copy
+        if strided(src.local_shape, dst.stream) or strided(dst.local_shape, dst.stream):
+            # Bug 17: an all-to-all, or shards moving between meshes (hir.send / hir.recv), inside a
+            # stream loop whose slice of a shard is strided: the slice is not routed through
+            # contiguous temporaries, and the lowered module does not verify.
+            return "bug 17: an all-to-all or a move between meshes of a strided slice"
     return None
+
+
+def strided(shape: Shape, stream: StreamAxis) -> bool:
+    """Whether one iteration's slice or chunk of a buffer of `shape` is strided (axes of extent 1 aside)."""
+    axis, chunks = stream
+    view = list(shape)
+    strides = contiguous_strides(shape)
+    if chunks is None:
+        del view[axis]
+        del strides[axis]
+    else:
+        view[axis] = -(-view[axis] // chunks)
+    expected = contiguous_strides(tuple(view))
+    return any(e != 1 and s != x for e, s, x in zip(view, strides, expected))
 
 
 def propagated_problem(text: str, backend: str = "nccl") -> str | None:

@@ -17,9 +17,25 @@ side shards, so batch-parallel matmuls arise, and a sum over the didx axis (`bui
 them into matmul + all-reduce or GEMM + reduce-scatter. `build_set` reshards explicitly: an
 all-gather, a loop over the shards, a broadcast from a smaller mesh, or a local copy.
 
-`mesh_rules` predicts which placements stream-lowering refuses; like the single-device stream
-axes, such a placement is kept one time in `REFUSAL_RATE` (the program is marked `may_reject`) and
-otherwise changed.
+Shapes that once hid wrong answers are drawn on purpose (knobs below):
+
+- a sharded axis that moves: an op's result may be sharded on another axis of extent D than the
+  one its operands' didx axes map to (`MOVE_RATE`; those then become its stream axis, a loop over
+  the shards, or are moved by an all-to-all), and `build_moved_matmul` writes the GEMM +
+  reduce-scatter by send/recv: `A[didx(D), stream(D), M, K]` times `broadcast(B)[didx(D), 1, K, N]`
+  into `[stream, didx, M, N]`, then a sum over axis 0 (B's extent-1 axis also written sharded, or
+  replicated);
+- extent-1 axes on a didx axis: a matmul's broadcast batch axis, an uneven input of one index,
+  an elementwise operand of extent 1 broadcast into a didx axis;
+- sets onto sub-meshes, one-device meshes, disjoint meshes and the mesh in another order
+  (gathers, send/recv moves of shards, scatters onto a sub-mesh, broadcasts), so outputs live on
+  part of the job; sharded inputs on a smaller mesh (`SUB_MESH_INPUT_RATE`);
+- uneven didx axes of every extent 1 <= L < D (`UNEVEN_RATE`), carried through local compute, and
+  reduce-scatters onto an axis of L <= D.
+
+`mesh_rules` predicts which placements stream-lowering refuses, for the backend the program will
+be lowered with (drawn first); like the single-device stream axes, such a placement is kept one
+time in `REFUSAL_RATE` (the program is marked `may_reject`) and otherwise changed.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ ceil(L/D), trailing devices holding fewer or none), in the forms the nccl loweri
 (docs/multidevice.md, "Uneven extents"): local compute on the shards, the padded all-gather, the
 scatter, sums over the sharded axis (all-reduce) or onto it (the padded reduce-scatter), and
 sharded outputs gathered by the runtime. Extents, axis positions, ranks, element types and the
-mesh order are drawn; L = 1, L < D (empty shards) and multiples of D included.
+mesh order are drawn; every L from 1 to D (L < D: empty shards), multiples of D and others up
+to 3D + 1. The multi-device generator (tests/fuzz/multidevice.py) also draws uneven axes of
+1 <= L < D, inside its random programs and with every backend (mesh_rules predicts which
+reshardings of them are refused).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ def uneven_program(rng: random.Random, devices: int) -> tuple[str, str]:
     rank = rng.randint(2 if form in ("sum_all", "sum_other") else 1, 3)
     axis = rng.randrange(rank)
     shape = [rng.randint(1, 4) for _ in range(rank)]
-    extents = [1, devices - 1, devices + 1, 2 * devices, 3 * devices - 1, rng.randint(1, 3 * devices + 1)]
+    # Every extent from 1 to the mesh size (L = D is the even case), then some larger ones.
+    extents = [*range(1, devices + 1), devices + 1, 2 * devices, 3 * devices - 1, rng.randint(1, 3 * devices + 1)]
     shape[axis] = max(1, rng.choice(extents))
     sharded = _type(shape, dtype, axis, mesh)
     unary = rng.choice(UNARY)
