@@ -105,6 +105,15 @@ def reduced_axes(x: Value, axis_map: rules.AxisMap) -> list[int]:
     return [a for a in range(x.rank) if rules.operand_axis_to_result_axis(axis_map, 0, a) is None]
 
 
+def held_where(operands: Sequence[Value]) -> Mesh | None:
+    """The devices where all of `operands` mean something (None: every device; empty: none)."""
+    where: Mesh | None = None
+    for v in operands:
+        if held := v.mesh or v.held:
+            where = held if where is None else tuple(d for d in where if d in held)
+    return where
+
+
 class MeshPlacer:
     def __init__(self, mesh: Mesh, smaller: Sequence[Mesh], backend: str = "nccl"):
         self.mesh = mesh
@@ -198,6 +207,14 @@ class MeshPlacer:
         stream: StreamAxis | None,
     ) -> str | None:
         result = Placed(shape, placement[0], placement[1], stream)
+        for v in operands:
+            if not v.mesh and v.held and placement[1] and not set(placement[1]) <= set(v.held):
+                # A value without a mesh computed on a sub-mesh means something only there; an op
+                # onto a larger mesh would read it where it is not defined (the fusion-level
+                # reference has it everywhere): such a program is ill-typed, not generated.
+                return "an operand without a mesh defined on fewer devices than the result's mesh"
+        if not placement[1] and held_where(operands) == ():
+            return "a result without a mesh of operands on disjoint meshes (defined nowhere)"
         return known_bug(op, [placed(v) for v in operands], result, axis_map, reduced_axes(operands[0], axis_map))
 
 
@@ -211,6 +228,8 @@ class MeshBuilder(Builder):
         """
         sources = [placed(v) for v in operands]
         dims = reduced_axes(operands[0], axis_map)
+        if not result.mesh:  # defined where all its operands are
+            result.held = held_where(operands) or ()
         if any(p.uneven for p in (*sources, placed(result))):
             self.facts.add(UNEVEN)
         if result.didx is not None:

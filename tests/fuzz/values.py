@@ -108,6 +108,12 @@ class Value:
     """How stream ops that read the value slice it (None: whole), per iteration space (chunks, extent)."""
     unannotated: bool = False
     """Written without a `#fusion.parallel` encoding (for fusion-propagate-sharding to decide)."""
+    held: Mesh = ()
+    """
+    For a value without a mesh computed from values on a mesh: the devices where it means
+    something (those of its operands; docs/multidevice.md, "Outputs on a sub-mesh"). Empty: every
+    device.
+    """
 
     @property
     def type(self) -> str:
