@@ -23,6 +23,8 @@ MAX_INPUTS = 4
 MAX_OPS = 10
 MAX_RESULTS = 3
 EXP_LIMIT = 8.0
+PERIODIC_LIMIT = 16.0
+"""sin and cos take only values bounded by this, unless they are computed exactly alike everywhere."""
 
 UNARY = ("set", "neg", "abs", "relu", "exp", "tanh", "sin", "cos", "erf")
 BINARY = ("add", "sub", "mul", "div", "maximum")
@@ -453,6 +455,11 @@ class Builder:
         candidates = [v for v in self.values if self.supports(kind, v.elt)]
         if kind == "exp":
             candidates = [v for v in candidates if v.mag <= EXP_LIMIT]
+        if kind in ("sin", "cos"):
+            # sin and cos pass their argument's absolute rounding error on to a result of magnitude
+            # 1: an inexact argument in the hundreds (a sum computed in another order on the
+            # devices) would differ by more than the float32 tolerance.
+            candidates = [v for v in candidates if v.exact or v.mag <= PERIODIC_LIMIT]
         if not candidates:
             return False
         return self.unary(kind, self.pick(candidates)) is not None
