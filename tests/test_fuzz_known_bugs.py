@@ -267,3 +267,33 @@ func.func @main(%x: {t(source)}) -> {t(result)} {{
 """
     lowered = hir.run_pipeline(hir.parse(text, "bug17.mlir"), "stream-lowering")
     assert {"hir.send", "hir.all_to_all"} & set(communication_ops(lowered))
+
+
+BUG18 = """
+func.func @main(%x: tensor<2x2x1xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>, %w: tensor<2x2x1xf32, #fusion.parallel<[serial, serial, serial], mesh = [0, 1]>>) -> tensor<2x2x1xf32, #fusion.parallel<[stream(2), serial, serial], mesh = [0, 1]>> {
+  %g = fusion.set %x : tensor<2x2x1xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x2x1xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>
+  %y = fusion.mul %g, %w : tensor<2x2x1xf32, #fusion.parallel<[stream, serial, serial], mesh = [0, 1]>>, tensor<2x2x1xf32, #fusion.parallel<[serial, serial, serial], mesh = [0, 1]>> -> tensor<2x2x1xf32, #fusion.parallel<[stream(2), serial, serial], mesh = [0, 1]>>
+  func.return %y : tensor<2x2x1xf32, #fusion.parallel<[stream(2), serial, serial], mesh = [0, 1]>>
+}
+"""
+
+
+@pytest.mark.distributed
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug 18: with backend=copy-engine, a loop over the shards (a set didx -> stream) whose result a "
+    "loop over another iteration space (here stream(2)) reads gives wrong values on both ranks (the nccl "
+    "lowering is right)",
+)
+def test_bug18_copy_engine_shard_loop_read_by_another_loop(tmp_path: Path) -> None:
+    from fuzz.driver import Case, write_cases
+    from ranks import run_ranks
+
+    path = tmp_path / "cases.json"
+    pipeline = "stream-lowering{backend=copy-engine}"
+    write_cases(path, [Case("bug18", BUG18, pipeline, 1, 1), Case("bug18-nccl", BUG18, "stream-lowering", 1, 1)])
+    driver = Path(__file__).resolve().parent / "fuzz" / "driver.py"
+    result = run_ranks([str(driver), str(path)], processes=2, timeout=120)
+    assert "CASE bug18-nccl OK" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "CASE bug18 OK" in result.stdout, result.stdout[-2000:]

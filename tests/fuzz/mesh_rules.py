@@ -173,6 +173,9 @@ def partial_sum_problem(x: Placed, result: Placed, mesh_size: int, backend: str 
         return "a reduction and a mesh change in one op"
     if (x.uneven or result.uneven) and backend != "nccl":
         return f"backend={backend} does not lower a sum over an uneven didx axis"
+    if result.uneven and result.stream is not None:
+        # Its output chunk has a dynamic extent on the scattered axis, so its strides are not known.
+        return "a reduce-scatter onto an uneven didx axis inside a stream loop (a strided view)"
     target = view_problem(result.local_shape, result.stream, None)
     if result.didx is None or target is not None:
         return target

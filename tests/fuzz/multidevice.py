@@ -213,6 +213,10 @@ class MeshPlacer:
                 # onto a larger mesh would read it where it is not defined (the fusion-level
                 # reference has it everywhere): such a program is ill-typed, not generated.
                 return "an operand without a mesh defined on fewer devices than the result's mesh"
+        if self.backend == "copy-engine" and any(v.shard_loop and v.stream != stream for v in operands):
+            # Bug 18: the copy-engine lowering of a loop over the shards whose result another loop
+            # (another iteration space) reads gives wrong values.
+            return "bug 18: a loop over the shards read by another loop, copy-engine"
         if not placement[1] and held_where(operands) == ():
             return "a result without a mesh of operands on disjoint meshes (defined nowhere)"
         return known_bug(op, [placed(v) for v in operands], result, axis_map, reduced_axes(operands[0], axis_map))
@@ -247,6 +251,8 @@ class MeshBuilder(Builder):
             self.facts |= {PARTIAL_SUM, ALL_REDUCE if result.didx is None else REDUCE_SCATTER}
             if operands[0].op in ("matmul", "linear"):
                 self.facts.add(CONTRACTION_PARTIAL_SUM)
+        if op == "set" and is_shard_loop(sources[0], placed(result)):
+            result.shard_loop = True
         for src, dst in reshardings(op, sources, placed(result), axis_map, dims):
             if is_shard_loop(src, dst):
                 self.facts.add(SHARD_LOOP)

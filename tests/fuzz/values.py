@@ -108,6 +108,8 @@ class Value:
     """How stream ops that read the value slice it (None: whole), per iteration space (chunks, extent)."""
     unannotated: bool = False
     """Written without a `#fusion.parallel` encoding (for fusion-propagate-sharding to decide)."""
+    shard_loop: bool = False
+    """Computed by a `fusion.set` that loops over the devices' shards (didx -> stream)."""
     held: Mesh = ()
     """
     For a value without a mesh computed from values on a mesh: the devices where it means
