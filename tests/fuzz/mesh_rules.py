@@ -173,6 +173,17 @@ def partial_sum_problem(x: Placed, result: Placed, mesh_size: int, backend: str 
         return "a reduction and a mesh change in one op"
     if (x.uneven or result.uneven) and backend != "nccl":
         return f"backend={backend} does not lower a sum over an uneven didx axis"
+    if backend == "copy-engine" and result.didx is None and result.stream is not None:
+        # Fused with its producer in the loop, the copy-engine all-reduce cuts the output chunk
+        # into one block per device along an axis longer than 1 that they divide (else refused).
+        chunk = list(result.local_shape)
+        axis, chunks = result.stream
+        if chunks is None:
+            del chunk[axis]
+        else:
+            chunk[axis] = -(-chunk[axis] // chunks)
+        if not any(e > 1 and e % mesh_size == 0 for e in chunk):
+            return "a copy-engine all-reduce whose output chunk no axis of which the devices divide"
     if result.uneven and result.stream is not None:
         # Its output chunk has a dynamic extent on the scattered axis, so its strides are not known.
         return "a reduce-scatter onto an uneven didx axis inside a stream loop (a strided view)"
