@@ -41,8 +41,10 @@ from xdsl.ir import Operation
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of, local_shape
+from hir.dialects.shape_rules import operand_axis_to_result_axis
 from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.sharding import is_partial_sum, resharded_operands
+from hir.passes.symmetric_memory import byte_width
 
 MARGIN = 0.03
 """The pipeline must be predicted this much faster than the serial form to be chosen."""
@@ -86,16 +88,10 @@ class Estimate:
     reason: str
 
 
-def element_bytes(t: TensorType) -> int:
-    width = getattr(t.element_type, "bitwidth", None) or getattr(t.element_type, "width", None)
-    bits = width.data if hasattr(width, "data") else width
-    return max(1, int(bits or 32) // 8)
-
-
 def gathered_bytes(t: TensorType) -> float:
     """Bytes each device receives to hold all of `t`: D - 1 of its D shards."""
     devices = len(layout_of(t).mesh)
-    return math.prod(t.get_shape()) * element_bytes(t) * (devices - 1) / devices
+    return math.prod(t.get_shape()) * byte_width(t) * (devices - 1) / devices
 
 
 def reduced_bytes(partial: TensorType) -> float:
@@ -104,7 +100,7 @@ def reduced_bytes(partial: TensorType) -> float:
     partial sums, so each holds 1/D of the global type, and keeps 1/D of that).
     """
     devices = len(layout_of(partial).mesh)
-    return math.prod(partial.get_shape()) * element_bytes(partial) / devices * (devices - 1) / devices
+    return math.prod(partial.get_shape()) * byte_width(partial) / devices * (devices - 1) / devices
 
 
 def gemm_flops(op: Operation) -> float:
@@ -139,7 +135,7 @@ def gather_pieces(op: fusion.FusionOp, k: int, devices: int) -> int:
     iterations = stream_iterations(result)
     didx = layout_of(op.operands[k].type).didx_axis
     stream = layout_of(result).stream_axis
-    if stream is not None and any((k, didx) in sources for sources in op.axis_map()[stream : stream + 1]):
+    if didx is not None and stream is not None and operand_axis_to_result_axis(op.axis_map(), k, didx) == stream:
         return iterations
     return devices * iterations if iterations > 1 else 0
 
@@ -184,10 +180,14 @@ def gemm_ms(flops: float, constants: DeviceConstants, pieces: int = 1) -> float:
     return pieces * constants.gemm_latency_ms + flops / constants.gemm_flop_per_ms
 
 
+def nccl_ms(t: Transfer, constants: DeviceConstants) -> float:
+    """The transfer as one NCCL collective."""
+    return constants.nccl_latency_ms + t.bytes_per_device / constants.nccl_bytes_per_ms
+
+
 def serial_ms(work: Workload, constants: DeviceConstants, replay: bool) -> tuple[float, float]:
     """(the serial form's time, its collectives' share)."""
-    nccl = constants.nccl_latency_ms, constants.nccl_bytes_per_ms
-    communication = sum(nccl[0] + t.bytes_per_device / nccl[1] for t in work.transfers)
+    communication = sum(nccl_ms(t, constants) for t in work.transfers)
     gpu = sum(gemm_ms(f, constants) for f in work.gemms) + communication
     if replay:
         return gpu, communication
@@ -201,7 +201,7 @@ def pipelined_ms(work: Workload, constants: DeviceConstants, replay: bool) -> fl
     pieces_total = 0
     for t in work.transfers:
         if not t.pieces:  # gathered whole over NCCL before its GEMM, as in the serial form
-            gpu += constants.nccl_latency_ms + t.bytes_per_device / constants.nccl_bytes_per_ms
+            gpu += nccl_ms(t, constants)
             continue
         pieces, chunks = t.pieces, max(1, t.pieces // t.devices)
         pieces_total += pieces
@@ -209,12 +209,9 @@ def pipelined_ms(work: Workload, constants: DeviceConstants, replay: bool) -> fl
         pushes = (t.devices - 1) * chunks
         push_ms = pushes * constants.copy_engine_latency_ms + t.bytes_per_device / constants.copy_engine_bytes_per_ms
         barriers = (chunks + 1) * constants.barrier_ms
+        whole = gemm_ms(t.gemm_flops, constants) if t.gemm_flops else 0.0
         # The pair replaces its whole GEMM: the pieces, or the pushes and one piece, which cannot hide.
-        gpu += (
-            max(compute, push_ms + compute / pieces)
-            + barriers
-            - (gemm_ms(t.gemm_flops, constants) if t.gemm_flops else 0.0)
-        )
+        gpu += max(compute, push_ms + compute / pieces) + barriers - whole
     if replay:
         return gpu
     pipelined = sum(1 for t in work.transfers if t.pieces)
@@ -227,6 +224,8 @@ def estimate(
     function: func.FuncOp, backend: str, constants: DeviceConstants | None = None, replay: bool = False
 ) -> Estimate | None:
     """The model's prediction and decision for a function; None when it does not communicate."""
+    if backend == "ring":
+        return None  # the ring pipelines: not measured yet, left as written
     constants = constants or load_constants()
     work = workload(function)
     if not work.transfers:
@@ -234,8 +233,6 @@ def estimate(
     serial, communication = serial_ms(work, constants, replay)
     compute = sum(gemm_ms(f, constants) for f in work.gemms)
     summary = f"communication {communication:.3f} ms, GEMMs {compute:.3f} ms, serial {serial:.3f} ms"
-    if backend == "ring":
-        return None  # the ring pipelines: not measured yet, left as written
     if backend != "copy-engine":
         return Estimate(
             communication,
