@@ -20,12 +20,21 @@ WARMUP = 2
 REPEATS = 5
 
 
-def median_ms(run: Callable[[], Any], device: torch.device, synchronize_ranks: Callable[[], None]) -> float:
-    """The median of REPEATS runs after WARMUP, each started together on every rank."""
-    for _ in range(WARMUP):
+def median_ms(
+    run: Callable[[], Any],
+    device: torch.device,
+    synchronize_ranks: Callable[[], None],
+    warmup: int = WARMUP,
+    repeats: int = REPEATS,
+) -> float:
+    """
+    The median ms of `repeats` runs after `warmup`, each started together on every rank: CUDA
+    events on a GPU, the wall clock on CPU. (hir-calibrate times with it too.)
+    """
+    for _ in range(warmup):
         run()
     samples = []
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         synchronize_ranks()
         if device.type == "cuda":
             torch.cuda.synchronize(device)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from hir.frontend.autotune import median_ms as timed
 from hir.passes.device_constants import BUILTIN, DeviceConstants, cache_path, save_constants
 
 GEMM_SHAPES = ((1024, 4096, 8192), (4096, 4096, 8192), (8192, 8192, 8192), (16384, 4096, 8192))
@@ -39,23 +40,9 @@ TRANSFER_BYTES = (4 << 20, 16 << 20, 64 << 20, 256 << 20)
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 
-def median_ms(
-    fn: Callable[[], object], reps: int = 20, warmup: int = 3, barrier: Callable[[], None] | None = None
-) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        if barrier is not None:
-            barrier()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+def median_ms(fn: Callable[[], object], reps: int = 20, barrier: Callable[[], None] | None = None) -> float:
+    """`fn`'s median ms on the current GPU after 3 warm-up runs, each repetition after `barrier`."""
+    return timed(fn, torch.device("cuda"), barrier or (lambda: None), warmup=3, repeats=reps)
 
 
 def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
