@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from race_mutants import _parsed, corpus, mutants
+from race_mutants import Lowered, _parsed, corpus, mutants, report
 
 MUTATED_OPS = ("hir.launch",)
 _runs = iter(range(1 << 30))
@@ -86,26 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         session = Session.from_environment("cpu")
     sources = references()
     programs = corpus(args.multidevice)
-    lines = []
-    killed = 0
-    cases = mutants(programs, MUTATED_OPS)
-    for program in programs:
-        source = program.name.rsplit(":", 1)[0]
-        lines.append(f"ORIGINAL {program.name} {verdict(program.module, sources[source], program.entry, session)}")
-    for mutant in cases:
-        source = mutant.program.name.rsplit(":", 1)[0]
-        with mutant.applied() as module:
-            result = verdict(module, sources[source], mutant.program.entry, session)
-        killed += not result.startswith("match")
-        lines.append(f"MUTANT {mutant.name} {result}")
-    if session is None or session.is_main:
-        print("\n".join(lines), flush=True)
-        print(f"{len(programs)} programs, {len(cases)} mutants, {killed} killed", flush=True)
-    if session is not None:
-        import torch.distributed as dist
 
-        dist.barrier()
-        session.close()
+    def run(lowered: Lowered, module: Any) -> str:
+        return verdict(module, sources[lowered.name.rsplit(":", 1)[0]], lowered.entry, session)
+
+    originals = [(p.name, run(p, p.module)) for p in programs]
+    results = []
+    for mutant in mutants(programs, MUTATED_OPS):
+        with mutant.applied() as module:
+            results.append((mutant.name, run(mutant.program, module)))
+    report(originals, results, lambda result: not result.startswith("match"), session)
     return 0
 
 

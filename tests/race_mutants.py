@@ -23,7 +23,7 @@ import argparse
 import functools
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,8 +249,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     session = None
     if args.multidevice:
-        import torch.distributed as dist
-
         from hir.runtime.distributed import Session
 
         session = Session.from_environment(args.device)
@@ -261,17 +259,32 @@ def main(argv: list[str] | None = None) -> int:
     for m in cases:
         with m.applied() as module:
             results.append((m.name, verdict(module, m.program.entry, session, args.device)))
-    if session is None or session.is_main:
+    report(originals, results, lambda result: result.startswith("race"), session)
+    return 0
+
+
+def report(
+    originals: list[tuple[str, str]],
+    results: list[tuple[str, str]],
+    is_killed: Callable[[str], bool],
+    session: object | None,
+) -> None:
+    """
+    Prints `ORIGINAL name verdict` per program, `MUTANT name verdict` per mutant and the summary
+    (on rank 0 of a job), then ends the job's session; tests/poison_mutants.py reports the same way.
+    """
+    if session is None or session.is_main:  # type: ignore[attr-defined]
         for name, result in originals:
             print(f"ORIGINAL {name} {result}", flush=True)
         for name, result in results:
             print(f"MUTANT {name} {result}", flush=True)
-        killed = sum(r.startswith("race") for _, r in results)
-        print(f"{len(programs)} programs, {len(results)} mutants, {killed} killed", flush=True)
+        killed = sum(is_killed(r) for _, r in results)
+        print(f"{len(originals)} programs, {len(results)} mutants, {killed} killed", flush=True)
     if session is not None:
+        import torch.distributed as dist
+
         dist.barrier()
-        session.close()
-    return 0
+        session.close()  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
