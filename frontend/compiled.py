@@ -19,6 +19,7 @@ from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_
 from hir.frontend.lowering_choice import candidates, choose_options
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
+from hir.runtime.memory import overlaps
 
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
@@ -181,7 +182,7 @@ class CompiledFunction:
         if output is None:
             return None
         result = self.mode.local_output(output, k)
-        if graph and isinstance(result, torch.Tensor) and _same_memory(result, output):
+        if graph and isinstance(result, torch.Tensor) and isinstance(output, torch.Tensor) and overlaps(result, output):
             result = result.clone()
         return result
 
@@ -256,10 +257,3 @@ def compile_torch(
             (pipeline_with_options(pipeline, o), other) for o, other in candidates(lowering, options)
         ]
     return compiled
-
-
-def _same_memory(a: torch.Tensor, b: Any) -> bool:
-    """Whether tensor `a` is (a view of) the memory of `b`."""
-    if not isinstance(b, torch.Tensor) or not a.numel():
-        return False
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
