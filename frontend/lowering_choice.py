@@ -45,10 +45,8 @@ def choose_options(
 
 def candidates(lowering: Lowering | None, options: Mapping[str, Any]) -> list[tuple[dict[str, Any], Lowering]]:
     """The other lowering to measure at the first call, with its options, where the model's call was close."""
-    other = None if lowering is None else lowering.other()
-    if other is None or lowering is None or not lowering.serial_ms or lowering.pipelined_ms is None:
-        return []
-    if abs(lowering.pipelined_ms / lowering.serial_ms - 1) > TUNE_BAND:
+    other = None if lowering is None else lowering.other()  # None without both predictions
+    if other is None or not other.serial_ms or abs(other.pipelined_ms / other.serial_ms - 1) > TUNE_BAND:  # type: ignore[operator]
         return []
     return [({**options, **other.options()}, other)]
 

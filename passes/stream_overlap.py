@@ -13,7 +13,7 @@ whether a fusion function's stream axes are pipelined at all.
   `replay=true` predicts for a program replayed as a CUDA graph, whose host time does not count.
 
 `choose_lowering` makes the same decision for a whole module and also picks the backend: what
-`hir.compile` and `hir-run` lower with on CUDA unless told otherwise.
+`hir.compile` lowers with on a GPU unless told otherwise.
 
 The serial form must be lowerable: a gathered operand whose didx axis has a larger axis before it
 (the chunked form `A[S, didx, M/(S*D), K]`, S > 1) would need an all-gather along an inner axis,

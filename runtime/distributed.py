@@ -702,8 +702,8 @@ class Session:
         result = list(outputs)
         if self.communicator is None or not program.is_hir:
             return result
-        for k, t in enumerate(program.global_output_types):
-            if not isinstance(t, TensorType) or not (mesh := layout_of(t).mesh) or 0 in mesh:
+        for k, mesh in enumerate(program.output_meshes):
+            if mesh is None or 0 in mesh:
                 continue
             holder = mesh[0]
             if self.rank not in (0, holder):

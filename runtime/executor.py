@@ -193,12 +193,12 @@ class Program:
         position 0 of every mesh (`hir.device_index`) and holds every output; so does every
         device for an output without a mesh and for a fusion-level program (the reference).
         """
-        if communicator is None or not self._output_meshes:
+        if communicator is None or not self.output_meshes:
             return [True] * len(self.output_types)
-        return [mesh is None or communicator.position_in(mesh) is not None for mesh in self._output_meshes]
+        return [mesh is None or communicator.position_in(mesh) is not None for mesh in self.output_meshes]
 
     @cached_property
-    def _output_meshes(self) -> list[tuple[int, ...] | None]:
+    def output_meshes(self) -> list[tuple[int, ...] | None]:
         """Per output of a lowered program, the mesh of its global type (None: none); empty when no output has one."""
         if not self.is_hir:
             return []
