@@ -350,6 +350,11 @@ def _chunked_shard(A_full: torch.Tensor, chunks: int, world: int, rank: int) -> 
     return A_full.view(chunks, world, M // (chunks * world), K)[:, rank : rank + 1].contiguous()
 
 
+def exposed(ms: float, gemm_ms: float, collective_ms: float) -> float:
+    """The share of the collective a program does not hide: (t - t_GEMM) / t_collective."""
+    return (ms - gemm_ms) / collective_ms
+
+
 def print_table(rows: list, K: int, dtype: str, world: int, nccl_high_priority: bool = False) -> None:
     nccl = "; NCCL streams at high priority" if nccl_high_priority else ""
     print(f"\nAG+GEMM, D={world}, K={K}, {dtype}{nccl}; ms (max over ranks of per-rank median); rel. error in []")
@@ -362,8 +367,7 @@ def print_table(rows: list, K: int, dtype: str, world: int, nccl_high_priority: 
             if fused:
                 extra += f"  x{ms / fused:.2f} of torch-fused"
             if name.startswith(("hir", "ag+gemm", "torch-fused")):
-                # The share of the all-gather not hidden: (t - t_GEMM) / t_AG.
-                extra += f"  exposed {(ms - results['gemm']) / results['allgather']:.2f}"
+                extra += f"  exposed {exposed(ms, results['gemm'], results['allgather']):.2f}"
             print(f"  {name:<64} {ms:8.3f}{extra}  [{errors[name]:.1e}]")
 
 

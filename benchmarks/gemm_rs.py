@@ -49,6 +49,7 @@ from ag_gemm import (
     DTYPES,
     add_nccl_priority_flag,
     build_program,
+    exposed,
     graph_replay,
     init_nccl,
     max_over_ranks,
@@ -354,11 +355,6 @@ def measure(M: int, N: int, args: argparse.Namespace, communicator: Communicator
     title = f"GEMM+RS M={M} N={N} K={args.k}" if profile else ""
     time_variants(variants, module, inputs, check, args, communicator, results, errors, title, REPORT)
     return maxed_over_ranks(results, errors, device)
-
-
-def exposed(ms: float, gemm_ms: float, collective_ms: float) -> float:
-    """The share of the collective a program does not hide: (t - t_GEMM) / t_collective."""
-    return (ms - gemm_ms) / collective_ms
 
 
 def print_rows(report: Report, rows: list, args: argparse.Namespace, world: int) -> None:
