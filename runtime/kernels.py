@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from hir.dialects import fusion
 from hir.dialects import shape_rules as rules
 from hir.dialects.syntax import array_values
+from hir.runtime.attention_kernels import sdpa_into, sdpa_kernel
 from hir.runtime.dtypes import shaped_dtype
 
 Eager = Callable[..., torch.Tensor]
@@ -212,6 +213,8 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
         return lambda x: torch.softmax(x, dim)
     if kind is fusion.LayerNormOp or kind is fusion.RmsNormOp:
         return _norm(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionOp):
+        return sdpa_kernel(op)
     return None
 
 
@@ -234,6 +237,8 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return _contiguous_into(
             lambda out, x: torch.ops.aten.gelu.out(x, approximate=approximate, out=out), eager_kernel(op)
         )
+    if isinstance(op, fusion.ScaledDotProductAttentionOp):
+        return sdpa_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(op, fusion.NormFusionOp):

@@ -2,13 +2,14 @@
 The fusion dialect: tensor programs with value semantics whose parallelization lives in the tensor
 types' `#fusion.parallel` encoding (`parallel_encoding`). `ops`: the base classes every fusion op
 derives from; the ops by kind: `elementwise`, `constants`, `shape`, `reductions`,
-`normalization`, `contractions`; `segment`: `fusion.segment` and its `fusion.yield`. This package
+`normalization`, `contractions`, `attention`; `segment`: `fusion.segment` and its `fusion.yield`. This package
 re-exports them (`fusion.AddOp`).
 """
 
 from xdsl.ir import Dialect
 
 from hir.dialects.definition_check import specialize_verification
+from hir.dialects.fusion.attention import ScaledDotProductAttentionOp
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp
 from hir.dialects.fusion.elementwise import (
@@ -95,6 +96,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     RmsNormOp,
     MatmulOp,
     LinearOp,
+    ScaledDotProductAttentionOp,
 )
 
 Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])
@@ -139,6 +141,7 @@ __all__ = [
     "ReshapeOp",
     "RmsNormOp",
     "RsqrtOp",
+    "ScaledDotProductAttentionOp",
     "SegmentOp",
     "SetOp",
     "SigmoidOp",

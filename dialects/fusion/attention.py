@@ -1,0 +1,167 @@
+"""
+Attention: `fusion.sdpa`, torch's `scaled_dot_product_attention` as one op, so that the runtime
+calls torch's fused attention kernel (flash or memory-efficient attention on a GPU) instead of
+the matmul, softmax and matmul it decomposes into, which would write the [L, S] scores out.
+
+Attention is independent per batch index and per head: the leading (batch) axes of the result map
+to those of every operand, so a stream loop or a mesh can split batches or heads with no
+communication. The query, key and value axes (L, S, E, Ev) map to nothing: each output row reads
+every key, and a causal mask depends on the absolute position of the query, so a loop slicing
+them would compute something else. The verifier refuses a stream or didx axis there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerType, TensorType, UnitAttr, f64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects import shape_rules as rules
+from hir.dialects.fusion.ops import FusionOp, element_type_of, shape_of
+from hir.dialects.parallel_encoding import SERIAL, layout_of
+
+
+def attention_rule(q: rules.Shape, k: rules.Shape, v: rules.Shape, mask: rules.Shape | None) -> rules.Shape:
+    """The result shape `[..., L, Ev]` of queries `[..., L, E]`, keys `[..., S, E]`, values `[..., S, Ev]`."""
+    if len(q) < 2 or len(k) != len(q) or len(v) != len(q):
+        raise VerifyException(
+            f"query, key and value must have the same rank >= 2 ([..., L, E], [..., S, E], [..., S, Ev]), "
+            f"got {rules.fmt(q)}, {rules.fmt(k)} and {rules.fmt(v)}"
+        )
+    batch = q[:-2]
+    if not (rules.shapes_match(batch, k[:-2]) and rules.shapes_match(batch, v[:-2])):
+        raise VerifyException(
+            f"query, key and value must have the same batch axes, got {rules.fmt(q)}, {rules.fmt(k)} and {rules.fmt(v)}"
+        )
+    if not rules.extents_match(q[-1], k[-1]):
+        raise VerifyException(f"query {rules.fmt(q)} and key {rules.fmt(k)} differ in their last (E) extent")
+    if not rules.extents_match(k[-2], v[-2]):
+        raise VerifyException(f"key {rules.fmt(k)} and value {rules.fmt(v)} differ in their sequence (S) extent")
+    if mask is not None:
+        scores = (*batch, q[-2], k[-2])
+        lead = len(scores) - len(mask)
+        if lead < 0 or any(m != 1 and not rules.extents_match(m, scores[lead + i]) for i, m in enumerate(mask)):
+            raise VerifyException(f"mask {rules.fmt(mask)} does not broadcast to the scores {rules.fmt(scores)}")
+    return (*batch, q[-2], v[-1])
+
+
+@irdl_op_definition
+class ScaledDotProductAttentionOp(FusionOp):
+    """
+    `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
+    scale=scale)` with no dropout: `softmax(q @ k^T * scale + bias) @ v`, where `bias` is the mask
+    (a boolean mask: 0 where true, -inf where false; a float mask: added) or, with `causal`, the
+    top-left causal mask (`tril(ones(L, S))`). Queries `[..., L, E]`, keys `[..., S, E]`, values
+    `[..., S, Ev]` -> `[..., L, Ev]`; the leading axes (batch, heads) are the same in all three.
+
+    Verifies:
+        The three have the same rank >= 2 and batch axes, queries and keys the same E, keys and
+        values the same S; the mask broadcasts to `[..., L, S]` and is `i1` or the result's
+        element type; a mask and `causal` are not both given; `scale` is finite; the element type
+        is a float; no operand or result has a stream or didx axis among its last two.
+
+    Example:
+        %o = fusion.sdpa %q, %k, %v causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32> -> tensor<2x4x16x64xf32>
+    """  # noqa: E501 (MLIR as hir-opt prints it)
+
+    name = "fusion.sdpa"
+
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    causal = opt_prop_def(UnitAttr)
+    scale = prop_def(FloatAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` $mask^)? (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
+        "attr-dict `:` type($q) `,` type($k) `,` type($v) (`,` type($mask)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        mask: SSAValue | None,
+        causal: bool,
+        scale: float,
+        result_type: Attribute,
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
+        if causal:
+            properties["causal"] = UnitAttr()
+        super().__init__(operands=[q, k, v, [mask] if mask else []], result_types=[result_type], properties=properties)
+
+    @property
+    def is_causal(self) -> bool:
+        return self.causal is not None
+
+    def result_shape(self) -> rules.Shape:
+        mask = shape_of(self.mask) if self.mask is not None else None
+        shape = attention_rule(shape_of(self.q), shape_of(self.k), shape_of(self.v), mask)
+        if mask is not None and self.is_causal:
+            raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
+        if not math.isfinite(self.scale.value.data):
+            raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
+        for name, value in self._named():
+            t = value.type
+            assert isinstance(t, TensorType)
+            kinds = layout_of(t).kinds
+            for axis in range(max(len(kinds) - 2, 0), len(kinds)):
+                if kinds[axis] != SERIAL:
+                    raise VerifyException(
+                        f"{name} axis {axis} is {kinds[axis]}: attention reads its last two axes (L, S, E) whole, "
+                        "so only the batch and head axes can be stream-parallel or sharded"
+                    )
+        return shape
+
+    def _named(self) -> list[tuple[str, SSAValue]]:
+        named = [("query", self.q), ("key", self.k), ("value", self.v), ("result", self.result)]
+        return named + ([("mask", self.mask)] if self.mask is not None else [])
+
+    def verify_element_types(self) -> None:
+        result = element_type_of(self.result)
+        if not isinstance(result, AnyFloat):
+            raise VerifyException(f"{self.name} needs a floating-point element type, got {result}")
+        for i, value in enumerate((self.q, self.k, self.v)):
+            if element_type_of(value) != result:
+                raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, the result {result}")
+        if self.mask is not None:
+            mask = element_type_of(self.mask)
+            if mask != result and not (isinstance(mask, IntegerType) and mask.width.data == 1):
+                raise VerifyException(f"the mask must be i1 or {result}, got {mask}")
+
+    def axis_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        mask_rank = len(shape_of(self.mask)) if self.mask is not None else 0
+        batch: list[rules.AxisSources] = []
+        for i in range(rank - 2):
+            sources = [(0, i), (1, i), (2, i)]
+            if (j := i - (rank - mask_rank)) >= 0:
+                sources.append((3, j))  # an extent-1 mask axis is a broadcast: a loop reads its index 0
+            batch.append(tuple(sources))
+        return (*batch, (), ())
+
+    def extent_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        return (*self.axis_map()[:-2], ((0, rank - 2),), ((2, rank - 1),))
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        return dict(self.properties)  # no property names an axis: the batch axes are positional
