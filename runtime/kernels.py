@@ -19,6 +19,7 @@ from hir.dialects import shape_rules as rules
 from hir.dialects.syntax import array_values
 from hir.runtime.attention_kernels import sdpa_into, sdpa_kernel
 from hir.runtime.dtypes import shaped_dtype
+from hir.runtime.indexing_kernels import indexing_into, indexing_kernel
 
 Eager = Callable[..., torch.Tensor]
 Into = Callable[..., object]
@@ -215,7 +216,7 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
         return _norm(op)
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
         return sdpa_kernel(op)
-    return None
+    return indexing_kernel(op)
 
 
 def _out_extension(op: fusion.FusionOp) -> Into | None:
@@ -244,7 +245,7 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
     if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(op, fusion.NormFusionOp):
         eager = eager_kernel(op)
         return lambda out, *xs: out.copy_(eager(*xs))
-    return None
+    return indexing_into(op)
 
 
 def _contiguous_into(into: Into, eager: Eager) -> Into:

@@ -9,6 +9,7 @@ re-exports them (`fusion.AddOp`).
 from xdsl.ir import Dialect
 
 from hir.dialects.definition_check import specialize_verification
+from hir.dialects.fusion.arithmetic import FloorDivOp, Log1pOp, MinimumOp, RemainderOp, TruncDivOp
 from hir.dialects.fusion.attention import ScaledDotProductAttentionOp
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp
@@ -39,6 +40,7 @@ from hir.dialects.fusion.elementwise import (
     TanhOp,
     WhereOp,
 )
+from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexSelectOp, IotaOp
 from hir.dialects.fusion.normalization import LayerNormOp, NormFusionOp, RmsNormOp, SoftmaxOp
 from hir.dialects.fusion.ops import (
     AxesFusionOp,
@@ -50,6 +52,7 @@ from hir.dialects.fusion.ops import (
     shape_of,
 )
 from hir.dialects.fusion.reductions import MaxOp, MeanOp, MinOp, ReductionFusionOp, SumOp
+from hir.dialects.fusion.scans import ArgMaxOp, ArgMinOp, ArgReductionFusionOp, CumsumOp, TopkOp
 from hir.dialects.fusion.segment import SegmentOp, YieldOp, verify_fusion_region
 from hir.dialects.fusion.shape import ConcatOp, ExpandOp, PermuteOp, ReshapeOp, SliceOp
 from hir.dialects.named_access import specialize_accessors
@@ -97,6 +100,19 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     MatmulOp,
     LinearOp,
     ScaledDotProductAttentionOp,
+    MinimumOp,
+    FloorDivOp,
+    TruncDivOp,
+    RemainderOp,
+    Log1pOp,
+    GatherOp,
+    IndexSelectOp,
+    FlipOp,
+    IotaOp,
+    CumsumOp,
+    ArgMaxOp,
+    ArgMinOp,
+    TopkOp,
 )
 
 Fusion = Dialect("fusion", [*FUSION_OPS, SegmentOp, YieldOp], [ParallelAttr])
@@ -107,29 +123,40 @@ __all__ = [
     "FUSION_OPS",
     "AbsOp",
     "AddOp",
+    "ArgMaxOp",
+    "ArgMinOp",
+    "ArgReductionFusionOp",
     "AxesFusionOp",
     "BinaryFusionOp",
     "CastOp",
     "CompareOp",
     "ConcatOp",
     "CosOp",
+    "CumsumOp",
     "DivOp",
     "ErfOp",
     "ExpOp",
     "ExpandOp",
+    "FlipOp",
     "FloatUnaryFusionOp",
+    "FloorDivOp",
     "FullOp",
     "Fusion",
     "FusionOp",
+    "GatherOp",
     "GeluOp",
+    "IndexSelectOp",
+    "IotaOp",
     "LayerNormOp",
     "LinearOp",
+    "Log1pOp",
     "LogOp",
     "MatmulOp",
     "MaxOp",
     "MaximumOp",
     "MeanOp",
     "MinOp",
+    "MinimumOp",
     "MulOp",
     "NegOp",
     "NormFusionOp",
@@ -138,6 +165,7 @@ __all__ = [
     "ReciprocalOp",
     "ReductionFusionOp",
     "ReluOp",
+    "RemainderOp",
     "ReshapeOp",
     "RmsNormOp",
     "RsqrtOp",
@@ -153,6 +181,8 @@ __all__ = [
     "SubOp",
     "SumOp",
     "TanhOp",
+    "TopkOp",
+    "TruncDivOp",
     "UnaryFusionOp",
     "WhereOp",
     "YieldOp",

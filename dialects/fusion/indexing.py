@@ -1,0 +1,247 @@
+"""
+Reading by index: `fusion.gather`, `fusion.index_select` (embeddings, `x[idx]`), `fusion.flip`,
+and `fusion.iota`, the index itself. Indices are integer tensors; they are in range (an index out
+of range is torch's error at run time, as in eager torch).
+
+An axis that an op reads by index maps to nothing in its axis map: a loop that slices it would
+read the wrong elements, so the passes refuse to slice it (located, "cannot run slice by slice").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, TensorType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects import shape_rules as rules
+from hir.dialects.fusion.ops import AxesFusionOp, FusionOp, axes_format, element_type_of, shape_of
+from hir.dialects.syntax import array_values, int_array
+
+
+def verify_index(value: SSAValue, what: str) -> None:
+    elt = element_type_of(value)
+    if not isinstance(elt, IntegerType) or elt.width.data == 1:
+        raise VerifyException(f"{what} must have an integer element type (not i1), got {elt}")
+
+
+def _dim(op: FusionOp) -> int:
+    return op.dim.value.data  # type: ignore[attr-defined]
+
+
+INDEXED_FORMAT = "$x `,` $index `dim` `=` $dim attr-dict `:` type($x) `,` type($index) `->` type($result)"
+
+
+@irdl_op_definition
+class GatherOp(FusionOp):
+    """
+    `torch.gather(x, dim, index)`: `result[..., i, ...] = x[..., index[..., i, ...], ...]` with
+    `i` on axis `dim`. Off `dim` the operands have equal extents (torch allows a smaller index
+    there; the frontend slices `x` to it first).
+
+    Axis map: an axis off `dim` maps to that axis of both operands; `dim` maps to the index's
+    (x is read whole along it).
+
+    Verifies:
+        The operands and the result have one rank; `dim` is an axis; the index is an integer
+        tensor; the operands have equal extents off `dim`; the result has the index's shape and
+        x's element type.
+
+    Example:
+        %y = fusion.gather %x, %i dim = 1 : tensor<4x8xf32>, tensor<4x3xi64> -> tensor<4x3xf32>
+    """
+
+    name = "fusion.gather"
+
+    x = operand_def(TensorType)
+    index = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    assembly_format = INDEXED_FORMAT
+
+    def __init__(self, x: SSAValue, index: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(operands=[x, index], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def result_shape(self) -> rules.Shape:
+        x, index, dim = shape_of(self.x), shape_of(self.index), _dim(self)
+        if len(x) != len(index):
+            raise VerifyException(f"x has rank {len(x)}, the index {len(index)}: gather needs one rank")
+        rules.check_dims([dim], len(x), "dim")
+        for d, (a, b) in enumerate(zip(x, index)):
+            if d != dim and not rules.shapes_match((a,), (b,)):
+                raise VerifyException(f"x and the index differ on axis {d} ({rules.fmt(x)} and {rules.fmt(index)})")
+        return index
+
+    def verify_element_types(self) -> None:
+        verify_index(self.index, "the index")
+        if element_type_of(self.x) != element_type_of(self.result):
+            raise VerifyException(
+                f"x has element type {element_type_of(self.x)}, the result {element_type_of(self.result)}"
+            )
+
+    def axis_map(self) -> rules.AxisMap:
+        dim = _dim(self)
+        return tuple(((1, d),) if d == dim else ((0, d), (1, d)) for d in range(len(shape_of(self.index))))
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        dim = _dim(self)
+        if result_axis is None or result_axis == dim:
+            return dict(self.properties)
+        return {"dim": IntegerAttr(dim - (result_axis < dim), i64)}
+
+
+@irdl_op_definition
+class IndexSelectOp(FusionOp):
+    """
+    `torch.index_select(x, dim, index)` for an index of any rank (an embedding lookup, `x[idx]`):
+    the result's shape is `x.shape[:dim] + index.shape + x.shape[dim + 1:]`, each index element
+    selecting one slice of `x` along `dim`.
+
+    Axis map: x's axes before and after `dim` map to the result's; the index's axes to the
+    result axes in their place; x's axis `dim` maps to nothing (read whole).
+
+    Verifies:
+        `dim` is an axis of x; the index is an integer tensor; the result has the shape above and
+        x's element type.
+
+    Example:
+        %e = fusion.index_select %w, %ids dim = 0 : tensor<10x16xf32>, tensor<2x4xi64> -> tensor<2x4x16xf32>
+    """
+
+    name = "fusion.index_select"
+
+    x = operand_def(TensorType)
+    index = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    assembly_format = INDEXED_FORMAT
+
+    def __init__(self, x: SSAValue, index: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(operands=[x, index], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def result_shape(self) -> rules.Shape:
+        x, index, dim = shape_of(self.x), shape_of(self.index), _dim(self)
+        rules.check_dims([dim], len(x), "dim")
+        return (*x[:dim], *index, *x[dim + 1 :])
+
+    def verify_element_types(self) -> None:
+        verify_index(self.index, "the index")
+        if element_type_of(self.x) != element_type_of(self.result):
+            raise VerifyException(
+                f"x has element type {element_type_of(self.x)}, the result {element_type_of(self.result)}"
+            )
+
+    def axis_map(self) -> rules.AxisMap:
+        dim, rank, k = _dim(self), len(shape_of(self.x)), len(shape_of(self.index))
+        before = tuple(((0, d),) for d in range(dim))
+        within = tuple(((1, d),) for d in range(k))
+        after = tuple(((0, d),) for d in range(dim + 1, rank))
+        return (*before, *within, *after)
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        dim = _dim(self)
+        if result_axis is None or result_axis >= dim:
+            return dict(self.properties)
+        return {"dim": IntegerAttr(dim - 1, i64)}
+
+
+@irdl_op_definition
+class FlipOp(AxesFusionOp):
+    """
+    `torch.flip(x, dims)`: the axes `dims` reversed.
+
+    Axis map: the flipped axes map to nothing (a slice of the result is another slice of x); the
+    others to themselves.
+
+    Verifies:
+        `dims` are distinct axes; the result has the operand's shape and element type.
+
+    Example:
+        %y = fusion.flip %x dims = [0] : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.flip"
+    AXES: ClassVar[str] = "dims"
+
+    dims = prop_def(DenseArrayBase)
+    assembly_format = axes_format("dims")
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        rules.check_dims(array_values(self.dims), len(shape), "dims")
+        return shape
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.normalize_map(len(shape_of(self.x)), 1, array_values(self.dims))
+
+    def extent_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        removed = operand_axes[0]
+        if removed is None:
+            return dict(self.properties)
+        return {"dims": int_array(d - (d > removed) for d in array_values(self.dims))}
+
+
+@irdl_op_definition
+class IotaOp(FusionOp):
+    """
+    The index along axis `dim`, at every element (`torch.arange(n)` for a 1-D result; the
+    frontend scales and shifts it for `arange(start, end, step)`).
+
+    Axis map: every axis is made, not read. The axes off `dim` are sliced freely; a slice of
+    `dim` would restart its count, so an op without that axis is invalid (a loop over it is
+    refused).
+
+    Verifies:
+        `dim` is an axis of the result; the shape is static; the element type is an integer or a
+        float.
+
+    Example:
+        %i = fusion.iota dim = 1 : tensor<4x8xi64>
+    """
+
+    name = "fusion.iota"
+
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    assembly_format = "`dim` `=` $dim attr-dict `:` type($result)"
+
+    def __init__(self, dim: int, result_type: Attribute):
+        super().__init__(result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.result)
+        rules.check_dims([_dim(self)], len(shape), "dim")
+        if any(d < 0 for d in shape):
+            raise VerifyException(f"the shape {rules.fmt(shape)} must be static")
+        return shape
+
+    def verify_element_types(self) -> None:
+        if element_type_of(self.result) == IntegerType(1):
+            raise VerifyException("an iota of i1 holds no index")
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.generated_map(len(shape_of(self.result)))
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        dim = _dim(self)
+        if result_axis is None:
+            return dict(self.properties)
+        # A slice of the counted axis is no iota: an out-of-range dim makes that op invalid.
+        return {"dim": IntegerAttr(-1 if result_axis == dim else dim - (result_axis < dim), i64)}

@@ -1,0 +1,94 @@
+"""
+Torch kernels of the indexing, scan and extra arithmetic ops (dialects/fusion/indexing.py,
+scans.py, arithmetic.py). `indexing_kernel(op)` is `f(*operands) -> tensor` (`f(device=)` for
+`fusion.iota`); `indexing_into(op)` is `f(out, *operands)`, the result copied into `out` (a
+buffer or a strided view of one) where torch has no `out=` form that takes a strided view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from hir.dialects import fusion
+from hir.runtime.dtypes import shaped_dtype
+
+Kernel = Callable[..., torch.Tensor]
+
+_BINARY: dict[type, Kernel] = {
+    fusion.MinimumOp: torch.minimum,
+    fusion.FloorDivOp: lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    fusion.TruncDivOp: lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    fusion.RemainderOp: torch.remainder,
+}
+
+
+def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
+    kind = type(op)
+    if (fn := _BINARY.get(kind)) is not None:
+        return fn
+    if kind is fusion.Log1pOp:
+        return torch.log1p
+    if kind is fusion.GatherOp:
+        dim = _dim(op)
+        return lambda x, index: torch.gather(x, dim, index)
+    if kind is fusion.IndexSelectOp:
+        return _index_select(_dim(op))
+    if kind is fusion.FlipOp:
+        dims = list(op.axes)  # type: ignore[attr-defined]
+        return lambda x: torch.flip(x, dims)
+    if kind is fusion.IotaOp:
+        return _iota(op)
+    if kind is fusion.CumsumOp:
+        dim = _dim(op)
+        return lambda x: torch.cumsum(x, dim, dtype=x.dtype)
+    if kind is fusion.ArgMaxOp:
+        dim = _dim(op)
+        return lambda x: torch.argmax(x, dim)
+    if kind is fusion.ArgMinOp:
+        dim = _dim(op)
+        return lambda x: torch.argmin(x, dim)
+    if kind is fusion.TopkOp:
+        assert isinstance(op, fusion.TopkOp)
+        k, dim, largest = op.k.value.data, _dim(op), op.largest
+        return lambda x: torch.topk(x, k, dim, largest=largest, sorted=True)[1]
+    return None
+
+
+def indexing_into(op: fusion.FusionOp) -> Callable[..., object] | None:
+    kind = type(op)
+    if kind is fusion.MinimumOp:
+        return lambda out, a, b: torch.minimum(a, b, out=out)
+    if kind is fusion.IotaOp:
+        make = _iota(op)
+        return lambda out: out.copy_(make(device=out.device))
+    eager = indexing_kernel(op)
+    if eager is None:
+        return None
+    return lambda out, *xs: out.copy_(eager(*xs))
+
+
+def _dim(op: fusion.FusionOp) -> int:
+    return op.dim.value.data  # type: ignore[attr-defined]
+
+
+def _index_select(dim: int) -> Kernel:
+    """index_select with an index of any rank: on the flattened index, then its axes put back."""
+
+    def select(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        picked = torch.index_select(x, dim, index.reshape(-1))
+        return picked.reshape(*x.shape[:dim], *index.shape, *x.shape[dim + 1 :])
+
+    return select
+
+
+def _iota(op: fusion.FusionOp) -> Kernel:
+    shape, dim = list(op.results[0].type.get_shape()), _dim(op)  # type: ignore[attr-defined]
+    dtype = shaped_dtype(op.results[0].type)
+    along = [shape[dim] if d == dim else 1 for d in range(len(shape))]
+
+    def make(device: torch.device | str | None = None) -> torch.Tensor:
+        return torch.arange(shape[dim], dtype=dtype, device=device).reshape(along).expand(shape)
+
+    return make
