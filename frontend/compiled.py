@@ -17,6 +17,7 @@ from hir.frontend.autotune import median_ms, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import candidates, choose_options
+from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, spec_of
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
 from hir.runtime.memory import overlaps
@@ -89,7 +90,14 @@ class CompiledFunction:
         self.measured: dict[str, float] = {}
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
         self._state: dict[tuple[int, torch.device], torch.Tensor] = {}
+        self._shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
+        """The parameters as moved and sharded once per device, shared by every specialization."""
         self._communicator: Any = None
+        self.specializations: Specializations | None = None
+        """
+        The specializations by input signature (frontend/specialize.py), this one (the example
+        arguments') among them; the attributes above describe this one. None on the others.
+        """
 
     def _lowered(self, pipeline: str) -> ModuleOp:
         import hir
@@ -102,6 +110,10 @@ class CompiledFunction:
         return module
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor | None, ...] | None:
+        if self.specializations is not None:
+            target = self.specializations.lookup(self, args)
+            if target is not self:
+                return self._delegate(target, args)
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
@@ -129,6 +141,22 @@ class CompiledFunction:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
         results = tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
         return results[0] if len(results) == 1 else results
+
+    def specialization(self, *args: torch.Tensor) -> CompiledFunction:
+        """The specialization that runs a call with these arguments (compiled now if new): its
+        `lowering`, `module`, `program` and `measured` are that call's."""
+        if self.specializations is None:
+            return self
+        return self.specializations.lookup(self, args)
+
+    def _delegate(self, target: CompiledFunction, args: Sequence[torch.Tensor]) -> Any:
+        """A call with another input signature: the settings are this function's, so is a fallback."""
+        target.cuda_graph, target.num_streams = self.cuda_graph, self.num_streams
+        target.eager_reason = target.eager_reason or self.eager_reason
+        try:
+            return target(*args)
+        finally:
+            self.eager_reason = self.eager_reason or target.eager_reason
 
     def _keep_the_fastest(self, inputs: list[Any], communicator: Any, graph: bool, device: torch.device) -> None:
         """
@@ -207,7 +235,9 @@ class CompiledFunction:
         key = (k, device)
         if key not in self._state:  # parameters are sharded and moved once per device
             assert source.tensor is not None
-            self._state[key] = self.mode.local_input(source.tensor.to(device), source)
+            if key not in self._shared_state:
+                self._shared_state[key] = self.mode.local_input(source.tensor.to(device), source)
+            self._state[key] = self._shared_state[key]
         return self._state[key]
 
     def _communicator_for_run(self) -> Any:
@@ -241,16 +271,53 @@ def compile_torch(
     num_streams: int = 4,
     cuda_graph: bool | None = None,
     measure_candidates: bool = True,
+    max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+    training: bool = False,
     **options: Any,
+) -> Any:
+    name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    if training:
+        from hir.frontend.training import compile_training
+
+        return compile_training(
+            fn, example_args, in_layouts, out_layouts, mesh, pipeline, param_layouts=param_layouts,
+            num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
+            max_specializations=max_specializations, **options,
+        )  # fmt: skip
+    shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
+
+    def specialize(examples: Sequence[Any]) -> CompiledFunction:
+        imported = import_program(fn, examples, in_layouts, out_layouts, mesh, param_layouts)
+        on_cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in examples)
+        compiled = compile_imported(
+            imported, name, pipeline, options, on_cuda, num_streams, cuda_graph, measure_candidates
+        )
+        compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
+        return compiled
+
+    compiled = specialize(example_args)
+    users = sorted((s for s in compiled.signature.inputs if s.kind == "user"), key=lambda s: s.index)
+    layouts = [s.layout for s in users]
+    call = CallSignature(name, [s.name for s in users], layouts, len(mesh) if mesh is not None else 1)
+    example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
+    compiled.specializations = Specializations(call, example, specialize, max_specializations)
+    return compiled
+
+
+def compile_imported(
+    imported: ImportedProgram,
+    name: str,
+    pipeline: str,
+    options: Mapping[str, Any],
+    on_cuda: bool,
+    num_streams: int = 4,
+    cuda_graph: bool | None = None,
+    measure_candidates: bool = True,
 ) -> CompiledFunction:
-    imported = import_program(fn, example_args, in_layouts, out_layouts, mesh, param_layouts)
-    name = getattr(fn, "__name__", type(fn).__name__)
-    on_cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in example_args)
+    """An imported program lowered and compiled: on a GPU, with the lowering the cost model picks."""
     # The model predicts for the mode the calls will run in: replayed unless graphs are off.
     chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
-    compiled = CompiledFunction(
-        imported, pipeline_with_options(pipeline, chosen), num_streams, f"<{name}>", cuda_graph=cuda_graph
-    )
+    compiled = CompiledFunction(imported, pipeline_with_options(pipeline, chosen), num_streams, name, cuda_graph)
     compiled.lowering = lowering
     if measure_candidates:
         compiled.candidates = [

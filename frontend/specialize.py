@@ -1,0 +1,214 @@
+"""
+Calls of a `hir.compile`d function with other shapes: one specialization (an imported, lowered and
+compiled program) per input signature, the shapes, dtypes and device of the user's tensors, kept
+in a cache of at most `max_specializations` entries (least recently used dropped first).
+
+The checks here run before any program does, so that a call the function cannot take is an error
+in the user's terms: the argument's name (from the function's or `forward`'s signature) and its
+shape, never the position of an argument of `@main` or a line of the imported module.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from hir.dialects.parallel_encoding import DIDX
+from hir.frontend.errors import FrontendError
+from hir.frontend.layouts import LayoutError, parse_layout
+from hir.frontend.types import _ELEMENT_TYPES
+
+DEFAULT_MAX_SPECIALIZATIONS = 8
+
+
+class CallError(FrontendError):
+    """A call the compiled function cannot take; the message names the argument and its shape."""
+
+
+class SpecializationWarning(RuntimeWarning):
+    """A compiled function dropped a specialization: more input signatures than `max_specializations`."""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What a specialization is specific to, per user tensor (its local shard on a mesh)."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    device: torch.device
+
+    def __str__(self) -> str:
+        return f"{str(self.dtype).removeprefix('torch.')}[{', '.join(map(str, self.shape))}]"
+
+
+Key = tuple[ArgSpec, ...]
+
+
+def spec_of(tensor: torch.Tensor) -> ArgSpec:
+    return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device)
+
+
+def rows_sharded(layout: str | None, rank: int) -> bool:
+    """Whether a user tensor of this layout is a shard of its rows on a mesh (axis 0 `didx`)."""
+    if layout is None:
+        return False
+    try:
+        return parse_layout(layout, rank, "")[0].kind == DIDX
+    except (LayoutError, IndexError):
+        return False  # the importer reports a layout that does not fit
+
+
+@dataclass
+class CallSignature:
+    """The user's side of a compiled function: argument names, layouts, the mesh size."""
+
+    name: str
+    """`<fn>`, as the compiled function's errors name it."""
+    arg_names: list[str]
+    layouts: list[str | None]
+    devices: int = 1
+    """D: the mesh's size (1 without one); a rows-sharded argument's logical rows are D times its own."""
+
+    def logical_shape(self, k: int, local: tuple[int, ...]) -> tuple[int, ...]:
+        if self.devices > 1 and local and rows_sharded(self.layouts[k], len(local)):
+            return (local[0] * self.devices, *local[1:])
+        return local
+
+    def local_shape(self, k: int, logical: tuple[int, ...]) -> tuple[int, ...]:
+        if self.devices > 1 and logical and rows_sharded(self.layouts[k], len(logical)):
+            return (logical[0] // self.devices, *logical[1:])
+        return logical
+
+    def describe(self, args: Sequence[torch.Tensor]) -> str:
+        """`x: float32[4, 16], y: float32[4, 8]` (on a mesh, the local shapes the call passed)."""
+        return ", ".join(f"{n}: {spec_of(a)}" for n, a in zip(self.arg_names, args))
+
+    def check(self, args: Sequence[Any], example: Key) -> Key:
+        """The call's key; a CallError for a call no specialization can take."""
+        names = ", ".join(self.arg_names)
+        if len(args) != len(example):
+            raise CallError(
+                f"<call>: error: {self.name} takes {len(example)} tensor{'s' * (len(example) != 1)} ({names}), "
+                f"got {len(args)}"
+            )
+        for name, arg in zip(self.arg_names, args):
+            if not isinstance(arg, torch.Tensor):
+                raise CallError(
+                    f"<call>: error: {self.name}: argument '{name}' is of type {type(arg).__name__}, not a tensor"
+                )
+        devices = {a.device for a in args}
+        if len(devices) > 1:
+            where = ", ".join(f"'{n}' on {a.device}" for n, a in zip(self.arg_names, args))
+            raise CallError(f"<call>: error: {self.name}: the arguments are on different devices ({where})")
+        for name, arg, want in zip(self.arg_names, args, example):
+            if arg.dim() != len(want.shape):
+                raise CallError(
+                    f"<call>: error: {self.name}: argument '{name}' has shape {list(arg.shape)} ({arg.dim()}-D), "
+                    f"but {self.name} was compiled for {len(want.shape)}-D tensors like {list(want.shape)}: its "
+                    "layouts and program are per axis (compile it again for another rank)"
+                )
+            if arg.dtype not in _ELEMENT_TYPES:
+                supported = ", ".join(str(d).removeprefix("torch.") for d in _ELEMENT_TYPES)
+                raise CallError(
+                    f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) has a dtype the compiler "
+                    f"does not support (supported: {supported})"
+                )
+            if torch.is_grad_enabled() and arg.requires_grad:
+                raise CallError(
+                    f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) requires grad, and this "
+                    "compiled function has no backward: compile with training=True, or call it under torch.no_grad()"
+                )
+        return tuple(spec_of(a) for a in args)
+
+    def in_users_terms(self, err: FrontendError, args: Sequence[torch.Tensor], example: Key) -> CallError:
+        """A specialization's import or lowering error, with the call's arguments by name."""
+        shapes = []
+        for k, (name, arg) in enumerate(zip(self.arg_names, args)):
+            logical = self.logical_shape(k, tuple(arg.shape))
+            also = f", logical {list(logical)}" if logical != tuple(arg.shape) else ""
+            shapes.append(f"{name}: {spec_of(arg)}{also}")
+
+        def argument(match: re.Match[str]) -> str:
+            k = int(match.group(1))
+            return f"argument '{self.arg_names[k]}'" if k < len(self.arg_names) else match.group(0)
+
+        text = re.sub(r"input #(\d+)(?: \([^)]*\))?", argument, str(err))
+        other = [f"'{n}' is {a.dtype}" for n, a, e in zip(self.arg_names, args, example) if a.dtype != e.dtype]
+        if other:
+            compiled_for = ", ".join(f"{n}: {e}" for n, e in zip(self.arg_names, example))
+            text += f" ({' and '.join(other)}; {self.name} was compiled for {compiled_for})"
+        return CallError(f"<call>: error: {self.name} cannot be specialized for ({', '.join(shapes)}): {text}")
+
+
+Build = Callable[[Sequence[torch.Tensor]], Any]
+"""Imports, lowers and compiles a specialization for example tensors (logical shapes on a mesh)."""
+
+
+class Specializations:
+    """
+    The compiled function's specializations by call signature. The one compiled from the example
+    arguments is bound to the device of its first call; a call on another device, or with other
+    shapes or dtypes, compiles a new one (from zero-filled tensors of the call's logical shapes)
+    at that call.
+    """
+
+    def __init__(self, signature: CallSignature, example: Key, build: Build, limit: int):
+        if limit < 1:
+            raise FrontendError(f"<compile>: error: max_specializations must be >= 1, got {limit}")
+        self.signature = signature
+        self.example = example
+        self.build = build
+        self.limit = limit
+        self.cache: OrderedDict[Key, Any] = OrderedDict()
+        self._bound = False
+        self.dropped = 0
+        """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
+
+    def lookup(self, first: Any, args: Sequence[Any]) -> Any:
+        """The specialization for this call: `first` (the example's), a cached one, or a new one."""
+        key = self.signature.check(args, self.example)
+        if not self._bound and self._matches_example(key):
+            self._bound = True
+            self.cache[key] = first  # bound to the device of its first call
+            self._trim()
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        examples = [
+            torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
+            for k, spec in enumerate(key)
+        ]
+        try:
+            specialization = self.build(examples)
+        except FrontendError as err:
+            raise self.signature.in_users_terms(err, args, self.example) from None
+        self.cache[key] = specialization
+        self._trim()
+        return specialization
+
+    def _trim(self) -> None:
+        if len(self.cache) > self.limit:
+            self.cache.popitem(last=False)
+            self.dropped += 1
+            if self.dropped == 1:
+                warnings.warn(
+                    f"{self.signature.name} was called with more than {self.limit} input signatures (shapes, dtypes, "
+                    "devices): the least recently used specialization is dropped and compiled again if it comes "
+                    "back (hir.compile's max_specializations raises the cap)",
+                    SpecializationWarning,
+                    stacklevel=4,
+                )
+
+    def _matches_example(self, key: Key) -> bool:
+        return all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(key, self.example))
+
+    @property
+    def keys(self) -> list[Key]:
+        """The cached signatures, least recently used first."""
+        return list(self.cache)
