@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
+from hir.frontend.aten_attention import scaled_dot_product_attention
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
 
@@ -416,6 +417,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.mm.default: _matmul,
     aten.bmm.default: _matmul,
     aten.linear.default: _linear,
+    aten.scaled_dot_product_attention.default: scaled_dot_product_attention,
 }
 
 IGNORED: frozenset[torch._ops.OpOverload] = frozenset(

@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
 from hir.dialects.fusion.ops import FusionOp, element_type_of, shape_of
-from hir.dialects.parallel_encoding import SERIAL, layout_of
+from hir.dialects.parallel_encoding import DIDX, STREAM, layout_of
 
 
 def attention_rule(q: rules.Shape, k: rules.Shape, v: rules.Shape, mask: rules.Shape | None) -> rules.Shape:
@@ -70,7 +70,8 @@ class ScaledDotProductAttentionOp(FusionOp):
         The three have the same rank >= 2 and batch axes, queries and keys the same E, keys and
         values the same S; the mask broadcasts to `[..., L, S]` and is `i1` or the result's
         element type; a mask and `causal` are not both given; `scale` is finite; the element type
-        is a float; no operand or result has a stream or didx axis among its last two.
+        is a float; no operand or result is sharded (didx) on one of its last two axes, and the
+        result is not streamed on them.
 
     Example:
         %o = fusion.sdpa %q, %k, %v causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32> -> tensor<2x4x16x64xf32>
@@ -119,14 +120,14 @@ class ScaledDotProductAttentionOp(FusionOp):
         if not math.isfinite(self.scale.value.data):
             raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
         for name, value in self._named():
-            t = value.type
-            assert isinstance(t, TensorType)
-            kinds = layout_of(t).kinds
+            kinds = layout_of(value.type).kinds
             for axis in range(max(len(kinds) - 2, 0), len(kinds)):
-                if kinds[axis] != SERIAL:
+                # An operand streamed there is consumed whole after its loop; sharded, or a result
+                # streamed or sharded there, would need a slice of attention that is not attention.
+                if kinds[axis] == DIDX or (kinds[axis] == STREAM and name == "result"):
                     raise VerifyException(
-                        f"{name} axis {axis} is {kinds[axis]}: attention reads its last two axes (L, S, E) whole, "
-                        "so only the batch and head axes can be stream-parallel or sharded"
+                        f"{name} axis {axis} is {kinds[axis]}: attention reads the L, S and E axes whole, "
+                        "so only the batch and head axes can be split over streams or devices"
                     )
         return shape
 

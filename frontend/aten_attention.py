@@ -1,0 +1,70 @@
+"""
+`aten.scaled_dot_product_attention` as one `fusion.sdpa`: the runtime calls torch's fused kernel
+on it, so a block with attention runs the kernel eager PyTorch runs (and never writes the [L, S]
+scores out, as its decomposition into matmul, softmax and matmul would).
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
+from hir.frontend.types import element_type
+
+
+def scaled_dot_product_attention(
+    e: Emitter,
+    node: Node,
+    q: SSAValue,
+    k: SSAValue,
+    v: SSAValue,
+    attn_mask: SSAValue | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> SSAValue:
+    """`F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale)` -> `fusion.sdpa`."""
+    if dropout_p:
+        raise e.error(
+            f"{node.target}: dropout_p={dropout_p} draws random numbers, which fusion does not "
+            "(pass dropout_p=0.0 outside training)"
+        )
+    if enable_gqa:
+        raise e.error(f"{node.target}: enable_gqa is not supported: repeat the key and value heads first")
+    if attn_mask is not None and is_causal:
+        raise e.error(f"{node.target}: attn_mask and is_causal=True together (torch refuses them too)")
+    element = element_type(node.meta["val"].dtype, node)
+    if not is_float(element):
+        raise e.error(f"{node.target} needs floating-point tensors, got {element}")
+    q, k, v = (e.cast(x, element) for x in (q, k, v))
+    shapes = [shape_of(x) for x in (q, k, v)]
+    if len({len(s) for s in shapes}) != 1 or len({s[:-2] for s in shapes}) != 1 or len(shapes[0]) < 2:
+        raise e.error(
+            f"{node.target}: query, key and value must have the same batch and head axes "
+            f"(no broadcasting between them), got {', '.join(str(list(s)) for s in shapes)}"
+        )
+    operands = [q, k, v]
+    if attn_mask is not None:
+        if not _is_bool(attn_mask):  # a float mask is added to the scores in their dtype
+            attn_mask = e.cast(attn_mask, element)
+        operands.append(attn_mask)
+    if scale is None:
+        scale = 1.0 / math.sqrt(shapes[0][-1])  # torch's default
+    shape = (*shapes[0][:-1], shapes[2][-1])
+    return e.typed(
+        lambda t: fusion.ScaledDotProductAttentionOp(q, k, v, attn_mask, is_causal, float(scale), t),
+        operands,
+        shape,
+        element,
+    )
+
+
+def _is_bool(value: SSAValue) -> bool:
+    element = element_of(value)
+    return isinstance(element, IntegerType) and element.width.data == 1

@@ -1,0 +1,191 @@
+"""
+`fusion.sdpa` against eager `F.scaled_dot_product_attention` on random data: the op executed as
+parsed (causal, boolean and float masks broadcast over batch or heads, a scale, any number of batch
+axes), lowered into stream loops over the heads or the batch, and imported from PyTorch by
+`hir.compile` as one op; what cannot be split is a located error.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import hir
+from hir.frontend import FrontendError
+
+
+def _type(shape: tuple[int, ...], element: str = "f32", layout: str | None = None) -> str:
+    encoding = f", #fusion.parallel<{layout}>" if layout else ""
+    return f"tensor<{'x'.join(map(str, shape))}x{element}{encoding}>"
+
+
+def _module(q, k, v, mask, attributes: str, layout: str | None = None, mask_element: str = "f32") -> str:
+    out = (*q[:-1], v[-1])
+    operands = [("q", q, "f32"), ("k", k, "f32"), ("v", v, "f32")] + ([("m", mask, mask_element)] if mask else [])
+    args = ", ".join(f"%{n}: {_type(s, e)}" for n, s, e in operands)
+    types = ", ".join(_type(s, e) for _, s, e in operands)
+    masked = " mask %m" if mask else ""
+    result = _type(out, "f32", layout)
+    return (
+        f"func.func @main({args}) -> {result} {{\n"
+        f"  %o = fusion.sdpa %q, %k, %v{masked} {attributes} : {types} -> {result}\n"
+        f"  func.return %o : {result}\n}}\n"
+    )
+
+
+CASES = [
+    # name, q, k, v, mask shape, attributes, keyword arguments of F.scaled_dot_product_attention
+    (
+        "causal",
+        (2, 4, 16, 8),
+        (2, 4, 16, 8),
+        (2, 4, 16, 8),
+        None,
+        "causal scale = 0.375",
+        {"is_causal": True, "scale": 0.375},
+    ),
+    (
+        "causal, L < S",
+        (2, 4, 6, 8),
+        (2, 4, 16, 8),
+        (2, 4, 16, 4),
+        None,
+        "causal scale = 1.0",
+        {"is_causal": True, "scale": 1.0},
+    ),
+    ("bool mask [L, S]", (2, 4, 16, 8), (2, 4, 12, 8), (2, 4, 12, 6), (16, 12), "scale = 0.25", {"scale": 0.25}),
+    (
+        "float mask over heads",
+        (2, 4, 16, 8),
+        (2, 4, 12, 8),
+        (2, 4, 12, 6),
+        (2, 1, 16, 12),
+        "scale = 0.5",
+        {"scale": 0.5},
+    ),
+    ("rank 3", (3, 16, 8), (3, 10, 8), (3, 10, 8), None, "scale = 0.125", {"scale": 0.125}),
+]
+
+
+def _inputs(case: tuple, generator: torch.Generator) -> list[torch.Tensor]:
+    name, q, k, v, mask = case[:5]
+    tensors = [torch.randn(s, generator=generator) for s in (q, k, v)]
+    if mask is not None:
+        if "bool" in name:
+            keep = torch.rand(mask, generator=generator) > 0.3
+            keep[..., 0] = True  # every query attends to something: no row of NaNs in either
+            tensors.append(keep)
+        else:
+            tensors.append(torch.randn(mask, generator=generator))
+    return tensors
+
+
+def _expected(case: tuple, tensors: list[torch.Tensor]) -> torch.Tensor:
+    q, k, v, *mask = tensors
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[0] if mask else None, **case[6])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("stream", [None, "batch", "heads"])
+def test_sdpa_matches_eager(case: tuple, stream: str | None) -> None:
+    name, q, k, v, mask, attributes, _ = case
+    rank = len(q)
+    if stream == "heads" and rank < 4:
+        pytest.skip("one batch axis")
+    layout = None
+    if stream is not None:
+        kinds = ["serial"] * rank
+        kinds[0 if stream == "batch" else 1] = (
+            "stream" if stream == "heads" else "stream(2)" if q[0] % 2 == 0 else "stream"
+        )
+        layout = f"[{', '.join(kinds)}]"
+    text = _module(q, k, v, mask, attributes, layout, "i1" if "bool" in name else "f32")
+    tensors = _inputs(case, torch.Generator().manual_seed(3))
+    expected = _expected(case, tensors)
+    (reference,) = hir.execute(hir.parse(text), tensors)
+    torch.testing.assert_close(reference, expected, rtol=1e-6, atol=1e-6)
+    lowered = hir.run_pipeline(hir.parse(text), "stream-lowering")
+    if stream is not None:
+        assert "hir.for" in str(lowered)
+    (got,) = hir.execute(lowered, tensors)
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def _causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True) * 2.0
+
+
+def _masked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+
+
+class Block(torch.nn.Module):
+    """Llama-style attention with torch's fused attention: the heads are views of the projections."""
+
+    def __init__(self, hidden: int = 32, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = (torch.nn.Linear(hidden, hidden) for _ in range(3))
+        self.proj = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = (p(x).view(B, T, self.heads, C // self.heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+def test_frontend_imports_one_sdpa() -> None:
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 4, 16, 8, generator=g) for _ in range(3))
+    mask = torch.rand(2, 1, 16, 16, generator=g) > 0.4
+    mask[..., 0] = True
+    compiled = hir.compile(_masked, (q, k, v, mask))
+    assert compiled.fusion_text.count("fusion.sdpa") == 1
+    assert "fusion.softmax" not in compiled.fusion_text
+    assert "mask %mask scale = 3.000000e-01" in compiled.fusion_text
+    torch.testing.assert_close(compiled(q, k, v, mask), _masked(q, k, v, mask))
+    float_mask = torch.randn(16, 16, generator=g)
+    compiled = hir.compile(_masked, (q, k, v, float_mask))
+    torch.testing.assert_close(compiled(q, k, v, float_mask), _masked(q, k, v, float_mask))
+
+
+def test_frontend_streams_heads() -> None:
+    g = torch.Generator().manual_seed(6)
+    q, k, v = (torch.randn(2, 4, 16, 8, generator=g) for _ in range(3))
+    heads = "[serial, stream, serial, serial]"
+    compiled = hir.compile(_causal, (q, k, v), [heads] * 3, heads)
+    assert "scale = 0.35355339059327373" in compiled.fusion_text  # torch's 1/sqrt(E)
+    torch.testing.assert_close(compiled(q, k, v), _causal(q, k, v))
+
+
+def test_frontend_attention_block() -> None:
+    torch.manual_seed(7)
+    block = Block().eval()
+    x = torch.randn(2, 16, 32)
+    compiled = hir.compile(block, (x,), ["[stream, serial, serial]"], "[stream, serial, serial]")
+    assert compiled.fusion_text.count("fusion.sdpa") == 1
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), block(x), rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_is_a_located_error() -> None:
+    def dropped(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)  # training only
+
+    q, k, v = torch.randn(3, 2, 16, 8).unbind(0)
+    with pytest.raises(FrontendError) as err:
+        hir.import_torch(dropped, (q, k, v))
+    assert re.search(
+        r"test_attention.py:\d+: error: aten.scaled_dot_product_attention.default: dropout_p=0.1", str(err.value)
+    )
+
+
+def test_streamed_queries_are_a_located_error() -> None:
+    q, k, v = torch.randn(3, 2, 16, 8).unbind(0)
+    rows = "[serial, stream(2), serial]"
+    with pytest.raises(FrontendError, match=r"test_attention.py:\d+: error: fusion.sdpa drops the stream axis 1"):
+        hir.import_torch(_causal, (q, k, v), [rows, None, None])
