@@ -22,6 +22,7 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_attention import scaled_dot_product_attention
+from hir.frontend.aten_indexing import INDEXING_TABLE
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
 
@@ -51,10 +52,17 @@ def _add_or_sub(kind: type[fusion.BinaryFusionOp]) -> Builder:
     return build
 
 
+_ROUNDING: dict[str | None, type[fusion.BinaryFusionOp]] = {
+    None: fusion.DivOp,
+    "floor": fusion.FloorDivOp,
+    "trunc": fusion.TruncDivOp,
+}
+
+
 def _div(e: Emitter, node: Node, a, b, rounding_mode=None) -> SSAValue:
-    if rounding_mode is not None:
-        raise e.error(f"{node.target}: rounding_mode={rounding_mode!r} has no fusion op (only true division)")
-    return e.binary(fusion.DivOp, a, b, _out_element(node))
+    if rounding_mode not in _ROUNDING:
+        raise e.error(f"{node.target}: rounding_mode={rounding_mode!r} is not one of None, 'floor', 'trunc'")
+    return e.binary(_ROUNDING[rounding_mode], a, b, _out_element(node))
 
 
 def _rsub(e: Emitter, node: Node, a, b, alpha=1) -> SSAValue:
@@ -315,6 +323,209 @@ def _float_only(builder: Builder) -> Builder:
     return build
 
 
+# -- ops spelled with others: clamp, var/std, norms, addmm, repeat, stack, split, softplus, masks --
+
+
+def _clamp(e: Emitter, node: Node, x, low=None, high=None) -> SSAValue:
+    """`min(max(x, low), high)`: with low > high every element is high, as in torch."""
+    element = _out_element(node)
+    x = e.cast(x, element)
+    if low is not None:
+        x = e.binary(fusion.MaximumOp, x, low, element)
+    if high is not None:
+        x = e.binary(fusion.MinimumOp, x, high, element)
+    return x
+
+
+def _variance(e: Emitter, node: Node, x: SSAValue, dims, correction, keepdim: bool) -> SSAValue:
+    """`sum((x - mean)^2) / (N - correction)` over `dims`."""
+    element = _out_element(node)
+    x = e.cast(x, element)
+    dims = _dims(x, dims)
+    count = math.prod(shape_of(x)[d] for d in dims)
+    mean = e.reduce(fusion.MeanOp, x, dims, keepdim=True)
+    centered = e.binary(fusion.SubOp, x, mean, element)
+    total = e.reduce(fusion.SumOp, e.binary(fusion.MulOp, centered, centered, element), dims, keepdim)
+    return e.binary(fusion.DivOp, total, float(max(0, count - (1 if correction is None else correction))), element)
+
+
+def _var(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
+    """var.correction(x, dim, *, correction, keepdim), var.dim(x, dim, unbiased, keepdim), var.default(x, unbiased)."""
+    if node.target in (aten.var.default, aten.std.default):
+        dims, unbiased, keepdim = None, args[0] if args else kwargs.get("unbiased", True), False
+        correction = 1 if unbiased else 0
+    elif node.target in (aten.var.dim, aten.std.dim):
+        dims = args[0] if args else kwargs.get("dim")
+        unbiased = args[1] if len(args) > 1 else kwargs.get("unbiased", True)
+        keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        correction = 1 if unbiased else 0
+    else:
+        dims = args[0] if args else kwargs.get("dim")
+        correction, keepdim = kwargs.get("correction"), kwargs.get("keepdim", False)
+    variance = _variance(e, node, x, dims, correction, keepdim)
+    if node.target in (aten.std.default, aten.std.dim, aten.std.correction):
+        return e.unary(fusion.SqrtOp, variance)
+    return variance
+
+
+def _vector_norm(e: Emitter, node: Node, x: SSAValue, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
+    """`torch.linalg.vector_norm`: `sum(|x|^ord)^(1/ord)`; ord inf/-inf the max/min of |x|, 0 the nonzero count."""
+    element = _out_element(node)
+    x = e.cast(x, element)
+    dims = _dims(x, dim)
+    size = e.unary(fusion.AbsOp, x)
+    if ord == math.inf:
+        return e.reduce(fusion.MaxOp, size, dims, keepdim)
+    if ord == -math.inf:
+        return e.reduce(fusion.MinOp, size, dims, keepdim)
+    if ord == 0:
+        zero = e.broadcast_to(e.constant(0.0, element), shape_of(x))
+        nonzero = e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+        return e.reduce(fusion.SumOp, e.cast(nonzero, element), dims, keepdim)
+    if ord == 1:
+        return e.reduce(fusion.SumOp, size, dims, keepdim)
+    if ord == 2:
+        return e.unary(fusion.SqrtOp, e.reduce(fusion.SumOp, e.binary(fusion.MulOp, x, x, element), dims, keepdim))
+    total = e.reduce(fusion.SumOp, e.binary(fusion.PowOp, size, float(ord), element), dims, keepdim)
+    return e.binary(fusion.PowOp, total, 1.0 / ord, element)
+
+
+def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAValue:
+    """addmm / baddbmm: `beta * bias + alpha * (a @ b)` (beta = 0 ignores the bias, NaNs too, as torch)."""
+    element = _out_element(node)
+    product = _matmul(e, node, a, b)
+    if alpha != 1:
+        product = e.binary(fusion.MulOp, product, alpha, element)
+    if beta == 0:
+        return product
+    if beta != 1:
+        bias = e.binary(fusion.MulOp, bias, beta, element)
+    return e.binary(fusion.AddOp, bias, product, element)
+
+
+def _repeat(e: Emitter, node: Node, x: SSAValue, repeats) -> SSAValue:
+    """`x.repeat(r)`: a broadcast to `[r0, s0, r1, s1, ...]`, then the view `[r0 * s0, r1 * s1, ...]`."""
+    repeats = list(repeats)
+    lead = len(repeats) - len(shape_of(x))
+    if lead < 0:
+        raise e.error(f"{node.target}: {len(repeats)} repeats for a tensor of rank {len(shape_of(x))}")
+    if lead:
+        x = e.unsqueeze(x, list(range(lead)))
+    shape = shape_of(x)
+    if all(r == 1 for r in repeats):
+        return x
+    interleaved = tuple(n for pair in zip(repeats, shape) for n in pair)
+    new_axes = list(range(0, 2 * len(shape), 2))
+    spread = e.typed(lambda t: fusion.ExpandOp(x, new_axes, t), [x], interleaved, element_of(x))
+    return e.reshape(spread, tuple(node.meta["val"].shape), f"{node.target}")
+
+
+def _stack(e: Emitter, node: Node, xs, dim: int = 0) -> SSAValue:
+    element = _out_element(node)
+    rank = len(shape_of(xs[0])) + 1
+    parts = [e.unsqueeze(e.cast(x, element), [dim % rank]) for x in xs]
+    if len(parts) == 1:
+        return parts[0]
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim % rank, t), parts, shape, element)
+
+
+def _pieces(e: Emitter, node: Node, x: SSAValue, dim: int) -> tuple[SSAValue, ...]:
+    """split / split_with_sizes / chunk / unbind: one `fusion.slice` per piece, by the recorded shapes."""
+    rank = len(shape_of(x))
+    dim %= rank
+    pieces, start = [], 0
+    for val in node.meta["val"]:
+        shape = tuple(val.shape)
+        kept = shape if len(shape) == rank else (*shape[:dim], 1, *shape[dim:])
+        offsets = [start if k == dim else 0 for k in range(rank)]
+        if kept == shape_of(x):
+            piece = x
+        else:
+            piece = e.typed(lambda t, o=offsets: fusion.SliceOp(x, o, [1] * rank, t), [x], kept, element_of(x))
+        pieces.append(piece if len(shape) == rank else e.squeeze(piece, [dim]))
+        start += kept[dim]
+    return tuple(pieces)
+
+
+def _split(e: Emitter, node: Node, x: SSAValue, sizes, dim: int = 0) -> tuple[SSAValue, ...]:
+    return _pieces(e, node, x, dim)
+
+
+def _unbind(e: Emitter, node: Node, x: SSAValue, dim: int = 0) -> tuple[SSAValue, ...]:
+    return _pieces(e, node, x, dim)
+
+
+def _softplus(e: Emitter, node: Node, x: SSAValue, beta=1, threshold=20) -> SSAValue:
+    """`log1p(exp(beta * x)) / beta`, and x itself where `beta * x > threshold` (torch's formula)."""
+    element = _out_element(node)
+    scaled = x if beta == 1 else e.binary(fusion.MulOp, x, beta, element)
+    soft = e.unary(fusion.Log1pOp, e.unary(fusion.ExpOp, scaled))
+    if beta != 1:
+        soft = e.binary(fusion.DivOp, soft, beta, element)
+    bound = e.broadcast_to(e.constant(threshold, element), shape_of(x))
+    linear = e.typed(lambda t: fusion.CompareOp("gt", scaled, bound, t), [scaled, bound], shape_of(x), IntegerType(1))
+    return e.typed(lambda t: fusion.WhereOp(linear, x, soft, t), [linear, x, soft], shape_of(x), element)
+
+
+def _masked_fill(e: Emitter, node: Node, x: SSAValue, mask: SSAValue, value) -> SSAValue:
+    return _where(e, node, mask, value, x)
+
+
+def _copy(e: Emitter, node: Node, destination: SSAValue, source: SSAValue, non_blocking: bool = False) -> SSAValue:
+    """The functional form of `destination.copy_(source)`: source broadcast and cast to the destination."""
+    source = e.broadcast_to(source, shape_of(destination), destination)
+    return e.cast(source, element_of(destination))
+
+
+def _scalar_tensor(e: Emitter, node: Node, value, **kwargs) -> SSAValue:
+    return e.emit(fusion.FullOp(value, TensorType(_out_element(node), ())))
+
+
+def _new_full(e: Emitter, node: Node, x: SSAValue, size, *args, **kwargs) -> SSAValue:
+    """new_zeros / new_ones / new_full / new_empty (its values are any: zeros), empty and empty_like."""
+    val = node.meta["val"]
+    fill = 1 if node.target == aten.new_ones.default else args[0] if node.target == aten.new_full.default else 0
+    return e.emit(fusion.FullOp(fill, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+
+
+def _empty(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    val = node.meta["val"]
+    return e.emit(fusion.FullOp(0, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+
+
+def _bool_only(e: Emitter, node: Node, *values: Any) -> None:
+    for value in values:
+        if isinstance(value, SSAValue) and element_of(value) != IntegerType(1):
+            raise e.error(f"{node.target} on {element_of(value)} tensors: fusion has it on booleans only")
+
+
+def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    if node.target == aten.bitwise_not.default:
+        _bool_only(e, node, x)
+    zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("eq", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+
+
+def _logical(conjunction: bool) -> Builder:
+    """and: `where(a, b, false)`; or: `where(a, true, b)`, on booleans (other values: `!= 0` first)."""
+
+    def build(e: Emitter, node: Node, a, b) -> SSAValue:
+        if node.target in (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor):
+            _bool_only(e, node, a, b)
+        a, b = (_truth(e, v) if isinstance(v, SSAValue) else bool(v) for v in (a, b))
+        return _where(e, node, a, b, False) if conjunction else _where(e, node, a, True, b)
+
+    return build
+
+
+def _truth(e: Emitter, x: SSAValue) -> SSAValue:
+    if element_of(x) == IntegerType(1):
+        return x
+    zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+
+
 ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
     aten.add.Tensor: _add_or_sub(fusion.AddOp),
@@ -329,6 +540,15 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.div.Scalar: _div,
     aten.div.Tensor_mode: _div,
     aten.maximum.default: _binary(fusion.MaximumOp),
+    aten.minimum.default: _binary(fusion.MinimumOp),
+    aten.floor_divide.default: lambda e, node, a, b: _div(e, node, a, b, "floor"),
+    aten.floor_divide.Scalar: lambda e, node, a, b: _div(e, node, a, b, "floor"),
+    aten.remainder.Tensor: _binary(fusion.RemainderOp),
+    aten.remainder.Scalar: _binary(fusion.RemainderOp),
+    aten.clamp.default: _clamp,
+    aten.clamp.Tensor: _clamp,
+    aten.clamp_min.default: lambda e, node, x, low: _clamp(e, node, x, low, None),
+    aten.clamp_max.default: lambda e, node, x, high: _clamp(e, node, x, None, high),
     aten.pow.Tensor_Scalar: _float_only(_pow),
     aten.pow.Tensor_Tensor: _float_only(_pow),
     aten.square.default: lambda e, node, x: _pow(e, node, x, 2),
@@ -337,6 +557,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.relu.default: _unary(fusion.ReluOp),
     aten.exp.default: _float_only(_unary(fusion.ExpOp)),
     aten.log.default: _float_only(_unary(fusion.LogOp)),
+    aten.log1p.default: _float_only(_unary(fusion.Log1pOp)),
     aten.sin.default: _float_only(_unary(fusion.SinOp)),
     aten.cos.default: _float_only(_unary(fusion.CosOp)),
     aten.erf.default: _float_only(_unary(fusion.ErfOp)),
@@ -348,6 +569,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.sigmoid.default: _float_only(_unary(fusion.SigmoidOp)),
     aten.silu.default: _float_only(_unary(fusion.SiluOp)),
     aten.gelu.default: _float_only(_gelu),
+    aten.softplus.default: _float_only(_softplus),
     aten.softmax.int: _float_only(_softmax),
     aten._softmax.default: _float_only(_softmax),
     aten.log_softmax.int: _float_only(_log_softmax),
@@ -371,6 +593,14 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.where.ScalarSelf: _where,
     aten.where.ScalarOther: _where,
     aten.where.Scalar: _where,
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.masked_fill.Tensor: _masked_fill,
+    aten.logical_not.default: _logical_not,
+    aten.bitwise_not.default: _logical_not,
+    aten.logical_and.default: _logical(conjunction=True),
+    aten.logical_or.default: _logical(conjunction=False),
+    aten.bitwise_and.Tensor: _logical(conjunction=True),
+    aten.bitwise_or.Tensor: _logical(conjunction=False),
     # constants
     aten.full.default: _full,
     aten.full_like.default: _full,
@@ -378,6 +608,13 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.zeros_like.default: _full,
     aten.ones.default: _full,
     aten.ones_like.default: _full,
+    aten.scalar_tensor.default: _scalar_tensor,
+    aten.new_zeros.default: _new_full,
+    aten.new_ones.default: _new_full,
+    aten.new_full.default: _new_full,
+    aten.new_empty.default: _new_full,
+    aten.empty.memory_format: _empty,
+    aten.empty_like.default: _empty,
     # dtype and no-op conversions
     aten.to.dtype: _to,
     aten.to.dtype_layout: _to,
@@ -387,6 +624,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.contiguous.default: _identity,
     aten.alias.default: _identity,
     aten.detach.default: _identity,
+    aten.lift_fresh_copy.default: _identity,
+    aten.copy.default: _copy,
     aten.dropout.default: _dropout,
     # shapes
     aten.expand.default: _expand,
@@ -405,6 +644,12 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.narrow.default: _narrow,
     aten.select.int: _select,
     aten.cat.default: _cat,
+    aten.stack.default: _stack,
+    aten.repeat.default: _repeat,
+    aten.split.Tensor: _split,
+    aten.split_with_sizes.default: _split,
+    aten.chunk.default: _split,
+    aten.unbind.int: _unbind,
     # reductions
     aten.sum.dim_IntList: _reduction(fusion.SumOp),
     aten.sum.default: _sum_all,
@@ -412,12 +657,22 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.mean.default: _float_only(_mean),
     aten.amax.default: _amax_or_amin(fusion.MaxOp),
     aten.amin.default: _amax_or_amin(fusion.MinOp),
+    aten.var.correction: _float_only(_var),
+    aten.var.dim: _float_only(_var),
+    aten.var.default: _float_only(_var),
+    aten.std.correction: _float_only(_var),
+    aten.std.dim: _float_only(_var),
+    aten.std.default: _float_only(_var),
+    aten.linalg_vector_norm.default: _float_only(_vector_norm),
     # contractions
     aten.matmul.default: _matmul,
     aten.mm.default: _matmul,
     aten.bmm.default: _matmul,
     aten.linear.default: _linear,
     aten.scaled_dot_product_attention.default: scaled_dot_product_attention,
+    aten.addmm.default: _add_product,
+    aten.baddbmm.default: _add_product,
+    **INDEXING_TABLE,
 }
 
 IGNORED: frozenset[torch._ops.OpOverload] = frozenset(

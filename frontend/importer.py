@@ -10,13 +10,14 @@ comes from, so that `hir.compile` can pass them.
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx import Node
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
@@ -25,6 +26,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
+from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
@@ -89,10 +91,11 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
         if not isinstance(arg, torch.Tensor):
             raise FrontendError(f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor")
     try:
-        return torch.export.export(module, tuple(example_args), strict=False)
+        program = torch.export.export(module, tuple(example_args), strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise FrontendError(f"<capture>: error: torch.export could not capture the program: {first}") from err
+    return decompose(program)
 
 
 def import_program(
@@ -126,7 +129,7 @@ def import_program(
             user_index += 1
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             name = spec.target
-            tensor = program.constants[name] if spec.kind == InputKind.CONSTANT_TENSOR else program.state_dict[name]
+            tensor = _state_tensor(program, name)
             source = InputSource("state", name=name, tensor=tensor.detach(), layout=param_layouts.pop(name, None))
             what = f"{spec.kind.name.lower()} {name!r}"
         else:
@@ -154,7 +157,7 @@ def import_program(
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
         elif node.op == "output":
-            outputs = node.args[0]
+            outputs = _user_outputs(program, node)
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
             for k, (out, layout) in enumerate(zip(outputs, layouts)):
                 if not isinstance(out, Node):
@@ -187,6 +190,9 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
     emitter.name_hint = node.name
     if node.target in IGNORED:
         return None
+    if node.target is operator.getitem:  # an entry of a multi-output op (split, topk, max.dim)
+        values, index = node.args
+        return env[values][index] if isinstance(env.get(values), tuple) else None
     builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target)
     if builder is None:
         raise located_error(
@@ -210,6 +216,38 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
         raise
     except (VerifyException, TypeError) as err:
         raise located_error(node, f"{_op_name(node.target)} cannot be imported: {err}") from None
+
+
+def _state_tensor(program: ExportedProgram, name: str) -> torch.Tensor:
+    """A parameter or persistent buffer (the state dict), or a non-persistent buffer or lifted constant."""
+    if name in program.state_dict:
+        return program.state_dict[name]
+    if name in program.constants and isinstance(program.constants[name], torch.Tensor):
+        return program.constants[name]
+    raise FrontendError(f"<inputs>: error: the module's state {name!r} is not a tensor torch.export recorded")
+
+
+def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:
+    """
+    The user's outputs of the output node. A functionalized in-place update of a buffer or an input
+    (`self.cache.copy_(x)`, `x.add_(1)`) is an extra output that torch.export writes back; the
+    compiled function would not, so it is an error at the line of the update.
+    """
+    outputs = list(node.args[0])
+    specs = program.graph_signature.output_specs
+    kept = []
+    for out, spec in zip(outputs, specs):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            kept.append(out)
+            continue
+        what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(spec.kind)
+        target = f"{what} {spec.target!r}" if what else f"an output of kind {spec.kind.name}"
+        raise located_error(
+            out if isinstance(out, Node) else None,
+            f"the program updates {target} in place; compiled programs do not write their inputs or the "
+            "module's state: return the new value instead",
+        )
+    return kept
 
 
 def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:

@@ -52,6 +52,8 @@ def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
     if kind is fusion.TopkOp:
         assert isinstance(op, fusion.TopkOp)
         k, dim, largest = op.k.value.data, _dim(op), op.largest
+        if k == op.x.type.get_shape()[dim]:  # torch.sort: ties keep their order, as a stable sort's
+            return lambda x: torch.sort(x, dim=dim, descending=largest, stable=True)[1]
         return lambda x: torch.topk(x, k, dim, largest=largest, sorted=True)[1]
     return None
 

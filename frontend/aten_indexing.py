@@ -1,0 +1,265 @@
+"""
+ATen builders for reading by index and along one axis: gather, index_select, embedding,
+`x[idx]` (index.Tensor), flip, arange, tril/triu, cumsum, argmax/argmin, max/min with indices,
+topk and sort. `INDEXING_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
+
+Values with indices (`max(dim)`, `topk`, `sort`) are a `fusion.gather` of the indices, so each
+op computes one tensor; a graph's `getitem` picks the entry (frontend/importer.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.types import element_type
+
+aten = torch.ops.aten
+Builder = Callable[..., Any]
+I64 = IntegerType(64)
+
+
+def _out_element(node: Node, index: int | None = None):
+    val = node.meta["val"]
+    return element_type((val if index is None else val[index]).dtype, node)
+
+
+def _axis(x: SSAValue, dim: int) -> int:
+    return dim % max(len(shape_of(x)), 1)
+
+
+def _index_operand(e: Emitter, index: SSAValue) -> SSAValue:
+    element = element_of(index)
+    if not isinstance(element, IntegerType) or element.width.data == 1:
+        raise e.error(
+            f"an index must be an integer tensor, got {element} (a boolean mask selects a data-dependent shape)"
+        )
+    return index
+
+
+def index_select(e: Emitter, x: SSAValue, dim: int, index: SSAValue) -> SSAValue:
+    """`x.index_select(dim, index)` for an index of any rank (the index's axes replace `dim`)."""
+    index = _index_operand(e, index)
+    shape = shape_of(x)
+    dim = _axis(x, dim)
+    result = (*shape[:dim], *shape_of(index), *shape[dim + 1 :])
+    return e.typed(lambda t: fusion.IndexSelectOp(x, index, dim, t), [x, index], result, element_of(x))
+
+
+def gather(e: Emitter, x: SSAValue, dim: int, index: SSAValue) -> SSAValue:
+    index = _index_operand(e, index)
+    dim = _axis(x, dim)
+    shape, wanted = shape_of(x), shape_of(index)
+    if len(shape) != len(wanted):
+        raise e.error(f"gather: x has rank {len(shape)} and the index {len(wanted)}; they need one rank")
+    kept = tuple(wanted[d] if d != dim else shape[d] for d in range(len(shape)))
+    if kept != shape:  # torch reads only the leading part of x off `dim`
+        if any(k > s for k, s in zip(kept, shape)):
+            raise e.error(f"gather: the index {list(wanted)} is larger than x {list(shape)} off dim {dim}")
+        zeros, ones = [0] * len(shape), [1] * len(shape)
+        x = e.typed(lambda t: fusion.SliceOp(x, zeros, ones, t), [x], kept, element_of(x))
+    return e.typed(lambda t: fusion.GatherOp(x, index, dim, t), [x, index], wanted, element_of(x))
+
+
+def _gather(e: Emitter, node: Node, x, dim: int, index, sparse_grad: bool = False) -> SSAValue:
+    return gather(e, x, dim, index)
+
+
+def _index_select(e: Emitter, node: Node, x, dim: int, index) -> SSAValue:
+    return index_select(e, x, dim, index)
+
+
+def _embedding(e: Emitter, node: Node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return index_select(e, weight, 0, indices)
+
+
+def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | None]) -> SSAValue:
+    """
+    `x[..., i, j, ...]` with integer index tensors on consecutive axes: their broadcast values
+    (negative ones counted from the end, as torch does) linearized over those axes, whose merged
+    view `fusion.index_select` reads.
+    """
+    axes = [k for k, index in enumerate(indices) if index is not None]
+    if not axes:
+        return x
+    if axes != list(range(axes[0], axes[-1] + 1)):
+        raise e.error("indexing with tensors on axes that are not adjacent is not supported (torch moves them first)")
+    shape = shape_of(x)
+    first, count = axes[0], len(axes)
+    picked = [_index_operand(e, indices[k]) for k in axes]
+    element = element_of(picked[0])
+    linear: SSAValue | None = None
+    for k, index in zip(axes, picked):
+        extent = shape[k]
+        index = e.cast(index, element)
+        negative = e.typed(
+            lambda t, i=index: fusion.CompareOp("lt", i, e.broadcast_to(e.constant(0, element), shape_of(i)), t),
+            [index],
+            shape_of(index),
+            IntegerType(1),
+        )
+        wrapped = e.binary(fusion.AddOp, index, extent, element)
+        index = e.typed(
+            lambda t, n=negative, w=wrapped, i=index: fusion.WhereOp(n, w, i, t),
+            [negative, wrapped, index],
+            shape_of(index),
+            element,
+        )
+        stride = math.prod(shape[k + 1 : first + count])
+        term = index if stride == 1 else e.binary(fusion.MulOp, index, stride, element)
+        linear = term if linear is None else e.binary(fusion.AddOp, linear, term, element)
+    assert linear is not None
+    if count > 1:
+        merged = (*shape[:first], math.prod(shape[first : first + count]), *shape[first + count :])
+        x = e.reshape(x, merged, f"{node.target}")
+    return index_select(e, x, first, linear)
+
+
+def _flip(e: Emitter, node: Node, x: SSAValue, dims) -> SSAValue:
+    rank = len(shape_of(x))
+    axes = sorted({d % rank for d in dims if shape_of(x)[d % rank] > 1})
+    if not axes:
+        return x
+    return e.typed(lambda t: fusion.FlipOp(x, axes, t), [x], shape_of(x), element_of(x))
+
+
+def iota(e: Emitter, shape: tuple[int, ...], dim: int, element) -> SSAValue:
+    return e.emit(fusion.IotaOp(dim, TensorType(element, shape)))
+
+
+def _arange(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    """`start + i * step`: a `fusion.iota` of the result's dtype, scaled and shifted."""
+    numbers = [a for a in args if isinstance(a, int | float)]
+    start, step = 0, 1
+    if node.target == aten.arange.start_step and len(numbers) >= 3:
+        start, step = numbers[0], numbers[2]
+    elif node.target in (aten.arange.start, aten.arange.start_step):
+        start = numbers[0]
+    if "start" in kwargs:
+        start = kwargs["start"]
+    if "step" in kwargs:
+        step = kwargs["step"]
+    val = node.meta["val"]
+    element = element_type(val.dtype, node)
+    result = iota(e, tuple(val.shape), 0, element)
+    if step != 1:
+        result = e.binary(fusion.MulOp, result, step, element)
+    if start != 0:
+        result = e.binary(fusion.AddOp, result, start, element)
+    return result
+
+
+def _triangle(keep_below: bool) -> Builder:
+    """tril/triu: the elements with `column - row <= diagonal` (tril) or `>= diagonal` (triu), else 0."""
+
+    def build(e: Emitter, node: Node, x: SSAValue, diagonal: int = 0) -> SSAValue:
+        shape = shape_of(x)
+        if len(shape) < 2:
+            raise e.error(f"{node.target} needs a tensor of rank 2 or more")
+        rows, columns = shape[-2:]
+        offset = e.binary(fusion.SubOp, iota(e, (rows, columns), 1, I64), iota(e, (rows, columns), 0, I64), I64)
+        bound = e.broadcast_to(e.constant(diagonal, I64), (rows, columns))
+        predicate = "le" if keep_below else "ge"
+        mask = e.typed(
+            lambda t: fusion.CompareOp(predicate, offset, bound, t), [offset, bound], (rows, columns), IntegerType(1)
+        )
+        mask = e.broadcast_to(mask, shape, x)
+        zero = e.broadcast_to(e.constant(0, element_of(x)), shape, x)
+        return e.typed(lambda t: fusion.WhereOp(mask, x, zero, t), [mask, x, zero], shape, element_of(x))
+
+    return build
+
+
+def _cumsum(e: Emitter, node: Node, x: SSAValue, dim: int, *, dtype=None) -> SSAValue:
+    x = e.cast(x, _out_element(node))
+    if not shape_of(x):
+        return x
+    dim = _axis(x, dim)
+    return e.typed(lambda t: fusion.CumsumOp(x, dim, t), [x], shape_of(x), element_of(x))
+
+
+def arg_reduce(e: Emitter, kind: type[fusion.ArgReductionFusionOp], x: SSAValue, dim: int | None, keepdim: bool):
+    shape = shape_of(x)
+    if dim is None:
+        x = e.reshape(x, (math.prod(shape),), "the flattened operand") if len(shape) != 1 else x
+        result = e.typed(lambda t: kind(x, 0, t), [x], (), I64)
+        return e.unsqueeze(result, list(range(len(shape)))) if keepdim and shape else result
+    if not shape:
+        return e.emit(fusion.FullOp(0, TensorType(I64, ())))
+    dim = _axis(x, dim)
+    kept = tuple(n for d, n in enumerate(shape) if d != dim)
+    result = e.typed(lambda t: kind(x, dim, t), [x], kept, I64)
+    return e.unsqueeze(result, [dim]) if keepdim else result
+
+
+def _arg(kind: type[fusion.ArgReductionFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: bool = False) -> SSAValue:
+        return arg_reduce(e, kind, x, dim, keepdim)
+
+    return build
+
+
+def _extreme_with_index(values: type[fusion.ReductionFusionOp], indices: type[fusion.ArgReductionFusionOp]) -> Builder:
+    """`x.max(dim)` / `x.min(dim)`: (the reduction, the arg-reduction)."""
+
+    def build(e: Emitter, node: Node, x: SSAValue, dim: int, keepdim: bool = False) -> tuple[SSAValue, SSAValue]:
+        if not shape_of(x):
+            return x, arg_reduce(e, indices, x, dim, keepdim)
+        return e.reduce(values, x, [_axis(x, dim)], keepdim), arg_reduce(e, indices, x, dim, keepdim)
+
+    return build
+
+
+def topk(e: Emitter, x: SSAValue, k: int, dim: int, largest: bool) -> tuple[SSAValue, SSAValue]:
+    if not shape_of(x):
+        return x, e.emit(fusion.FullOp(0, TensorType(I64, ())))
+    dim = _axis(x, dim)
+    shape = list(shape_of(x))
+    shape[dim] = k
+    indices = e.typed(lambda t: fusion.TopkOp(x, k, dim, largest, t), [x], tuple(shape), I64)
+    return gather(e, x, dim, indices), indices
+
+
+def _topk(e: Emitter, node: Node, x: SSAValue, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    return topk(e, x, k, dim, largest)
+
+
+def _sort(e: Emitter, node: Node, x: SSAValue, *args, **kwargs):
+    """sort.default(x, dim, descending) and sort.stable(x, *, stable, dim, descending)."""
+    positional = list(args) if node.target == aten.sort.default else []
+    dim = positional[0] if positional else -1
+    descending = positional[1] if len(positional) > 1 else False
+    dim = kwargs.get("dim", dim)
+    descending = kwargs.get("descending", descending)
+    n = shape_of(x)[_axis(x, dim)] if shape_of(x) else 1
+    return topk(e, x, n, dim, descending)
+
+
+INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
+    aten.gather.default: _gather,
+    aten.index_select.default: _index_select,
+    aten.embedding.default: _embedding,
+    aten.index.Tensor: _index,
+    aten.flip.default: _flip,
+    aten.arange.default: _arange,
+    aten.arange.start: _arange,
+    aten.arange.start_step: _arange,
+    aten.tril.default: _triangle(keep_below=True),
+    aten.triu.default: _triangle(keep_below=False),
+    aten.cumsum.default: _cumsum,
+    aten.argmax.default: _arg(fusion.ArgMaxOp),
+    aten.argmin.default: _arg(fusion.ArgMinOp),
+    aten.max.dim: _extreme_with_index(fusion.MaxOp, fusion.ArgMaxOp),
+    aten.min.dim: _extreme_with_index(fusion.MinOp, fusion.ArgMinOp),
+    aten.topk.default: _topk,
+    aten.sort.default: _sort,
+    aten.sort.stable: _sort,
+}

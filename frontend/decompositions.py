@@ -1,0 +1,44 @@
+"""
+The core-ATen decompositions `import_torch` runs on the exported program: what the ATen table
+does not map is spelled by torch in ops it does (`einsum` as `bmm` and views, `masked_fill` as
+`where`, in-place ops in their functional form). The ops the table maps stay whole (it lowers
+them better: `linear`, `layer_norm`, `softmax`, `gelu`, attention).
+
+torch >= 2.6 has `torch.export.default_decompositions()`; older versions the table of
+`torch._decomp.core_aten_decompositions()`. A program that the decompositions cannot run on
+is imported as exported: the table then names the op it lacks at the user's line.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from hir.frontend.aten_table import ATEN_TABLE
+
+
+def decomposition_table() -> Any:
+    """torch's core-ATen decompositions without the ops ATEN_TABLE maps (a dict or torch's table type)."""
+    default = getattr(torch.export, "default_decompositions", None)
+    if default is not None:
+        table = default()
+    else:  # torch < 2.6
+        from torch._decomp import core_aten_decompositions
+
+        table = dict(core_aten_decompositions())
+    for op in ATEN_TABLE:
+        if op in table:
+            table.pop(op)
+    return table
+
+
+def decompose(program: ExportedProgram) -> ExportedProgram:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
+            return program.run_decompositions(decomposition_table())
+    except Exception:  # an op torch cannot decompose here: the table reports what it lacks
+        return program
