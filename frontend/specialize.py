@@ -42,6 +42,8 @@ class ArgSpec:
     shape: tuple[int, ...]
     dtype: torch.dtype
     device: torch.device
+    requires_grad: bool = False
+    """Whether a call of a training function differentiates with respect to it (a graph of its own)."""
 
     def __str__(self) -> str:
         return f"{str(self.dtype).removeprefix('torch.')}[{', '.join(map(str, self.shape))}]"
@@ -50,8 +52,10 @@ class ArgSpec:
 Key = tuple[ArgSpec, ...]
 
 
-def spec_of(tensor: torch.Tensor) -> ArgSpec:
-    return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device)
+def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
+    """With `grad`: whether autograd records the tensor (it requires grad, under grad mode)."""
+    recorded = grad and tensor.requires_grad and torch.is_grad_enabled()
+    return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device, recorded)
 
 
 def rows_sharded(layout: str | None, rank: int) -> bool:
@@ -74,6 +78,8 @@ class CallSignature:
     layouts: list[str | None]
     devices: int = 1
     """D: the mesh's size (1 without one); a rows-sharded argument's logical rows are D times its own."""
+    training: bool = False
+    """Whether the function has a backward: its arguments may require grad."""
 
     def logical_shape(self, k: int, local: tuple[int, ...]) -> tuple[int, ...]:
         if self.devices > 1 and local and rows_sharded(self.layouts[k], len(local)):
@@ -119,12 +125,12 @@ class CallSignature:
                     f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) has a dtype the compiler "
                     f"does not support (supported: {supported})"
                 )
-            if torch.is_grad_enabled() and arg.requires_grad:
+            if not self.training and torch.is_grad_enabled() and arg.requires_grad:
                 raise CallError(
                     f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) requires grad, and this "
                     "compiled function has no backward: compile with training=True, or call it under torch.no_grad()"
                 )
-        return tuple(spec_of(a) for a in args)
+        return tuple(spec_of(a, self.training) for a in args)
 
     def in_users_terms(self, err: FrontendError, args: Sequence[torch.Tensor], example: Key) -> CallError:
         """A specialization's import or lowering error, with the call's arguments by name."""
@@ -173,7 +179,7 @@ class Specializations:
     def lookup(self, first: Any, args: Sequence[Any]) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one."""
         key = self.signature.check(args, self.example)
-        if not self._bound and self._matches_example(key):
+        if first is not None and not self._bound and self._matches_example(key):
             self._bound = True
             self.cache[key] = first  # bound to the device of its first call
             self._trim()
@@ -184,6 +190,8 @@ class Specializations:
             torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
             for k, spec in enumerate(key)
         ]
+        for example, spec in zip(examples, key):
+            example.requires_grad_(spec.requires_grad)
         try:
             specialization = self.build(examples)
         except FrontendError as err:

@@ -1,0 +1,318 @@
+"""
+`hir.compile(..., training=True)`: a callable with a backward, both lowered hir programs.
+
+torch's AOT autograd (`aot_function`) traces the joint forward/backward graph of the function
+(an nn.Module through `torch.func.functional_call`, with its parameters and buffers as inputs)
+with the decompositions below, and its partitioner (`min_cut_rematerialization_partition`, the
+one torch.compile uses) cuts it into a forward graph, which also returns the activations the
+backward needs, and a backward graph. Each is imported here from its FX graph through the same
+ATen table as `hir.import_torch`, lowered with the same pipeline and compiled
+(`compile_imported`); AOT autograd's own `torch.autograd.Function` runs them and keeps the saved
+activations between the two. The programs run under `torch.no_grad()`: they write their results
+in place (`out=`), which autograd does not record.
+
+One AOT-compiled function per input signature (shapes, dtypes, device and which inputs require
+grad), in the same capped cache as the inference specializations (frontend/specialize.py).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch.fx import GraphModule, Node
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.compiled import CompiledFunction, compile_imported
+from hir.frontend.emitter import Emitter
+from hir.frontend.errors import FrontendError, located_error
+from hir.frontend.importer import (
+    ImportedProgram,
+    InputSource,
+    Layouts,
+    Signature,
+    SingleDevice,
+    _import_node,
+    _parameter_names,
+    _per_entry,
+)
+from hir.frontend.layouts import LayoutError
+from hir.frontend.specialize import CallSignature, Key, Specializations, spec_of
+from hir.frontend.types import element_type
+
+aten = torch.ops.aten
+
+
+def _scalar_tensor(
+    value: Any, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
+) -> Any:
+    return torch.full((), value, dtype=dtype or torch.float32, device=device)
+
+
+def _var_mean(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """var_mean from means and sums (torch's own decomposition goes through `prims.var`)."""
+    dims = list(range(x.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    count = math.prod(x.shape[d] for d in dims)
+    mean = torch.mean(x, dims, keepdim=True)
+    centered = x - mean
+    var = torch.sum(centered * centered, dims, keepdim=keepdim) / max(
+        count - (1 if correction is None else correction), 0
+    )
+    return var, mean if keepdim else torch.squeeze(mean, dims)
+
+
+def decompositions() -> dict[Any, Callable[..., Any]]:
+    """
+    torch's core ATen decompositions of the ops the ATen table lacks (a backward's
+    `threshold_backward`, `gelu_backward`, ...), and of `addmm` and `native_layer_norm` (what a
+    linear and a LayerNorm become under autograd), which the forward then computes from ops the
+    table has. The ops it has stay whole.
+    """
+    from torch._decomp import core_aten_decompositions, get_decompositions
+
+    table = {op: fn for op, fn in core_aten_decompositions().items() if op not in ATEN_TABLE}
+    table.update(get_decompositions([aten.addmm, aten.native_layer_norm]))
+    table[aten.scalar_tensor.default] = _scalar_tensor
+    table[aten.var_mean.correction] = _var_mean
+    return table
+
+
+@dataclass
+class GraphProgram:
+    """An FX graph of AOT autograd as a compiled hir program, called with AOT's boxed convention."""
+
+    compiled: CompiledFunction | None
+    """None when no output is computed (every output is an input or None)."""
+    plan: list[tuple[str, int]]
+    """Per graph output: ("program", k) the program's output k, ("input", i) the graph's input i, ("none", 0)."""
+    used: list[bool]
+    """Per graph input: whether the program takes it (inputs only returned, or unused, are not)."""
+    _boxed_call: ClassVar[bool] = True
+    """AOT autograd calls it with one list, which it may clear."""
+
+    def __call__(self, args: list[Any]) -> list[Any]:
+        inputs = list(args)
+        args.clear()  # the boxed convention: the callee frees what it no longer needs
+        results: Any = ()
+        if self.compiled is not None:
+            with torch.no_grad():
+                results = self.compiled(*[a for a, used in zip(inputs, self.used) if used])
+            if not isinstance(results, tuple):
+                results = (results,)
+        return [results[k] if kind == "program" else inputs[k] if kind == "input" else None for kind, k in self.plan]
+
+
+def import_graph(
+    gm: GraphModule, inputs: Sequence[Any], names: Sequence[str], layouts: Sequence[str | None], name: str
+) -> tuple[ImportedProgram | None, list[tuple[str, int]], list[bool]]:
+    """
+    The fusion module of an FX graph of ATen ops (placeholders in `inputs`' order, named `names`):
+    its outputs that are computed become `@main`'s results; an output that is a graph input, or
+    None, is passed through by `GraphProgram`.
+    """
+    mode = SingleDevice()
+    block = Block()
+    emitter = Emitter(block)
+    env: dict[Node, SSAValue] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    arguments: list[BlockArgument] = []
+    sources: list[InputSource] = []
+    for k, (node, example) in enumerate(zip(placeholders, inputs)):
+        value = node.meta.get("val", example)
+        if not isinstance(value, torch.Tensor):
+            raise located_error(node, f"{name}: input {names[k]!r} is a {type(value).__name__}, not a tensor")
+        source = InputSource("user", index=k, name=names[k], layout=layouts[k])
+        try:
+            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), layouts[k], names[k], source)
+        except LayoutError as err:
+            raise FrontendError(f"<layouts>: error: {err}") from None
+        arg = block.insert_arg(t, len(block.args))
+        arg.name_hint = names[k].replace(".", "_")
+        env[node] = arg
+        arguments.append(arg)
+        sources.append(source)
+    plan: list[tuple[str, int]] = []
+    results: list[SSAValue] = []
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is operator.getitem:
+            raise located_error(node, f"{name}: an op with several results ({node.args[0]}) is not supported")
+        if node.op == "call_function":
+            env[node] = _import_node(node, emitter, env, mode)
+        elif node.op == "output":
+            for out in node.args[0]:
+                value = env.get(out) if isinstance(out, Node) else None
+                if value is None:
+                    if out is not None:
+                        raise FrontendError(f"<{name}>: error: an output ({out}) is not a tensor computed by the graph")
+                    plan.append(("none", 0))
+                elif isinstance(value, BlockArgument):
+                    plan.append(("input", arguments.index(value)))
+                elif value in results:
+                    plan.append(("program", results.index(value)))
+                else:
+                    plan.append(("program", len(results)))
+                    results.append(value)
+        elif node.op != "placeholder":
+            raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
+    if not results:
+        return None, plan, [False] * len(arguments)
+    with ImplicitBuilder(block):
+        func.ReturnOp(*results)
+    emitter.erase_unused()
+    used = [bool(arg.uses) for arg in arguments]
+    for arg in reversed([a for a, u in zip(arguments, used) if not u]):
+        block.erase_arg(arg)
+    kept = [s for s, u in zip(sources, used) if u]
+    for k, source in enumerate(kept):
+        source.index = k
+    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    module = ModuleOp([function])
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise FrontendError(f"<import>: error: the imported {name} does not verify: {err}") from None
+    signature = Signature(kept, len(kept), len(results), [None] * len(results))
+    return ImportedProgram(module, signature, mode), plan, used
+
+
+@dataclass
+class Settings:
+    """What every graph of a training function is compiled with (hir.compile's arguments)."""
+
+    pipeline: str
+    options: Mapping[str, Any]
+    num_streams: int
+    cuda_graph: bool | None
+    measure_candidates: bool
+
+
+class TrainingFunction:
+    """
+    Takes and returns torch tensors like the function it was compiled from, differentiably: the
+    forward and the backward are lowered hir programs. An nn.Module's parameters and buffers are
+    read at every call, so an optimizer step is seen by the next call.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any] | torch.nn.Module,
+        call: CallSignature,
+        example: Key,
+        layouts: list[str | None],
+        settings: Settings,
+        max_specializations: int,
+    ):
+        self.fn = fn
+        self.name = call.name
+        self.layouts = layouts
+        self.settings = settings
+        self.specializations = Specializations(call, example, self._specialize, max_specializations)
+
+    @property
+    def graphs(self) -> dict[Key, dict[str, CompiledFunction]]:
+        """Per cached input signature, its compiled programs by graph ("forward", "backward", "inference")."""
+        return {key: aot.programs for key, aot in self.specializations.cache.items()}
+
+    def _state(self) -> dict[str, torch.Tensor]:
+        if not isinstance(self.fn, torch.nn.Module):
+            return {}
+        return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        aot = self.specializations.lookup(None, args)
+        try:
+            return aot(self._state(), *args)
+        except FrontendError as err:
+            raise self.specializations.signature.in_users_terms(err, args, self.specializations.example) from None
+
+    def _specialize(self, examples: Sequence[torch.Tensor]) -> Callable[..., Any]:
+        from functorch.compile import aot_function, min_cut_rematerialization_partition
+
+        programs: dict[str, CompiledFunction] = {}
+        state_names = list(self._state())
+        arg_names = self.specializations.signature.arg_names
+
+        def compiler(graph: str) -> Callable[[GraphModule, Sequence[Any]], GraphProgram]:
+            def compile_graph(gm: GraphModule, inputs: Sequence[Any]) -> GraphProgram:
+                if graph == "backward":
+                    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+                    layouts: list[str | None] = [None] * len(names)
+                else:
+                    names = [*state_names, *arg_names]
+                    layouts = [None] * len(state_names) + self.layouts
+                imported, plan, used = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
+                program = GraphProgram(None, plan, used)
+                if imported is not None:
+                    on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs)
+                    s = self.settings
+                    program.compiled = compile_imported(
+                        imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda,
+                        s.num_streams, s.cuda_graph, s.measure_candidates,
+                    )  # fmt: skip
+                    programs[graph] = program.compiled
+                return program
+
+            return compile_graph
+
+        def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
+            if isinstance(self.fn, torch.nn.Module):
+                return torch.func.functional_call(self.fn, state, args)
+            return self.fn(*args)
+
+        aot = aot_function(
+            run,
+            compiler("forward"),
+            compiler("backward"),
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions(),
+            inference_compiler=compiler("inference"),
+        )
+        aot.programs = programs  # type: ignore[attr-defined]
+        return aot
+
+
+def compile_training(
+    fn: Callable[..., Any] | torch.nn.Module,
+    example_args: Sequence[Any],
+    in_layouts: Layouts = None,
+    out_layouts: Layouts = None,
+    mesh: Sequence[int] | None = None,
+    pipeline: str = "stream-lowering",
+    *,
+    param_layouts: Mapping[str, str | None] | None = None,
+    num_streams: int = 4,
+    cuda_graph: bool | None = None,
+    measure_candidates: bool = True,
+    max_specializations: int = 8,
+    **options: Any,
+) -> TrainingFunction:
+    """
+    `cuda_graph=None` runs without a graph: a replay copies its inputs into the graph's buffers,
+    and the forward's inputs are all the parameters, the backward's all the saved activations.
+    """
+    name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    if mesh is not None or param_layouts:
+        raise FrontendError(f"<compile>: error: {name}: training=True compiles for one device (no mesh) for now")
+    if out_layouts is not None:
+        raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
+    for k, arg in enumerate(example_args):
+        if not isinstance(arg, torch.Tensor):
+            raise FrontendError(f"<inputs>: error: example argument #{k} is a {type(arg).__name__}, not a tensor")
+    layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
+    names = _parameter_names(fn)[: len(example_args)]
+    names += [f"arg{k}" for k in range(len(names), len(example_args))]
+    call = CallSignature(name, names, layouts, training=True)
+    example = tuple(spec_of(a) for a in example_args)
+    settings = Settings(pipeline, options, num_streams, bool(cuda_graph), measure_candidates)
+    return TrainingFunction(fn, call, example, layouts, settings, max_specializations)
