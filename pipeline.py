@@ -15,6 +15,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
@@ -22,6 +23,16 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.utils.hints import isa
 
 PassFactory = Callable[[], type[ModulePass]]
+
+
+def one_of(default: str, choices: Iterable[str]) -> Any:
+    """
+    The dataclass field of a string option with a fixed set of values (`backend: str = one_of("nccl",
+    BACKENDS)`): `--list-passes` and `--help` show its values from here, so they are the pass's own.
+    """
+    values = tuple(choices)
+    assert default in values, f"default '{default}' is not one of {values}"
+    return dataclasses.field(default=default, metadata={"choices": values})
 
 
 def require_one_of(option: str, value: str, choices: Iterable[str]) -> None:
@@ -41,15 +52,25 @@ class PassOption:
     name: str
     type: str
     default: str | None  # None: the option has no default
+    choices: tuple[str, ...] = ()  # the allowed values of a string option declared with `one_of`
 
     def __str__(self) -> str:
         return f"{self.name}: {self.type}" + (f" = {self.default}" if self.default is not None else "")
+
+    def described(self) -> str:
+        """`backend: str = nccl (one of: nccl, copy-engine, ring)`, as --list-passes and --help show it."""
+        return str(self) + (f" (one of: {', '.join(self.choices)})" if self.choices else "")
 
 
 def pass_options(cls: type[ModulePass]) -> tuple[PassOption, ...]:
     hints = typing.get_type_hints(cls)
     return tuple(
-        PassOption(field.name.replace("_", "-"), _type_name(hints[field.name]), _default_text(field))
+        PassOption(
+            field.name.replace("_", "-"),
+            _type_name(hints[field.name]),
+            _default_text(field),
+            tuple(field.metadata.get("choices", ())),
+        )
         for field in _option_fields(cls)
     )
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs hir, its tools and its test dependencies.
+# Installs hir, its tools, its test dependencies and matplotlib (the `plot` extra: the timeline PNG of
+# `hir-run --profile`).
 #
 # Where: the active virtual environment when there is one, otherwise a project-local `.venv`
 # (created here, so a system Python that refuses `pip install` as "externally managed" works too).
@@ -58,6 +59,6 @@ if ! "$python" -c "import torch" >/dev/null 2>&1; then
     fi
   fi
 fi
-step "installing hir with its tools and test dependencies"
-install -q -e ".[dev]"
-step "done: $("$python" -c 'import torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}")')"
+step "installing hir with its tools, test dependencies and matplotlib (hir-run --profile's timeline PNG)"
+install -q -e ".[dev,plot]"
+step "done: $("$python" -c 'import matplotlib, torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}, matplotlib {matplotlib.__version__}")')"

@@ -59,7 +59,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from hir.dialects import hir
-from hir.pipeline import require_one_of
+from hir.pipeline import one_of, require_one_of
 
 
 def worker_prologue(loop: hir.StreamForOp, body: Block) -> SSAValue:
@@ -180,7 +180,7 @@ class ExpandStreamLoopsPass(ModulePass):
 
     name = "hir-expand-stream-loops"
 
-    join: str = "caller"
+    join: str = one_of("caller", JOINS)
 
     def __post_init__(self) -> None:
         require_one_of("join", self.join, JOINS)

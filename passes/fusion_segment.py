@@ -70,6 +70,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
 from hir.passes.sharding import is_resharding
+from hir.pipeline import one_of
 
 # -- groups and merge predicates ------------------------------------------------------------------
 
@@ -598,7 +599,7 @@ class FusionSegmentPass(ModulePass):
 
     name = "fusion-segment"
 
-    policy: str = DEFAULT_POLICY
+    policy: str = one_of(DEFAULT_POLICY, POLICIES)
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.

@@ -60,7 +60,7 @@ from hir.passes.resharding.set_lowering import by_shard_size, lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.ring_shards import exchange_shards_over_ring
 from hir.passes.symmetric_memory import RELEASES
-from hir.pipeline import require_one_of
+from hir.pipeline import one_of, require_one_of
 
 
 def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
@@ -267,15 +267,15 @@ class LowerCommunicationPass(ModulePass):
 
     name = "hir-lower-communication"
 
-    backend: str = "nccl"
+    backend: str = one_of("nccl", BACKENDS)
     chunks: int = 0
     """
     copy-engine: pushes per remote shard of an all-gather, pieces of the own GEMM and its adds of
     a reduce-scatter or all-reduce (0: chosen from the sizes).
     """
-    release: str = "auto"
+    release: str = one_of("auto", RELEASES)
     """copy-engine: where the barrier that frees the receive buffers goes: `end`, `start` or `auto`."""
-    comm_priority: str = "normal"
+    comm_priority: str = one_of("normal", COMM_PRIORITIES)
     """`high`: the comm streams the backend adds are high-priority pool streams."""
 
     def __post_init__(self) -> None:

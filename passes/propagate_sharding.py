@@ -67,7 +67,7 @@ from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import DIDX, SERIAL, ParallelAttr, layout_of
 from hir.dialects.shape_rules import operand_axis_to_result_axis
-from hir.pipeline import require_one_of
+from hir.pipeline import one_of, require_one_of
 
 TRAVERSALS = ("forward", "backward", "forward-backward", "backward-forward")
 
@@ -201,7 +201,7 @@ class PropagateShardingPass(ModulePass):
 
     name = "fusion-propagate-sharding"
 
-    traversal: str = "forward-backward"
+    traversal: str = one_of("forward-backward", TRAVERSALS)
 
     def __post_init__(self) -> None:
         # Checked when the pass is built, so a pipeline with a bad option fails before any input is read.

@@ -16,14 +16,15 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from hir.passes.convert_fusion_to_hir import ConvertFusionToHirPass
 from hir.passes.decompose_resharding import DecomposeReshardingPass
-from hir.passes.expand_stream_loops import ExpandStreamLoopsPass
-from hir.passes.fusion_segment import FusionSegmentPass
+from hir.passes.expand_stream_loops import JOINS, ExpandStreamLoopsPass
+from hir.passes.fusion_segment import DEFAULT_POLICY, POLICIES, FusionSegmentPass
 from hir.passes.hir_loop_fusion import HirLoopFusionPass
-from hir.passes.lower_communication import LowerCommunicationPass
+from hir.passes.lower_communication import BACKENDS, COMM_PRIORITIES, LowerCommunicationPass
 from hir.passes.propagate_sharding import PropagateShardingPass
 from hir.passes.ring_intermediates import RingIntermediatesPass
-from hir.passes.stream_overlap import StreamOverlapPass
-from hir.pipeline import require_one_of
+from hir.passes.stream_overlap import OVERLAP_MODES, StreamOverlapPass
+from hir.passes.symmetric_memory import RELEASES
+from hir.pipeline import one_of, require_one_of
 
 INTERMEDIATES = ("ring", "whole")
 
@@ -43,14 +44,14 @@ class StreamLoweringPass(ModulePass):
 
     name = "stream-lowering"
 
-    policy: str = "standalone-host-ops"
-    backend: str = "nccl"
+    policy: str = one_of(DEFAULT_POLICY, POLICIES)
+    backend: str = one_of("nccl", BACKENDS)
     chunks: int = 0
-    release: str = "auto"
-    intermediates: str = "ring"
-    comm_priority: str = "normal"
-    join: str = "caller"
-    overlap: str = "always"
+    release: str = one_of("auto", RELEASES)
+    intermediates: str = one_of("ring", INTERMEDIATES)
+    comm_priority: str = one_of("normal", COMM_PRIORITIES)
+    join: str = one_of("caller", JOINS)
+    overlap: str = one_of("always", OVERLAP_MODES)
     propagate_sharding: bool = False
 
     def __post_init__(self) -> None:

@@ -44,7 +44,7 @@ from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.lower_communication import BACKENDS
 from hir.passes.overlap_cost import estimate
 from hir.passes.sharding import is_partial_sum, resharded_operands
-from hir.pipeline import require_one_of
+from hir.pipeline import one_of, require_one_of
 
 OVERLAP_MODES = ("always", "auto", "never")
 
@@ -113,8 +113,8 @@ class StreamOverlapPass(ModulePass):
 
     name = "fusion-stream-overlap"
 
-    overlap: str = "always"
-    backend: str = "nccl"
+    overlap: str = one_of("always", OVERLAP_MODES)
+    backend: str = one_of("nccl", BACKENDS)
     replay: bool = False
 
     def __post_init__(self) -> None:

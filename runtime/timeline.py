@@ -6,7 +6,7 @@ to the trace; by hand:
 
     python -m hir.runtime.timeline DIR/trace.json timeline.png "title"
 
-Reading the trace needs nothing; drawing it needs matplotlib (`pip install 'hir[plot]'`).
+Reading the trace needs nothing; drawing it needs matplotlib (setup.sh installs it: the `plot` extra).
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PLOT_HINT = "the timeline PNG needs matplotlib: pip install 'hir[plot]' (or pip install matplotlib)"
+_CHECKOUT = Path(__file__).resolve().parent.parent  # the import package `hir` is the repository's root
+PLOT_HINT = "the timeline PNG needs matplotlib: " + (
+    f"pip install -e '{_CHECKOUT}[plot]' (this checkout's plot extra, which setup.sh installs)"
+    if (_CHECKOUT / "pyproject.toml").is_file()
+    else "pip install matplotlib"
+)
 
 OP_PREFIXES = ("hir.", "fusion.")
 """Ranges named after ops: what the runtime records (runtime/compiler.py, `range_name`)."""

@@ -1,7 +1,8 @@
 """
 hir-opt's exit statuses (lit's `not` accepts any failure; users and scripts rely on 1), pipeline
-errors in the Python API and hir-run, the closed-pipe exit, and the annotation scanner of
---verify-diagnostics on cases a lit test cannot isolate.
+errors in the Python API and hir-run, the closed-pipe exit, the annotation scanner of
+--verify-diagnostics on cases a lit test cannot isolate, the option values --list-passes shows
+against those the passes accept, and --version / -v of both tools.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def error_cases(tmp: Path) -> dict[str, list[str | Path]]:
         "pipeline: unknown option": [SET_STREAM, "-p", "stream-lowering{nope=1}"],
         "pipeline: unclosed options": [SET_STREAM, "-p", "cse{"],
         "pipeline: unknown pass": [SET_STREAM, "-p", "no-such-pass"],
+        "--pass-pipeline without its anchor": [SET_STREAM, "--pass-pipeline", "cse"],
+        "--pass-pipeline with an unknown pass": [SET_STREAM, "--pass-pipeline", "builtin.module(no-such-pass)"],
+        "--mlir-print-ir-after an unknown pass": [SET_STREAM, "--cse", "--mlir-print-ir-after=no-such-pass"],
+        "-v (not --version)": [SET_STREAM, "-v"],
         "unknown flag": [SET_STREAM, "--no-such-flag"],
         "target llvm": [SET_STREAM, "-t", "llvm"],
         "target mps": [SET_STREAM, "-t", "mps"],
@@ -110,10 +115,45 @@ def test_hir_run_pipeline_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_information_flags_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
-    for flag, shows in (("--help", "usage: hir-opt"), ("--list-passes", "stream-lowering"), ("--version", "xdsl")):
+    for flag, shows in (("--help", "usage: hir-opt"), ("--list-passes", "stream-lowering"), ("--version", "xDSL")):
         status, out, _ = run_hir_opt(capsys, flag)
         assert status == 0, flag
         assert shows in out, flag
+
+
+def test_listed_option_values_are_those_the_pass_accepts() -> None:
+    """Every string option declares its values (`one_of`), and the pass accepts exactly those."""
+    from hir.api import available_passes
+    from hir.pipeline import pass_options
+
+    for name, factory in available_passes().items():
+        cls = factory()
+        for option in pass_options(cls):
+            if option.type != "str":
+                continue
+            field = option.name.replace("-", "_")
+            assert option.choices, f"{name}: string option '{option.name}' declares no values (pipeline.one_of)"
+            assert option.default in option.choices, (name, option)
+            for value in option.choices:
+                cls(**{field: value})
+            with pytest.raises(ValueError, match="no-such-value"):
+                cls(**{field: "no-such-value"})
+
+
+def test_version_and_verbose_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--version` (hir, xDSL, PyTorch) in both tools; `-v` is hir-run's --verbose, hir-opt has none."""
+    from hir.tools.hir_run import build_parser
+
+    for tool in ("hir-opt", "hir-run"):
+        with pytest.raises(SystemExit) as done:
+            (hir_opt_main if tool == "hir-opt" else hir_run_main)(["--version"])
+        assert done.value.code == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith("hir "), lines
+        assert lines[0].endswith(f"({tool})"), lines
+        assert lines[1].startswith("  xDSL "), lines
+        assert lines[2].startswith("  PyTorch "), lines
+    assert build_parser().parse_args([str(SET_STREAM), "-v"]).verbose
 
 
 def test_closed_pipe_exits_quietly() -> None:

@@ -141,7 +141,7 @@ def test_hir_run_profile_without_matplotlib_writes_the_trace_and_says_how_to_get
     assert "check: OK" in out
     trace = tmp_path / "prof" / "trace.json"
     assert f"profile: wrote {trace}" in err
-    assert "the timeline PNG needs matplotlib: pip install 'hir[plot]'" in err
+    assert f"the timeline PNG needs matplotlib: pip install -e '{REPO.resolve()}[plot]'" in err
     assert not (tmp_path / "prof" / "timeline.png").exists()
     lowered = hir.run_pipeline(hir.parse_file(SET_STREAM), "stream-lowering")
     assert trace_ranges(trace) == expected_ranges(lowered.body.block.first_op, trip_count=4)  # type: ignore[arg-type]
@@ -149,7 +149,7 @@ def test_hir_run_profile_without_matplotlib_writes_the_trace_and_says_how_to_get
 
 
 def test_hir_run_profile_draws_the_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("matplotlib", reason="the timeline PNG needs matplotlib (pip install 'hir[plot]')")
+    pytest.importorskip("matplotlib", reason="the timeline PNG needs matplotlib (pip install -e '.[plot]')")
     code, _, err = hir_run(capsys, REPO / SET_STREAM, "--check", "--profile", tmp_path)  # the lowered program
     assert code == 0, err
     png = tmp_path / "timeline.png"
@@ -202,10 +202,8 @@ def test_timeline_cli_without_matplotlib(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(SystemExit) as exit:
         timeline.main([str(trace), str(tmp_path / "t.png")])
-    assert (
-        exit.value.code
-        == "error: the timeline PNG needs matplotlib: pip install 'hir[plot]' (or pip install matplotlib)"
-    )
+    assert exit.value.code == f"error: {timeline.PLOT_HINT}"
+    assert f"pip install -e '{REPO.resolve()}[plot]'" in timeline.PLOT_HINT
     assert not (tmp_path / "t.png").exists()
 
 

@@ -9,7 +9,10 @@ one-line errors for malformed pipelines; `file:line:col: error:` diagnostics, ev
 `--split-input-file` processed even after one fails (exit 1); pipeline passes (`stream-lowering`)
 timed and printed stage by stage, verified after their last stage (after each with
 `--verify-each-stage`); `--verify-diagnostics` that checks mlir-opt's
-`// expected-error@+1 {{...}}` annotations (see tools/diagnostic_verifier.py).
+`// expected-error@+1 {{...}}` annotations (see tools/diagnostic_verifier.py); mlir-opt's
+`--pass-pipeline='builtin.module(...)'` (tools/anchored_pipeline.py), `--mlir-print-ir-before/after`
+(tools/ir_dumps.py) and `--mlir-timing` (tools/timing_report.py); `--version` with hir's, xDSL's and
+PyTorch's versions (no `-v`: mlir-opt has none either).
 """
 
 from __future__ import annotations
@@ -42,8 +45,12 @@ from hir.diagnostics import (
 )
 from hir.dialects.shaped_types import check_signatures
 from hir.pipeline import PipelineError, expand_stages, parse_pass_pipeline, pass_options, pass_summary
+from hir.tools.anchored_pipeline import module_pipeline
 from hir.tools.diagnostic_verifier import Diagnostic, Source, diagnostics_of, has_annotations, verify_chunk
+from hir.tools.ir_dumps import IRDumpError, IRDumps
+from hir.tools.timing_report import DISPLAYS, TimingReport
 from hir.tools.type_printer import CachingMLIRTarget
+from hir.tools.version import VersionAction
 
 # xDSL passes without a docstring of their own.
 _SUMMARIES = {
@@ -64,9 +71,9 @@ class _Chunk:
 
 
 class HirOptMain(xDSLOptMain):
-    version_format = "hir-opt built from xdsl version {xdsl_version}"
-
     def __init__(self, args: Sequence[str] | None = None):
+        self._timing = TimingReport()  # --mlir-timing's Total starts here
+        self._dumps = IRDumps()
         self._chunks: dict[IO[bytes], _Chunk] = {}
         self._chunk: _Chunk | None = None
         self._chunk_line_offset = 0
@@ -115,18 +122,22 @@ class HirOptMain(xDSLOptMain):
         arg_parser.allow_abbrev = False
         arg_parser.prog = "hir-opt"
         arg_parser.error = lambda message: _usage_error(arg_parser, message, self.available_passes)  # type: ignore[method-assign]
+        _drop_option(arg_parser, "-v")  # xDSL's `-v` is --version; hir-run's -v is --verbose, mlir-opt has none
+        _drop_option(arg_parser, "--version")
+        arg_parser.add_argument("--version", action=VersionAction)
         arg_parser.add_argument(
             "--verify-each-stage",
             action="store_true",
             help="verify the IR after every stage of a pipeline pass such as stream-lowering, not only "
-            "after the pass (finds the stage that broke the IR; the 1000-op chain compiles twice as slowly)",
+            "after the pass (finds the stage that broke the IR; verification takes about as long as the stages)",
         )
         arg_parser.add_argument(
             "--list-passes",
             action=_ListPassesAction,
             passes=self.available_passes,
-            help="print every pass with its options (types, defaults) and exit",
+            help="print every pass with its options (types, defaults, allowed values) and exit",
         )
+        _register_mlir_flags(arg_parser)
         existing = {opt: action for action in arg_parser._actions for opt in action.option_strings}
         for flag in ("--verify-diagnostics", "--parsing-diagnostics"):  # xDSL's help says "prints ... exits 0"
             existing[flag].help = (
@@ -143,9 +154,27 @@ class HirOptMain(xDSLOptMain):
     # --- the pipeline -----------------------------------------------------------------------
 
     def setup_pipeline(self) -> None:
+        started = time.perf_counter()
+        self._setup_pipeline()
+        self._timing.add(("Pipeline set-up",), time.perf_counter() - started)  # mostly importing the passes
+
+    def _setup_pipeline(self) -> None:
+        if self.args.pass_pipeline is not None:
+            if self.args.passes:
+                _fail("hir-opt: error: -p and --pass-pipeline both give the pipeline: use one of them")
+            try:
+                self.args.passes = module_pipeline(self.args.pass_pipeline)
+                parse_pass_pipeline(self.args.passes, self.available_passes)
+            except PipelineError as err:  # the anchor's errors name the flag, the list's get it in front
+                named = "--pass-pipeline" in str(err)
+                _fail(f"hir-opt: error: {err}" if named else f"hir-opt: error: --pass-pipeline: {err}")
         try:  # our parse first: xDSL's raises a BaseException or a message that names no pass
             parse_pass_pipeline(self.args.passes, self.available_passes)  # -p as the user wrote it
         except PipelineError as err:
+            _fail(f"hir-opt: error: {err}")
+        try:
+            self._dumps = IRDumps.from_args(self.args, self.available_passes)
+        except IRDumpError as err:
             _fail(f"hir-opt: error: {err}")
         flags: list[str] = getattr(self.args, "flag_passes", None) or []
         self.args.passes = ",".join(p for p in (self.args.passes, *flags) if p)
@@ -157,6 +186,8 @@ class HirOptMain(xDSLOptMain):
             (p if stage is not p else None) for p in self.pipeline.passes for stage in expand_stages([p])
         ]
         self.pipeline = PassPipeline(expand_stages(self.pipeline.passes), self._between_passes)
+        for name in self._dumps.unused(self.pipeline.passes, self._stage_owner):
+            print(f"hir-opt: warning: no pass of the pipeline is named '{name}': no IR printed for it", file=sys.stderr)
 
     def _between_passes(self, previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
         # A pipeline pass's time is the sum of its stages' times as xDSL's callback measures them:
@@ -166,11 +197,16 @@ class HirOptMain(xDSLOptMain):
             self._done, self._pipeline_time = 0, 0.0
         else:
             self._pipeline_time += stopped - self._started
+            owner = self._stage_owner[self._done]
+            path = (owner.name, previous.name) if owner is not None else (previous.name,)
+            self._timing.add(path, stopped - self._started)
+            self._dumps.after_stage(module, previous, owner, self._ends_pass())  # before verifying: shows a broken IR
         verify = not self.args.disable_verify and (previous is None or self._ends_pass() or self.args.verify_each_stage)
         assert self._xdsl_callback is not None
         skip_verification, time_passes = self.args.disable_verify, self.args.time_passes
         self.args.disable_verify = not verify  # xDSL's callback verifies unless told not to
         self.args.time_passes = False  # timed here, onto stderr as mlir-opt does: stdout holds the IR
+        verifying = time.perf_counter()
         try:
             if time_passes and previous is not None:
                 print(f"Pass {previous.name} took {stopped - self._started} seconds", file=sys.stderr)
@@ -180,12 +216,17 @@ class HirOptMain(xDSLOptMain):
             raise
         finally:
             self.args.disable_verify, self.args.time_passes = skip_verification, time_passes
-        self._started = time.perf_counter()
         if verify:
             check_dominance(module)  # xDSL's verifier does not check it
             check_signatures(module)  # nor function types, which no op verifier sees
+            self._timing.add(("Verifier",), time.perf_counter() - verifying)
         if previous is not None:
             self._end_stage()
+        if next_pass is not None:
+            owner = self._stage_owner[self._done]
+            first = owner is not None and (self._done == 0 or self._stage_owner[self._done - 1] is not owner)
+            self._dumps.before_stage(module, next_pass, owner, first)
+        self._started = time.perf_counter()
         self.doing = f"running pass {next_pass.name}" if next_pass is not None else "printing the result"
 
     def _ends_pass(self) -> bool:
@@ -240,6 +281,7 @@ class HirOptMain(xDSLOptMain):
         self.doing = f"parsing {self.get_input_name()}"
         self._chunk = self._chunks[chunk]
         self._chunk_line_offset = start_offset
+        parsing = time.perf_counter()
         try:
             return super().parse_chunk(chunk, file_extension, start_offset)
         except ParseError as err:
@@ -251,13 +293,27 @@ class HirOptMain(xDSLOptMain):
         except DiagnosticException as err:  # an attribute or type whose verifier fails while it is built
             self._report(err)
             return None
+        finally:
+            self._timing.add(("Parser",), time.perf_counter() - parsing)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self._chunk is not None and self._chunk.failed:
             return ""  # a pass failed on this chunk: its half-transformed IR is not a result
-        return super().output_resulting_program(prog)
+        printing = time.perf_counter()
+        try:
+            return super().output_resulting_program(prog)
+        finally:
+            self._timing.add(("Output",), time.perf_counter() - printing)
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            if self.args.mlir_timing:
+                sys.stdout.flush()
+                self._timing.write(sys.stderr, self.args.mlir_timing_display)
+
+    def _run(self) -> None:
         with fewer_collections():
             super().run()  # parses, transforms and prints each chunk through the hooks above
         failed = any(chunk.failed for chunk in self._chunks.values())
@@ -326,7 +382,7 @@ class _PassFlag(argparse.Action):
 def _flag_help(name: str, factory: Callable[[], type[ModulePass]]) -> str:
     cls = factory()
     summary = pass_summary(cls) or _SUMMARIES.get(name, "")
-    options = "; ".join(str(o) for o in pass_options(cls))
+    options = "; ".join(o.described() for o in pass_options(cls))
     text = summary + (f" Options: {options}." if options else "")
     return text.replace("%", "%%")  # argparse formats help with %
 
@@ -336,7 +392,7 @@ def _format_pass_list(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> s
     for name, factory in passes.items():
         cls = factory()
         lines.append(f"  {name:<30} {pass_summary(cls) or _SUMMARIES.get(name, '')}".rstrip())
-        lines += [f"      {option}" for option in pass_options(cls)]
+        lines += [f"      {option.described()}" for option in pass_options(cls)]
         if callable(getattr(cls, "stages", None)):
             try:
                 stages = expand_stages([cls()])
@@ -356,6 +412,50 @@ class _ListPassesAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
         print(_format_pass_list(self.passes))
         parser.exit()
+
+
+def _register_mlir_flags(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's pipeline, IR printing and timing flags, under their mlir-opt names."""
+    group = parser.add_argument_group("mlir-opt's debugging flags (IR dumps and timing go to stderr)")
+    group.add_argument(
+        "--pass-pipeline",
+        metavar="PIPELINE",
+        help="the pipeline in mlir-opt's syntax, 'builtin.module(cse,stream-lowering{backend=ring})'; the same as "
+        "-p with the list inside builtin.module(...)",
+    )
+    for when in ("before", "after"):
+        group.add_argument(
+            f"--mlir-print-ir-{when}",
+            action="append",
+            metavar="PASS",
+            help=f"print the IR {when} the named passes (repeat the flag or separate names with commas); a pipeline "
+            f"pass such as stream-lowering prints {when} all its stages, a stage's name {when} that stage",
+        )
+        group.add_argument(
+            f"--mlir-print-ir-{when}-all", action="store_true", help=f"print the IR {when} every pass and stage"
+        )
+    group.add_argument(
+        "--mlir-timing",
+        action="store_true",
+        help="print the time of parsing, each pass, verification and printing as a table, as mlir-opt does",
+    )
+    group.add_argument(
+        "--mlir-timing-display",
+        choices=DISPLAYS,
+        default="list",
+        help="list: one row per pass name, slowest first (the default); tree: stages under their pipeline pass",
+    )
+
+
+def _drop_option(parser: argparse.ArgumentParser, option: str) -> None:
+    """Removes `option` from the argument that xDSL registered it for (and the argument, if it was its only name)."""
+    action = parser._option_string_actions.pop(option)
+    action.option_strings.remove(option)
+    if not action.option_strings:
+        parser._remove_action(action)
+        for group in parser._action_groups:
+            if action in group._group_actions:
+                group._group_actions.remove(action)
 
 
 def _usage_error(parser: argparse.ArgumentParser, message: str, passes: Mapping[str, object]) -> NoReturn:

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hir.tools.version import VersionAction
+
 STREAM_LOWERING = "stream-lowering"
 
 
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         metavar="DIR",
         help="after a warm-up run, profile one run: DIR/trace.json (a Chrome trace whose ranges name the ops) "
-        "and DIR/timeline.png (needs matplotlib: pip install 'hir[plot]')",
+        "and DIR/timeline.png (needs matplotlib, which setup.sh installs: pip install -e '.[plot]' in this checkout)",
     )
     p.add_argument("-p", "--pipeline", default=STREAM_LOWERING, help="passes --check applies to a fusion-level module")
     p.add_argument(
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"else {DEFAULT_TIMEOUT:g})",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print progress and timings")
+    p.add_argument("--version", action=VersionAction)
     return p
 
 
