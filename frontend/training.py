@@ -218,11 +218,21 @@ class TrainingFunction:
         self.layouts = layouts
         self.settings = settings
         self.specializations = Specializations(call, example, self._specialize, max_specializations)
+        """The functions AOT autograd compiles, by input signature, for calls under grad mode."""
+        self.inference = Specializations(call, example, self._specialize, max_specializations)
+        """The same for calls under `torch.no_grad()`: their forward saves nothing."""
 
     @property
-    def graphs(self) -> dict[Key, dict[str, CompiledFunction]]:
-        """Per cached input signature, its compiled programs by graph ("forward", "backward", "inference")."""
-        return {key: aot.programs for key, aot in self.specializations.cache.items()}
+    def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
+        """
+        Per grad mode and cached input signature, its compiled programs by graph ("forward",
+        "backward"; "inference" where nothing requires grad).
+        """
+        return {
+            (grad, key): aot.programs
+            for grad, cache in ((True, self.specializations), (False, self.inference))
+            for key, aot in cache.cache.items()
+        }
 
     def _state(self) -> dict[str, torch.Tensor]:
         if not isinstance(self.fn, torch.nn.Module):
@@ -230,11 +240,12 @@ class TrainingFunction:
         return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
 
     def __call__(self, *args: torch.Tensor) -> Any:
-        aot = self.specializations.lookup(None, args)
+        cache = self.specializations if torch.is_grad_enabled() else self.inference
+        aot = cache.lookup(None, args)
         try:
             return aot(self._state(), *args)
         except FrontendError as err:
-            raise self.specializations.signature.in_users_terms(err, args, self.specializations.example) from None
+            raise cache.signature.in_users_terms(err, args, cache.example) from None
 
     def _specialize(self, examples: Sequence[torch.Tensor]) -> Callable[..., Any]:
         from functorch.compile import aot_function, min_cut_rematerialization_partition
