@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # All tests: lint, the FileCheck suite (lit), pytest (CPU; CUDA tests are skipped without a GPU;
 # the 2- and 4-process gloo tests and the differential fuzzer included), each with progress.
+# pytest ends with the skipped tests grouped by reason (tests/skip_summary.py): which need a CUDA GPU
+# or several, which run only in the fuzzers' long profile.
 # Uses the environment setup.sh made (.venv) when there is one.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from skip_summary import pytest_terminal_summary  # noqa: F401  (the skip reasons, grouped, at the end)
+
 # The cost model (overlap=auto, hir.compile's default lowering on CUDA) decides with the built-in
 # device constants in tests, not with a calibration this machine may have cached.
 os.environ.setdefault("HIR_DEVICE_CONSTANTS", "builtin")
