@@ -70,6 +70,10 @@ class Form:
     rows_sharded: bool = False
     """For columns and partial sums: whether the rows they came from were sharded (then a
     reduce-scatter brings them back), else replicated (an all-reduce)."""
+    logical: tuple[int, ...] = ()
+    """For heads (`sharded_heads`): the logical shape the user's code sees."""
+    axis: int = 0
+    """For heads: the logical axis whose blocks the devices hold (the heads)."""
 
 
 class MeshMode:
@@ -88,6 +92,9 @@ class MeshMode:
         self.overrides[aten.linear.default] = self._linear
         for op in set(ATEN_TABLE) - ELEMENTWISE - {aten.linear.default}:
             self.overrides[op] = self._unsupported
+        from hir.frontend.sharded_heads import install_heads  # it builds on this module
+
+        install_heads(self)
 
     # -- inputs ----------------------------------------------------------------------------------
 

@@ -1,0 +1,227 @@
+"""
+Attention on a mesh (Megatron's tensor-parallel attention): the column-parallel projections' outputs
+viewed as heads, each device attending with its own heads, and viewed back for the row-parallel
+output projection. No communication: attention is independent per batch and per head.
+
+A *heads* value is a logical tensor (the shape the user's code sees) whose `axis` is cut into D
+blocks, one per device: its fusion type is `[D, *local]` (axis 0 `didx`), `local` the logical shape
+with `axis` divided by D. The S stream chunks of the rows stay on the batch axis (logical axis 0):
+chunk s is batches `[s*B/S, (s+1)*B/S)`, so each chunk holds whole sequences.
+
+    q = self.q(h)                        [D, S, D, R, N/D]      columns (N = heads * head_dim)
+    q = q.view(B, T, nh, hd)             [D, B, T, nh/D, hd]    heads, axis 2
+    q = q.transpose(1, 2)                [D, B, nh/D, T, hd]    heads, axis 1
+    y = F.scaled_dot_product_attention   [D, B, nh/D, T, hd]    per device, per chunk of batches
+    y.transpose(1, 2).reshape(B*T, N)    [D, S, D, R, N/D]      columns: the row-parallel input
+
+Norms (LayerNorm, RMSNorm) take rows (sequence parallel) or replicated rows: they normalize the
+columns, which every device holds whole.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
+from hir.frontend.aten_attention import scaled_dot_product_attention
+from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.emitter import Emitter, element_of, shape_of
+
+if TYPE_CHECKING:
+    from hir.frontend.sharded import MeshMode
+
+aten = torch.ops.aten
+HEADS = "heads"
+
+
+def install_heads(mode: MeshMode) -> None:
+    """Registers the views, transposes, attention and norms of the mesh mode."""
+    heads = Heads(mode)
+    for op in (aten.view.default, aten.reshape.default, aten._unsafe_view.default):
+        mode.overrides[op] = heads.view
+    mode.overrides[aten.transpose.int] = heads.transpose
+    mode.overrides[aten.permute.default] = heads.permute
+    mode.overrides[aten.scaled_dot_product_attention.default] = heads.attention
+    mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
+    mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
+
+
+class Heads:
+    def __init__(self, mode: MeshMode):
+        self.mode = mode
+
+    # -- views -----------------------------------------------------------------------------------
+
+    def view(self, e: Emitter, node: Node, x: SSAValue, *args: Any) -> SSAValue:
+        from hir.frontend.sharded import ACTIVATIONS, COLUMNS
+
+        mode = self.mode
+        x = mode._reduced(e, x)
+        form = mode.form(e, x)
+        target = tuple(int(d) for d in node.meta["val"].shape)
+        if form.kind in ACTIVATIONS and target == _logical_rows(x):
+            return x
+        if form.kind == COLUMNS:
+            return self._columns_to_heads(e, x, form, target)
+        if form.kind == HEADS:
+            if target == form.logical:
+                return x
+            return self._heads_to_columns(e, x, form, target)
+        raise e.error(
+            f"{node.target}: on a mesh, views take the output of a column-parallel linear to heads "
+            f"([rows, columns] -> [batch, seq, heads, head_dim]) and back, not a {form.kind} tensor"
+        )
+
+    def _columns_to_heads(self, e: Emitter, x: SSAValue, form: Any, target: tuple[int, ...]) -> SSAValue:
+        """[M, N] (fusion [D, S, D, R, N/D]) -> [rows..., columns...] with the first column axis sharded."""
+        D, S, _, R, local_n = shape_of(x)
+        M, N = S * D * R, local_n * D
+        split = next((i for i in range(1, len(target)) if math.prod(target[:i]) == M), None)
+        if split is None or split == len(target) or math.prod(target[split:]) != N or len(target) < 3:
+            raise e.error(
+                f"a view of the column-parallel output [{M}, {N}] to {list(target)}: on a mesh, the rows split into "
+                "leading axes (batch, sequence) and the columns into trailing ones (heads, head_dim)"
+            )
+        columns = target[split]
+        if columns % D:
+            raise e.error(f"{columns} heads (axis {split} of {list(target)}) do not split over {D} devices")
+        if target[0] % S:
+            raise e.error(
+                f"the rows are in {S} stream chunks, which must hold whole sequences: the batch {target[0]} "
+                f"(axis 0 of {list(target)}) is not a multiple of {S}"
+            )
+        local = (*target[:split], columns // D, *target[split + 1 :])
+        result = e.emit(fusion.ReshapeOp(x, self._heads_type(x, local, S)))
+        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, target, split)
+        return result
+
+    def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Any, target: tuple[int, ...]) -> SSAValue:
+        """[rows..., columns...] with the first column axis sharded -> [M, N] (fusion [D, S, D, R, N/D])."""
+        from hir.frontend.sharded import COLUMNS
+
+        mode, logical, axis = self.mode, form.logical, form.axis
+        D, S = mode.devices, mode.chunks or 1
+        M, N = math.prod(logical[:axis]), math.prod(logical[axis:])
+        if len(target) != 2 or target != (M, N) or axis == 0 or M % (S * D):
+            raise e.error(
+                f"a view of heads {list(logical)} (axis {axis} sharded) to {list(target)}: on a mesh, heads go back to "
+                f"[rows, columns] = [{M}, {N}] with the sharded axis leading the columns (transpose it back first)"
+            )
+        element = element_of(x)
+        kinds = [DIDX, STREAM if S > 1 else SERIAL, SERIAL, SERIAL, SERIAL]  # see _heads_type
+        t = TensorType(element, (D, S, D, M // (S * D), N // D), ParallelAttr(kinds, mesh=mode.mesh))
+        result = e.emit(fusion.ReshapeOp(x, t))
+        mode.forms[result] = type(form)(COLUMNS, form.rows_sharded)
+        return result
+
+    def _heads_type(self, x: SSAValue, local: tuple[int, ...], chunks: int) -> TensorType:
+        """
+        `[D, *local]`, didx on 0, the stream chunks on the batch axis (1). One chunk is no stream:
+        the rows' extent-1 chunk axis belongs to no axis of a view, so a loop could not follow it.
+        """
+        mode = self.mode
+        kinds = [DIDX, *[SERIAL] * len(local)]
+        counts = [0] * (len(local) + 1)
+        if chunks > 1:
+            kinds[1] = STREAM
+            counts[1] = 0 if local[0] == chunks else chunks
+        encoding = ParallelAttr(kinds, counts, mode.mesh)
+        return TensorType(element_of(x), (mode.devices, *local), encoding)
+
+    # -- transposes ------------------------------------------------------------------------------
+
+    def transpose(self, e: Emitter, node: Node, x: SSAValue, dim0: int, dim1: int) -> SSAValue:
+        rank = len(self._heads_form(e, node, x).logical)
+        perm = list(range(rank))
+        perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+        return self._permute(e, node, x, perm)
+
+    def permute(self, e: Emitter, node: Node, x: SSAValue, dims: Any) -> SSAValue:
+        rank = len(self._heads_form(e, node, x).logical)
+        return self._permute(e, node, x, [d % rank for d in dims])
+
+    def _permute(self, e: Emitter, node: Node, x: SSAValue, perm: list[int]) -> SSAValue:
+        form = self._heads_form(e, node, x)
+        if perm[0] != 0:
+            raise e.error(
+                f"{node.target}: on a mesh, the batch axis of heads stays first (it carries the stream chunks)"
+            )
+        result = e.permute(x, [0, *(p + 1 for p in perm)])
+        logical = tuple(form.logical[p] for p in perm)
+        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, logical, perm.index(form.axis))
+        return result
+
+    def _heads_form(self, e: Emitter, node: Node, x: SSAValue) -> Any:
+        form = self.mode.form(e, x)
+        if form.kind != HEADS:
+            raise e.error(
+                f"{node.target}: on a mesh, transposes take heads (a column-parallel output viewed as "
+                f"[batch, seq, heads, head_dim]), not a {form.kind} tensor"
+            )
+        return form
+
+    # -- attention and norms ---------------------------------------------------------------------
+
+    def attention(self, e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, *args: Any, **kwargs: Any):
+        from hir.frontend.sharded import WHOLE
+
+        forms = [self.mode.form(e, t) for t in (q, k, v)]
+        if any(f.kind != HEADS for f in forms):
+            kinds = ", ".join(f.kind for f in forms)
+            raise e.error(
+                f"{node.target}: on a mesh, attention takes heads of column-parallel projections, got {kinds}"
+            )
+        form = forms[0]
+        rank = len(form.logical)
+        if len({(f.axis, f.logical[:-2]) for f in forms}) != 1 or form.axis >= rank - 2:
+            raise e.error(
+                f"{node.target}: on a mesh, query, key and value must be sharded along the same batch or head axis "
+                f"(not their sequence or embedding axes), got axes {[f.axis for f in forms]} of "
+                f"{[list(f.logical) for f in forms]}"
+            )
+        mask = args[0] if args else kwargs.get("attn_mask")
+        if isinstance(mask, SSAValue) and (self.mode.form(e, mask).kind != WHOLE or len(shape_of(mask)) > 2):
+            raise e.error(
+                f"{node.target}: on a mesh, a mask is a replicated [L, S] tensor (a buffer or a constant), "
+                "the same for every batch and head"
+            )
+        result = scaled_dot_product_attention(e, node, q, k, v, *args, **kwargs)
+        logical = (*form.logical[:-1], forms[2].logical[-1])
+        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, logical, form.axis)
+        return result
+
+    def norm(self, builder: Any) -> Any:
+        def build(e: Emitter, node: Node, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:
+            from hir.frontend.sharded import ACTIVATIONS, WHOLE
+
+            x = self.mode._reduced(e, x)
+            form = self.mode.form(e, x)
+            if form.kind not in ACTIVATIONS:
+                raise e.error(
+                    f"{node.target}: on a mesh, norms take rows (sharded or replicated), whose columns every device "
+                    f"holds whole, not a {form.kind} tensor"
+                )
+            params = [a for a in (*args, *kwargs.values()) if isinstance(a, SSAValue)]
+            if any(self.mode.form(e, p).kind != WHOLE for p in params):
+                raise e.error(f"{node.target}: on a mesh, a norm's weight and bias are replicated (no layout)")
+            normalized = args[0] if args else kwargs.get("normalized_shape")
+            if normalized is not None and len(normalized) != 1:
+                raise e.error(f"{node.target}: on a mesh, norms normalize the columns (one trailing axis)")
+            result = builder(e, node, x, *args, **kwargs)
+            self.mode.forms[result] = form
+            return result
+
+        return build
+
+
+def _logical_rows(x: SSAValue) -> tuple[int, ...]:
+    """The user's [rows, columns] of an activation [S, D, R, C]."""
+    S, D, R, C = shape_of(x)
+    return (S * D * R, C)
