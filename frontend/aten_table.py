@@ -526,6 +526,36 @@ def _truth(e: Emitter, x: SSAValue) -> SSAValue:
     return e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
 
 
+def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int = 0, start=None, end=None, step=1):
+    """`x[..., start:end, ...] = source` in functional form: the parts of x around it, concatenated."""
+    shape = shape_of(x)
+    dim %= len(shape)
+    if step != 1:
+        raise e.error(f"{node.target}: a strided slice assignment (step {step}) is not supported")
+    begin = 0 if start is None else start + shape[dim] if start < 0 else start
+    begin = max(0, min(shape[dim], begin))
+    finish = begin + shape_of(source)[dim] if node.target == aten.slice_scatter.default else begin + 1
+    if node.target == aten.select_scatter.default:
+        source = e.unsqueeze(source, [dim])
+    source = e.cast(source, element_of(x))
+    parts = []
+    for offset, size in ((0, begin), (finish, shape[dim] - finish)):
+        if size:
+            kept = tuple(size if k == dim else n for k, n in enumerate(shape))
+            offsets = [offset if k == dim else 0 for k in range(len(shape))]
+            parts.append(
+                e.typed(lambda t, o=offsets: fusion.SliceOp(x, o, [1] * len(shape), t), [x], kept, element_of(x))
+            )
+    parts.insert(1 if begin else 0, source)
+    if len(parts) == 1:
+        return parts[0]
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, shape, element_of(x))
+
+
+def _select_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int, index: int) -> SSAValue:
+    return _slice_scatter(e, node, x, source, dim, index % shape_of(x)[dim % len(shape_of(x))])
+
+
 ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
     aten.add.Tensor: _add_or_sub(fusion.AddOp),
@@ -644,6 +674,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.narrow.default: _narrow,
     aten.select.int: _select,
     aten.cat.default: _cat,
+    aten.slice_scatter.default: _slice_scatter,
+    aten.select_scatter.default: _select_scatter,
     aten.stack.default: _stack,
     aten.repeat.default: _repeat,
     aten.split.Tensor: _split,

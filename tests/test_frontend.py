@@ -177,12 +177,13 @@ SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], l
     "rotary": (lambda x: x * torch.cos(x) + torch.sin(x), [X], [STREAM]),
     "erf": (torch.erf, [X], [STREAM]),
     "full_like": (lambda x: x + torch.ones_like(x) * 2 + torch.full((8, 16), 0.25), [X], [STREAM]),
+    "argmax": (lambda x: torch.argmax(x, dim=-1).float(), [X], [STREAM]),
 }
 
 # Ops the fusion dialect lacks today: each fails with an error naming the op, until its fusion op
 # lands and the ATen table maps it; then the case passes and strict xfail asks for the marker's removal.
 UNSUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], str]] = {
-    "argmax": (lambda x: torch.argmax(x, dim=-1).float(), [X], "an arg-reduction op"),
+    "scatter_add": (lambda x: x.scatter_add(1, x.argsort(dim=1), x), [X], "a scatter op"),
 }
 
 
@@ -300,14 +301,14 @@ def _line_of(text: str) -> int:
 def test_unsupported_op_names_the_op_and_the_user_line() -> None:
     def cumulative(x: torch.Tensor) -> torch.Tensor:
         y = x.relu()
-        return torch.cumsum(y, dim=0)  # the line the error names
+        return torch.special.expm1(y)  # the line the error names
 
     with pytest.raises(FrontendError) as err:
         hir.compile(cumulative, (torch.randn(X),))
     message = str(err.value)
-    assert message.startswith(f"{Path(__file__)}:{_line_of('the line the error names')}: error: aten.cumsum.default")
+    assert message.startswith(f"{Path(__file__)}:{_line_of('the line the error names')}: error: aten.expm1.default")
     assert "is not supported by the fusion dialect" in message
-    assert message.endswith("return torch.cumsum(y, dim=0)  # the line the error names")
+    assert message.endswith("return torch.special.expm1(y)  # the line the error names")
 
 
 def test_an_op_inside_nn_linear_is_located_at_the_call() -> None:
@@ -317,9 +318,9 @@ def test_an_op_inside_nn_linear_is_located_at_the_call() -> None:
             self.fc = torch.nn.Linear(16, 4)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.cumsum(self.fc(x).abs(), dim=1)  # cumsum: unsupported
+            return torch.special.expm1(self.fc(x).abs())  # expm1: unsupported
 
-    with pytest.raises(FrontendError, match=rf"{HERE}:{_line_of('# cumsum: unsupported')}: error: aten.cumsum.default"):
+    with pytest.raises(FrontendError, match=rf"{HERE}:{_line_of('# expm1: unsupported')}: error: aten.expm1.default"):
         hir.compile(Wide(), (torch.randn(X),))
 
 

@@ -1,0 +1,176 @@
+"""
+The frontend's coverage table: torch functions as model code calls them, and whether
+`hir.import_torch` takes each. It is the generated section of docs/frontend.md between the
+`coverage` markers:
+
+    python -m hir.tools.frontend_coverage --write docs/frontend.md
+    python -m hir.tools.frontend_coverage --check docs/frontend.md    # exit 1 when the section is stale
+
+Each case is a small function with random inputs; tests/test_frontend_coverage.py compiles every
+case that imports and compares it with eager torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+COMMAND = "python -m hir.tools.frontend_coverage --write docs/frontend.md"
+BEGIN = "<!-- coverage:begin -->"
+END = "<!-- coverage:end -->"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    """What the user writes (the torch function or method)."""
+    fn: Callable[..., object]
+    inputs: Callable[[torch.Generator], tuple[torch.Tensor, ...]]
+
+
+def _x(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
+    return lambda g: (torch.randn(shape, generator=g),)
+
+
+def _xs(*shapes: tuple[int, ...]) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
+    return lambda g: tuple(torch.randn(s, generator=g) for s in shapes)
+
+
+def _with_index(shape: tuple[int, ...], index: tuple[int, ...], high: int) -> Callable[..., tuple[torch.Tensor, ...]]:
+    return lambda g: (torch.randn(shape, generator=g), torch.randint(0, high, index, generator=g))
+
+
+def _silu_(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    F.silu(y, inplace=True)
+    return y
+
+
+def _add_(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.add_(1.5)
+    y.mul_(x)
+    return y
+
+
+def _setitem(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[:, :4] = 0.0
+    return y
+
+
+CASES: tuple[Case, ...] = (
+    Case("torch.stack", lambda x, y: torch.stack([x, y], dim=1), _xs((4, 8), (4, 8))),
+    Case("torch.cat", lambda x, y: torch.cat([x, y], dim=-1), _xs((4, 8), (4, 3))),
+    Case("Tensor.split", lambda x: x.split(3, dim=-1)[1] * x.split(3, dim=-1)[0], _x(4, 9)),
+    Case("Tensor.chunk", lambda x: sum(x.chunk(3, dim=0)), _x(6, 8)),
+    Case("Tensor.unbind", lambda x: x.unbind(1)[2], _x(4, 8)),
+    Case("torch.gather", lambda x, i: torch.gather(x, 1, i), _with_index((4, 8), (4, 3), 8)),
+    Case("torch.index_select", lambda x, i: torch.index_select(x, 0, i), _with_index((6, 8), (5,), 6)),
+    Case("x[idx] (aten.index)", lambda x, i: x[i] + x[:, i].sum(), _with_index((6, 6), (2, 3), 6)),
+    Case("F.embedding", lambda w, i: F.embedding(i, w), _with_index((10, 8), (2, 5), 10)),
+    Case("Tensor.masked_fill", lambda x: x.masked_fill(x > 0.5, float("-inf")), _x(4, 8)),
+    Case("torch.where (scalars)", lambda x: torch.where(x > 0, x, 0.0), _x(4, 8)),
+    Case("torch.tril", lambda x: torch.tril(x), _x(6, 6)),
+    Case("torch.triu", lambda x: torch.triu(x, diagonal=1), _x(6, 6)),
+    Case("torch.arange", lambda x: x + torch.arange(8) * 0.5, _x(4, 8)),
+    Case("torch.clamp", lambda x: torch.clamp(x, -0.5, 0.5) + x.clamp(min=0.1), _x(4, 8)),
+    Case("F.softplus", lambda x: F.softplus(x * 10), _x(4, 8)),
+    Case("torch.einsum", lambda x, y: torch.einsum("bij,bjk->bik", x, y), _xs((2, 4, 8), (2, 8, 3))),
+    Case("torch.addmm", lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0), _xs((3,), (4, 8), (8, 3))),
+    Case("torch.baddbmm", lambda b, x, y: torch.baddbmm(b, x, y), _xs((2, 4, 3), (2, 4, 8), (2, 8, 3))),
+    Case("Tensor.max(dim)", lambda x: x.max(dim=-1)[0] + x.max(dim=-1).indices, _x(4, 8)),
+    Case("torch.argmax", lambda x: torch.argmax(x, dim=-1) + torch.argmin(x), _x(4, 8)),
+    Case("torch.topk", lambda x: torch.topk(x, 3, dim=-1).values, _x(4, 8)),
+    Case("torch.sort", lambda x: torch.sort(x, dim=0, descending=True)[0], _x(4, 8)),
+    Case("torch.cumsum", lambda x: torch.cumsum(x, dim=1), _x(4, 8)),
+    Case("Tensor.repeat", lambda x: x.repeat(2, 3), _x(2, 4)),
+    Case("Tensor.expand_as", lambda x, y: x.expand_as(y) + y, _xs((1, 8), (4, 8))),
+    Case("torch.flip", lambda x: torch.flip(x, dims=[0, 1]), _x(4, 8)),
+    Case("Tensor.var", lambda x: x.var(dim=-1) + x.std(dim=0, unbiased=False).sum(), _x(4, 8)),
+    Case("torch.linalg.vector_norm", lambda x: torch.linalg.vector_norm(x, dim=-1), _x(4, 8)),
+    Case("torch.norm", lambda x: x.norm(p=1, dim=0), _x(4, 8)),
+    Case("torch.floor_divide", lambda x: torch.floor_divide(x * 10, 3.0), _x(4, 8)),
+    Case("// and % on integers", lambda i: i // 3 + i % 3, lambda g: (torch.randint(-20, 20, (4, 8), generator=g),)),
+    Case("torch.minimum", lambda x, y: torch.minimum(x, y), _xs((4, 8), (4, 8))),
+    Case("F.silu(inplace=True)", _silu_, _x(4, 8)),
+    Case("Tensor.add_, Tensor.mul_", _add_, _x(4, 8)),
+    Case("x[:, :4] = 0 (setitem)", _setitem, _x(4, 8)),
+    Case("F.log_softmax", lambda x: F.log_softmax(x, dim=-1), _x(4, 8)),
+    Case("torch.log1p", lambda x: torch.log1p(x.abs()), _x(4, 8)),
+    Case("logical and/or/not", lambda x: ((x > 0) & (x < 1) | ~(x > -1)).float(), _x(4, 8)),
+    Case(
+        "F.scaled_dot_product_attention",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        _xs((1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
+    ),
+    Case("torch.special.expm1", lambda x: torch.special.expm1(x), _x(4, 8)),
+    Case("Tensor.scatter_add", lambda x, i: x.scatter_add(1, i, x), _with_index((4, 8), (4, 8), 8)),
+)
+
+
+def inputs_of(case: Case, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    return case.inputs(torch.Generator().manual_seed(seed))
+
+
+def status(case: Case) -> str:
+    """`yes`, or `no: ` and the first line of the frontend's error (without the location)."""
+    from hir.frontend import import_torch
+    from hir.frontend.errors import FrontendError
+
+    try:
+        import_torch(case.fn, inputs_of(case))
+    except FrontendError as err:
+        first = str(err).splitlines()[0]
+        return "no: " + first.split(" error: ", 1)[-1]
+    return "yes"
+
+
+def render(cases: Sequence[Case] | None = None) -> str:
+    rows = [
+        BEGIN,
+        f"<!-- Generated by `{COMMAND}` from tools/frontend_coverage.py: edit the cases there. -->",
+        "",
+        "| torch code | imports |",
+        "|---|---|",
+    ]
+    for case in CASES if cases is None else cases:
+        cell = status(case).replace("|", "\\|")
+        rows.append(f"| `{case.name}` | {cell} |")
+    rows.append(END)
+    return "\n".join(rows)
+
+
+def updated(text: str, section: str) -> str:
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"the file has no {BEGIN} ... {END} section")
+    head, rest = text.split(BEGIN, 1)
+    return head + section + rest.split(END, 1)[1]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hir.tools.frontend_coverage", description=__doc__.split("\n\n")[0])
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", metavar="FILE", help="rewrite the coverage section of FILE")
+    group.add_argument("--check", metavar="FILE", help="exit 1 when the coverage section of FILE is stale")
+    args = p.parse_args(argv)
+    path = Path(args.write or args.check)
+    text = path.read_text()
+    new = updated(text, render())
+    if args.write:
+        path.write_text(new)
+        return 0
+    if new != text:
+        print(f"{path}: the coverage section is stale: regenerate it with `{COMMAND}`", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
