@@ -152,6 +152,7 @@ STEPS: tuple[Step, ...] = (
     Step("calibrate", "hir-calibrate: this machine's device constants for the cost model (writes its cache)", ((PY, "-m", "hir.tools.calibrate", "--gpus", GPUS),)),
     Step("tp-mlp-defaults", "the tensor-parallel MLP block compiled with hir.compile's defaults against eager, eager replayed, the serial form and the copy-engine pipelines; H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "4096,8192,16384,32768", "--reps", "15", "--warmup", "3", "--cuda-graph", "--no-torch-compile", "--variants", TP_MLP_DEFAULTS) for h in ("4096", "8192")), quick=("--sizes", "4096", "--reps", "5", "--warmup", "2")),
     Step("tp-mlp-defaults-compile", "hir.compile's defaults against torch.compile's async TP at M = 16384, H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "16384", "--reps", "15", "--warmup", "3", "--variants", "default:4:chunks=1") for h in ("4096", "8192")), quick=("--reps", "5", "--warmup", "2")),
+    Step("tp-mlp-train", "the MLP block's training step (forward + backward) on one GPU, hir.compile(..., training=True) against eager and torch.compile; H = 4096 and 8192", ((PY, "benchmarks/tp_mlp_train.py", "--sizes", "8192,16384", "--reps", "10", "--warmup", "3", "--cuda-graph"),), quick=("--hidden", "4096", "--sizes", "8192", "--reps", "5", "--warmup", "2")),
 )
 # fmt: on
 

@@ -6,6 +6,8 @@ gradients, and the loss curve of a short training loop, match eager torch on ran
 from __future__ import annotations
 
 import copy
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -169,3 +171,16 @@ def test_an_op_without_a_mapping_is_an_error_naming_the_call() -> None:
     message = str(err.value)
     assert message.startswith("<call>: error: <cumulative> cannot be specialized for (x: float32[4, 8]): ")
     assert "i0" in message
+
+
+def test_the_training_benchmark_runs_on_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/tp_mlp_train.py checks every variant's output and gradients against eager's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        import tp_mlp_train
+    finally:
+        sys.path.pop(0)
+    tp_mlp_train.main(["--device", "cpu", "--hidden", "16", "--sizes", "32", "--no-torch-compile", "--reps", "1"])
+    out = capsys.readouterr().out
+    assert "hir" in out
+    assert "WRONG" not in out
