@@ -7,12 +7,16 @@ shape. Each case against eager torch on random data.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import torch
+from ranks import run_ranks
 
 import hir
 from hir.frontend.specialize import CallError, SpecializationWarning
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class Mlp(torch.nn.Module):
@@ -177,3 +181,11 @@ def test_a_shape_the_mesh_cannot_shard_is_an_error_in_local_and_logical_terms() 
         "float32[3, 16], logical [6, 16]): <layouts>: error: argument 'x': 6 rows do not split into 2 chunks of "
         "2 devices"
     )
+
+
+@pytest.mark.distributed
+def test_new_row_counts_on_two_gloo_ranks() -> None:
+    """Each rank passes its shard; every new row count is a specialization of its own, against eager torch."""
+    result = run_ranks([str(REPO / "tests" / "shapes_mesh_driver.py")], timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "every row count matches eager torch" in result.stdout
