@@ -1,0 +1,100 @@
+"""
+A Megatron tensor-parallel transformer layer (benchmarks/tp_layer.py's TPLayer: sequence-parallel
+norm, all-gather into the column-parallel q/k/v, attention of each rank's heads, row-parallel
+output projection and reduce-scatter, then the TP MLP) compiled with hir.compile on a mesh of
+every rank, run under torchrun (gloo on CPU), each rank on its own rows, compared with the module
+run eagerly on the unsharded input. Exits non-zero (on every rank) when a result differs.
+
+    python -m torch.distributed.run --nproc-per-node 2 tests/tp_layer_driver.py [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+import hir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from tp_layer import PARAM_LAYOUTS, TPLayer
+from tp_mlp import my_rows
+
+H, HEADS, FFN, T, M = 32, 4, 64, 8, 32
+
+CASES = [
+    # name, norm, chunks (None: replicated rows), pipeline
+    ("LayerNorm, 1 chunk", "layer", 1, "stream-lowering{policy=contractions-standalone}"),
+    ("RMSNorm, 2 chunks, copy-engine", "rms", 2, "stream-lowering{backend=copy-engine}"),
+    ("replicated rows (all-reduce)", "layer", None, "stream-lowering"),
+]
+
+
+def check(name: str, norm: str, chunks: int | None, pipeline: str) -> str | None:
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)  # the same global module and input on every rank
+    layer = TPLayer(H, HEADS, FFN, T, torch.float32, "cpu", norm)
+    with torch.no_grad():
+        for p in (*layer.norm1.parameters(), *layer.norm2.parameters()):
+            p.add_(torch.randn_like(p) * 0.1)  # not the ones and zeros a norm starts with
+    x = torch.randn(M, H)
+    with torch.no_grad():
+        expected = layer(x)
+    layout = f"[(stream({chunks}), didx), serial]" if chunks else None
+    compiled = hir.compile(
+        layer, (x,), [layout], [layout], mesh=list(range(world)), pipeline=pipeline, param_layouts=PARAM_LAYOUTS
+    )
+    mine = my_rows(x, chunks, rank, world) if chunks else x
+    want = my_rows(expected, chunks, rank, world) if chunks else expected
+    for _ in range(2):  # a second call reuses the sharded parameters
+        with torch.no_grad():
+            got = compiled(mine)
+        if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+            diff = (got - want).abs().max().item() if got.shape == want.shape else tuple(got.shape)
+            return f"{name} {pipeline}: rank {rank} differs from eager by {diff}"
+    return None
+
+
+def benchmark_smoke() -> list[str]:
+    """benchmarks/tp_layer.py's measurement on CPU (small, one repetition): its code runs and matches."""
+    import tp_layer
+
+    variants = "default:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=2"
+    args = tp_layer.parse_args(["--device", "cpu", "--reps", "1", "--warmup", "0", "--variants", variants])
+    _, errors, decisions = tp_layer.measure(int(args.sizes), args, torch.device("cpu"))
+    if len(errors) != 3:
+        return [f"tp_layer measured {sorted(errors)}, expected eager and 2 hir variants"]
+    if decisions:  # on CPU hir.compile lowers as written: the cost model describes GPUs
+        return [f"tp_layer: a lowering was chosen on CPU: {decisions}"]
+    return [f"tp_layer {name}: relative error {error:.1e}" for name, error in errors.items() if error > 1e-5]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default=",".join(str(i) for i in range(len(CASES))), help="indices into CASES")
+    parser.add_argument("--smoke", action="store_true", help="also run benchmarks/tp_layer.py's measurement")
+    args = parser.parse_args()
+    dist.init_process_group("gloo")
+    failures = []
+    cases = [CASES[int(i)] for i in args.cases.split(",") if i]
+    for case in cases:
+        if (failure := check(*case)) is not None:
+            failures.append(failure)
+    if args.smoke:
+        failures += benchmark_smoke()
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    if dist.get_rank() == 0 and not failures:
+        smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
+        print(f"tp layer: {len(cases)} programs{smoke} match eager torch on {dist.get_world_size()} ranks")
+    verdict = torch.tensor([len(failures)])
+    dist.all_reduce(verdict)
+    dist.destroy_process_group()
+    return int(verdict.item() > 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
