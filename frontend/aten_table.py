@@ -101,17 +101,14 @@ def _gelu(e: Emitter, node: Node, x: SSAValue, approximate: str = "none") -> SSA
     return e.typed(lambda t: fusion.GeluOp(x, approximate, t), [x], shape_of(x), element_of(x))
 
 
-def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
-    if half_to_float:
-        raise e.error(f"{node.target}: half_to_float is not supported")
+def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to_float=None) -> SSAValue:
+    """softmax.int's dtype and _softmax's half_to_float both give the result's dtype: x is cast to it first."""
     x = e.cast(x, _out_element(node))
     return e.typed(lambda t: fusion.SoftmaxOp(x, dim % len(shape_of(x)), t), [x], shape_of(x), element_of(x))
 
 
-def _log_softmax(e: Emitter, node: Node, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
-    """`x - max - log(sum(exp(x - max)))` along `dim`: the shift keeps exp from overflowing."""
-    if half_to_float:
-        raise e.error(f"{node.target}: half_to_float is not supported")
+def _log_softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to_float=None) -> SSAValue:
+    """`x - max - log(sum(exp(x - max)))` along `dim` (the shift keeps exp from overflowing), in the result's dtype."""
     element = _out_element(node)
     x = e.cast(x, element)
     shifted = e.binary(fusion.SubOp, x, e.reduce(fusion.MaxOp, x, [dim], keepdim=True), element)

@@ -95,7 +95,39 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     except Exception as err:  # torch's message about the user's code; no hir frames to show
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise FrontendError(f"<capture>: error: torch.export could not capture the program: {first}") from err
+    _refuse_state_updates(program)
     return decompose(program)
+
+
+_UPDATE = (
+    "the program updates {what} in place; compiled programs do not write their inputs or the module's state: "
+    "return the new value instead"
+)
+
+
+def _refuse_state_updates(program: ExportedProgram) -> None:
+    """
+    An in-place op on a parameter, buffer or input (or a view of one: `self.cache[:, :n].copy_(k)`)
+    is an error at its line: torch.export writes such updates back, the compiled function would not.
+    In-place ops on the program's own values are fine (the decompositions make them functional).
+    """
+    specs = {spec.arg.name: spec for spec in program.graph_signature.input_specs}
+    for node in program.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable or not node.args:
+            continue
+        base = node.args[0]
+        while isinstance(base, Node) and base.op == "call_function" and base.args and _is_view(base.target):
+            base = base.args[0]
+        spec = specs.get(base.name) if isinstance(base, Node) and base.op == "placeholder" else None
+        if spec is not None:
+            what = "input" if spec.kind == InputKind.USER_INPUT else spec.kind.name.lower()
+            raise located_error(node, _UPDATE.format(what=f"{what} {spec.target or base.name!r}"))
+
+
+def _is_view(target: Any) -> bool:
+    schema = getattr(target, "_schema", None)
+    return schema is not None and bool(schema.arguments) and schema.arguments[0].alias_info is not None
 
 
 def import_program(
@@ -242,11 +274,7 @@ def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:
             continue
         what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(spec.kind)
         target = f"{what} {spec.target!r}" if what else f"an output of kind {spec.kind.name}"
-        raise located_error(
-            out if isinstance(out, Node) else None,
-            f"the program updates {target} in place; compiled programs do not write their inputs or the "
-            "module's state: return the new value instead",
-        )
+        raise located_error(out if isinstance(out, Node) else None, _UPDATE.format(what=target))
     return kept
 
 

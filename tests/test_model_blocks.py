@@ -1,0 +1,383 @@
+"""
+Model code as people write it compiles and matches eager torch on CPU: a nanoGPT block, a Llama
+decoder layer (RMSNorm, rotary embeddings with non-persistent buffers, attention, a SiLU-gated
+MLP), top-k MoE routing, an embedding model, and code with in-place updates. The modules follow
+their sources (nanoGPT's model.py, Hugging Face's modeling_llama.py) with small sizes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import hir
+from hir.frontend.errors import FrontendError
+
+# -- nanoGPT (model.py) ---------------------------------------------------------------------------
+
+
+class GPTConfig:
+    block_size = 16
+    n_embd = 32
+    n_head = 4
+    dropout = 0.0
+    bias = True
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, input):
+        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self.n_head = config.n_head
+        self.n_embd = config.n_embd
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones(config.block_size, config.block_size)).view(
+                1, 1, config.block_size, config.block_size
+            ),
+        )
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        y = self.resid_dropout(self.c_proj(y))
+        return y
+
+
+class MLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        x = self.c_fc(x)
+        x = self.gelu(x)
+        x = self.c_proj(x)
+        x = self.dropout(x)
+        return x
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+# -- Llama (modeling_llama.py) --------------------------------------------------------------------
+
+
+class LlamaConfig:
+    hidden_size = 32
+    intermediate_size = 64
+    num_attention_heads = 4
+    num_key_value_heads = 2
+    max_position_embeddings = 16
+    rope_theta = 10000.0
+    rms_norm_eps = 1e-6
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, max_position_embeddings=2048, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        t = torch.arange(max_position_embeddings, dtype=self.inv_freq.dtype)
+        freqs = torch.outer(t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
+
+    def forward(self, x, seq_len):
+        return self.cos[:seq_len].to(dtype=x.dtype), self.sin[:seq_len].to(dtype=x.dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, position_ids):
+    cos = cos[position_ids].unsqueeze(1)
+    sin = sin[position_ids].unsqueeze(1)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, config, sdpa):
+        super().__init__()
+        self.hidden_size = config.hidden_size
+        self.num_heads = config.num_attention_heads
+        self.head_dim = self.hidden_size // self.num_heads
+        self.num_key_value_heads = config.num_key_value_heads
+        self.num_key_value_groups = self.num_heads // self.num_key_value_heads
+        self.sdpa = sdpa
+        self.q_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, self.hidden_size, bias=False)
+        self.rotary_emb = LlamaRotaryEmbedding(self.head_dim, config.max_position_embeddings, config.rope_theta)
+
+    def forward(self, hidden_states, position_ids):
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        key_states = (
+            self.k_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        )
+        value_states = (
+            self.v_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        )
+        cos, sin = self.rotary_emb(value_states, seq_len=q_len)
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin, position_ids)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        if self.sdpa:
+            attn_output = F.scaled_dot_product_attention(query_states, key_states, value_states, is_causal=True)
+        else:
+            attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
+            causal_mask = torch.triu(torch.full((q_len, q_len), float("-inf")), diagonal=1)
+            attn_weights = attn_weights + causal_mask
+            attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+            attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(bsz, q_len, self.hidden_size)
+        return self.o_proj(attn_output)
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, config, sdpa=False):
+        super().__init__()
+        self.self_attn = LlamaAttention(config, sdpa)
+        self.mlp = LlamaMLP(config)
+        self.input_layernorm = LlamaRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+        self.post_attention_layernorm = LlamaRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+
+    def forward(self, hidden_states, position_ids):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, position_ids)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+# -- top-k MoE routing ----------------------------------------------------------------------------
+
+
+class Expert(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)))
+
+
+class MoE(nn.Module):
+    def __init__(self, dim=16, hidden=32, num_experts=4, top_k=2):
+        super().__init__()
+        self.top_k = top_k
+        self.gate = nn.Linear(dim, num_experts, bias=False)
+        self.experts = nn.ModuleList([Expert(dim, hidden) for _ in range(num_experts)])
+        self.expert_scale = nn.Parameter(torch.rand(num_experts) + 0.5)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        x = x.view(-1, C)
+        router_logits = self.gate(x)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        scale = self.expert_scale.index_select(0, selected_experts.flatten()).view(-1, self.top_k)
+        routing_weights = routing_weights * scale
+        expert_out = torch.stack([expert(x) for expert in self.experts], dim=1)  # [N, E, C]
+        index = selected_experts.unsqueeze(-1).expand(-1, -1, C)
+        chosen = torch.gather(expert_out, 1, index)  # [N, top_k, C]
+        out = (chosen * routing_weights.unsqueeze(-1)).sum(dim=1)
+        return out.view(B, T, C), router_logits.argmax(dim=-1)
+
+
+# -- embedding + linear, in-place updates ---------------------------------------------------------
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(8, dim)
+        self.lm_head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, idx):
+        _, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.wte(idx) + self.wpe(pos)
+        logits = self.lm_head(F.gelu(x))
+        return logits, logits.argmax(-1)
+
+
+class InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.register_buffer("shift", torch.randn(16))
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.mul_(0.5)
+        h += self.shift
+        F.relu(h, inplace=True)
+        h[:, 0] = 1.0
+        h.clamp_(max=1.5)
+        out = torch.zeros_like(h)
+        out.copy_(h)
+        out.sub_(x)
+        return out
+
+
+class CachedState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 16))
+
+    def forward(self, x):
+        self.cache.copy_(x)  # the update the compiled function refuses
+        return x * 2
+
+
+def _check(module: nn.Module, inputs: tuple[torch.Tensor, ...], fresh: tuple[torch.Tensor, ...], **options) -> hir.Any:
+    module.eval()
+    compiled = hir.compile(module, inputs, **options)
+    for args in (inputs, fresh):
+        with torch.no_grad():
+            expected = module(*args)
+        torch.testing.assert_close(compiled(*args), expected)
+    return compiled
+
+
+def test_nanogpt_block() -> None:
+    torch.manual_seed(0)
+    compiled = _check(Block(GPTConfig()), (torch.randn(2, 8, 32),), (torch.randn(2, 8, 32),))
+    assert "fusion.where" in compiled.fusion_text  # masked_fill with the tril buffer
+
+
+def test_nanogpt_block_streams_the_batch() -> None:
+    torch.manual_seed(0)
+    compiled = _check(
+        Block(GPTConfig()), (torch.randn(2, 8, 32),), (torch.randn(2, 8, 32),), in_layouts=["[stream, serial, serial]"]
+    )
+    assert "hir.for" in str(compiled.module)
+
+
+@pytest.mark.parametrize("sdpa", [False, True], ids=["manual-attention", "sdpa"])
+def test_llama_decoder_layer(sdpa: bool) -> None:
+    torch.manual_seed(0)
+    layer = LlamaDecoderLayer(LlamaConfig(), sdpa=sdpa)
+    assert "cos" not in layer.state_dict()  # the rotary tables are non-persistent buffers, as in HF
+    positions = torch.arange(8).unsqueeze(0).expand(2, 8)
+    compiled = _check(layer, (torch.randn(2, 8, 32), positions), (torch.randn(2, 8, 32), positions.flip(1)))
+    assert ("fusion.sdpa" in compiled.fusion_text) == sdpa
+
+
+def test_moe_top_k_routing() -> None:
+    torch.manual_seed(0)
+    compiled = _check(MoE(), (torch.randn(2, 4, 16),), (torch.randn(2, 4, 16),))
+    for op in ("fusion.topk", "fusion.gather", "fusion.index_select", "fusion.argmax"):
+        assert op in compiled.fusion_text
+
+
+def test_embedding_and_linear() -> None:
+    torch.manual_seed(0)
+    ids = (torch.randint(0, 50, (2, 8)),)
+    compiled = _check(TinyLM(), ids, (torch.randint(0, 50, (2, 8)),))
+    assert re.search(r"fusion.index_select %p_wte_weight, %idx dim = 0", compiled.fusion_text)
+
+
+def test_in_place_updates() -> None:
+    torch.manual_seed(0)
+    _check(InPlace(), (torch.randn(4, 16),), (torch.randn(4, 16),))
+
+
+def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
+    with pytest.raises(FrontendError) as err:
+        hir.compile(CachedState(), (torch.randn(4, 16),))
+    message = str(err.value)
+    assert re.match(r".*test_model_blocks.py:\d+: error: the program updates buffer 'cache' in place", message)
+    assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
