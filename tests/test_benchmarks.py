@@ -38,6 +38,7 @@ def benchmark(name: str) -> ModuleType:
         "run_all",
         "compile_time",
         "tp_mlp",
+        "tp_layer",
     ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,7 +53,16 @@ def test_every_step_command_parses() -> None:
     run_all = benchmark("run_all")
     parsers = {
         f"benchmarks/{name}.py": benchmark(name).build_parser()
-        for name in ("ag_gemm", "gemm_rs", "matmul_ar", "host_overhead", "race_check_cost", "compile_time", "tp_mlp")
+        for name in (
+            "ag_gemm",
+            "gemm_rs",
+            "matmul_ar",
+            "host_overhead",
+            "race_check_cost",
+            "compile_time",
+            "tp_mlp",
+            "tp_layer",
+        )
     }
     checked = 0
     for step in run_all.STEPS:
