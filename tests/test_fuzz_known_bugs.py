@@ -1,5 +1,5 @@
 """
-Reproducers of the bugs the fuzzer found (docs/testing.md, "Bugs the fuzzer found", by number).
+Reproducers of the bugs the fuzzer found (docs/testing.md, "Known bugs and their reproducers", by number).
 An open one is `xfail(strict=True)`: it fails while the bug is there, and the test run fails
 once the bug is fixed, as a reminder to drop the `xfail` (the test stays, as a regression test)
 and the generator's workaround (tests/fuzz/mesh_rules.py `known_bug`, `FuzzProgram.facts`,

@@ -240,7 +240,7 @@ def known_bug(
 ) -> str | None:
     """
     A placement that a known bug of the lowering gets wrong whatever the run options
-    (docs/testing.md, "Bugs the fuzzer found"; reproducers in tests/test_fuzz_known_bugs.py): the
+    (docs/testing.md, "Known bugs and their reproducers"; reproducers in tests/test_fuzz_known_bugs.py): the
     generator does not emit it.
     """
     for src, dst in reshardings(op, operands, result, axis_map, dims):
