@@ -18,13 +18,13 @@ grad), in the same capped cache as the inference specializations (frontend/speci
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
 from torch.fx import GraphModule, Node
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.compiled import CompiledFunction, compile_imported
+from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
 from hir.frontend.importer import (
@@ -72,19 +73,46 @@ def _var_mean(
     return var, mean if keepdim else torch.squeeze(mean, dims)
 
 
+def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
+    """any over an axis as a max (the math attention's guard against rows masked whole)."""
+    return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
+
+
+def _filled(value: int) -> Callable[..., torch.Tensor]:
+    """ones / zeros as `full` with an integer fill: the table's own spells them with a float, which
+    an integer or boolean tensor (the math attention's causal mask) does not take."""
+
+    def fill(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Any:
+        dtype = dtype or torch.get_default_dtype()
+        return torch.full(size, value if not dtype.is_floating_point else float(value), dtype=dtype, device=device)
+
+    return fill
+
+
+FILLS = (aten.ones.default, aten.zeros.default)
+
+
 def decompositions() -> dict[Any, Callable[..., Any]]:
     """
-    torch's core ATen decompositions of the ops the ATen table lacks (a backward's
-    `threshold_backward`, `gelu_backward`, ...), and of `addmm` and `native_layer_norm` (what a
-    linear and a LayerNorm become under autograd), which the forward then computes from ops the
-    table has. The ops it has stay whole.
+    `hir.import_torch`'s decompositions (torch's core ATen ones of the ops the ATen table lacks:
+    a backward's `threshold_backward`, `gelu_backward`, ...), and those of what autograd records
+    that the table may lack: `native_layer_norm` (a LayerNorm, whose forward also returns the
+    statistics the backward reads), `var_mean` (torch's own goes through `prims.var`) and
+    `scalar_tensor`, `any` (in the attention's math). The ops the table has stay whole.
     """
-    from torch._decomp import core_aten_decompositions, get_decompositions
+    from torch._decomp import get_decompositions
 
-    table = {op: fn for op, fn in core_aten_decompositions().items() if op not in ATEN_TABLE}
-    table.update(get_decompositions([aten.addmm, aten.native_layer_norm]))
-    table[aten.scalar_tensor.default] = _scalar_tensor
-    table[aten.var_mean.correction] = _var_mean
+    table = decomposition_table()
+    table = {op: table[op] for op in list(table.keys())}
+    extra = {
+        **get_decompositions([aten.addmm, aten.native_layer_norm]),
+        aten.scalar_tensor.default: _scalar_tensor,
+        aten.var_mean.correction: _var_mean,
+        aten.any.dim: _any,
+        aten.ones.default: _filled(1),
+        aten.zeros.default: _filled(0),
+    }
+    table.update({op: fn for op, fn in extra.items() if op not in ATEN_TABLE or op in FILLS})
     return table
 
 
@@ -145,8 +173,6 @@ def import_graph(
     plan: list[tuple[str, int]] = []
     results: list[SSAValue] = []
     for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is operator.getitem:
-            raise located_error(node, f"{name}: an op with several results ({node.args[0]}) is not supported")
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
         elif node.op == "output":
@@ -262,7 +288,17 @@ class TrainingFunction:
                 else:
                     names = [*state_names, *arg_names]
                     layouts = [None] * len(state_names) + self.layouts
-                imported, plan, used = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
+                try:
+                    imported, plan, used = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
+                except FrontendError as err:
+                    if graph != "backward":
+                        raise  # __call__ names the call's arguments
+                    # Compiled at the first backward() of the signature, inside the autograd engine.
+                    described = self.specializations.signature.describe(examples)
+                    raise FrontendError(
+                        f"<backward>: error: {self.name}: the backward of the call with ({described}) cannot be "
+                        f"compiled: {err}"
+                    ) from None
                 program = GraphProgram(None, plan, used)
                 if imported is not None:
                     on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs)
@@ -277,9 +313,12 @@ class TrainingFunction:
             return compile_graph
 
         def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
-            if isinstance(self.fn, torch.nn.Module):
-                return torch.func.functional_call(self.fn, state, args)
-            return self.fn(*args)
+            # Attention as its math (matmuls, softmax): autograd then differentiates ops the table
+            # has, where a fused kernel's backward is an op of its own.
+            with sdpa_kernel(SDPBackend.MATH):
+                if isinstance(self.fn, torch.nn.Module):
+                    return torch.func.functional_call(self.fn, state, args)
+                return self.fn(*args)
 
         aot = aot_function(
             run,

@@ -125,6 +125,67 @@ def test_stream_layouts_in_the_forward() -> None:
     assert "stream(2)" in forward.fusion_text
 
 
+class CausalAttention(torch.nn.Module):
+    """nanoGPT's attention: a split of one QKV projection, heads, a causal mask or SDPA."""
+
+    def __init__(self, fused: bool, hidden: int = 16, heads: int = 2, length: int = 8) -> None:
+        super().__init__()
+        self.fused, self.heads = fused, heads
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.register_buffer("mask", torch.tril(torch.ones(length, length)).view(1, 1, length, length))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = (
+            t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in self.qkv(self.norm(x)).split(C, 2)
+        )
+        if self.fused:
+            y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            scores = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+            y = torch.softmax(scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf")), dim=-1) @ v
+        return x + self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["masked", "sdpa"])
+def test_causal_attention(fused: bool) -> None:
+    """SDPA is differentiated as its math (matmuls, softmax), which the table maps."""
+    torch.manual_seed(0)
+    attention = CausalAttention(fused)
+    eager = copy.deepcopy(attention)
+    compiled = hir.compile(attention, (randn(2, 8, 16),), training=True)
+    x, y = randn(2, 8, 16, seed=1).requires_grad_(), randn(2, 8, 16, seed=1).requires_grad_()
+    grad = randn(2, 8, 16, seed=2)
+    compiled(x).backward(grad)
+    eager(y).backward(grad)
+    torch.testing.assert_close(x.grad, y.grad)
+    assert_same_grads(attention, eager)
+
+
+def test_a_backward_without_a_mapping_names_the_call() -> None:
+    """An embedding's backward is a scatter-add (index_put), which the fusion dialect lacks."""
+
+    class Embedded(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedding = torch.nn.Embedding(50, 8)
+
+        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(self.embedding(tokens))
+
+    tokens = torch.randint(0, 50, (4, 6), generator=torch.Generator().manual_seed(0))
+    compiled = hir.compile(Embedded(), (tokens,), training=True)
+    out = compiled(tokens)
+    with pytest.raises(hir.FrontendError) as err:
+        out.sum().backward()
+    assert str(err.value).startswith(
+        "<backward>: error: <Embedded>: the backward of the call with (tokens: int64[4, 6]) cannot be compiled: "
+    )
+    assert "aten.index_put.default is not supported" in str(err.value)
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_a_training_loop_tracks_eager(optimizer: str) -> None:
     """A few optimizer steps: the parameters are read at each call, so every step is seen."""
