@@ -8,7 +8,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
@@ -21,6 +21,9 @@ from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, 
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
 from hir.runtime.memory import overlaps
+
+if TYPE_CHECKING:
+    from hir.frontend.training import TrainingFunction
 
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
@@ -274,7 +277,7 @@ def compile_torch(
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     training: bool = False,
     **options: Any,
-) -> Any:
+) -> CompiledFunction | TrainingFunction:
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
     if training:
         from hir.frontend.training import compile_training
