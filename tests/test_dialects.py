@@ -352,6 +352,16 @@ def test_build_and_verify_fusion_ops():
         fusion.SoftmaxOp(x, 1),
         fusion.LayerNormOp(x, value(tensor(8)), value(tensor(8)), [1], 1e-5),
         fusion.RmsNormOp(x, value(tensor(8)), [1], 1e-6),
+        *(op(x, y) for op in (fusion.MinimumOp, fusion.FloorDivOp, fusion.TruncDivOp, fusion.RemainderOp)),
+        fusion.Log1pOp(x),
+        fusion.GatherOp(x, value(tensor(4, 3, element=i64)), 1, tensor(4, 3)),
+        fusion.IndexSelectOp(x, value(tensor(2, 5, element=i64)), 0, tensor(2, 5, 8)),
+        fusion.FlipOp(x, [0], tensor(4, 8)),
+        fusion.IotaOp(1, tensor(4, 8, element=i64)),
+        fusion.CumsumOp(x, 1, tensor(4, 8)),
+        fusion.ArgMaxOp(x, 1, tensor(4, element=i64)),
+        fusion.ArgMinOp(x, 0, tensor(8, element=i64)),
+        fusion.TopkOp(x, 3, 1, True, tensor(4, 3, element=i64)),
     ]
     assert {type(op) for op in ops} == set(fusion.FUSION_OPS)
     for op in ops:

@@ -26,6 +26,13 @@ class MinimumOp(BinaryFusionOp):
 
 
 class _NumberBinaryOp(BinaryFusionOp):
+    """
+    An elementwise op on numbers.
+
+    Verifies:
+        The element type is a number type (not `i1`).
+    """
+
     def verify_element_types(self) -> None:
         super().verify_element_types()
         if element_type_of(self.result) == IntegerType(1):
@@ -37,9 +44,6 @@ class FloorDivOp(_NumberBinaryOp):
     """
     `torch.div(lhs, rhs, rounding_mode="floor")` (`lhs // rhs`), elementwise, on integers or
     floats. An integer division by zero is torch's error at run time.
-
-    Verifies:
-        The element type is a number type (not `i1`).
 
     Example:
         %q = fusion.floordiv %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
@@ -54,9 +58,6 @@ class TruncDivOp(_NumberBinaryOp):
     `torch.div(lhs, rhs, rounding_mode="trunc")`, elementwise, on integers or floats (the quotient
     rounded toward zero).
 
-    Verifies:
-        The element type is a number type (not `i1`).
-
     Example:
         %q = fusion.truncdiv %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
     """
@@ -68,9 +69,6 @@ class TruncDivOp(_NumberBinaryOp):
 class RemainderOp(_NumberBinaryOp):
     """
     `torch.remainder(lhs, rhs)` (Python's `lhs % rhs`: the result has the divisor's sign), elementwise.
-
-    Verifies:
-        The element type is a number type (not `i1`).
 
     Example:
         %r = fusion.remainder %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
