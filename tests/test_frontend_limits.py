@@ -1,0 +1,141 @@
+"""
+docs/frontend.md's "Limits" section against the code: each bullet names its limit by a phrase of
+`CHECKS`, whose check asserts that the limit still holds (the program is refused with a located
+error, or the behaviour the bullet states). A bullet without a check, or a check whose phrase the
+section lost, fails `test_every_limit_has_a_check`; a limit that stops holding fails its check, so
+the section changes with the code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+import hir
+from hir.frontend import FrontendError
+from hir.frontend.specialize import CallError
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "frontend.md"
+HERE = Path(__file__).name
+
+
+def limits_section() -> str:
+    text = DOC.read_text()
+    start = text.index("\n## Limits\n")
+    end = text.index("\n## ", start + 1)
+    return text[start:end]
+
+
+def bullets() -> list[str]:
+    return [" ".join(b.split()) for b in re.split(r"\n- ", limits_section())[1:]]
+
+
+def refused(fn: object, args: tuple[torch.Tensor, ...], match: str, located: bool = True, **options: object) -> None:
+    """hir.compile refuses `fn` with a FrontendError matching `match`, at this file's line when `located`."""
+    with pytest.raises(FrontendError, match=match) as error:
+        hir.compile(fn, args, **options)
+    if located:
+        assert str(error.value).startswith(str(Path(__file__))) or HERE in str(error.value), str(error.value)
+
+
+def missing_ops() -> None:
+    x = torch.randn(8, 4)
+    refused(lambda x, i, s: x.scatter(0, i, s), (x, torch.zeros(2, 4, dtype=torch.long), torch.randn(2, 4)),
+            "not supported by the fusion dialect")  # fmt: skip
+
+
+class _Counter(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls.add_(1)
+        return x + self.calls
+
+
+def _add_in_place(x: torch.Tensor) -> torch.Tensor:
+    x.add_(1)
+    return x * 2
+
+
+def _branch(x: torch.Tensor) -> torch.Tensor:
+    return x * 2 if x.sum() > 0 else x
+
+
+def unsupported_programs() -> None:
+    x = torch.randn(8, 4)
+    refused(torch.nn.Dropout(0.5).train(), (x,), "native_dropout", located=False)
+    refused(_add_in_place, (x,), "updates input 'x' in place")
+    refused(_Counter(), (x,), "updates buffer 'calls' in place")
+    refused(lambda x: x[x > 0], (x,), "boolean mask")
+    refused(_branch, (x,), "could not capture", located=False)
+
+
+def one_device_and_mesh_layouts() -> None:
+    x = torch.randn(8, 4)
+    refused(torch.relu, (x,), "a didx axis needs a mesh", located=False, in_layouts=["[didx, serial]"])
+    linear = torch.nn.Linear(4, 8)
+    refused(linear, (torch.randn(2, 8, 4),), r"on a mesh, activations are \[rows, columns\]", located=False,
+            mesh=[0, 1], param_layouts={"weight": "[didx, serial]"})  # fmt: skip
+
+
+def parameters_once_per_device() -> None:
+    x = torch.randn(8, 4)
+    linear = torch.nn.Linear(4, 4)
+    compiled = hir.compile(linear, (x,))
+    compiled(x)
+    with torch.no_grad():
+        linear.weight.add_(1.0)  # in place, on the call's device: the module's own tensor is read
+    torch.testing.assert_close(compiled(x), linear(x))
+    stale = compiled(x)
+    linear.weight = torch.nn.Parameter(torch.randn(4, 4))  # a new tensor: not seen
+    torch.testing.assert_close(compiled(x), stale)
+
+
+def stream_axis_survives() -> None:
+    x = torch.randn(8, 4)
+    refused(lambda x: torch.softmax(x, dim=0), (x,), "drops the stream axis 0", in_layouts=["[stream(4), serial]"])
+
+
+def inference_without_training() -> None:
+    compiled = hir.compile(torch.relu, (torch.randn(8, 4),))
+    with pytest.raises(CallError, match="requires grad, and this compiled function has no backward"):
+        compiled(torch.randn(8, 4, requires_grad=True))
+
+
+def shapes_are_specialized() -> None:
+    compiled = hir.compile(torch.relu, (torch.randn(8, 4),))
+    for rows in (8, 6):  # the example's shape, then another: a specialization each
+        x = torch.randn(rows, 4)
+        torch.testing.assert_close(compiled(x), torch.relu(x))
+    assert len(compiled.specializations.keys) == 2
+
+
+CHECKS: dict[str, Callable[[], None]] = {
+    "Ops the fusion dialect does not have": missing_ops,
+    "Training-mode dropout": unsupported_programs,
+    "no didx layouts without a mesh": one_device_and_mesh_layouts,
+    "takes the parameters once per device": parameters_once_per_device,
+    "A stream axis must survive": stream_axis_survives,
+    "Without `training=True`": inference_without_training,
+    "Shapes are not symbolic": shapes_are_specialized,
+}
+
+
+def test_every_limit_has_a_check() -> None:
+    for bullet in bullets():
+        named = [phrase for phrase in CHECKS if phrase in bullet]
+        assert len(named) == 1, f"docs/frontend.md, Limits: a bullet needs one check in {HERE}: {bullet[:100]}"
+    section = " ".join(limits_section().split())
+    lost = [phrase for phrase in CHECKS if phrase not in section]
+    assert not lost, f"checks whose limit docs/frontend.md no longer states: {lost}"
+
+
+@pytest.mark.parametrize("phrase", list(CHECKS))
+def test_limit_still_holds(phrase: str) -> None:
+    CHECKS[phrase]()
