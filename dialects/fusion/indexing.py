@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
 from hir.dialects.fusion.ops import AxesFusionOp, FusionOp, axes_format, element_type_of, shape_of
+from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.syntax import array_values, int_array
 
 
@@ -85,6 +86,8 @@ class GatherOp(FusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         dim = _dim(self)
+        if len(shape_of(self.x)) != len(shape_of(self.index)):  # a loop's probe without the gathered axis
+            raise VerifyException("x and the index need one rank")
         return tuple(((1, d),) if d == dim else ((0, d), (1, d)) for d in range(len(shape_of(self.index))))
 
     def properties_without_axes(
@@ -206,8 +209,8 @@ class IotaOp(FusionOp):
     refused).
 
     Verifies:
-        `dim` is an axis of the result; the shape is static; the element type is an integer or a
-        float.
+        `dim` is an axis of the result, not its didx axis (each device would count from 0); the
+        shape is static; the element type is an integer or a float.
 
     Example:
         %i = fusion.iota dim = 1 : tensor<4x8xi64>
@@ -226,6 +229,10 @@ class IotaOp(FusionOp):
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.result)
         rules.check_dims([_dim(self)], len(shape), "dim")
+        if layout_of(self.result.type).didx_axis == _dim(self):
+            raise VerifyException(
+                f"the counted axis {_dim(self)} cannot be a didx axis (each device would count from 0)"
+            )
         if any(d < 0 for d in shape):
             raise VerifyException(f"the shape {rules.fmt(shape)} must be static")
         return shape
@@ -235,6 +242,9 @@ class IotaOp(FusionOp):
             raise VerifyException("an iota of i1 holds no index")
 
     def axis_map(self) -> rules.AxisMap:
+        # Checked here too: a loop's probe of the op without the counted axis (dim -1, below) has
+        # no axis map, which is how the passes learn that the axis cannot be sliced or chunked.
+        rules.check_dims([_dim(self)], len(shape_of(self.result)), "dim")
         return rules.generated_map(len(shape_of(self.result)))
 
     def properties_without_axes(
