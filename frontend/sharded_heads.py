@@ -131,7 +131,7 @@ class Heads:
         counts = [0] * (len(local) + 1)
         if chunks > 1:
             kinds[1] = STREAM
-            counts[1] = 0 if local[0] == chunks else chunks
+            counts[1] = chunks
         encoding = ParallelAttr(kinds, counts, mode.mesh)
         return TensorType(element_of(x), (mode.devices, *local), encoding)
 

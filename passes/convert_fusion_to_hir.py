@@ -166,6 +166,24 @@ def check_chunk_semantics(op: fusion.FusionOp, result_slicing: Slicing | None, g
     check_slice_semantics(op, probe, [None] * len(op.operands), one_index)
 
 
+def global_probe(
+    op: fusion.FusionOp, clone: fusion.FusionOp, slicings: Sequence[Slicing | None], result_slicing: Slicing
+) -> fusion.FusionOp:
+    """
+    `clone` on the global shapes of its slices, for `check_slice_semantics`: `op`'s axis map is
+    the global one, and a device's shard of extent 1 belongs to no group of a reshape's local
+    shapes (a reshape keeping a didx axis of one index per device would look like it drops it).
+    """
+    if not any(layout_of(v.type).mesh for v in (*op.operands, op.results[0])):
+        return clone
+    values = Block(arg_types=[sliced_tensor_type(o.type, s, True) for o, s in zip(op.operands, slicings)])
+    return type(op).create(
+        operands=list(values.args),
+        result_types=[sliced_tensor_type(op.results[0].type, result_slicing, True)],
+        properties=dict(clone.properties),
+    )
+
+
 @dataclass
 class FunctionConverter:
     """Builds the hir body of one fusion-level function."""
@@ -551,7 +569,7 @@ class FunctionConverter:
         if result_slicing is None or op.slice_sources(result_slicing) is not None:
             pass
         elif result_slicing.chunks is None:
-            check_slice_semantics(op, clone, slicings, result_slicing)
+            check_slice_semantics(op, global_probe(op, clone, slicings, result_slicing), slicings, result_slicing)
         else:
             check_chunk_semantics(op, result_slicing, global_view)
         clone.results[0].name_hint = op.results[0].name_hint

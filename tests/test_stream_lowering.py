@@ -125,6 +125,8 @@ LIT_LOOPS = {
     ("model_ops.mlir", "mean_rows"): 2,
     ("model_ops.mlir", "masked_softmax"): 2,
     ("model_ops.mlir", "softmax_dynamic"): 2,
+    ("sdpa_heads.mlir", "heads"): 2,
+    ("sdpa_heads.mlir", "batch_chunks"): 2,
     ("reshape_stream.mlir", "split_outer"): 2,
     ("reshape_stream.mlir", "split_outer_chunks"): 2,
     ("reshape_stream.mlir", "merge"): 2,

@@ -23,20 +23,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from tp_layer import PARAM_LAYOUTS, TPLayer
 from tp_mlp import my_rows
 
-H, HEADS, FFN, T, M = 32, 4, 64, 8, 32
+H, HEADS, FFN, M = 32, 4, 64, 32
 
 CASES = [
-    # name, norm, chunks (None: replicated rows), pipeline
-    ("LayerNorm, 1 chunk", "layer", 1, "stream-lowering{policy=contractions-standalone}"),
-    ("RMSNorm, 2 chunks, copy-engine", "rms", 2, "stream-lowering{backend=copy-engine}"),
-    ("replicated rows (all-reduce)", "layer", None, "stream-lowering"),
+    # name, norm, sequence length (batch M / T), chunks (None: replicated rows), pipeline
+    ("LayerNorm, 1 chunk", "layer", 8, 1, "stream-lowering{policy=contractions-standalone}"),
+    ("RMSNorm, 2 chunks of one sequence, copy-engine", "rms", 16, 2, "stream-lowering{backend=copy-engine}"),
+    ("RMSNorm, 2 chunks of 2 sequences", "rms", 8, 2, "stream-lowering"),
+    ("replicated rows (all-reduce)", "layer", 8, None, "stream-lowering"),
 ]
 
 
-def check(name: str, norm: str, chunks: int | None, pipeline: str) -> str | None:
+def check(name: str, norm: str, seq: int, chunks: int | None, pipeline: str) -> str | None:
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)  # the same global module and input on every rank
-    layer = TPLayer(H, HEADS, FFN, T, torch.float32, "cpu", norm)
+    layer = TPLayer(H, HEADS, FFN, seq, torch.float32, "cpu", norm)
     with torch.no_grad():
         for p in (*layer.norm1.parameters(), *layer.norm2.parameters()):
             p.add_(torch.randn_like(p) * 0.1)  # not the ones and zeros a norm starts with
