@@ -129,7 +129,7 @@ class HirOptMain(xDSLOptMain):
             "--verify-each-stage",
             action="store_true",
             help="verify the IR after every stage of a pipeline pass such as stream-lowering, not only "
-            "after the pass (finds the stage that broke the IR; verification takes about as long as the stages)",
+            "after the pass (finds the stage that broke the IR; slower: every intermediate module is verified)",
         )
         arg_parser.add_argument(
             "--list-passes",
@@ -139,6 +139,11 @@ class HirOptMain(xDSLOptMain):
         )
         _register_mlir_flags(arg_parser)
         existing = {opt: action for action in arg_parser._actions for opt in action.option_strings}
+        existing["--print-between-passes"].help = (
+            "print the IR after every pass and stage but the last on stdout, before the result "
+            "(--mlir-print-ir-after-all prints to stderr)"
+        )
+        existing["--time-passes"].help = "print one line per pass and stage with its time, on stderr"
         for flag in ("--verify-diagnostics", "--parsing-diagnostics"):  # xDSL's help says "prints ... exits 0"
             existing[flag].help = (
                 "check parse, verifier and pass diagnostics against the input's `// expected-error@+1 {{...}}` "
