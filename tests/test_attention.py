@@ -1,13 +1,15 @@
 """
 `fusion.sdpa` against eager `F.scaled_dot_product_attention` on random data: the op executed as
 parsed (causal, boolean and float masks broadcast over batch or heads, a scale, any number of batch
-axes), lowered into stream loops over the heads or the batch, and imported from PyTorch by
-`hir.compile` as one op; what cannot be split is a located error.
+axes), lowered into stream loops over the heads or the batch, on 2 ranks with the heads sharded
+(or an operand sharded on L, S or E: gathered first), and imported from PyTorch by `hir.compile`
+as one op; what cannot be split is a located error.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -191,3 +193,42 @@ def test_streamed_queries_are_a_located_error() -> None:
     rows = "[serial, stream(2), serial]"
     with pytest.raises(FrontendError, match=r"test_attention.py:\d+: error: fusion.sdpa drops the stream axis 1"):
         hir.import_torch(_causal, (q, k, v), [rows, None, None])
+
+
+def _mesh_module(q: str, k: str, v: str, out: str, mask: str | None = None) -> str:
+    """`@main` of one fusion.sdpa on [2, 4, 16, 8] tensors over the mesh [0, 1], layouts as given."""
+
+    def t(layout: str | None, shape: str = "2x4x16x8") -> str:
+        return f"tensor<{shape}xf32, #fusion.parallel<{layout}, mesh = [0, 1]>>" if layout else f"tensor<{shape}xf32>"
+
+    operands = [("q", t(q)), ("k", t(k)), ("v", t(v))] + ([("m", t(mask, "16x16"))] if mask else [])
+    args = ", ".join(f"%{n}: {ty}" for n, ty in operands)
+    masked = " mask %m" if mask else " causal"
+    return (
+        f"func.func @main({args}) -> {t(out)} {{\n"
+        f"  %o = fusion.sdpa %q, %k, %v{masked} scale = 0.25 : {', '.join(ty for _, ty in operands)} -> {t(out)}\n"
+        f"  func.return %o : {t(out)}\n}}\n"
+    )
+
+
+HEADS = "[serial, didx, serial, serial]"
+MESH_MODULES = {
+    # heads sharded and the batch streamed: no communication
+    "heads": _mesh_module(HEADS, HEADS, HEADS, "[stream, didx, serial, serial]"),
+    # keys sharded over their sequence, values over their embedding: gathered, then attention
+    "gathered_keys": _mesh_module(None, "[serial, serial, didx, serial]", "[serial, serial, serial, didx]", None),
+    # heads sharded, a mask sharded over its rows: the mask is gathered
+    "gathered_mask": _mesh_module(HEADS, HEADS, HEADS, HEADS, "[didx, serial]"),
+}
+
+
+@pytest.mark.distributed
+def test_sdpa_on_two_gloo_ranks(tmp_path: Path) -> None:
+    """Lowered (nccl), run on 2 ranks with 1 and 3 streams, against the reference on the unsharded inputs."""
+    from test_distributed import run_driver_job
+
+    paths = []
+    for name, text in MESH_MODULES.items():
+        (path := tmp_path / f"{name}.mlir").write_text(text)
+        paths.append(path)
+    run_driver_job(paths, pipelines=("nccl",))

@@ -7,7 +7,9 @@ Attention is independent per batch index and per head: the leading (batch) axes 
 to those of every operand, so a stream loop or a mesh can split batches or heads with no
 communication. The query, key and value axes (L, S, E, Ev) map to nothing: each output row reads
 every key, and a causal mask depends on the absolute position of the query, so a loop slicing
-them would compute something else. The verifier refuses a stream or didx axis there.
+them would compute something else. The verifier refuses a result streamed or sharded there; an
+operand sharded there is gathered first (`fusion-decompose-resharding`), as for any op whose
+operand's didx axis maps to no result axis.
 """
 
 from __future__ import annotations
@@ -70,8 +72,7 @@ class ScaledDotProductAttentionOp(FusionOp):
         The three have the same rank >= 2 and batch axes, queries and keys the same E, keys and
         values the same S; the mask broadcasts to `[..., L, S]` and is `i1` or the result's
         element type; a mask and `causal` are not both given; `scale` is finite; the element type
-        is a float; no operand or result is sharded (didx) on one of its last two axes, and the
-        result is not streamed on them.
+        is a float; the result is neither streamed nor sharded on its last two axes (L, Ev).
 
     Example:
         %o = fusion.sdpa %q, %k, %v causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32> -> tensor<2x4x16x64xf32>
@@ -119,21 +120,14 @@ class ScaledDotProductAttentionOp(FusionOp):
             raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
         if not math.isfinite(self.scale.value.data):
             raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
-        for name, value in self._named():
-            kinds = layout_of(value.type).kinds
-            for axis in range(max(len(kinds) - 2, 0), len(kinds)):
-                # An operand streamed there is consumed whole after its loop; sharded, or a result
-                # streamed or sharded there, would need a slice of attention that is not attention.
-                if kinds[axis] == DIDX or (kinds[axis] == STREAM and name == "result"):
-                    raise VerifyException(
-                        f"{name} axis {axis} is {kinds[axis]}: attention reads the L, S and E axes whole, "
-                        "so only the batch and head axes can be split over streams or devices"
-                    )
+        kinds = layout_of(self.result.type).kinds
+        for axis in range(len(kinds) - 2, len(kinds)):
+            if kinds[axis] in (DIDX, STREAM):
+                raise VerifyException(
+                    f"result axis {axis} is {kinds[axis]}: attention reads the L, S and E axes whole, "
+                    "so only the batch and head axes can be split over streams or devices"
+                )
         return shape
-
-    def _named(self) -> list[tuple[str, SSAValue]]:
-        named = [("query", self.q), ("key", self.k), ("value", self.v), ("result", self.result)]
-        return named + ([("mask", self.mask)] if self.mask is not None else [])
 
     def verify_element_types(self) -> None:
         result = element_type_of(self.result)

@@ -90,18 +90,19 @@ func.func @mixed(%q: tensor<16x8xf32>, %k: tensor<16x8xbf16>, %v: tensor<16x8xf3
 
 // -----
 
-// A sequence-sharded query: each device would attend with its rows only to what it holds.
-func.func @query_sharded(%q: tensor<2x16x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>) {
-  // expected-error@+1 {{'fusion.sdpa' op query axis 1 is didx: attention reads the L, S and E axes whole, so only the batch and head axes can be split over streams or devices}}
-  %o = fusion.sdpa %q, %k, %v scale = 1.0 : tensor<2x16x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>, tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<2x16x8xf32>
+// A result sharded over its queries: each device would need every key of its rows' sequence,
+// and a causal mask the rows' absolute positions. (Sharded operands are gathered first.)
+func.func @result_sharded_rows(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>) {
+  // expected-error@+1 {{'fusion.sdpa' op result axis 1 is didx: attention reads the L, S and E axes whole, so only the batch and head axes can be split over streams or devices}}
+  %o = fusion.sdpa %q, %k, %v scale = 1.0 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<2x16x8xf32, #fusion.parallel<[serial, didx, serial], mesh = [0, 1]>>
   func.return
 }
 
 // -----
 
-func.func @key_sharded(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32, #fusion.parallel<[serial, serial, didx], mesh = [0, 1]>>, %v: tensor<2x16x8xf32>) {
-  // expected-error@+1 {{'fusion.sdpa' op key axis 2 is didx}}
-  %o = fusion.sdpa %q, %k, %v scale = 1.0 : tensor<2x16x8xf32>, tensor<2x16x8xf32, #fusion.parallel<[serial, serial, didx], mesh = [0, 1]>>, tensor<2x16x8xf32> -> tensor<2x16x8xf32>
+func.func @result_sharded_columns(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>) {
+  // expected-error@+1 {{'fusion.sdpa' op result axis 2 is didx}}
+  %o = fusion.sdpa %q, %k, %v scale = 1.0 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<2x16x8xf32, #fusion.parallel<[serial, serial, didx], mesh = [0, 1]>>
   func.return
 }
 
