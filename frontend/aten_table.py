@@ -30,8 +30,12 @@ aten = torch.ops.aten
 Builder = Callable[..., SSAValue]
 
 
-def _out_element(node: Node):
-    return element_type(node.meta["val"].dtype, node)
+def _out_element(node: Node, index: int | None = None):
+    """The result's element type (of output `index`, or the first, for an op with several)."""
+    val = node.meta["val"]
+    if isinstance(val, list | tuple):
+        val = val[index or 0]
+    return element_type(val.dtype, node)
 
 
 def _binary(kind: type[fusion.BinaryFusionOp]) -> Builder:
@@ -288,7 +292,14 @@ def _full(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
     fill = args[1] if node.target in (aten.full.default, aten.full_like.default) else 0.0
     if node.target in (aten.ones.default, aten.ones_like.default):
         fill = 1.0
-    return e.emit(fusion.FullOp(fill, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+    return e.emit(fusion.FullOp(_fill(fill, val.dtype), TensorType(element_type(val.dtype, node), tuple(val.shape))))
+
+
+def _fill(value: Any, dtype: torch.dtype) -> int | float | bool:
+    """The fill value in the tensor's kind of number (`torch.zeros(.., dtype=torch.long)` fills 0, not 0.0)."""
+    if dtype == torch.bool:
+        return bool(value)
+    return float(value) if dtype.is_floating_point else int(value)
 
 
 def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
@@ -476,14 +487,14 @@ def _copy(e: Emitter, node: Node, destination: SSAValue, source: SSAValue, non_b
 
 
 def _scalar_tensor(e: Emitter, node: Node, value, **kwargs) -> SSAValue:
-    return e.emit(fusion.FullOp(value, TensorType(_out_element(node), ())))
+    return e.emit(fusion.FullOp(_fill(value, node.meta["val"].dtype), TensorType(_out_element(node), ())))
 
 
 def _new_full(e: Emitter, node: Node, x: SSAValue, size, *args, **kwargs) -> SSAValue:
     """new_zeros / new_ones / new_full / new_empty (its values are any: zeros), empty and empty_like."""
     val = node.meta["val"]
     fill = 1 if node.target == aten.new_ones.default else args[0] if node.target == aten.new_full.default else 0
-    return e.emit(fusion.FullOp(fill, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+    return e.emit(fusion.FullOp(_fill(fill, val.dtype), TensorType(element_type(val.dtype, node), tuple(val.shape))))
 
 
 def _empty(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
@@ -553,6 +564,145 @@ def _select_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: 
     return _slice_scatter(e, node, x, source, dim, index % shape_of(x)[dim % len(shape_of(x))])
 
 
+def _rounding(kind: type[fusion.UnaryFusionOp]) -> Builder:
+    """floor / ceil / round / trunc: the op on floats, nothing on integers (already whole)."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        return e.unary(kind, x) if is_float(element_of(x)) else x
+
+    return build
+
+
+def _scaled_unary(kind: type[fusion.UnaryFusionOp], before: float, after: float) -> Builder:
+    """log2 = log(x) / ln 2, exp2 = exp(x ln 2): an op of the dialect between two scalings."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        element = _out_element(node)
+        x = e.cast(x, element)
+        if before != 1:
+            x = e.binary(fusion.MulOp, x, before, element)
+        y = e.unary(kind, x)
+        return y if after == 1 else e.binary(fusion.MulOp, y, after, element)
+
+    return build
+
+
+def _is_nan(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    """`x != x`: true for NaN alone (fusion.compare ne is unordered)."""
+    return e.typed(lambda t: fusion.CompareOp("ne", x, x, t), [x], shape_of(x), IntegerType(1))
+
+
+def _is_inf(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    if not is_float(element_of(x)):
+        return e.emit(fusion.FullOp(False, TensorType(IntegerType(1), shape_of(x))))
+    size = e.unary(fusion.AbsOp, x)
+    inf = e.broadcast_to(e.constant(math.inf, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("eq", size, inf, t), [size, inf], shape_of(x), IntegerType(1))
+
+
+def _hardtanh(e: Emitter, node: Node, x: SSAValue, low=-1.0, high=1.0) -> SSAValue:
+    return _clamp(e, node, x, low, high)
+
+
+def _leaky_relu(e: Emitter, node: Node, x: SSAValue, slope=0.01) -> SSAValue:
+    element = _out_element(node)
+    return _positive_or(e, x, e.binary(fusion.MulOp, x, slope, element), element)
+
+
+def _elu(e: Emitter, node: Node, x: SSAValue, alpha=1.0, scale=1.0, input_scale=1.0) -> SSAValue:
+    """`scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))` (selu and celu are its forms)."""
+    element = _out_element(node)
+    inner = x if input_scale == 1 else e.binary(fusion.MulOp, x, input_scale, element)
+    negative = e.binary(fusion.SubOp, e.unary(fusion.ExpOp, inner), 1.0, element)
+    if alpha != 1:
+        negative = e.binary(fusion.MulOp, negative, alpha, element)
+    result = _positive_or(e, x, negative, element)
+    return result if scale == 1 else e.binary(fusion.MulOp, result, scale, element)
+
+
+def _positive_or(e: Emitter, x: SSAValue, otherwise: SSAValue, element) -> SSAValue:
+    zero = e.broadcast_to(e.constant(0, element), shape_of(x))
+    positive = e.typed(lambda t: fusion.CompareOp("gt", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+    return e.typed(lambda t: fusion.WhereOp(positive, x, otherwise, t), [positive, x, otherwise], shape_of(x), element)
+
+
+def _any_or_all(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    """any: the max of `x != 0` as i32; all: the min; then `!= 0` again (an empty reduction: torch's answer)."""
+
+    def build(e: Emitter, node: Node, x: SSAValue, dims=None, keepdim: bool = False) -> SSAValue:
+        counted = e.cast(_truth(e, x), IntegerType(32))
+        dims = _dims(x, dims)
+        if any(shape_of(x)[d] == 0 for d in dims):
+            val = node.meta["val"]
+            empty = kind is fusion.MinOp  # all() of nothing is true, any() false
+            return e.emit(fusion.FullOp(empty, TensorType(IntegerType(1), tuple(val.shape))))
+        return _truth(e, e.reduce(kind, counted, dims, keepdim))
+
+    return build
+
+
+def _extreme(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    """max() / min() of all elements."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        return e.reduce(kind, x, _dims(x, None), keepdim=False)
+
+    return build
+
+
+def _constant_pad(e: Emitter, node: Node, x: SSAValue, pad, value=0) -> SSAValue:
+    """F.pad's constant mode: `fusion.full` blocks concatenated around x (negative pads: slices)."""
+    element = element_of(x)
+    fill = _fill(value, node.meta["val"].dtype)
+    pad = list(pad)
+    for k in range(len(pad) // 2):
+        dim = len(shape_of(x)) - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        shape = shape_of(x)
+        start, stop = max(0, -before), shape[dim] - max(0, -after)
+        if start or stop != shape[dim]:
+            kept = tuple(stop - start if d == dim else n for d, n in enumerate(shape))
+            offsets = [start if d == dim else 0 for d in range(len(shape))]
+            x = e.typed(lambda t, v=x, o=offsets: fusion.SliceOp(v, o, [1] * len(o), t), [x], kept, element)
+        parts = []
+        for size in (before, None, after):
+            if size is None:
+                parts.append(x)
+            elif size > 0:
+                block = tuple(size if d == dim else n for d, n in enumerate(shape_of(x)))
+                parts.append(e.emit(fusion.FullOp(fill, TensorType(element, block))))
+        if len(parts) > 1:
+            total = tuple(sum(shape_of(p)[dim] for p in parts) if d == dim else n for d, n in enumerate(shape_of(x)))
+            x = e.typed(lambda t, ps=parts, d=dim: fusion.ConcatOp(ps, d, t), parts, total, element)
+    return x
+
+
+def _var_mean(e: Emitter, node: Node, x: SSAValue, dims=None, *, correction=None, keepdim: bool = False):
+    variance = _variance(e, node, x, dims, correction, keepdim)
+    mean = e.reduce(fusion.MeanOp, e.cast(x, _out_element(node, 1)), _dims(x, dims), keepdim)
+    return variance, mean
+
+
+def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentum, eps):
+    """Inference batch norm: `(x - mean) / sqrt(var + eps) * weight + bias` over axis 1 (no saved statistics)."""
+    element = _out_element(node, 0)
+    shape = shape_of(x)
+    others = [d for d in range(len(shape)) if d != 1]
+
+    def per_channel(v: SSAValue) -> SSAValue:
+        return e.broadcast_to(
+            e.unsqueeze(e.cast(v, element), [d for d in others if d > 0] + ([0] if 0 in others else [])), shape
+        )
+
+    inv = e.unary(fusion.RsqrtOp, e.binary(fusion.AddOp, e.cast(var, element), eps, element))
+    y = e.binary(fusion.MulOp, e.binary(fusion.SubOp, x, per_channel(mean), element), per_channel(inv), element)
+    if weight is not None:
+        y = e.binary(fusion.MulOp, y, per_channel(weight), element)
+    if bias is not None:
+        y = e.binary(fusion.AddOp, y, per_channel(bias), element)
+    return y, None, None
+
+
 ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
     aten.add.Tensor: _add_or_sub(fusion.AddOp),
@@ -572,6 +722,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.floor_divide.Scalar: lambda e, node, a, b: _div(e, node, a, b, "floor"),
     aten.remainder.Tensor: _binary(fusion.RemainderOp),
     aten.remainder.Scalar: _binary(fusion.RemainderOp),
+    aten.fmod.Tensor: _binary(fusion.FmodOp),
+    aten.fmod.Scalar: _binary(fusion.FmodOp),
     aten.clamp.default: _clamp,
     aten.clamp.Tensor: _clamp,
     aten.clamp_min.default: lambda e, node, x, low: _clamp(e, node, x, low, None),
@@ -585,6 +737,15 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.exp.default: _float_only(_unary(fusion.ExpOp)),
     aten.log.default: _float_only(_unary(fusion.LogOp)),
     aten.log1p.default: _float_only(_unary(fusion.Log1pOp)),
+    aten.log2.default: _float_only(_scaled_unary(fusion.LogOp, 1.0, 1 / math.log(2))),
+    aten.exp2.default: _float_only(_scaled_unary(fusion.ExpOp, math.log(2), 1.0)),
+    aten.floor.default: _rounding(fusion.FloorOp),
+    aten.ceil.default: _rounding(fusion.CeilOp),
+    aten.round.default: _rounding(fusion.RoundOp),
+    aten.trunc.default: _rounding(fusion.TruncOp),
+    aten.sign.default: _unary(fusion.SignOp),
+    aten.isnan.default: _is_nan,
+    aten.isinf.default: _is_inf,
     aten.sin.default: _float_only(_unary(fusion.SinOp)),
     aten.cos.default: _float_only(_unary(fusion.CosOp)),
     aten.erf.default: _float_only(_unary(fusion.ErfOp)),
@@ -597,12 +758,16 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.silu.default: _float_only(_unary(fusion.SiluOp)),
     aten.gelu.default: _float_only(_gelu),
     aten.softplus.default: _float_only(_softplus),
+    aten.hardtanh.default: _hardtanh,
+    aten.leaky_relu.default: _float_only(_leaky_relu),
+    aten.elu.default: _float_only(_elu),
     aten.softmax.int: _float_only(_softmax),
     aten._softmax.default: _float_only(_softmax),
     aten.log_softmax.int: _float_only(_log_softmax),
     aten._log_softmax.default: _float_only(_log_softmax),
     aten.layer_norm.default: _float_only(_layer_norm),
     aten.rms_norm.default: _float_only(_rms_norm),
+    aten._native_batch_norm_legit_no_training.default: _float_only(_batch_norm_eval),
     # comparisons and selection (-> i1)
     aten.eq.Tensor: _compare("eq"),
     aten.eq.Scalar: _compare("eq"),
@@ -672,6 +837,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.select.int: _select,
     aten.cat.default: _cat,
     aten.slice_scatter.default: _slice_scatter,
+    aten.constant_pad_nd.default: _constant_pad,
     aten.select_scatter.default: _select_scatter,
     aten.stack.default: _stack,
     aten.repeat.default: _repeat,
@@ -693,6 +859,15 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.std.dim: _float_only(_var),
     aten.std.default: _float_only(_var),
     aten.linalg_vector_norm.default: _float_only(_vector_norm),
+    aten.var_mean.correction: _float_only(_var_mean),
+    aten.any.dim: _any_or_all(fusion.MaxOp),
+    aten.any.dims: _any_or_all(fusion.MaxOp),
+    aten.any.default: _any_or_all(fusion.MaxOp),
+    aten.all.dim: _any_or_all(fusion.MinOp),
+    aten.all.dims: _any_or_all(fusion.MinOp),
+    aten.all.default: _any_or_all(fusion.MinOp),
+    aten.max.default: _extreme(fusion.MaxOp),
+    aten.min.default: _extreme(fusion.MinOp),
     # contractions
     aten.matmul.default: _matmul,
     aten.mm.default: _matmul,
@@ -705,6 +880,12 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
 }
 
 IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
-    {aten._assert_tensor_metadata.default, aten._assert_scalar.default, aten.sym_constrain_range_for_size.default}
+    {
+        aten._assert_tensor_metadata.default,
+        aten._assert_scalar.default,
+        aten._assert_async.default,
+        aten._assert_async.msg,
+        aten.sym_constrain_range_for_size.default,
+    }
 )
 """Checks torch.export records (dtype, shape assertions) that compute nothing: no fusion op."""

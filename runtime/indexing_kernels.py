@@ -21,6 +21,15 @@ _BINARY: dict[type, Kernel] = {
     fusion.FloorDivOp: lambda a, b: torch.div(a, b, rounding_mode="floor"),
     fusion.TruncDivOp: lambda a, b: torch.div(a, b, rounding_mode="trunc"),
     fusion.RemainderOp: torch.remainder,
+    fusion.FmodOp: torch.fmod,
+}
+_UNARY: dict[type, Kernel] = {
+    fusion.Log1pOp: torch.log1p,
+    fusion.FloorOp: torch.floor,
+    fusion.CeilOp: torch.ceil,
+    fusion.RoundOp: torch.round,
+    fusion.TruncOp: torch.trunc,
+    fusion.SignOp: torch.sign,
 }
 
 
@@ -28,8 +37,8 @@ def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
     kind = type(op)
     if (fn := _BINARY.get(kind)) is not None:
         return fn
-    if kind is fusion.Log1pOp:
-        return torch.log1p
+    if (fn := _UNARY.get(kind)) is not None:
+        return fn
     if kind is fusion.GatherOp:
         dim = _dim(op)
         return lambda x, index: torch.gather(x, dim, index)
@@ -62,6 +71,8 @@ def indexing_into(op: fusion.FusionOp) -> Callable[..., object] | None:
     kind = type(op)
     if kind is fusion.MinimumOp:
         return lambda out, a, b: torch.minimum(a, b, out=out)
+    if (unary := _UNARY.get(kind)) is not None:
+        return lambda out, x: out.copy_(unary(x))
     if kind is fusion.IotaOp:
         make = _iota(op)
         return lambda out: out.copy_(make(device=out.device))

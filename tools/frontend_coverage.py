@@ -46,6 +46,10 @@ def _with_index(shape: tuple[int, ...], index: tuple[int, ...], high: int) -> Ca
     return lambda g: (torch.randn(shape, generator=g), torch.randint(0, high, index, generator=g))
 
 
+def _ints(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
+    return lambda g: (torch.randint(-9, 9, shape, generator=g),)
+
+
 def _silu_(x: torch.Tensor) -> torch.Tensor:
     y = x * 2
     F.silu(y, inplace=True)
@@ -110,8 +114,35 @@ CASES: tuple[Case, ...] = (
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
         _xs((1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
     ),
+    Case("torch.tensor constant", lambda x: x * torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0, 2.0, 4.0, 8.0]), _x(4, 8)),
+    Case("torch.zeros(dtype=torch.long)", lambda i: i + torch.zeros(4, 8, dtype=torch.long), _ints(4, 8)),
+    Case("F.pad", lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), _x(4, 8)),
+    Case("torch.roll", lambda x: torch.roll(x, 3, dims=1), _x(4, 8)),
+    Case("F.relu6, F.hardtanh", lambda x: F.relu6(x * 4) + F.hardtanh(x), _x(4, 8)),
+    Case("F.leaky_relu, F.elu", lambda x: F.leaky_relu(x, 0.1) + F.elu(x), _x(4, 8)),
+    Case(
+        "floor, ceil, round, trunc, sign",
+        lambda x: (x * 3).floor() + x.ceil() + (x * 3).round() + x.trunc() + x.sign(),
+        _x(4, 8),
+    ),
+    Case("torch.log2, torch.exp2", lambda x: torch.log2(x.abs() + 0.1) + torch.exp2(x), _x(4, 8)),
+    Case("torch.isnan, torch.isinf", lambda x: torch.nan_to_num(x / (x > 0)) + torch.isinf(x / 0).float(), _x(4, 8)),
+    Case("Tensor.any, Tensor.all", lambda x: (x > 1).any(-1).float() + (x > -1).all(0).sum(), _x(4, 8)),
+    Case("F.one_hot", lambda i: F.one_hot(i, 8).float().sum(1), lambda g: (torch.randint(0, 8, (4, 3), generator=g),)),
+    Case("torch.var_mean", lambda x: torch.var_mean(x, dim=-1)[0] * torch.var_mean(x, dim=-1)[1], _x(4, 8)),
+    Case("Tensor.max()", lambda x: x.max() - x.min(), _x(4, 8)),
+    Case("F.batch_norm (eval)", lambda x, m, v: F.batch_norm(x, m, v.abs(), eps=1e-3), _xs((4, 8, 3), (8,), (8,))),
+    Case("F.cross_entropy", lambda x, t: F.cross_entropy(x, t), _with_index((4, 8), (4,), 8)),
+    Case("F.normalize", lambda x: F.normalize(x, dim=-1), _x(4, 8)),
+    Case("torch.logsumexp", lambda x: torch.logsumexp(x, dim=-1), _x(4, 8)),
+    Case("Tensor.repeat_interleave", lambda x: x.repeat_interleave(2, dim=0), _x(4, 8)),
+    Case("F.glu, F.mish, F.hardswish", lambda x: F.glu(x).sum() + F.mish(x) + F.hardswish(x), _x(4, 8)),
     Case("torch.special.expm1", lambda x: torch.special.expm1(x), _x(4, 8)),
     Case("Tensor.scatter_add", lambda x, i: x.scatter_add(1, i, x), _with_index((4, 8), (4, 8), 8)),
+    Case("torch.prod", lambda x: torch.prod(x, dim=-1), _x(4, 8)),
+    Case("torch.cumprod", lambda x: torch.cumprod(x, dim=-1), _x(4, 8)),
+    Case("torch.diagonal", lambda x: torch.diagonal(x), _x(4, 8)),
+    Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
 )
 
 

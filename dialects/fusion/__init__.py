@@ -9,7 +9,19 @@ re-exports them (`fusion.AddOp`).
 from xdsl.ir import Dialect
 
 from hir.dialects.definition_check import specialize_verification
-from hir.dialects.fusion.arithmetic import FloorDivOp, Log1pOp, MinimumOp, RemainderOp, TruncDivOp
+from hir.dialects.fusion.arithmetic import (
+    CeilOp,
+    FloorDivOp,
+    FloorOp,
+    FmodOp,
+    Log1pOp,
+    MinimumOp,
+    RemainderOp,
+    RoundOp,
+    SignOp,
+    TruncDivOp,
+    TruncOp,
+)
 from hir.dialects.fusion.attention import ScaledDotProductAttentionOp
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp
@@ -104,7 +116,13 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     FloorDivOp,
     TruncDivOp,
     RemainderOp,
+    FmodOp,
     Log1pOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    TruncOp,
+    SignOp,
     GatherOp,
     IndexSelectOp,
     FlipOp,
@@ -129,6 +147,7 @@ __all__ = [
     "AxesFusionOp",
     "BinaryFusionOp",
     "CastOp",
+    "CeilOp",
     "CompareOp",
     "ConcatOp",
     "CosOp",
@@ -140,6 +159,8 @@ __all__ = [
     "FlipOp",
     "FloatUnaryFusionOp",
     "FloorDivOp",
+    "FloorOp",
+    "FmodOp",
     "FullOp",
     "Fusion",
     "FusionOp",
@@ -168,11 +189,13 @@ __all__ = [
     "RemainderOp",
     "ReshapeOp",
     "RmsNormOp",
+    "RoundOp",
     "RsqrtOp",
     "ScaledDotProductAttentionOp",
     "SegmentOp",
     "SetOp",
     "SigmoidOp",
+    "SignOp",
     "SiluOp",
     "SinOp",
     "SliceOp",
@@ -183,6 +206,7 @@ __all__ = [
     "TanhOp",
     "TopkOp",
     "TruncDivOp",
+    "TruncOp",
     "UnaryFusionOp",
     "WhereOp",
     "YieldOp",

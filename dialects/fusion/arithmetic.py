@@ -1,7 +1,9 @@
 """
 More elementwise arithmetic: `fusion.minimum`, the rounding divisions `fusion.floordiv` and
 `fusion.truncdiv` (integer or float, torch's `rounding_mode`), `fusion.remainder` (Python's `%`,
-the sign of the divisor) and `fusion.log1p`. Same forms as the ops of `elementwise`.
+the sign of the divisor), `fusion.fmod` (C's, the sign of the dividend), `fusion.log1p`, the
+roundings `fusion.floor`, `fusion.ceil`, `fusion.round`, `fusion.trunc`, and `fusion.sign`. Same
+forms as the ops of `elementwise`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.irdl import irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
-from hir.dialects.fusion.ops import BinaryFusionOp, FloatUnaryFusionOp, element_type_of
+from hir.dialects.fusion.ops import BinaryFusionOp, FloatUnaryFusionOp, UnaryFusionOp, element_type_of
 
 
 @irdl_op_definition
@@ -87,3 +89,84 @@ class Log1pOp(FloatUnaryFusionOp):
     """
 
     name = "fusion.log1p"
+
+
+@irdl_op_definition
+class FmodOp(_NumberBinaryOp):
+    """
+    `torch.fmod(lhs, rhs)`: the remainder of the division rounded toward zero (the sign of the
+    dividend, C's `fmod`), elementwise.
+
+    Example:
+        %r = fusion.fmod %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.fmod"
+
+
+@irdl_op_definition
+class FloorOp(FloatUnaryFusionOp):
+    """
+    `torch.floor(x)`: the largest integer not above x, elementwise.
+
+    Example:
+        %y = fusion.floor %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryFusionOp):
+    """
+    `torch.ceil(x)`: the smallest integer not below x, elementwise.
+
+    Example:
+        %y = fusion.ceil %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.ceil"
+
+
+@irdl_op_definition
+class RoundOp(FloatUnaryFusionOp):
+    """
+    `torch.round(x)`: the nearest integer, halves to even, elementwise.
+
+    Example:
+        %y = fusion.round %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.round"
+
+
+@irdl_op_definition
+class TruncOp(FloatUnaryFusionOp):
+    """
+    `torch.trunc(x)`: x rounded toward zero, elementwise.
+
+    Example:
+        %y = fusion.trunc %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.trunc"
+
+
+@irdl_op_definition
+class SignOp(UnaryFusionOp):
+    """
+    `torch.sign(x)`: -1, 0 or 1 by the sign of x (0 for zeros; NaN for NaN), elementwise.
+
+    Verifies:
+        The element type is a number type (not `i1`).
+
+    Example:
+        %y = fusion.sign %x : tensor<4x8xi32> -> tensor<4x8xi32>
+    """
+
+    name = "fusion.sign"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if element_type_of(self.result) == IntegerType(1):
+            raise VerifyException("fusion.sign needs a number type, not i1")
