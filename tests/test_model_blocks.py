@@ -381,3 +381,31 @@ def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
     message = str(err.value)
     assert re.match(r".*test_model_blocks.py:\d+: error: the program updates buffer 'cache' in place", message)
     assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+BLOCKS = {
+    "nanogpt": lambda: (Block(GPTConfig()), (torch.randn(2, 8, 32),)),
+    "llama-sdpa": lambda: (
+        LlamaDecoderLayer(LlamaConfig(), sdpa=True),
+        (torch.randn(2, 8, 32), torch.arange(8).unsqueeze(0).expand(2, 8)),
+    ),
+    "moe": lambda: (MoE(), (torch.randn(2, 4, 16),)),
+    "embedding": lambda: (TinyLM(), (torch.randint(0, 50, (2, 8)),)),
+    "in-place": lambda: (InPlace(), (torch.randn(4, 16),)),
+}
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", BLOCKS)
+def test_blocks_on_the_gpu_replayed_as_cuda_graphs(name: str) -> None:
+    """The same blocks on a GPU, where calls replay a CUDA graph by default: the indexing kernels capture."""
+    torch.manual_seed(0)
+    module, inputs = BLOCKS[name]()
+    module = module.eval().cuda()
+    inputs = tuple(x.cuda() for x in inputs)
+    compiled = hir.compile(module, inputs, cuda_graph=True)
+    for _ in range(2):  # the capture, then a replay
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(*inputs), module(*inputs), atol=1e-4, rtol=1e-4)
