@@ -49,13 +49,16 @@ VARIANTS = (
     "default:4:chunks=1",
     "stream-lowering{overlap=never}:1:chunks=1",
     "stream-lowering{backend=copy-engine}:1:chunks=1",
+    "stream-lowering{backend=copy-engine overlap=by-shard}:4:chunks=1",
     "stream-lowering{backend=copy-engine}:2:chunks=2",
     "stream-lowering:2:chunks=2",
     "stream-lowering:3:chunks=4",
 )
 """`hir.compile`'s defaults (the lowering the cost model picks, replayed as a CUDA graph on a GPU);
 the serial form (one all-gather, the GEMMs, one reduce-scatter); the copy-engine lowering in one
-chunk (its reduce-scatter pipelines the GEMM by destination) and in two; NCCL collectives per chunk
+chunk (its reduce-scatter pipelines the GEMM by destination), pipelined by shard (the rows in one
+chunk, the loop over the devices' shards: each shard pushed, multiplied by both GEMMs and its
+partial pushed to its owner), and in two chunks; NCCL collectives per chunk
 in 2 and 4 chunks. Every variant but the default runs eagerly (and, with --cuda-graph, also
 replayed)."""
 WRONG = 3e-2

@@ -44,11 +44,13 @@ def choose_options(
 
 
 def candidates(lowering: Lowering | None, options: Mapping[str, Any]) -> list[tuple[dict[str, Any], Lowering]]:
-    """The other lowering to measure at the first call, with its options, where the model's call was close."""
-    other = None if lowering is None else lowering.other()  # None without both predictions
-    if other is None or not other.serial_ms or abs(other.pipelined_ms / other.serial_ms - 1) > TUNE_BAND:  # type: ignore[operator]
+    """The other lowerings to measure at the first call, with their options, where the model's call was close."""
+    if lowering is None or not (chosen := lowering.predicted_ms):
         return []
-    return [({**options, **other.options()}, other)]
+    close = [
+        o for o in lowering.others() if o.predicted_ms is not None and abs(o.predicted_ms / chosen - 1) <= TUNE_BAND
+    ]
+    return [({**options, **other.options()}, other) for other in close]
 
 
 def agreed_by_every_rank(lowering: Lowering) -> Lowering:

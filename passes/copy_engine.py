@@ -34,7 +34,14 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import fusion, hir
+from hir.dialects.hir.buffers import select_result_type
 from hir.dialects.shape_rules import operand_axis_to_result_axis
+from hir.passes.copy_engine_shard_reduce import (
+    ShardReduction,
+    receive_buffer,
+    rewrite_shard_reduction,
+    shard_reduction_of,
+)
 from hir.passes.symmetric_memory import (
     byte_width,
     copy_launch,
@@ -127,6 +134,11 @@ class ShardExchange:
     broadcast: hir.BroadcastOp
     slot_view: hir.AliasSelectOp
     slots: SSAValue
+    symmetric_type: MemRefType
+    """The symmetric buffer that replaces G: G's own type, or [D, *shard] where a slot of G is
+    not laid out as the local shard is (G is used only in the loop, so its layout is free)."""
+    axis: int
+    """The slot axis of the symmetric buffer."""
 
 
 def shard_exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> ShardExchange | None:
@@ -137,30 +149,49 @@ def shard_exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> Shar
     if not isinstance(slots.owner, hir.AllocateOp) or slots.owner.parent_block() is loop.body.block:
         return None
     assert isinstance(slots.type, MemRefType)
-    if DYNAMIC_INDEX in slots.type.get_shape() or broadcast.input.type != broadcast.output.type:
+    if DYNAMIC_INDEX in slots.type.get_shape():
         return None
     if not only_used_in(slots, loop):
         return None  # the gathered buffer is needed after the loop: keep every slot written
-    return ShardExchange(broadcast, view, slots)
+    if broadcast.input.type == broadcast.output.type:
+        return ShardExchange(broadcast, view, slots, slots.type, view.axis_value)
+    # The slots as the outermost axis: a slot is then laid out as a contiguous shard.
+    shard = broadcast.input.type
+    assert isinstance(shard, MemRefType)
+    packed = MemRefType(shard.element_type, [slots.type.get_shape()[view.axis_value], *shard.get_shape()])
+    if select_result_type(packed, 0) != shard:
+        return None
+    return ShardExchange(broadcast, view, slots, packed, 0)
 
 
-def shard_exchanges(loop: hir.StreamForOp) -> tuple[tuple[int, ...], list[ShardExchange]] | None:
+def shard_exchanges(
+    loop: hir.StreamForOp, reductions: list[ShardReduction] | None = None
+) -> tuple[tuple[int, ...], list[ShardExchange]] | None:
     """
     The mesh and the broadcasts by shard (`root %i`) of a didx -> stream loop, when a backend may
     rotate its iterations by rank, else None: every collective of the body is such a broadcast
     (rotating would post any other out of step with the peers), all on one mesh, each into a
-    slot `G[i]` of a buffer used only in the loop.
+    slot `G[i]` of a buffer used only in the loop. With a `reductions` list, sums by shard
+    (`hir.reduce sum ... root %i`, the reduce-scatter of the same pipeline) may be there too:
+    they are appended to it.
     """
     body = loop.body.block
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
     if not broadcasts:
         return None
-    if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts for op in body.ops):
+    sums = [s for op in body.ops if (s := shard_reduction_of(op, loop)) is not None] if reductions is not None else []
+    summed = {s.reduce for s in sums}
+    if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts and op not in summed for op in body.ops):
         return None
     exchanges = [shard_exchange_of(b, loop) for b in broadcasts]
-    meshes = {b.mesh_ids for b in broadcasts}
+    meshes = {b.mesh_ids for b in broadcasts} | {s.reduce.mesh_ids for s in sums}
     if len(meshes) != 1 or any(e is None for e in exchanges):
         return None
+    layouts = {(e.slots, e.symmetric_type) for e in exchanges if e is not None}
+    if len(layouts) != len({slots for slots, _ in layouts}):
+        return None  # broadcasts into one slot buffer that want it laid out differently
+    if reductions is not None:
+        reductions += sums
     return meshes.pop(), [e for e in exchanges if e is not None]
 
 
@@ -182,7 +213,8 @@ def rotate_by_rank(loop: hir.StreamForOp, rank: SSAValue) -> SSAValue:
 
 
 def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, release: str) -> bool:
-    if (found := shard_exchanges(loop)) is None:
+    reductions: list[ShardReduction] = []
+    if (found := shard_exchanges(loop, reductions)) is None:
         return False
     mesh, exchanges = found
 
@@ -192,12 +224,12 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
     buffers: list[Operation] = []
     for exchange in exchanges:
         if exchange.slots not in symmetric:
-            assert isinstance(exchange.slots.type, MemRefType)
-            buffer = hir.AllocateOp(exchange.slots.type, symmetric=True)
+            buffer = hir.AllocateOp(exchange.symmetric_type, symmetric=True)
             buffer.result.name_hint = f"{exchange.slots.name_hint or 'slots'}_symmetric"
             buffers.append(buffer)
             symmetric[exchange.slots] = buffer.result
-    streams = fork_comm_streams(loop, mesh, release, buffers)
+    received = [receive_buffer(r, len(mesh)) for r in reductions]
+    streams = fork_comm_streams(loop, mesh, release, [*buffers, *received], reduce=bool(reductions))
     rank, comm = streams.rank, streams.comm
 
     # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
@@ -220,6 +252,8 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
             loop,
             chunks,
         )
+    for reduction, buffer in zip(reductions, received):
+        rewrite_shard_reduction(reduction, buffer.result, loop, streams, device, mesh)
     for old in symmetric:
         if not old.uses:
             Rewriter.erase_op(old.owner)  # type: ignore[arg-type]
@@ -249,7 +283,7 @@ def _rewrite_broadcast(
     chunks: int,
 ) -> None:
     broadcast, view = exchange.broadcast, exchange.slot_view
-    axis = view.axis_value
+    axis = exchange.axis
     mesh = broadcast.mesh_ids
     remote = arith.CmpiOp(device, rank, "ne")
     remote.result.name_hint = "remote"

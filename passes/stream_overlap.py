@@ -1,6 +1,6 @@
 """
-`fusion-stream-overlap{overlap=always|auto|never backend=nccl|copy-engine|ring replay=false|true}`:
-whether a fusion function's stream axes are pipelined at all.
+`fusion-stream-overlap{overlap=always|auto|never|by-shard backend=nccl|copy-engine|ring replay=false|true}`:
+whether a fusion function's stream axes are pipelined at all, and over what.
 
 - `always` (the default) leaves the function as written: every stream axis becomes a host loop over
   streams.
@@ -11,9 +11,12 @@ whether a fusion function's stream axes are pipelined at all.
   from overlapping its communication with its compute on this `backend`, and makes its stream
   axes serial when it does not. Functions that do not communicate are left as written.
   `replay=true` predicts for a program replayed as a CUDA graph, whose host time does not count.
+- `by-shard` moves stream axes of extent 1 (rows in one chunk) onto the devices' shards, so the
+  loop pipelines the all-gather and the reduce-scatter shard by shard (passes/stream_by_shard.py).
 
-`choose_lowering` makes the same decision for a whole module and also picks the backend: what
-`hir.compile` lowers with on a GPU unless told otherwise.
+`choose_lowering` makes the same decision for a whole module and also picks the backend and,
+where the rows are in one chunk, whether to pipeline by shard: what `hir.compile` lowers with on a
+GPU unless told otherwise.
 
 The serial form must be lowerable: a gathered operand whose didx axis has a larger axis before it
 (the chunked form `A[S, didx, M/(S*D), K]`, S > 1) would need an all-gather along an inner axis,
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -42,11 +45,12 @@ from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import SERIAL, STREAM, ParallelAttr, layout_of
 from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.lower_communication import BACKENDS
-from hir.passes.overlap_cost import estimate
+from hir.passes.overlap_cost import MARGIN, Estimate, estimate
 from hir.passes.sharding import is_partial_sum, resharded_operands
+from hir.passes.stream_by_shard import can_pipeline_by_shard, pipeline_by_shard, values_of
 from hir.pipeline import one_of, require_one_of
 
-OVERLAP_MODES = ("always", "auto", "never")
+OVERLAP_MODES = ("always", "auto", "never", "by-shard")
 
 
 def without_stream_axis(t: Attribute) -> Attribute:
@@ -57,16 +61,6 @@ def without_stream_axis(t: Attribute) -> Attribute:
     if set(kinds) == {SERIAL} and not enc.mesh_ids:
         return TensorType(t.element_type, t.get_shape())
     return TensorType(t.element_type, t.get_shape(), ParallelAttr(kinds, None, enc.mesh_ids))
-
-
-def values_of(function: func.FuncOp) -> list[SSAValue]:
-    values: list[SSAValue] = list(function.body.block.args)
-    for op in function.body.walk():
-        values += op.results
-        for region in op.regions:
-            for block in region.blocks:
-                values += block.args
-    return values
 
 
 def has_stream_axis(function: func.FuncOp) -> bool:
@@ -126,6 +120,12 @@ class StreamOverlapPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.overlap == "always":
             return
+        if self.overlap == "by-shard":
+            for function in [f for f in op.walk() if is_fusion_function(f)]:
+                assert isinstance(function, func.FuncOp)
+                if can_pipeline_by_shard(function):
+                    pipeline_by_shard(function)
+            return
         constants = None
         if self.overlap == "auto":
             try:
@@ -154,32 +154,67 @@ class Lowering:
 
     backend: str
     overlap: str
-    """`always` (the stream axes as written: the pipeline) or `never` (the serial form)."""
+    """`always` (the stream axes as written: the pipeline), `never` (the serial form) or
+    `by-shard` (the copy-engine pipeline over the devices' shards, for rows in one chunk)."""
     reason: str
     serial_ms: float | None = None
     pipelined_ms: float | None = None
     """The model's predictions, summed over the functions that communicate."""
     has_serial_form: bool = True
+    by_shard_ms: float | None = None
+    """The model's prediction of the pipeline by shard, where the module has one."""
 
     def options(self) -> dict[str, str]:
         return {"backend": self.backend, "overlap": self.overlap}
 
+    @property
+    def predicted_ms(self) -> float | None:
+        return {"never": self.serial_ms, "always": self.pipelined_ms, "by-shard": self.by_shard_ms}.get(self.overlap)
+
+    def others(self) -> list[Lowering]:
+        """The lowerings the model did not pick, each with its prediction (none without communication)."""
+        if self.serial_ms is None or self.pipelined_ms is None:
+            return []
+        forms = [("copy-engine", "always", "the copy-engine pipeline")]
+        if self.has_serial_form:
+            forms.append(("nccl", "never", "the serial form"))
+        if self.by_shard_ms is not None:
+            forms.append(("copy-engine", "by-shard", "the copy-engine pipeline by shard"))
+        keep = (self.serial_ms, self.pipelined_ms, self.has_serial_form, self.by_shard_ms)
+        return [Lowering(b, o, why, *keep) for b, o, why in forms if o != self.overlap]
+
     def other(self) -> Lowering | None:
-        """The lowering the model did not pick (None where there is no other: no serial form, no communication)."""
-        if self.serial_ms is None or self.pipelined_ms is None or not self.has_serial_form:
+        """The first of `others()`: the serial form of a pipeline, the copy-engine pipeline of the serial form."""
+        others = self.others()
+        return others[0] if others and (self.overlap != "never" or self.has_serial_form) else None
+
+
+def _by_shard_predictions(
+    module: ModuleOp, names: list[str], constants: DeviceConstants, replay: bool
+) -> list[Estimate] | None:
+    """The model's predictions of the named functions pipelined by shard (on a copy), or None where one cannot be."""
+    copy = module.clone()
+    found = {f.sym_name.data: f for f in copy.walk() if isinstance(f, func.FuncOp) and is_fusion_function(f)}
+    predictions = []
+    for name in names:
+        function = found[name]
+        if not can_pipeline_by_shard(function):
             return None
-        if self.overlap == "never":
-            return Lowering("copy-engine", "always", "the copy-engine pipeline", self.serial_ms, self.pipelined_ms)
-        return Lowering("nccl", "never", "the serial form", self.serial_ms, self.pipelined_ms)
+        pipeline_by_shard(function)
+        prediction = estimate(function, "copy-engine", constants, replay)
+        if prediction is None or prediction.pipelined_ms is None:
+            return None
+        predictions.append(prediction)
+    return predictions
 
 
 def choose_lowering(module: ModuleOp, replay: bool, constants: DeviceConstants | None = None) -> Lowering:
     """
-    Whether to pipeline at all, and over which backend. The serial form over NCCL collectives
-    unless the model predicts that the copy-engine pipeline wins in every function that
-    communicates, or the serial form cannot be lowered (then the copy-engine pipeline, which the
-    measurements put ahead of NCCL's per-chunk pipelines). A module that does not communicate keeps
-    its stream axes (overlap=always).
+    Whether to pipeline at all, and how. The serial form over NCCL collectives unless the model
+    predicts that a copy-engine pipeline (as written, or by shard where the rows are in one chunk)
+    beats it by MARGIN in the functions that communicate, or the serial form cannot be lowered
+    (then the faster pipeline, which the measurements put ahead of NCCL's per-chunk pipelines). A
+    module that does not communicate keeps its stream axes (overlap=always).
     """
     constants = constants or load_constants()
     functions = [f for f in module.walk() if isinstance(f, func.FuncOp) and is_fusion_function(f)]
@@ -190,11 +225,18 @@ def choose_lowering(module: ModuleOp, replay: bool, constants: DeviceConstants |
     source = f"{'replayed' if replay else 'eager'}, constants of {constants.machine}"
     serial = sum(p.serial_ms for _, p in predictions)
     pipelined = sum(p.pipelined_ms or 0.0 for _, p in predictions)
+    by_shard = _by_shard_predictions(module, [f.sym_name.data for f, _ in predictions], constants, replay)
+    by_shard_ms = None if by_shard is None else sum(p.pipelined_ms or 0.0 for p in by_shard)
+    if by_shard_ms is not None:
+        described += f"; by shard: copy-engine pipeline {by_shard_ms:.3f} ms"
     blocked = [f for f, _ in predictions if has_stream_axis(f) and serial_form_blocker(f) is not None]
-    if all(p.overlap for _, p in predictions):
-        return Lowering("copy-engine", "always", f"{described} ({source})", serial, pipelined, not blocked)
+    keep = (serial, pipelined, not blocked, by_shard_ms)
+    best_pipeline = "by-shard" if by_shard_ms is not None and by_shard_ms < pipelined else "always"
+    best_ms = by_shard_ms if best_pipeline == "by-shard" else pipelined
     if blocked:
         names = ", ".join(f"@{f.sym_name.data}" for f in blocked)
         why = f"{described}; {names}: no serial form for this layout, so the pipeline ({source})"
-        return Lowering("copy-engine", "always", why, serial, pipelined, False)
-    return Lowering("nccl", "never", f"{described} ({source})", serial, pipelined)
+        return Lowering("copy-engine", best_pipeline, why, *keep)
+    if all(p.overlap for _, p in predictions) or (best_ms is not None and best_ms < serial * (1 - MARGIN)):
+        return Lowering("copy-engine", best_pipeline, f"{described}: pipeline ({source})", *keep)
+    return Lowering("nccl", "never", f"{described} ({source})", *keep)

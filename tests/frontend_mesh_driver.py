@@ -18,7 +18,13 @@ import torch.nn.functional as F
 import hir
 
 H, FFN, M = 16, 32, 16
-PIPELINES = ("stream-lowering{policy=contractions-standalone}", "stream-lowering{backend=copy-engine}")
+PIPELINES = (
+    "stream-lowering{policy=contractions-standalone}",
+    "stream-lowering{backend=copy-engine}",
+    "stream-lowering{backend=copy-engine overlap=by-shard}",
+    "stream-lowering{overlap=by-shard}",
+)
+"""NCCL per chunk, the copy-engine pipeline, and both pipelined by shard (rows in one chunk)."""
 
 
 class MLP(torch.nn.Module):

@@ -79,6 +79,11 @@ def test_candidates_only_for_close_calls() -> None:
     assert candidates(None, {}) == []
     serial = Lowering("nccl", "never", "m", serial_ms=1.0, pipelined_ms=1.1)
     assert candidates(serial, {})[0][0] == {"backend": "copy-engine", "overlap": "always"}
+    # Rows in one chunk: the pipeline by shard too, each form measured where it is close to the pick.
+    by_shard = Lowering("copy-engine", "by-shard", "m", serial_ms=1.0, pipelined_ms=3.0, by_shard_ms=0.8)
+    assert [c[0] for c in candidates(by_shard, {})] == [{"backend": "nccl", "overlap": "never"}]
+    close_three = Lowering("copy-engine", "by-shard", "m", serial_ms=1.0, pipelined_ms=0.95, by_shard_ms=0.9)
+    assert [c[1].overlap for c in candidates(close_three, {})] == ["always", "never"]
 
 
 def test_timing_and_ranks_without_a_job() -> None:

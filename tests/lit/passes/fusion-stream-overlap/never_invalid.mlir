@@ -16,7 +16,7 @@
 
 // AUTO: -> tensor<4x2x64x128xf32, #fusion.parallel<[stream, serial, serial, serial]>>
 
-// MODE: hir-opt: error: invalid options for pass 'fusion-stream-overlap': overlap must be one of always, auto, never, got 'sometimes'
+// MODE: hir-opt: error: invalid options for pass 'fusion-stream-overlap': overlap must be one of always, auto, never, by-shard, got 'sometimes'
 // MODE-NOT: Traceback
 
 // BACKEND: unknown communication backend 'ucx', expected one of nccl, copy-engine, ring
