@@ -153,6 +153,9 @@ def shard_exchange_of(broadcast: hir.BroadcastOp, loop: hir.StreamForOp) -> Shar
         return None
     if not only_used_in(slots, loop):
         return None  # the gathered buffer is needed after the loop: keep every slot written
+    views = [use.operation for use in slots.uses]
+    if any(not isinstance(v, hir.AliasSelectOp) or not same_view(v.result, broadcast.output) for v in views):
+        return None  # another access to the slots (a chunk of the same rows, say) would read nothing
     if broadcast.input.type == broadcast.output.type:
         return ShardExchange(broadcast, view, slots, slots.type, view.axis_value)
     # The slots as the outermost axis: a slot is then laid out as a contiguous shard.

@@ -280,12 +280,6 @@ func.func @main(%x: tensor<2x2x1xf32, #fusion.parallel<[didx, serial, serial], m
 
 @pytest.mark.distributed
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug 18: with backend=copy-engine, a loop over the shards (a set didx -> stream) whose result a "
-    "loop over another iteration space (here stream(2)) reads gives wrong values on both ranks (the nccl "
-    "lowering is right)",
-)
 def test_bug18_copy_engine_shard_loop_read_by_another_loop(tmp_path: Path) -> None:
     from fuzz.driver import Case, write_cases
     from ranks import run_ranks

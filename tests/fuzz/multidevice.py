@@ -213,10 +213,6 @@ class MeshPlacer:
                 # onto a larger mesh would read it where it is not defined (the fusion-level
                 # reference has it everywhere): such a program is ill-typed, not generated.
                 return "an operand without a mesh defined on fewer devices than the result's mesh"
-        if self.backend == "copy-engine" and any(v.shard_loop and v.stream != stream for v in operands):
-            # Bug 18: the copy-engine lowering of a loop over the shards whose result another loop
-            # (another iteration space) reads gives wrong values.
-            return "bug 18: a loop over the shards read by another loop, copy-engine"
         if not placement[1] and held_where(operands) == ():
             return "a result without a mesh of operands on disjoint meshes (defined nowhere)"
         return known_bug(op, [placed(v) for v in operands], result, axis_map, reduced_axes(operands[0], axis_map))
