@@ -11,13 +11,14 @@ is imported as exported: the table then names the op it lacks at the user's line
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
 import torch
 from torch.export import ExportedProgram
 
-from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.aten_table import ATEN_TABLE, IGNORED
 
 
 def decomposition_table() -> Any:
@@ -36,9 +37,21 @@ def decomposition_table() -> Any:
 
 
 def decompose(program: ExportedProgram) -> ExportedProgram:
+    """The program in ops the table maps; as it is when it has only those (decomposing takes ~0.4 s)."""
+    if all(_mapped(node) for node in program.graph.nodes):
+        return program
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
             return program.run_decompositions(decomposition_table())
     except Exception:  # an op torch cannot decompose here: the table reports what it lacks
         return program
+
+
+def _mapped(node: torch.fx.Node) -> bool:
+    return (
+        node.op != "call_function"
+        or node.target in ATEN_TABLE
+        or node.target in IGNORED
+        or (node.target is operator.getitem)
+    )
