@@ -703,6 +703,28 @@ def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentu
     return y, None, None
 
 
+def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate: bool = False) -> SSAValue:
+    """`x[mask] = v` with one boolean mask and one value: `fusion.where(mask, v, x)`; other forms scatter."""
+    picked = [(k, index) for k, index in enumerate(indices) if index is not None]
+    boolean = len(picked) == 1 and element_of(picked[0][1]) == IntegerType(1)
+    if accumulate or not boolean or math.prod(shape_of(values)) != 1:
+        raise e.error(
+            f"{node.target}: an indexed assignment other than `x[mask] = value` scatters values, which fusion "
+            "does not have: write it with torch.where"
+        )
+    axis, mask = picked[0]
+    shape = shape_of(x)
+    if shape_of(mask) != shape[axis : axis + len(shape_of(mask))]:
+        raise e.error(f"{node.target}: the mask {list(shape_of(mask))} does not cover axes {axis}.. of {list(shape)}")
+    trailing = len(shape) - axis - len(shape_of(mask))
+    if trailing:
+        mask = e.unsqueeze(mask, list(range(len(shape_of(mask)), len(shape_of(mask)) + trailing)))
+    mask = e.broadcast_to(mask, shape, x)
+    value = e.squeeze(values, list(range(len(shape_of(values)))))
+    value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
+    return e.typed(lambda t: fusion.WhereOp(mask, value, x, t), [mask, value, x], shape, element_of(x))
+
+
 ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
     aten.add.Tensor: _add_or_sub(fusion.AddOp),
@@ -787,6 +809,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.where.Scalar: _where,
     aten.masked_fill.Scalar: _masked_fill,
     aten.masked_fill.Tensor: _masked_fill,
+    aten.index_put.default: _index_put,
     aten.logical_not.default: _logical_not,
     aten.bitwise_not.default: _logical_not,
     aten.logical_and.default: _logical(conjunction=True),

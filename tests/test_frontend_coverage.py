@@ -27,6 +27,7 @@ UNSUPPORTED = {
     "torch.cumprod": "aten.cumprod.default is not supported",
     "torch.diagonal": "aten.diagonal.default is not supported",
     "x[mask]": "a boolean mask selects a data-dependent shape",
+    "x[idx] = v (scatter)": "scatters values, which fusion does not have",
 }
 """Cases the fusion dialect has no op for (their rows say `no`), and the errors they get."""
 

@@ -50,6 +50,19 @@ def _ints(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
     return lambda g: (torch.randint(-9, 9, shape, generator=g),)
 
 
+def _mask_setitem(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[y < 0] = 0.5
+    y[:, x[0] > 0] = -1.0
+    return y
+
+
+def _scatter_setitem(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[index] = 1.0
+    return y
+
+
 def _silu_(x: torch.Tensor) -> torch.Tensor:
     y = x * 2
     F.silu(y, inplace=True)
@@ -106,6 +119,7 @@ CASES: tuple[Case, ...] = (
     Case("F.silu(inplace=True)", _silu_, _x(4, 8)),
     Case("Tensor.add_, Tensor.mul_", _add_, _x(4, 8)),
     Case("x[:, :4] = 0 (setitem)", _setitem, _x(4, 8)),
+    Case("x[x < 0] = v (setitem)", _mask_setitem, _x(4, 8)),
     Case("F.log_softmax", lambda x: F.log_softmax(x, dim=-1), _x(4, 8)),
     Case("torch.log1p", lambda x: torch.log1p(x.abs()), _x(4, 8)),
     Case("logical and/or/not", lambda x: ((x > 0) & (x < 1) | ~(x > -1)).float(), _x(4, 8)),
@@ -143,6 +157,7 @@ CASES: tuple[Case, ...] = (
     Case("torch.cumprod", lambda x: torch.cumprod(x, dim=-1), _x(4, 8)),
     Case("torch.diagonal", lambda x: torch.diagonal(x), _x(4, 8)),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
+    Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
 )
 
 
