@@ -116,7 +116,7 @@ SCHEDULE_SIZES = "16384x4096,32768x2048,16384x1024,4096x4096,2048x4096"
 ROW_PARALLEL_GRAPHS = "stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=2"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
 # hir.compile's defaults, then the lowerings they choose between, eager and replayed.
-TP_MLP_DEFAULTS = "default:4:chunks=1,stream-lowering{overlap=never}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:2:chunks=2"
+TP_MLP_DEFAULTS = "default:4:chunks=1,stream-lowering{overlap=never}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine overlap=by-shard}:4:chunks=1,stream-lowering{backend=copy-engine}:2:chunks=2"
 
 # fmt: off
 STEPS: tuple[Step, ...] = (
@@ -152,7 +152,7 @@ STEPS: tuple[Step, ...] = (
     Step("tp-layer", "tensor-parallel transformer layer from PyTorch (norm, column-parallel q/k/v, fused attention of each GPU's heads, row-parallel output, the MLP) against eager NCCL and torch.compile async TP, D = 2", (torchrun("2", "benchmarks/tp_layer.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
     Step("tp-layer-d4", "the tensor-parallel transformer layer at D = 4", (torchrun("4", "benchmarks/tp_layer.py", "--reps", "20"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2"), gpus=4),
     Step("calibrate", "hir-calibrate: this machine's device constants for the cost model (writes its cache)", ((PY, "-m", "hir.tools.calibrate", "--gpus", GPUS),)),
-    Step("tp-mlp-defaults", "the tensor-parallel MLP block compiled with hir.compile's defaults against eager, eager replayed, the serial form and the copy-engine pipelines; H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "4096,8192,16384,32768", "--reps", "15", "--warmup", "3", "--cuda-graph", "--no-torch-compile", "--variants", TP_MLP_DEFAULTS) for h in ("4096", "8192")), quick=("--sizes", "4096", "--reps", "5", "--warmup", "2")),
+    Step("tp-mlp-defaults", "the tensor-parallel MLP block compiled with hir.compile's defaults against eager, eager replayed, the serial form and the copy-engine pipelines (as written, by shard, two chunks); H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "4096,8192,16384,32768", "--reps", "15", "--warmup", "3", "--cuda-graph", "--no-torch-compile", "--variants", TP_MLP_DEFAULTS) for h in ("4096", "8192")), quick=("--sizes", "4096", "--reps", "5", "--warmup", "2")),
     Step("tp-mlp-defaults-compile", "hir.compile's defaults against torch.compile's async TP at M = 16384, H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "16384", "--reps", "15", "--warmup", "3", "--variants", "default:4:chunks=1") for h in ("4096", "8192")), quick=("--reps", "5", "--warmup", "2")),
     Step("tp-mlp-train", "the MLP block's training step (forward + backward) on one GPU, hir.compile(..., training=True) against eager and torch.compile; H = 4096 and 8192", ((PY, "benchmarks/tp_mlp_train.py", "--sizes", "8192,16384", "--reps", "10", "--warmup", "3", "--cuda-graph"),), quick=("--hidden", "4096", "--sizes", "8192", "--reps", "5", "--warmup", "2")),
 )

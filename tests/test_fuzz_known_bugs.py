@@ -237,36 +237,52 @@ def test_bug15_empty_symmetric_buffer_on_cpu(one_process_group: object, dtype: t
     assert heap.peer_view(b, 1) is b
 
 
-@pytest.mark.parametrize(
-    ("source", "result"),
-    [
-        ("[didx, serial, stream], mesh = [0]", "[didx, serial, stream], mesh = [1]"),  # send/recv
-        ("[didx, serial, stream(3)], mesh = [0, 1]", "[didx, serial, stream(3)], mesh = [1, 0]"),  # send/recv
-        ("[didx, serial, stream], mesh = [0, 1]", "[serial, didx, stream], mesh = [0, 1]"),  # all-to-all
-        ("[didx, stream, serial], mesh = [0, 1]", "[serial, stream, didx], mesh = [0, 1]"),  # all-to-all
-    ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    raises=LocatedError,
-    reason="bug 17: an all-to-all or shards moving between meshes (hir.send / hir.recv) inside a stream loop "
-    "whose slice of a shard is strided: the slice is passed as it is, which the collective refuses ('needs "
-    "contiguous buffers'), and the lowered module does not verify",
-)
-def test_bug17_strided_slice_in_all_to_all_or_move(source: str, result: str) -> None:
+BUG17_SETS = [
+    ("[didx, serial, stream], mesh = [0]", "[didx, serial, stream], mesh = [1]"),  # send/recv
+    ("[didx, serial, stream(3)], mesh = [0, 1]", "[didx, serial, stream(3)], mesh = [1, 0]"),  # send/recv
+    ("[didx, serial, stream], mesh = [0, 1]", "[serial, didx, stream], mesh = [0, 1]"),  # all-to-all
+    ("[didx, stream, serial], mesh = [0, 1]", "[serial, stream, didx], mesh = [0, 1]"),  # all-to-all
+]
+
+
+def bug17_program(source: str, result: str) -> str:
+    """A set from one placement to another of a [E, 2, 2] tensor (E = 1 on a one-device mesh)."""
     extent = 1 if "mesh = [0]" in source else 2
 
     def t(encoding: str) -> str:
         return f"tensor<{extent}x2x2xf32, #fusion.parallel<{encoding}>>"
 
-    text = f"""
+    return f"""
 func.func @main(%x: {t(source)}) -> {t(result)} {{
   %y = fusion.set %x : {t(source)} -> {t(result)}
   func.return %y : {t(result)}
 }}
 """
+
+
+@pytest.mark.parametrize(("source", "result"), BUG17_SETS)
+def test_bug17_strided_slice_in_all_to_all_or_move(source: str, result: str) -> None:
+    text = bug17_program(source, result)
     lowered = hir.run_pipeline(hir.parse(text, "bug17.mlir"), "stream-lowering")
     assert {"hir.send", "hir.all_to_all"} & set(communication_ops(lowered))
+
+
+@pytest.mark.distributed
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+def test_bug17_strided_slices_match_on_two_ranks(tmp_path: Path) -> None:
+    """The four sets of bug 17, lowered through contiguous temporaries, against the reference on 2 gloo ranks."""
+    from fuzz.driver import Case, write_cases
+    from ranks import run_ranks
+
+    cases = []
+    for k, (source, result) in enumerate(BUG17_SETS):
+        cases.append(Case(f"bug17-{k}", bug17_program(source, result), "stream-lowering", 1, 2))
+    path = tmp_path / "cases.json"
+    write_cases(path, cases)
+    driver = Path(__file__).resolve().parent / "fuzz" / "driver.py"
+    result = run_ranks([str(driver), str(path)], processes=2, timeout=120)
+    for k in range(len(BUG17_SETS)):
+        assert f"CASE bug17-{k} OK" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
 
 
 BUG18 = """

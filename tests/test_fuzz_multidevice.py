@@ -128,9 +128,13 @@ def may_reject(program: FuzzProgram, pipeline: str) -> bool:
     the lowering refuses, or fusion-propagate-sharding chose one (mesh_rules.propagated_problem).
     """
     backend = re.search(r"backend=(\S+?)[ }]", pipeline)
+    chunks = re.search(r"chunks=(\d+)", pipeline)
     return program.may_reject or (
         PROPAGATE in pipeline
-        and propagated_problem(program.text, backend.group(1) if backend else BACKENDS[0]) is not None
+        and propagated_problem(
+            program.text, backend.group(1) if backend else BACKENDS[0], int(chunks.group(1)) if chunks else 0
+        )
+        is not None
     )
 
 
@@ -138,13 +142,15 @@ def may_reject(program: FuzzProgram, pipeline: str) -> bool:
 def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     """A program, the pipeline that lowers it and a number of streams."""
     backend = draw(st.sampled_from(BACKENDS))  # first: the generator predicts the backend's refusals
-    program = draw(multidevice_programs(world_size, unannotate=draw(st.integers(0, 3)) == 0, backend=backend))
+    chunks = draw(st.integers(0, 3)) if backend == "copy-engine" else 0  # and those of its chunks
+    unannotate = draw(st.integers(0, 3)) == 0
+    program = draw(multidevice_programs(world_size, unannotate=unannotate, backend=backend, chunks=chunks))
     options = []
     if (policy := draw(st.sampled_from(POLICIES))) != POLICIES[0]:
         options.append(f"policy={policy}")
     if backend != BACKENDS[0]:
         options.append(f"backend={backend}")
-    if backend == "copy-engine" and (chunks := draw(st.integers(0, 3))):
+    if chunks:
         options.append(f"chunks={chunks}")
     if UNANNOTATED in program.facts:
         options.append(PROPAGATE)

@@ -197,12 +197,11 @@ def all_to_all(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequenc
     temporaries in the axis order [a, b, the others], with local permute-copies.
     """
     rank = len(_shape(source))
-    order = [a, b, *(x for x in range(rank) if x not in (a, b))]
-    if outermost(source, b) and outermost(target, a):
-        order = list(range(rank))
+    direct = outermost(source, b) and outermost(target, a)
+    order = list(range(rank)) if direct else [a, b, *(x for x in range(rank) if x not in (a, b))]
     ops: list[Operation] = []
     send, receive = source, target
-    if order != list(range(rank)):
+    if not direct:  # a strided slice (a chunk of an inner stream axis) is staged even in axis order
         allocation, send = temporary(axes_of(source, order), source, "sent")
         ops += [*allocation, copy_launch(source, send, order)]
         allocation, receive = temporary(axes_of(target, order), target, "received")
@@ -233,11 +232,25 @@ def move_shards(
             continue
         pair = sorted((s, d))
         to, frm = _index(pair.index(d)), _index(pair.index(s))
-        send = hir.SendOp(source, to.result, pair)
-        recv = hir.RecvOp(target, frm.result, pair)
-        ops += on_device(me.result, union.index(s), [to, send, hir.WaitOp(send.result)])
-        ops += on_device(me.result, union.index(d), [frm, recv, hir.WaitOp(recv.result)])
+        ops += on_device(me.result, union.index(s), [to, *_send(source, to.result, pair)])
+        ops += on_device(me.result, union.index(d), [frm, *_recv(target, frm.result, pair)])
     return ops
+
+
+def _send(source: SSAValue, peer: SSAValue, pair: list[int]) -> list[Operation]:
+    """`hir.send` + wait, through a contiguous copy when `source` is a strided view."""
+    ops: list[Operation] = []
+    if not is_contiguous(source):
+        allocation, staging = temporary(axes_of(source), source, "sent")
+        ops += [*allocation, copy_launch(source, staging)]
+        source = staging
+    send = hir.SendOp(source, peer, pair)
+    return [*ops, send, hir.WaitOp(send.result)]
+
+
+def _recv(target: SSAValue, peer: SSAValue, pair: list[int]) -> list[Operation]:
+    """`hir.recv` + wait, through a contiguous temporary and a copy when `target` is a strided view."""
+    return into_contiguous(target, lambda out: hir.RecvOp(out, peer, pair), "received")
 
 
 def on_device(me: SSAValue, position: int, body: list[Operation]) -> list[Operation]:

@@ -167,7 +167,9 @@ def set_problem(src: Placed, dst: Placed, backend: str = "nccl") -> str | None:
     return None
 
 
-def partial_sum_problem(x: Placed, result: Placed, mesh_size: int, backend: str = "nccl") -> str | None:
+def partial_sum_problem(
+    x: Placed, result: Placed, mesh_size: int, backend: str = "nccl", chunks: int = 0
+) -> str | None:
     """Why a sum over `x`'s didx axis into `result` would be refused (all-reduce or reduce-scatter)."""
     if meshes_differ(x.mesh, result.mesh):
         return "a reduction and a mesh change in one op"
@@ -177,13 +179,28 @@ def partial_sum_problem(x: Placed, result: Placed, mesh_size: int, backend: str 
         # Fused with its producer in the loop, the copy-engine all-reduce cuts the output chunk
         # into one block per device along an axis longer than 1 that they divide (else refused).
         chunk = list(result.local_shape)
-        axis, chunks = result.stream
-        if chunks is None:
+        axis, stream_chunks = result.stream
+        if stream_chunks is None:
             del chunk[axis]
         else:
-            chunk[axis] = -(-chunk[axis] // chunks)
+            chunk[axis] = -(-chunk[axis] // stream_chunks)
         if not any(e > 1 and e % mesh_size == 0 for e in chunk):
             return "a copy-engine all-reduce whose output chunk no axis of which the devices divide"
+    if backend == "copy-engine" and result.stream is not None and chunks > 1:
+        # The own GEMM and its adds are cut into `chunks` pieces along an axis of the block (the
+        # output chunk; an all-reduce's cut once more into one block per device) that they divide.
+        block = list(result.local_shape)
+        axis, stream_chunks = result.stream
+        if stream_chunks is None:
+            del block[axis]
+        else:
+            block[axis] = -(-block[axis] // stream_chunks)
+        if result.didx is None:
+            cut = [a for a, e in enumerate(block) if e > 1 and e % mesh_size == 0]
+            if cut:
+                block[cut[0]] //= mesh_size
+        if not any(e > 1 and e % chunks == 0 for e in block):
+            return f"a copy-engine partial sum whose block no axis of which chunks={chunks} divides"
     if result.uneven and result.stream is not None:
         # Its output chunk has a dynamic extent on the scattered axis, so its strides are not known.
         return "a reduce-scatter onto an uneven didx axis inside a stream loop (a strided view)"
@@ -225,10 +242,11 @@ def communication_problem(
     axis_map: rules.AxisMap,
     dims: Sequence[int] = (),
     backend: str = "nccl",
+    chunks: int = 0,
 ) -> str | None:
     """Why stream-lowering would refuse the op's communication (or its operands' resharding), if it would."""
     if is_partial_sum(op, operands[0], dims):
-        return partial_sum_problem(operands[0], result, len(operands[0].mesh), backend)
+        return partial_sum_problem(operands[0], result, len(operands[0].mesh), backend, chunks)
     for src, dst in reshardings(op, operands, result, axis_map, dims):
         if (problem := set_problem(src, dst, backend)) is not None:
             return problem
@@ -241,36 +259,12 @@ def known_bug(
     """
     A placement that a known bug of the lowering gets wrong whatever the run options
     (docs/testing.md, "Known bugs and their reproducers"; reproducers in tests/test_fuzz_known_bugs.py): the
-    generator does not emit it.
+    generator does not emit it. No open bug needs it today; an open bug's rule goes here, with its number.
     """
-    for src, dst in reshardings(op, operands, result, axis_map, dims):
-        if src.didx is None or dst.didx is None or dst.stream is None or is_shard_loop(src, dst):
-            continue
-        if src.didx == dst.didx and not meshes_differ(src.mesh, dst.mesh):
-            continue  # a local copy
-        if strided(src.local_shape, dst.stream) or strided(dst.local_shape, dst.stream):
-            # Bug 17: an all-to-all, or shards moving between meshes (hir.send / hir.recv), inside a
-            # stream loop whose slice of a shard is strided: the slice is not routed through
-            # contiguous temporaries, and the lowered module does not verify.
-            return "bug 17: an all-to-all or a move between meshes of a strided slice"
     return None
 
 
-def strided(shape: Shape, stream: StreamAxis) -> bool:
-    """Whether one iteration's slice or chunk of a buffer of `shape` is strided (axes of extent 1 aside)."""
-    axis, chunks = stream
-    view = list(shape)
-    strides = contiguous_strides(shape)
-    if chunks is None:
-        del view[axis]
-        del strides[axis]
-    else:
-        view[axis] = -(-view[axis] // chunks)
-    expected = contiguous_strides(tuple(view))
-    return any(e != 1 and s != x for e, s, x in zip(view, strides, expected))
-
-
-def propagated_problem(text: str, backend: str = "nccl") -> str | None:
+def propagated_problem(text: str, backend: str = "nccl", chunks: int = 0) -> str | None:
     """
     Why stream-lowering would refuse a program once fusion-propagate-sharding has placed its
     unannotated values (`propagate-sharding=true`), if it would: the rules above applied to every
@@ -291,7 +285,7 @@ def propagated_problem(text: str, backend: str = "nccl") -> str | None:
                 a for a in range(len(operands[0].shape)) if rules.operand_axis_to_result_axis(axis_map, 0, a) is None
             ]
             name = op.name.removeprefix("fusion.")
-            if (problem := communication_problem(name, operands, result, axis_map, dims, backend)) is not None:
+            if (problem := communication_problem(name, operands, result, axis_map, dims, backend, chunks)) is not None:
                 return f"{op.name} ({problem})"
     return None
 

@@ -115,12 +115,14 @@ def held_where(operands: Sequence[Value]) -> Mesh | None:
 
 
 class MeshPlacer:
-    def __init__(self, mesh: Mesh, smaller: Sequence[Mesh], backend: str = "nccl"):
+    def __init__(self, mesh: Mesh, smaller: Sequence[Mesh], backend: str = "nccl", chunks: int = 0):
         self.mesh = mesh
         self.smaller = list(smaller)
         """Meshes inside the main one that replicated inputs may live on (broadcast sources)."""
         self.backend = backend
         """The communication backend the program is lowered with (it decides some refusals)."""
+        self.chunks = chunks
+        """The copy-engine backend's `chunks` option (it decides some refusals too)."""
 
     def meshes(self) -> list[Mesh]:
         """Every mesh the program may use: the main one, in reverse order too, and the smaller ones."""
@@ -182,7 +184,9 @@ class MeshPlacer:
     ) -> str | None:
         result = Placed(shape, placement[0], placement[1], stream)
         dims = reduced_axes(operands[0], axis_map)
-        return communication_problem(op, [placed(v) for v in operands], result, axis_map, dims, self.backend)
+        return communication_problem(
+            op, [placed(v) for v in operands], result, axis_map, dims, self.backend, self.chunks
+        )
 
     def stream_hint(
         self, operands: Sequence[Value], axis_map: rules.AxisMap, placement: Placement
@@ -434,12 +438,18 @@ class MeshBuilder(Builder):
 
 @st.composite
 def multidevice_programs(
-    draw: st.DrawFn, world_size: int = 2, max_ops: int = MAX_OPS, unannotate: bool = False, backend: str = "nccl"
+    draw: st.DrawFn,
+    world_size: int = 2,
+    max_ops: int = MAX_OPS,
+    unannotate: bool = False,
+    backend: str = "nccl",
+    chunks: int = 0,
 ) -> FuzzProgram:
     """
     A random valid fusion-level module over a mesh of `world_size` processes (see the module
     docstring); with `unannotate`, some intermediates are written without an encoding (`UNANNOTATED`).
-    `backend` is the communication backend it will be lowered with (its refusals are predicted).
+    `backend` is the communication backend it will be lowered with, `chunks` the copy-engine
+    backend's option (their refusals are predicted).
     """
     devices = tuple(range(world_size))
     # Meshes in another order than the process ranks too: device 1 first on (1, 0).
@@ -455,7 +465,7 @@ def multidevice_programs(
         draw,
         extent_pool(draw, always=[size]),
         input_element_type(draw),
-        MeshPlacer(mesh, smaller, backend),
+        MeshPlacer(mesh, smaller, backend, chunks),
     )
     for _ in range(draw(st.integers(1, 2))):
         if builder.inputs and draw(st.booleans()):
