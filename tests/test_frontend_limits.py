@@ -69,7 +69,7 @@ def _branch(x: torch.Tensor) -> torch.Tensor:
 
 def unsupported_programs() -> None:
     x = torch.randn(8, 4)
-    refused(torch.nn.Dropout(0.5).train(), (x,), "native_dropout", located=False)
+    refused(torch.nn.Dropout(0.5).train(), (x,), "dropout", located=False)
     refused(_add_in_place, (x,), "updates input 'x' in place")
     refused(_Counter(), (x,), "updates buffer 'calls' in place")
     refused(lambda x: x[x > 0], (x,), "boolean mask")
