@@ -245,3 +245,26 @@ def test_the_training_benchmark_runs_on_cpu(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert "hir" in out
     assert "WRONG" not in out
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("cuda_graph", [False, True], ids=["eager", "replayed"])
+def test_bf16_gradients_on_a_gpu(cuda_graph: bool) -> None:
+    """bf16 on a GPU, each program run or replayed as a CUDA graph; two steps (the second replays)."""
+    torch.manual_seed(0)
+    block = Block().to("cuda", torch.bfloat16)
+    eager = copy.deepcopy(block)
+    compiled = hir.compile(block, (randn(64, 16).to("cuda", torch.bfloat16),), training=True, cuda_graph=cuda_graph)
+    for seed in (1, 2):
+        x = randn(64, 16, seed=seed).to("cuda", torch.bfloat16)
+        ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+        grad = randn(64, 16, seed=seed + 10).to("cuda", torch.bfloat16)
+        for model in (block, eager):
+            model.zero_grad()
+        out, want = compiled(ours), eager(theirs)
+        torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
+        out.backward(grad)
+        want.backward(grad)
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=2e-2, atol=2e-2)
+        for p, q in zip(block.parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=2e-2, atol=5e-2)
