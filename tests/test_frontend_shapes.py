@@ -189,3 +189,18 @@ def test_new_row_counts_on_two_gloo_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "shapes_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every row count matches eager torch" in result.stdout
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@torch.no_grad()
+def test_each_specialization_replays_its_own_graph_on_a_gpu() -> None:
+    torch.manual_seed(0)
+    mlp = Mlp().cuda()
+    compiled = hir.compile(mlp, (randn(8, 16).cuda(), randn(8, 16).cuda()))
+    for rows in (8, 4, 8, 4):
+        x, r = randn(rows, 16, seed=rows).cuda(), randn(rows, 16, seed=-rows).cuda()
+        torch.testing.assert_close(compiled(x, r), mlp(x, r))
+    for rows in (8, 4):
+        specialization = compiled.specialization(randn(rows, 16).cuda(), randn(rows, 16).cuda())
+        (captured,) = specialization.program.graphs.values()
+        assert captured.replays == 2
