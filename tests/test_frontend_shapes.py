@@ -203,4 +203,4 @@ def test_each_specialization_replays_its_own_graph_on_a_gpu() -> None:
     for rows in (8, 4):
         specialization = compiled.specialization(randn(rows, 16).cuda(), randn(rows, 16).cuda())
         (captured,) = specialization.program.graphs.values()
-        assert captured.replays == 2
+        assert captured.replays >= 2  # (and the first call's measurement, where the model left two lowerings close)
