@@ -37,7 +37,7 @@ def decomposition_table() -> Any:
 
 
 def decompose(program: ExportedProgram) -> ExportedProgram:
-    """The program in ops the table maps; as it is when it has only those (decomposing takes ~0.4 s)."""
+    """The program in ops the table maps; as it is when it has only those (decomposing traces it again)."""
     if all(_mapped(node) for node in program.graph.nodes):
         return program
     try:
