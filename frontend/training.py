@@ -78,20 +78,6 @@ def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
 
 
-def _filled(value: int) -> Callable[..., torch.Tensor]:
-    """ones / zeros as `full` with an integer fill: the table's own spells them with a float, which
-    an integer or boolean tensor (the math attention's causal mask) does not take."""
-
-    def fill(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Any:
-        dtype = dtype or torch.get_default_dtype()
-        return torch.full(size, value if not dtype.is_floating_point else float(value), dtype=dtype, device=device)
-
-    return fill
-
-
-FILLS = (aten.ones.default, aten.zeros.default)
-
-
 def decompositions() -> dict[Any, Callable[..., Any]]:
     """
     `hir.import_torch`'s decompositions (torch's core ATen ones of the ops the ATen table lacks:
@@ -109,10 +95,8 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
         aten.scalar_tensor.default: _scalar_tensor,
         aten.var_mean.correction: _var_mean,
         aten.any.dim: _any,
-        aten.ones.default: _filled(1),
-        aten.zeros.default: _filled(0),
     }
-    table.update({op: fn for op, fn in extra.items() if op not in ATEN_TABLE or op in FILLS})
+    table.update({op: fn for op, fn in extra.items() if op not in ATEN_TABLE})
     return table
 
 
