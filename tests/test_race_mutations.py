@@ -112,10 +112,12 @@ _ALLREDUCE_RELEASE = (
     "pipeline already order every read of a receive buffer before the peers' next-run pushes (see "
     "`_release` in passes/copy_engine_reduce.py), and the race checker finds every access ordered without it"
 )
-# The reduce-scatter of the example, and one whose producer is a tanh after the matmul.
+# The reduce-scatter of the example, one whose producer is a tanh after the matmul, and the TP MLP
+# with its rows in one chunk (its all-gather an NCCL collective before the loop, waited for).
 _REDUCE_SCATTERS = (
     "examples/multidevice/matmul_reduce_scatter.mlir:main",
     "tests/lit/passes/multidevice/copy_engine_reduce_options_invalid.mlir:main",
+    "examples/multidevice/tp_mlp.mlir:main",
 )
 _REDUCE_SCATTER = _REDUCE_SCATTERS[0]
 # A reduce-scatter whose output a tanh reads in the same iteration: #5 is the worker waiting for the
@@ -128,6 +130,8 @@ _REDUCE_JOIN_AFTER_CONSUMER = (
     "at the end of the iteration"
 )
 _ALLREDUCE = "examples/multidevice/matmul_allreduce.mlir:main"
+# The same all-reduce with its rows in one chunk (the input that by-shard leaves as written).
+_ALLREDUCES = (_ALLREDUCE, "tests/lit/passes/fusion-stream-overlap/by_shard.mlir:main")
 _ALL_COPY_ENGINE = ("copy-engine", "copy-engine-chunks", "copy-engine-start", "copy-engine-end")
 EQUIVALENT_MULTIDEVICE |= {
     **{
@@ -136,15 +140,21 @@ EQUIVALENT_MULTIDEVICE |= {
         for backend in ("copy-engine", "copy-engine-chunks", "copy-engine-end")
     },
     **{f"{program}/copy-engine-end/hir.synchronize#0": _COMM_FORK for program in _REDUCE_SCATTERS},
-    **{f"{_ALLREDUCE}/{backend}/hir.synchronize#7": _WORKER_JOIN for backend in _ALL_COPY_ENGINE},
-    **{f"{_ALLREDUCE}/{backend}/hir.synchronize#0": _COMM_FORK for backend in _ALL_COPY_ENGINE},
+    **{f"{p}/{backend}/hir.synchronize#7": _WORKER_JOIN for p in _ALLREDUCES for backend in _ALL_COPY_ENGINE},
+    **{f"{p}/{backend}/hir.synchronize#0": _COMM_FORK for p in _ALLREDUCES for backend in _ALL_COPY_ENGINE},
     **{
         f"{_CONSUMER}/{backend}/hir.synchronize#7": _REDUCE_JOIN_AFTER_CONSUMER
         for backend in ("copy-engine", "copy-engine-chunks", "copy-engine-end")
     },
     f"{_CONSUMER}/copy-engine-end/hir.synchronize#0": _COMM_FORK,
-    f"{_ALLREDUCE}/copy-engine-start/hir.barrier#0": _ALLREDUCE_RELEASE,
-    f"{_ALLREDUCE}/copy-engine-end/hir.barrier#2": _ALLREDUCE_RELEASE,
+    **{f"{p}/copy-engine-start/hir.barrier#0": _ALLREDUCE_RELEASE for p in _ALLREDUCES},
+    **{f"{p}/copy-engine-end/hir.barrier#2": _ALLREDUCE_RELEASE for p in _ALLREDUCES},
+    # The send of a strided slice in a stream loop goes from a contiguous staging copy, allocated in
+    # the iteration, that nothing writes or reads after the send.
+    "tests/lit/passes/resharding/strided_slice_in_loop.mlir:main/nccl/hir.wait#0": (
+        "redundant: the wait of an hir.send whose buffer is the iteration's staging copy of the slice, "
+        "which no op writes or reads after the send"
+    ),
 }
 
 # decompose_resharding's @left_alone is a real copy-engine all-reduce: matmul_allreduce's pipeline
