@@ -232,3 +232,24 @@ def test_sdpa_on_two_gloo_ranks(tmp_path: Path) -> None:
         (path := tmp_path / f"{name}.mlir").write_text(text)
         paths.append(path)
     run_driver_job(paths, pipelines=("nccl",))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_block_runs_torch_fused_attention_on_gpu() -> None:
+    """On a GPU the compiled block calls torch's fused attention kernel, as eager does, and matches it."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(8)
+    block = Block(hidden=256, heads=4).cuda().to(torch.bfloat16).eval()
+    x = torch.randn(4, 128, 256, device="cuda", dtype=torch.bfloat16)
+    compiled = hir.compile(block, (x,), ["[stream, serial, serial]"], "[stream, serial, serial]", cuda_graph=False)
+    with torch.no_grad():
+        expected = block(x)
+        compiled(x)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            got = compiled(x)
+            torch.cuda.synchronize()
+    kernels = [e.name.lower() for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert any(k in name for name in kernels for k in ("flash", "fmha", "efficient_attention", "cudnn")), kernels
+    assert not any("softmax" in name for name in kernels), kernels  # not the decomposed matmul-softmax-matmul
+    torch.testing.assert_close(got, expected, rtol=2e-2, atol=2e-2)
