@@ -62,20 +62,38 @@ def _rewrite_loop(loop: hir.StreamForOp) -> bool:
     if constant_index(loop.ub) != devices:
         return False
 
-    streams = fork_comm_streams(loop, mesh, "end", [])
+    # Slot buffers whose slot is not laid out as the local shard are replaced by [D, *shard] ones.
+    packed: dict[SSAValue, SSAValue] = {}
+    buffers: list[Operation] = []
+    for exchange in exchanges:
+        if exchange.symmetric_type != exchange.slots.type and exchange.slots not in packed:
+            buffer = hir.AllocateOp(exchange.symmetric_type)
+            buffer.result.name_hint = exchange.slots.name_hint
+            buffers.append(buffer)
+            packed[exchange.slots] = buffer.result
+    streams = fork_comm_streams(loop, mesh, "end", buffers)
     device = rotate_by_rank(loop, streams.rank)
     for exchange in exchanges:
-        _rewrite_broadcast(exchange, device, streams.rank, streams.comm, loop, devices)
+        slots = packed.get(exchange.slots, exchange.slots)
+        _rewrite_broadcast(exchange, slots, device, streams.rank, streams.comm, loop, devices)
+    for old in packed:
+        if not old.uses:
+            Rewriter.erase_op(old.owner)  # type: ignore[arg-type]
     loop.properties["peel_first"] = UnitAttr()
     return True
 
 
 def _rewrite_broadcast(
-    exchange: ShardExchange, device: SSAValue, rank: SSAValue, comm: SSAValue, loop: hir.StreamForOp, devices: int
+    exchange: ShardExchange,
+    slots: SSAValue,
+    device: SSAValue,
+    rank: SSAValue,
+    comm: SSAValue,
+    loop: hir.StreamForOp,
+    devices: int,
 ) -> None:
     broadcast, view = exchange.broadcast, exchange.slot_view
-    axis, mesh, local = view.axis_value, broadcast.mesh_ids, broadcast.input
-    slots = exchange.slots
+    axis, mesh, local = exchange.axis, broadcast.mesh_ids, broadcast.input
 
     remote = arith.CmpiOp(device, rank, "ne")
     remote.result.name_hint = "remote"

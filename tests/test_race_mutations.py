@@ -57,6 +57,7 @@ EQUIVALENT_MULTIDEVICE = {
             ("copy-engine", "copy-engine-chunks", "copy-engine-start"),
         ),
         ("tests/lit/passes/multidevice/copy_engine_scalar_shard.mlir:main", ("copy-engine", "copy-engine-start")),
+        ("tests/lit/passes/multidevice/shard_slots_packed.mlir:main", ("copy-engine", "copy-engine-start")),
         # The streamed consumer of decompose_resharding's @shared_gather: the same loop over the shards
         # (the whole-tensor gather its two other consumers share is an NCCL all-gather before it).
         (
@@ -81,6 +82,7 @@ EQUIVALENT_MULTIDEVICE |= {
     for program, first_wait in (
         ("examples/multidevice/ag_matmul_by_device.mlir:main", "hir.wait#0"),
         ("tests/lit/passes/multidevice/copy_engine_scalar_shard.mlir:main", "hir.wait#0"),
+        ("tests/lit/passes/multidevice/shard_slots_packed.mlir:main", "hir.wait#0"),
         ("tests/lit/passes/multidevice/decompose_resharding.mlir:shared_gather", "hir.wait#1"),
     )
     for op, what in (
