@@ -17,6 +17,8 @@ one run and on the same tensors:
                  else: the lowering the cost model picks, replayed as a CUDA graph on a GPU
   hir ...        the same with PIPELINE, run eagerly with NUM_STREAMS; a variant is
                  PIPELINE:NUM_STREAMS:chunks=S (S stream chunks of the rows, each whole sequences)
+  ... graph      with --cuda-graph: eager captured in a CUDA graph and replayed, and each hir
+                 variant compiled with cuda_graph=True (the same program, replayed)
 
 Every rank builds the same global x [M, H] and weights (one seed); every result is checked
 against the module run eagerly on the unsharded x, rows of this rank (relative L2 error in
@@ -38,7 +40,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import max_over_ranks, timed
+from ag_gemm import captured, max_over_ranks, timed
 from tp_mlp import DTYPES, WRONG, all_gather_single, my_rows, reduce_scatter_single, relative_error, rows_layout
 
 import hir
@@ -185,6 +187,9 @@ def measure(
 
     with torch.no_grad():
         record("eager", lambda: eager_tp(model, x_shard, w, world), reference.chunk(world)[rank])
+        if args.cuda_graph:
+            eager_graph = captured(lambda: eager_tp(model, x_shard, w, world))
+            record("eager graph", eager_graph, reference.chunk(world)[rank])
         if device.type == "cuda" and not args.no_torch_compile:
             try:
                 compiled = torch_async_tp(model, world)
@@ -211,6 +216,9 @@ def measure(
             record(name, lambda layer=layer, mine=mine: layer(mine), expected)
             if pipeline == "default" and layer.lowering is not None:
                 decisions[name] = layer.lowering.reason
+            if args.cuda_graph and pipeline != "default":
+                layer.cuda_graph = True  # the same lowered program, replayed from now on
+                record(f"{name} graph", lambda layer=layer, mine=mine: layer(mine), expected)
     return (
         {k: max_over_ranks(v, device.type) for k, v in times.items()},
         {k: max_over_ranks(v, device.type) for k, v in errors.items()},
@@ -233,12 +241,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of PIPELINE:NUM_STREAMS:chunks=S")
     p.add_argument("--no-torch-compile", action="store_true", help="skip the torch-async-tp baseline")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="also run eager and each hir variant as a CUDA graph (replayed; hir.compile(..., cuda_graph=True))",
+    )
     return p
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     cpu = args.device == "cpu"
+    if cpu and args.cuda_graph:
+        raise SystemExit("--cuda-graph needs --device cuda")
     args.sizes = args.sizes or ("64" if cpu else "8192,16384")
     args.hidden = args.hidden or (32 if cpu else 8192)
     args.heads = args.heads or (4 if cpu else 64)
@@ -269,10 +284,12 @@ def main() -> int:
         )
         for M, times, errors, decisions in rows:
             print(f"\nM={M} (batch {M // args.seq})")
+            graph = times.get("eager graph")
             for name, ms in times.items():
                 flag = "  WRONG" if errors[name] > WRONG else ""
                 wrong |= errors[name] > WRONG
-                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}  [{errors[name]:.1e}]{flag}")
+                versus_graph = f"  x{ms / graph:.2f} of eager graph" if graph else ""
+                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}{versus_graph}  [{errors[name]:.1e}]{flag}")
             for name, reason in decisions.items():
                 print(f"  {name}: {reason}")
     verdict = torch.tensor([int(wrong)], device=device)
