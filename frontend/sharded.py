@@ -23,7 +23,8 @@ blocks on axis 0, `didx`); on sharded rows the pipelines all-gather chunk s befo
 row-parallel linear of that gives the partial products [D, S, D, M/(S*D), N]; their sum over
 axis 0 is a reduce-scatter back to sharded rows (or an all-reduce, for replicated rows), chunk by
 chunk, before anything else uses them. Elementwise ops (activations, residual adds, scalar
-arithmetic, casts) work on any of these forms; other ops are errors at the user's line.
+arithmetic, casts) work on any of these forms; norms of rows, and column blocks viewed as attention
+heads, are `sharded_heads`; other ops are errors at the user's line.
 """
 
 from __future__ import annotations
