@@ -21,6 +21,7 @@ columns, which every device holds whole.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -101,7 +102,7 @@ class Heads:
             )
         local = (*target[:split], columns // D, *target[split + 1 :])
         result = e.emit(fusion.ReshapeOp(x, self._heads_type(x, local, S)))
-        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, target, split)
+        self.mode.forms[result] = replace(form, kind=HEADS, logical=target, axis=split)
         return result
 
     def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Any, target: tuple[int, ...]) -> SSAValue:
@@ -120,7 +121,7 @@ class Heads:
         kinds = [DIDX, STREAM if S > 1 else SERIAL, SERIAL, SERIAL, SERIAL]  # see _heads_type
         t = TensorType(element, (D, S, D, M // (S * D), N // D), ParallelAttr(kinds, mesh=mode.mesh))
         result = e.emit(fusion.ReshapeOp(x, t))
-        mode.forms[result] = type(form)(COLUMNS, form.rows_sharded)
+        mode.forms[result] = replace(form, kind=COLUMNS, logical=(), axis=0)
         return result
 
     def _heads_type(self, x: SSAValue, local: tuple[int, ...], chunks: int) -> TensorType:
@@ -157,7 +158,7 @@ class Heads:
             )
         result = e.permute(x, [0, *(p + 1 for p in perm)])
         logical = tuple(form.logical[p] for p in perm)
-        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, logical, perm.index(form.axis))
+        self.mode.forms[result] = replace(form, logical=logical, axis=perm.index(form.axis))
         return result
 
     def _heads_form(self, e: Emitter, node: Node, x: SSAValue) -> Any:
@@ -196,7 +197,7 @@ class Heads:
             )
         result = scaled_dot_product_attention(e, node, q, k, v, *args, **kwargs)
         logical = (*form.logical[:-1], forms[2].logical[-1])
-        self.mode.forms[result] = type(form)(HEADS, form.rows_sharded, logical, form.axis)
+        self.mode.forms[result] = replace(form, logical=logical)
         return result
 
     def norm(self, builder: Any) -> Any:
