@@ -36,7 +36,7 @@ from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 
 if TYPE_CHECKING:
-    from hir.frontend.sharded import MeshMode
+    from hir.frontend.sharded import Form, MeshMode
 
 aten = torch.ops.aten
 HEADS = "heads"
@@ -80,7 +80,7 @@ class Heads:
             f"([rows, columns] -> [batch, seq, heads, head_dim]) and back, not a {form.kind} tensor"
         )
 
-    def _columns_to_heads(self, e: Emitter, x: SSAValue, form: Any, target: tuple[int, ...]) -> SSAValue:
+    def _columns_to_heads(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue:
         """[M, N] (fusion [D, S, D, R, N/D]) -> [rows..., columns...] with the first column axis sharded."""
         D, S, _, R, local_n = shape_of(x)
         M, N = S * D * R, local_n * D
@@ -105,7 +105,7 @@ class Heads:
         self.mode.forms[result] = replace(form, kind=HEADS, logical=target, axis=split)
         return result
 
-    def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Any, target: tuple[int, ...]) -> SSAValue:
+    def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue:
         """[rows..., columns...] with the first column axis sharded -> [M, N] (fusion [D, S, D, R, N/D])."""
         from hir.frontend.sharded import COLUMNS
 
@@ -161,7 +161,7 @@ class Heads:
         self.mode.forms[result] = replace(form, logical=logical, axis=perm.index(form.axis))
         return result
 
-    def _heads_form(self, e: Emitter, node: Node, x: SSAValue) -> Any:
+    def _heads_form(self, e: Emitter, node: Node, x: SSAValue) -> Form:
         form = self.mode.form(e, x)
         if form.kind != HEADS:
             raise e.error(
@@ -172,7 +172,9 @@ class Heads:
 
     # -- attention and norms ---------------------------------------------------------------------
 
-    def attention(self, e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, *args: Any, **kwargs: Any):
+    def attention(
+        self, e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, *args: Any, **kwargs: Any
+    ) -> SSAValue:
         from hir.frontend.sharded import WHOLE
 
         forms = [self.mode.form(e, t) for t in (q, k, v)]
