@@ -4,7 +4,7 @@
 // The indexing ops (fusion.gather, fusion.index_select with an index of any rank, fusion.flip,
 // fusion.iota), the scans (fusion.cumsum, fusion.argmax/argmin, fusion.topk largest|smallest) and
 // the further arithmetic (fusion.minimum, the rounding divisions, remainders, log1p, roundings, sign).
-// No #fusion.parallel here: the race and poison corpora run every parallel function of tests/lit on
+// No parallel encodings here: the race and poison corpora run every parallel function of tests/lit on
 // random inputs, which are no valid indices or divisors.
 
 // CHECK-LABEL: func.func @gather(
