@@ -383,6 +383,81 @@ def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
     assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
 
 
+# -- Hugging Face GPT-2 attention (Conv1D as addmm, a boolean mask buffer) and T5 position buckets --
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, n=8):
+        super().__init__()
+        self.register_buffer(
+            "bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n), persistent=False
+        )
+        self.c_attn_weight = torch.nn.Parameter(torch.randn(16, 48) * 0.1)
+        self.c_attn_bias = torch.nn.Parameter(torch.zeros(48))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (48,)  # noqa: RUF005 (as HF writes it)
+        qkv = torch.addmm(self.c_attn_bias, x.view(-1, x.size(-1)), self.c_attn_weight).view(size_out)
+        q, k, v = qkv.split(16, dim=2)
+        q, k, v = (t.view(2, 8, 2, 8).permute(0, 2, 1, 3) for t in (q, k, v))
+        attn_weights = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=q.dtype)
+        causal_mask = self.bias[:, :, :8, :8]
+        mask_value = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.full([], mask_value, dtype=attn_weights.dtype)
+        attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
+        attn_weights = torch.nn.functional.softmax(attn_weights, dim=-1)
+        return torch.matmul(attn_weights, v)
+
+
+def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(
+        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
+    )
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets
+
+
+class T5RelativeBias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relative_attention_bias = nn.Embedding(32, 4)
+
+    def forward(self, scores):
+        q, k = scores.shape[-2:]
+        context_position = torch.arange(q, dtype=torch.long)[:, None]
+        memory_position = torch.arange(k, dtype=torch.long)[None, :]
+        relative_position = memory_position - context_position
+        buckets = t5_bucket(relative_position)
+        values = self.relative_attention_bias(buckets).permute([2, 0, 1]).unsqueeze(0)
+        return scores + values
+
+
+def test_gpt2_attention_with_addmm_and_a_boolean_mask() -> None:
+    torch.manual_seed(0)
+    compiled = _check(GPT2Attention(), (torch.randn(2, 8, 16),), (torch.randn(2, 8, 16),))
+    assert "fusion.where" in compiled.fusion_text
+
+
+def test_t5_relative_position_buckets() -> None:
+    """Integer arithmetic, a log of positions cast back to integers, and an embedding of the buckets."""
+    torch.manual_seed(0)
+    _check(T5RelativeBias(), (torch.randn(2, 4, 16, 16),), (torch.randn(2, 4, 16, 16),))
+
+
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 BLOCKS = {
