@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
+from hir.dialects.parallel_encoding import layout_of
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.types import element_type
 
@@ -66,6 +67,13 @@ def gather(e: Emitter, x: SSAValue, dim: int, index: SSAValue) -> SSAValue:
             raise e.error(f"gather: the index {list(wanted)} is larger than x {list(shape)} off dim {dim}")
         zeros, ones = [0] * len(shape), [1] * len(shape)
         x = e.typed(lambda t: fusion.SliceOp(x, zeros, ones, t), [x], kept, element_of(x))
+    layout = layout_of(index.type)
+    if layout.stream_axis == dim and layout.stream_chunks is None:
+        raise e.error(
+            f"gather along axis {dim}, which its index streams one index at a time: a loop over single "
+            f"indices of the gathered axis has no gather to run; stream the index's axis {dim} in chunks "
+            "(`stream(N)`) or stream another axis"
+        )
     return e.typed(lambda t: fusion.GatherOp(x, index, dim, t), [x, index], wanted, element_of(x))
 
 

@@ -90,3 +90,16 @@ def test_an_index_select_streams_the_index() -> None:
     compiled = hir.compile(lambda w, i: torch.nn.functional.embedding(i, w), (table, ids), in_layouts=[None, STREAM])
     assert "fusion.index_select" in compiled.fusion_text
     torch.testing.assert_close(compiled(table, ids), table[ids])
+
+
+def test_a_gather_along_its_index_streamed_one_row_at_a_time_is_an_error_at_the_users_line() -> None:
+    def pick(x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 0, i)  # gathers along the streamed axis
+
+    x, i = torch.randn(8, 8), torch.randint(0, 8, (8, 8))
+    with pytest.raises(
+        FrontendError, match=r"test_fusion_indexing_ops.py:\d+: error: gather along axis 0, which its index"
+    ):
+        hir.compile(pick, (x, i), in_layouts=[None, STREAM])
+    compiled = hir.compile(pick, (x, i), in_layouts=[None, CHUNKS])  # chunks of rows keep the axis
+    torch.testing.assert_close(compiled(x, i), torch.gather(x, 0, i))
