@@ -336,17 +336,54 @@ def compile_training(
     and the forward's inputs are all the parameters, the backward's all the saved activations.
     """
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
-    if mesh is not None or param_layouts:
-        raise FrontendError(f"<compile>: error: {name}: training=True compiles for one device (no mesh) for now")
-    if out_layouts is not None:
-        raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
+    if param_layouts and mesh is None:
+        raise FrontendError(f"<compile>: error: {name}: param_layouts shard parameters over a mesh: pass mesh=")
     for k, arg in enumerate(example_args):
         if not isinstance(arg, torch.Tensor):
             raise FrontendError(f"<inputs>: error: example argument #{k} is a {type(arg).__name__}, not a tensor")
     layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
     names = _parameter_names(fn)[: len(example_args)]
     names += [f"arg{k}" for k in range(len(names), len(example_args))]
+    settings = Settings(pipeline, options, num_streams, bool(cuda_graph), measure_candidates)
+    if mesh is not None:
+        return _compile_on_mesh(fn, example_args, layouts, out_layouts, tuple(mesh), param_layouts, names, settings,
+                                max_specializations)  # fmt: skip
+    if out_layouts is not None:
+        raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
     call = CallSignature(name, names, layouts, training=True)
     example = tuple(spec_of(a) for a in example_args)
-    settings = Settings(pipeline, options, num_streams, bool(cuda_graph), measure_candidates)
     return TrainingFunction(fn, call, example, layouts, settings, max_specializations)
+
+
+def _compile_on_mesh(
+    fn: Callable[..., Any] | torch.nn.Module,
+    example_args: Sequence[torch.Tensor],
+    layouts: list[str | None],
+    out_layouts: Layouts,
+    mesh: tuple[int, ...],
+    param_layouts: Mapping[str, str | None] | None,
+    names: list[str],
+    settings: Settings,
+    max_specializations: int,
+) -> Any:
+    """The tensor-parallel training step (frontend/training_mesh.py): outputs are rows like the first input."""
+    from dataclasses import replace
+
+    from hir.frontend.training_mesh import MeshTrainingFunction
+
+    name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    if not isinstance(fn, torch.nn.Module):
+        raise FrontendError(f"<compile>: error: {name}: training=True on a mesh compiles an nn.Module")
+    if len(set(mesh)) != len(mesh) or not mesh:
+        raise FrontendError(f"<compile>: error: {name}: mesh {list(mesh)} must list distinct device ids")
+    if not example_args:
+        raise FrontendError(f"<compile>: error: {name}: training=True on a mesh takes the activation's rows")
+    outs = _per_entry(out_layouts, 1, "out_layouts") if out_layouts is not None else [layouts[0]]
+    if outs[0] != layouts[0]:
+        raise FrontendError(
+            f"<layouts>: error: {name}: training=True on a mesh returns rows laid out as the first input's "
+            f"({layouts[0]!r}), got out_layouts {outs}"
+        )
+    call = CallSignature(name, names, layouts, len(mesh), training=True)
+    example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
+    return MeshTrainingFunction(fn, call, example, mesh, layouts, param_layouts or {}, settings, max_specializations)

@@ -1,0 +1,272 @@
+"""
+The forward and backward graphs of a tensor-parallel MLP's training step on a mesh, typed as
+`MeshMode` types the inference program (frontend/sharded.py), from the ATen ops AOT autograd's
+graphs are made of: `t` of weights and activations, `mm`/`addmm`, `sum` of rows (bias
+gradients) and `view`s.
+
+Forms beyond `MeshMode`'s:
+
+- `Transposed(v)`: the logical transpose of `v` (an ATen `t`), resolved by the op that reads it.
+  A weight `W [N, K]` read as `t(W)` is the forward's `x @ W^T`; read as `W` it is the backward's
+  `grad @ W` (the fusion tensor of the shard, `W^T`'s block, is permuted).
+- `BLOCKS`: a weight gradient, `[D, P, Q]` (`didx` on axis 0): device d's block of a logical
+  matrix whose axis `Form.axis` is sharded (`[P*D, Q]` or `[P, Q*D]`).
+
+The products of the backward, with `g` the output's gradient (sharded rows), `W1` column- and
+`W2` row-parallel:
+
+    g @ W2          rows @ row-parallel weight: columns (all-gather + GEMM, as the forward's fc1)
+    gh @ W1         columns @ column-parallel weight: a partial sum (GEMM + reduce-scatter)
+    g^T @ a         rows^T @ columns: W2's gradient block [H, F/D], over all rows (gathered)
+    gh^T @ x        columns^T @ rows: W1's gradient block [F/D, H]
+    sum(g, 0)       a replicated bias's gradient: a local sum, then an all-reduce
+    sum(gh, 0)      a column-parallel bias's gradient: local (every row is there)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.dialects.parallel_encoding import DIDX, SERIAL, ParallelAttr
+from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.sharded import (
+    ACTIVATIONS,
+    COLUMN_BIAS,
+    COLUMN_WEIGHT,
+    COLUMNS,
+    ELEMENTWISE,
+    PARTIAL,
+    REPLICATED,
+    ROW_WEIGHT,
+    ROWS,
+    WHOLE,
+    Form,
+    MeshMode,
+)
+
+aten = torch.ops.aten
+
+BLOCKS = "blocks"
+IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
+WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
+
+
+@dataclass(frozen=True)
+class Transposed:
+    """The logical transpose of a 2-D value (`t(v)`), which the op reading it resolves."""
+
+    value: SSAValue
+
+
+def transpose(v: Any) -> Any:
+    return v.value if isinstance(v, Transposed) else Transposed(v)
+
+
+class TrainingMeshMode(MeshMode):
+    """`MeshMode` for AOT autograd's graphs: the ops above, elementwise ops on any one form."""
+
+    def __init__(self, mesh: tuple[int, ...]):
+        super().__init__(mesh)
+        for op in ELEMENTWISE:
+            self.overrides[op] = self._plain(self.overrides[op])
+        views = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
+        self.overrides.update(
+            {
+                aten.t.default: self._t,
+                aten.transpose.int: self._transpose,
+                aten.permute.default: self._permute,
+                aten.mm.default: self._mm,
+                aten.addmm.default: self._addmm,
+                aten.sum.dim_IntList: self._sum,
+                **{op: self._identity for op in IDENTITIES},
+                **{op: self._view for op in views},
+            }
+        )
+
+    def _plain(self, builder: Any) -> Any:
+        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            if any(isinstance(a, Transposed) for a in args):
+                raise e.error(f"{node.target} of a transposed weight or activation is not supported on a mesh")
+            for a in args:
+                if isinstance(a, SSAValue) and self.form(e, a).kind in (*WEIGHTS, BLOCKS, COLUMN_BIAS):
+                    raise e.error(f"{node.target} of a sharded parameter or gradient is not supported on a mesh")
+            return builder(e, node, *args, **kwargs)
+
+        return build
+
+    # -- shapes ----------------------------------------------------------------------------------
+
+    def _identity(self, e: Emitter, node: Node, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return x
+
+    def _t(self, e: Emitter, node: Node, x: Any) -> Any:
+        return transpose(x)
+
+    def _transpose(self, e: Emitter, node: Node, x: Any, a: int, b: int) -> Any:
+        if {a % 2, b % 2} != {0, 1} or len(node.meta["val"].shape) != 2:
+            raise e.error("on a mesh, only 2-D transposes are supported")
+        return transpose(x)
+
+    def _permute(self, e: Emitter, node: Node, x: Any, dims: list[int]) -> Any:
+        if [d % 2 for d in dims] != [1, 0] or len(dims) != 2:
+            raise e.error("on a mesh, only 2-D transposes are supported")
+        return transpose(x)
+
+    def _view(self, e: Emitter, node: Node, x: Any, shape: list[int]) -> Any:
+        """Views that only add or drop unit axes (a bias gradient's keepdim), or any of a whole tensor."""
+        value = x.value if isinstance(x, Transposed) else x
+        form = self.form(e, value)
+        logical = tuple(node.meta["val"].shape)
+        if form.kind == WHOLE and not isinstance(x, Transposed):
+            return self._whole(e.reshape(value, logical), form)
+        source = tuple(node.args[0].meta["val"].shape)  # type: ignore[union-attr]
+        if [n for n in source if n != 1] == [n for n in logical if n != 1]:
+            return x
+        raise e.error(
+            f"a view of a {form.kind} tensor from {list(source)} to {list(logical)} is not supported on a mesh"
+        )
+
+    def _whole(self, value: SSAValue, form: Form) -> SSAValue:
+        self.forms[value] = form
+        return value
+
+    # -- products --------------------------------------------------------------------------------
+
+    def _addmm(self, e: Emitter, node: Node, bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        if beta != 1 or alpha != 1:
+            raise e.error("addmm with beta or alpha other than 1 is not supported on a mesh")
+        product = self._mm(e, node, a, b)
+        fb = self.form(e, bias)
+        fp = self.form(e, product)
+        if fp.kind == COLUMNS and fb.kind == COLUMN_BIAS:
+            y = self._add_bias(e, product, bias, [1, 2, 3])
+            self.forms[y] = fp
+            return y
+        if fb.kind != WHOLE or fp.kind not in (*ACTIVATIONS, PARTIAL):
+            raise e.error(f"the bias of a {fp.kind} product must be {'[didx]' if fp.kind == COLUMNS else 'replicated'}")
+        reduced = self._reduced(e, product)
+        result = e.binary(fusion.AddOp, reduced, bias, element_of(reduced))
+        self.forms[result] = self.forms[reduced]
+        return result
+
+    def _mm(self, e: Emitter, node: Node, a: Any, b: Any) -> SSAValue:
+        ta, tb = isinstance(a, Transposed), isinstance(b, Transposed)
+        va = self._reduced(e, a.value if ta else a)
+        vb = self._reduced(e, b.value if tb else b)
+        fa, fb = self.form(e, va).kind, self.form(e, vb).kind
+        element = element_of(va)
+        if not ta and fa in ACTIVATIONS and fb == COLUMN_WEIGHT and tb:  # x @ W1^T: columns
+            return self._columns(e, va, vb, fa)
+        if not ta and fa in ACTIVATIONS and fb == ROW_WEIGHT and not tb:  # g @ W2: columns
+            return self._columns(e, va, self._swap_last(e, vb), fa)
+        if not ta and fa == COLUMNS and fb == ROW_WEIGHT and tb:  # a @ W2^T: partial sums
+            return self._partial(e, va, vb)
+        if not ta and fa == COLUMNS and fb == COLUMN_WEIGHT and not tb:  # gh @ W1: partial sums
+            return self._partial(e, va, self._swap_last(e, vb))
+        if not ta and fa in ACTIVATIONS and fb == WHOLE and len(shape_of(vb)) == 2:  # a replicated weight
+            w = vb if not tb else e.permute(vb, [1, 0])
+            shape = (*shape_of(va)[:-1], shape_of(w)[-1])
+            result = e.typed(lambda t: fusion.MatmulOp(va, w, t), [va, w], shape, element)
+            self.forms[result] = self.forms[va]
+            return result
+        if ta and not tb and {fa, fb} <= {*ACTIVATIONS, COLUMNS} and COLUMNS in (fa, fb) and fa != fb:
+            return self._weight_gradient(e, va, vb, fa == COLUMNS)
+        what = lambda kind, t: f"{kind}{'^T' if t else ''}"  # noqa: E731
+        raise e.error(
+            f"a product of {what(fa, ta)} and {what(fb, tb)} tensors is not supported on a mesh (the "
+            "tensor-parallel MLP's products are x @ W^T, g @ W and the weight gradients g^T @ x)"
+        )
+
+    def _columns(self, e: Emitter, x: SSAValue, w: SSAValue, kind: str) -> SSAValue:
+        S, D, R, _ = shape_of(x)
+        y = self._matmul(e, x, w, (D, S, D, R, shape_of(w)[-1]), element_of(x))
+        self.forms[y] = Form(COLUMNS, kind == ROWS)
+        return y
+
+    def _partial(self, e: Emitter, x: SSAValue, w: SSAValue) -> SSAValue:
+        D, S, _, R, _ = shape_of(x)
+        y = self._matmul(e, x, w, (D, S, D, R, shape_of(w)[-1]), element_of(x))
+        self.forms[y] = Form(PARTIAL, self.form(e, x).rows_sharded)
+        return y
+
+    def _swap_last(self, e: Emitter, w: SSAValue) -> SSAValue:
+        """A sharded weight's fusion tensor `[D, 1, 1, P, Q]` as `[D, 1, 1, Q, P]` (W's block, not W^T's)."""
+        t = w.type
+        assert isinstance(t, TensorType)
+        D, _, _, P, Q = shape_of(w)
+        return e.emit(fusion.PermuteOp(w, [0, 1, 2, 4, 3], TensorType(t.element_type, (D, 1, 1, Q, P), t.encoding)))
+
+    def _weight_gradient(self, e: Emitter, a: SSAValue, b: SSAValue, columns_first: bool) -> SSAValue:
+        """
+        `a^T @ b` contracting every row, one of them columns `[D, S, D, R, F/D]` (all rows of
+        the column block) and the other rows `[S, D, R, H]`, gathered first where sharded: the
+        device's block `[F/D, H]` (columns first) or `[H, F/D]`, as `[D, P, Q]`.
+        """
+        columns, rows = (a, b) if columns_first else (b, a)
+        element = element_of(columns)
+        D, S, _, R, F = shape_of(columns)
+        H = shape_of(rows)[-1]
+        M = S * D * R
+        serial = ParallelAttr([SERIAL] * 4, mesh=self.mesh)
+        gathered = e.emit(fusion.SetOp(rows, TensorType(element, shape_of(rows), serial)))
+        flat_rows = e.emit(
+            fusion.ReshapeOp(gathered, TensorType(element, (M, H), ParallelAttr([SERIAL] * 2, mesh=self.mesh)))
+        )
+        local = ParallelAttr([DIDX, *[SERIAL] * 4], mesh=self.mesh)
+        unstreamed = e.emit(fusion.SetOp(columns, TensorType(element, (D, S, D, R, F), local)))
+        blocks = ParallelAttr([DIDX, SERIAL, SERIAL], mesh=self.mesh)
+        flat_columns = e.emit(fusion.ReshapeOp(unstreamed, TensorType(element, (D, M, F), blocks)))
+        if columns_first:  # gh^T @ x: [D, F, M] @ [M, H]
+            lhs = e.emit(fusion.PermuteOp(flat_columns, [0, 2, 1], TensorType(element, (D, F, M), blocks)))
+            result = e.emit(fusion.MatmulOp(lhs, flat_rows, TensorType(element, (D, F, H), blocks)))
+            self.forms[result] = Form(BLOCKS, axis=0)
+        else:  # g^T @ a: [H, M] @ [D, M, F]
+            lhs = e.emit(
+                fusion.PermuteOp(
+                    flat_rows, [1, 0], TensorType(element, (H, M), ParallelAttr([SERIAL] * 2, mesh=self.mesh))
+                )
+            )
+            result = e.emit(fusion.MatmulOp(lhs, flat_columns, TensorType(element, (D, H, F), blocks)))
+            self.forms[result] = Form(BLOCKS, axis=1)
+        return result
+
+    # -- sums ------------------------------------------------------------------------------------
+
+    def _sum(self, e: Emitter, node: Node, x: Any, dims: list[int], keepdim: bool = False, *, dtype: Any = None) -> Any:
+        """A bias gradient: the sum over the rows of rows, replicated rows or columns."""
+        if isinstance(x, Transposed):
+            raise e.error("a sum of a transposed tensor is not supported on a mesh")
+        x = self._reduced(e, x)
+        form = self.form(e, x)
+        if form.kind == WHOLE:
+            return self._whole(e.reduce(fusion.SumOp, x, dims, keepdim), form)
+        if dtype is not None or [d % 2 for d in dims] != [0]:
+            raise e.error(f"on a mesh, a sum of {form.kind} is over its rows (axis 0) only")
+        element = element_of(x)
+        if form.kind == COLUMNS:  # [D, S, D, R, F/D]: every row of the column block is local
+            D, *_, F = shape_of(x)
+            t = TensorType(element, (D, F), ParallelAttr([DIDX, SERIAL], mesh=self.mesh))
+            result = e.emit(fusion.SumOp(x, [1, 2, 3], t))
+            self.forms[result] = Form(COLUMN_BIAS)
+            return result
+        if form.kind not in ACTIVATIONS:
+            raise e.error(f"a sum of a {form.kind} tensor is not supported on a mesh")
+        _, D, _, C = shape_of(x)
+        if form.kind == REPLICATED:
+            total = e.emit(fusion.SumOp(x, [0, 1, 2], TensorType(element, (C,))))
+        else:  # this device's rows, then the sum over the devices (an all-reduce)
+            t = TensorType(element, (D, C), ParallelAttr([DIDX, SERIAL], mesh=self.mesh))
+            local = e.emit(fusion.SumOp(x, [0, 2], t))
+            total = e.emit(fusion.SumOp(local, [0], TensorType(element, (C,), ParallelAttr([SERIAL], mesh=self.mesh))))
+        if keepdim:
+            total = e.emit(
+                fusion.ExpandOp(total, [0], TensorType(element, (1, C), ParallelAttr([SERIAL] * 2, mesh=self.mesh)))
+            )
+        return self._whole(total, Form(WHOLE))

@@ -1,0 +1,460 @@
+"""
+`hir.compile(..., training=True, mesh=...)`: the training step of a tensor-parallel module, its
+forward and its backward both lowered hir programs on the mesh.
+
+The joint forward/backward graph is traced with `make_fx` (fake tensors of the global shapes,
+the decompositions of frontend/training.py) and cut by torch's partitioner
+(`min_cut_rematerialization_partition`, as AOT autograd does) into a forward graph, which also
+returns the values the backward reads, and a backward graph. `TrainingMeshMode`
+(frontend/sharded_backward.py) types both. An `autograd.Function` runs them:
+
+- every rank holds the whole module; each call reads this rank's shard of each parameter;
+- the forward returns this rank's rows (as inference does) and keeps the saved values as the
+  forward program's local tensors, which the backward program takes as they are;
+- a sharded parameter's `.grad` is full-shaped: this rank's block holds the gradient of its shard,
+  the rest is zero; a replicated parameter gets the whole gradient (an all-reduce in the
+  backward program); the input's gradient is this rank's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from hir.dialects.parallel_encoding import SERIAL
+from hir.frontend.compiled import CompiledFunction, compile_imported
+from hir.frontend.emitter import Emitter
+from hir.frontend.errors import FrontendError, located_error
+from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node
+from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
+from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMN_WEIGHT, ROW_WEIGHT, WHOLE, Form, _key
+from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
+from hir.frontend.specialize import CallSignature, Key, Specializations
+from hir.frontend.types import element_type
+
+
+class _StepMode(TrainingMeshMode):
+    """Takes saved values as the forward program's local tensors and returns local tensors."""
+
+    def __init__(self, mesh: tuple[int, ...]):
+        super().__init__(mesh)
+        self.raw: set[str] = set()
+
+    def local_input(self, tensor: torch.Tensor, source: Any) -> torch.Tensor:
+        if _key(source) in self.raw:
+            return tensor
+        return super().local_input(tensor.contiguous(), source)
+
+    def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+        return tensor
+
+
+@dataclass
+class Primal:
+    """An input of the joint graph: a parameter (or buffer) of the module, or a user argument."""
+
+    name: str
+    layout: str | None
+    is_state: bool
+    shape: tuple[int, ...]
+
+
+@dataclass
+class Saved:
+    """A value the forward keeps for the backward: one of the primals, or a program output."""
+
+    primal: int | None = None
+    output: int = 0
+    """The forward program's output index (when not a primal)."""
+    type: TensorType | None = None
+    form: Form | None = None
+    transposed: bool = False
+
+
+@dataclass
+class Program:
+    compiled: CompiledFunction
+    sources: list[InputSource] = field(default_factory=list)
+
+
+def _typed_input(mode: _StepMode, block: Block, k: int, shape: tuple[int, ...], dtype: torch.dtype,
+                 primal: Primal, node: Node) -> tuple[BlockArgument, InputSource]:  # fmt: skip
+    source = InputSource("user", index=k, name=primal.name, layout=primal.layout)
+    layout = parse_layout(primal.layout, len(shape), primal.name) if primal.layout else None
+    element = element_type(dtype, node)
+    parsed = layout or tuple(AxisLayout(SERIAL) for _ in shape)
+    try:
+        if primal.is_state:
+            t, form = mode._weight_type(shape, element, parsed, primal.name)
+        else:
+            t, form = mode._activation_type(shape, element, parsed, primal.name)
+    except LayoutError as err:
+        raise FrontendError(f"<layouts>: error: {err}") from None
+    mode._input_forms[_key(source)] = form
+    arg = block.insert_arg(t, len(block.args))
+    arg.name_hint = primal.name.replace(".", "_")
+    mode.forms[arg] = form
+    return arg, source
+
+
+def _finish(e: Emitter, block: Block, results: list[SSAValue], name: str) -> ModuleOp:
+    with ImplicitBuilder(block):
+        func.ReturnOp(*results)
+    e.erase_unused()
+    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+    module = ModuleOp([function])
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise FrontendError(f"<import>: error: the imported {name} does not verify: {err}") from None
+    return module
+
+
+class MeshStep:
+    """One input signature's forward and backward programs, and how their values map to torch's."""
+
+    def __init__(
+        self,
+        fn_name: str,
+        mesh: tuple[int, ...],
+        primals: list[Primal],
+        out_layout: str | None,
+        graphs: tuple[GraphModule, GraphModule, int],
+        compile: Callable[[ImportedProgram, str], CompiledFunction],
+    ):
+        fw, bw, num_outputs = graphs
+        self.mesh = mesh
+        self.primals = primals
+        self.num_outputs = num_outputs
+        self.out_layout = out_layout
+        self.name = fn_name
+        self._import_forward(fw)
+        self.forward = compile(self.forward_imported, "forward")
+        self._import_backward(bw)
+        self.backward = compile(self.backward_imported, "backward")
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    def _import_forward(self, gm: GraphModule) -> None:
+        mode = _StepMode(self.mesh)
+        block = Block()
+        e = Emitter(block)
+        env: dict[Node, Any] = {}
+        sources = []
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        for k, (node, primal) in enumerate(zip(placeholders, self.primals)):
+            val = node.meta["val"]
+            env[node], source = _typed_input(mode, block, k, tuple(val.shape), val.dtype, primal, node)
+            sources.append(source)
+        results: list[SSAValue] = []
+        self.saved: dict[str, Saved] = {}
+        self.output_forms: list[Form] = []
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                env[node] = _import_node(node, e, env, mode)
+            elif node.op == "output":
+                outs = list(node.args[0])
+                for k, out in enumerate(outs[: self.num_outputs]):
+                    e.where, e.name_hint = "<outputs>", None
+                    value = env.get(out) if isinstance(out, Node) else None
+                    if not isinstance(value, SSAValue) or mode.form(e, value).kind not in (*ACTIVATIONS, "partial"):
+                        raise FrontendError(f"<outputs>: error: output #{k} is not rows of an activation")
+                    try:
+                        result = mode.output(e, value, tuple(out.meta["val"].shape), self.out_layout, f"output #{k}")
+                    except LayoutError as err:
+                        raise FrontendError(f"<layouts>: error: {err}") from None
+                    self.output_forms.append(mode.forms.get(result, mode.forms.get(value)))  # type: ignore[arg-type]
+                    results.append(result)
+                for out in outs[self.num_outputs :]:
+                    value = env[out]
+                    transposed = isinstance(value, Transposed)
+                    value = value.value if transposed else value
+                    if isinstance(value, BlockArgument):
+                        self.saved[out.name] = Saved(primal=value.index, transposed=transposed)
+                        continue
+                    if value not in results:
+                        results.append(value)
+                    assert isinstance(value.type, TensorType)
+                    self.saved[out.name] = Saved(
+                        output=results.index(value), type=value.type, form=mode.forms[value], transposed=transposed
+                    )
+        module = _finish(e, block, results, f"{self.name}.forward")
+        signature = Signature(sources, len(sources), len(results), [None] * len(results))
+        self.forward_imported = ImportedProgram(module, signature, mode)
+
+    # -- backward --------------------------------------------------------------------------------
+
+    def _import_backward(self, gm: GraphModule) -> None:
+        mode = _StepMode(self.mesh)
+        block = Block()
+        e = Emitter(block)
+        env: dict[Node, Any] = {}
+        sources: list[InputSource] = []
+        self.backward_inputs: list[tuple[str, int]] = []
+        """Per backward program input: ("primal", i), ("saved", forward output) or ("tangent", k)."""
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        tangents = [n for n in placeholders if n.name.startswith("tangents")]
+        # The tangents first: they fix the stream chunks of the rows.
+        for node in [*tangents, *[n for n in placeholders if n not in tangents]]:
+            k = len(sources)
+            val = node.meta["val"]
+            if node in tangents:
+                index = tangents.index(node)
+                like = Primal(f"grad_output{index}", self.out_layout, False, tuple(val.shape))
+                env[node], source = _typed_input(mode, block, k, tuple(val.shape), val.dtype, like, node)
+                self.backward_inputs.append(("tangent", index))
+            elif node.name not in self.saved:
+                raise located_error(node, f"the backward reads {node.name}, which the forward does not save")
+            else:
+                saved = self.saved[node.name]
+                if saved.primal is not None:
+                    primal = self.primals[saved.primal]
+                    arg, source = _typed_input(mode, block, k, primal.shape, val.dtype, primal, node)
+                    self.backward_inputs.append(("primal", saved.primal))
+                else:
+                    assert saved.type is not None
+                    assert saved.form is not None
+                    source = InputSource("user", index=k, name=node.name)
+                    arg = block.insert_arg(saved.type, len(block.args))
+                    arg.name_hint = node.name
+                    mode.forms[arg] = saved.form
+                    mode.raw.add(_key(source))
+                    self.backward_inputs.append(("saved", saved.output))
+                env[node] = Transposed(arg) if saved.transposed else arg
+            sources.append(source)
+        results: list[SSAValue] = []
+        self.gradients: list[tuple[str, int, bool]] = []
+        """Per primal: ("none"|"rows"|"whole"|"block"|"bias", program output, transposed)."""
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                env[node] = _import_node(node, e, env, mode)
+            elif node.op == "output":
+                outs = list(node.args[0])
+                for primal, out in zip(self.primals, outs):
+                    e.where, e.name_hint = f"<gradient of {primal.name}>", None
+                    if out is None:
+                        self.gradients.append(("none", 0, False))
+                        continue
+                    value = env.get(out)
+                    kind, value, transposed = self._gradient(mode, e, primal, value, out)
+                    if value not in results:
+                        results.append(value)
+                    self.gradients.append((kind, results.index(value), transposed))
+        module = _finish(e, block, results, f"{self.name}.backward")
+        signature = Signature(sources, len(sources), len(results), [None] * len(results))
+        self.backward_imported = ImportedProgram(module, signature, mode)
+
+    def _gradient(
+        self, mode: _StepMode, e: Emitter, primal: Primal, value: Any, node: Node
+    ) -> tuple[str, SSAValue, bool]:
+        transposed = isinstance(value, Transposed)
+        if transposed:
+            value = value.value
+        if not isinstance(value, SSAValue) or isinstance(value, BlockArgument):
+            raise e.error(f"the gradient of {primal.name} is not computed by the backward program")
+        form = mode.form(e, value)
+        if not primal.is_state:
+            if transposed:
+                raise e.error(f"the gradient of {primal.name} is transposed")
+            try:
+                return (
+                    "rows",
+                    mode.output(e, value, primal.shape, primal.layout, f"the gradient of {primal.name}"),
+                    False,
+                )
+            except LayoutError as err:
+                raise FrontendError(f"<layouts>: error: {err}") from None
+        want = self._param_form(primal)
+        if want == WHOLE and form.kind == WHOLE and not transposed:
+            return "whole", value, False
+        if want == COLUMN_BIAS and form.kind == COLUMN_BIAS:
+            return "bias", value, False
+        if want in (COLUMN_WEIGHT, ROW_WEIGHT) and form.kind == BLOCKS:
+            axis = form.axis ^ int(transposed)
+            if axis == (0 if want == COLUMN_WEIGHT else 1):
+                return "block", value, transposed
+        raise e.error(
+            f"the gradient of {primal.name} (layout {primal.layout}) is computed as a {form.kind} tensor: "
+            "not a gradient of that parameter's shard"
+        )
+
+    @staticmethod
+    def _param_form(primal: Primal) -> str:
+        layout = (primal.layout or "").replace(" ", "")
+        return {"[didx,serial]": COLUMN_WEIGHT, "[serial,didx]": ROW_WEIGHT, "[didx]": COLUMN_BIAS}.get(layout, WHOLE)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def run_forward(self, tensors: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        with torch.no_grad():
+            results = self.forward(*tensors)
+        results = list(results) if isinstance(results, tuple) else [results]
+        outputs = [r.reshape(-1, r.shape[-1]) for r in results[: self.num_outputs]]
+        return outputs, results
+
+    def run_backward(self, tensors: Sequence[torch.Tensor], forward_results: Sequence[torch.Tensor],
+                     grads: Sequence[torch.Tensor | None]) -> list[torch.Tensor | None]:  # fmt: skip
+        inputs = []
+        for kind, k in self.backward_inputs:
+            if kind == "primal":
+                inputs.append(tensors[k])
+            elif kind == "saved":
+                inputs.append(forward_results[k])
+            else:
+                g = grads[k]
+                inputs.append(
+                    torch.zeros_like(forward_results[k].reshape(-1, forward_results[k].shape[-1]))
+                    if g is None
+                    else g.contiguous()
+                )
+        with torch.no_grad():
+            results = self.backward(*inputs)
+        results = list(results) if isinstance(results, tuple) else [results]
+        D = len(self.mesh)
+        d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
+        out: list[torch.Tensor | None] = []
+        for primal, tensor, (kind, k, transposed) in zip(self.primals, tensors, self.gradients):
+            if kind == "none":
+                out.append(None)
+                continue
+            local = results[k]
+            if kind == "rows":
+                out.append(local.reshape(-1, local.shape[-1]))
+            elif kind == "whole":
+                out.append(local.reshape(tensor.shape))
+            else:
+                full = torch.zeros_like(tensor)
+                if kind == "bias":
+                    n = tensor.shape[0] // D
+                    full.narrow(0, d * n, n).copy_(local.reshape(n))
+                else:
+                    block = local.reshape(local.shape[-2:])
+                    block = block.t() if transposed else block
+                    axis = 0 if self._param_form(primal) == COLUMN_WEIGHT else 1
+                    n = tensor.shape[axis] // D
+                    full.narrow(axis, d * n, n).copy_(block)
+                out.append(full)
+        return out
+
+
+class _Apply(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, step: MeshStep, *tensors: torch.Tensor) -> Any:  # type: ignore[override]
+        outputs, results = step.run_forward(tensors)
+        ctx.step = step
+        ctx.num_tensors = len(tensors)
+        ctx.save_for_backward(*tensors, *results)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
+        saved = ctx.saved_tensors
+        tensors, results = saved[: ctx.num_tensors], saved[ctx.num_tensors :]
+        return (None, *ctx.step.run_backward(tensors, results, grads))
+
+
+def trace_joint(
+    run: Callable[..., Any], primals: list[torch.Tensor], decompositions: Mapping[Any, Any]
+) -> tuple[GraphModule, GraphModule, int]:
+    """The forward and backward graphs of `run(*primals)` (global shapes), cut by torch's partitioner."""
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with torch.no_grad():
+        meta = run(*[p.detach().to("meta") for p in primals])
+    outs = [meta] if isinstance(meta, torch.Tensor) else list(meta)
+    tangents = [torch.zeros(o.shape, dtype=o.dtype, device=primals[0].device) for o in outs]
+    needs = [p.requires_grad for p in primals]
+
+    def joint(primals: list[torch.Tensor], tangents: list[torch.Tensor]) -> list[Any]:
+        with torch.enable_grad():
+            inputs = [p.detach().requires_grad_(n) for p, n in zip(primals, needs)]
+            result = run(*inputs)
+            results = [result] if isinstance(result, torch.Tensor) else list(result)
+            wanted = [p for p in inputs if p.requires_grad]
+            grads = torch.autograd.grad(results, wanted, tangents, allow_unused=True)
+        it = iter(grads)
+        return [*results, *[next(it) if n else None for n in needs]]
+
+    gm = make_fx(joint, decomposition_table=dict(decompositions), tracing_mode="fake")(list(primals), tangents)
+    fw, bw = min_cut_rematerialization_partition(gm, (primals, tangents), num_fwd_outputs=len(outs))
+    return fw, bw, len(outs)
+
+
+class MeshTrainingFunction:
+    """`hir.compile(..., training=True)` on a mesh: call it with this rank's rows, as inference."""
+
+    def __init__(self, fn: torch.nn.Module, call: CallSignature, example: Key, mesh: tuple[int, ...],
+                 layouts: list[str | None], param_layouts: Mapping[str, str | None], settings: Any,
+                 max_specializations: int):  # fmt: skip
+        self.fn = fn
+        self.name = call.name
+        self.mesh = mesh
+        self.layouts = layouts
+        self.param_layouts = dict(param_layouts)
+        self.settings = settings
+        unknown = sorted(set(self.param_layouts) - set(self._state()))
+        if unknown:
+            raise FrontendError(
+                f"<layouts>: error: param_layouts names {unknown}, which are not parameters or buffers of the module"
+            )
+        self.specializations = Specializations(call, example, self._specialize, max_specializations)
+
+    @property
+    def graphs(self) -> dict[Key, dict[str, CompiledFunction]]:
+        return {key: {"forward": s.forward, "backward": s.backward} for key, s in self.specializations.cache.items()}
+
+    def _state(self) -> dict[str, torch.Tensor]:
+        return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        step = self.specializations.lookup(None, args)
+        tensors = [*self._state().values(), *args]
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return _Apply.apply(step, *tensors)
+        outputs, _ = step.run_forward(tensors)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _specialize(self, examples: Sequence[torch.Tensor]) -> MeshStep:
+        from hir.frontend.training import decompositions
+
+        state = self._state()
+        names = list(state)
+        arg_names = self.specializations.signature.arg_names
+        primals = [
+            *[Primal(n, self.param_layouts.get(n), True, tuple(t.shape)) for n, t in state.items()],
+            *[Primal(n, lay, False, tuple(x.shape)) for n, lay, x in zip(arg_names, self.layouts, examples)],
+        ]
+        tensors = [*state.values(), *examples]
+
+        def run(*inputs: torch.Tensor) -> Any:
+            params = dict(zip(names, inputs[: len(names)]))
+            return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
+
+        try:
+            graphs = trace_joint(run, tensors, decompositions())
+        except FrontendError:
+            raise
+        except Exception as err:  # torch's message about the user's code
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise FrontendError(f"<capture>: error: the training step could not be traced: {first}") from err
+        s = self.settings
+        on_cuda = any(t.is_cuda for t in tensors)
+
+        def compile(imported: ImportedProgram, graph: str) -> CompiledFunction:
+            return compile_imported(
+                imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda, s.num_streams,
+                s.cuda_graph, s.measure_candidates,
+            )  # fmt: skip
+
+        out_layout = self.layouts[0] if self.layouts else None
+        return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile)
