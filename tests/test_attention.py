@@ -9,6 +9,7 @@ as one op; what cannot be split is a located error.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,14 @@ def test_block_runs_torch_fused_attention_on_gpu() -> None:
     assert any(k in name for name in kernels for k in ("flash", "fmha", "efficient_attention", "cudnn")), kernels
     assert not any("softmax" in name for name in kernels), kernels  # not the decomposed matmul-softmax-matmul
     torch.testing.assert_close(got, expected, rtol=2e-2, atol=2e-2)
+
+
+def test_attention_block_benchmark_on_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/attention_block.py's measurement on CPU (small, one repetition): its variants match eager."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import attention_block
+
+    argv = ["--device", "cpu", "--reps", "1", "--warmup", "0", "--no-torch-compile", "--batch", "2", "--seq", "8"]
+    assert attention_block.main(argv) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {name} " in out for name in ("eager", "hir", "hir stream(2)")), out

@@ -39,6 +39,7 @@ def benchmark(name: str) -> ModuleType:
         "compile_time",
         "tp_mlp",
         "tp_layer",
+        "attention_block",
     ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,6 +63,7 @@ def test_every_step_command_parses() -> None:
             "compile_time",
             "tp_mlp",
             "tp_layer",
+            "attention_block",
         )
     }
     checked = 0
