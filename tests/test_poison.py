@@ -50,6 +50,8 @@ EQUIVALENT_MULTIDEVICE = {
     "examples/multidevice/ag_matmul_by_device.mlir:main/copy-engine-chunks/hir.launch#5": _LOCAL_BRANCH,
     "tests/lit/passes/multidevice/copy_engine_scalar_shard.mlir:main/copy-engine/hir.launch#0": _PEELED,
     "tests/lit/passes/multidevice/copy_engine_scalar_shard.mlir:main/copy-engine-start/hir.launch#0": _PEELED,
+    "tests/lit/passes/multidevice/shard_slots_packed.mlir:main/copy-engine/hir.launch#0": _PEELED,
+    "tests/lit/passes/multidevice/shard_slots_packed.mlir:main/copy-engine-start/hir.launch#0": _PEELED,
     "tests/lit/passes/multidevice/decompose_resharding.mlir:shared_gather/copy-engine/hir.launch#2": _PEELED,
     "tests/lit/passes/multidevice/decompose_resharding.mlir:shared_gather/copy-engine-start/hir.launch#2": _PEELED,
     "tests/lit/passes/multidevice/decompose_resharding.mlir:shared_gather/copy-engine-chunks/hir.launch#2": _PEELED,
