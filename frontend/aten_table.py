@@ -752,6 +752,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.clamp_max.default: lambda e, node, x, high: _clamp(e, node, x, None, high),
     aten.pow.Tensor_Scalar: _float_only(_pow),
     aten.pow.Tensor_Tensor: _float_only(_pow),
+    aten.pow.Scalar: _float_only(_pow),
     aten.square.default: lambda e, node, x: _pow(e, node, x, 2),
     aten.neg.default: _unary(fusion.NegOp),
     aten.abs.default: _unary(fusion.AbsOp),

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 COMMAND = "python -m hir.tools.frontend_coverage --write docs/frontend.md"
 BEGIN = "<!-- coverage:begin -->"
@@ -122,6 +123,17 @@ CASES: tuple[Case, ...] = (
     Case("x[x < 0] = v (setitem)", _mask_setitem, _x(4, 8)),
     Case("F.log_softmax", lambda x: F.log_softmax(x, dim=-1), _x(4, 8)),
     Case("torch.log1p", lambda x: torch.log1p(x.abs()), _x(4, 8)),
+    Case("torch.pow(scalar, x)", lambda x: torch.pow(2.0, x) + 0.5**x, _x(4, 8)),
+    Case(
+        "nn.MultiheadAttention",
+        nn.MultiheadAttention(8, 2, batch_first=True).eval(),
+        _xs((2, 4, 8), (2, 4, 8), (2, 4, 8)),
+    ),
+    Case(
+        "nn.TransformerEncoderLayer",
+        nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval(),
+        _xs((2, 4, 8)),
+    ),
     Case("logical and/or/not", lambda x: ((x > 0) & (x < 1) | ~(x > -1)).float(), _x(4, 8)),
     Case(
         "F.scaled_dot_product_attention",
