@@ -20,17 +20,13 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
+from hir.frontend.aten_common import out_element
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
 Builder = Callable[..., Any]
 I64 = IntegerType(64)
-
-
-def _out_element(node: Node, index: int | None = None):
-    val = node.meta["val"]
-    return element_type((val if index is None else val[index]).dtype, node)
 
 
 def _axis(x: SSAValue, dim: int) -> int:
@@ -187,7 +183,7 @@ def _triangle(keep_below: bool) -> Builder:
 
 
 def _cumsum(e: Emitter, node: Node, x: SSAValue, dim: int, *, dtype=None) -> SSAValue:
-    x = e.cast(x, _out_element(node))
+    x = e.cast(x, out_element(node))
     if not shape_of(x):
         return x
     dim = _axis(x, dim)

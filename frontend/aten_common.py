@@ -1,0 +1,102 @@
+"""
+What the ATen builders share (frontend/aten_table.py, aten_composite.py, aten_indexing.py): the
+result's element type, dims, and the builders other builders call (where, matmul, scalar fills).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
+from hir.frontend.types import element_type
+
+aten = torch.ops.aten
+Builder = Callable[..., Any]
+
+
+def out_element(node: Node, index: int | None = None):
+    """The result's element type (of output `index`, or the first, for an op with several)."""
+    val = node.meta["val"]
+    if isinstance(val, list | tuple):
+        val = val[index or 0]
+    return element_type(val.dtype, node)
+
+
+def no_options(e: Emitter, node: Node, kwargs: dict) -> None:
+    if kwargs:
+        raise e.error(f"{node.target}: arguments {sorted(kwargs)} are not supported")
+
+
+def binary(kind: type[fusion.BinaryFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, a, b, **kwargs) -> SSAValue:
+        no_options(e, node, kwargs)
+        return e.binary(kind, a, b, out_element(node))
+
+    return build
+
+
+def unary(kind: type[fusion.UnaryFusionOp]) -> Builder:
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        element = out_element(node)
+        return e.unary(kind, e.cast(x, element))
+
+    return build
+
+
+def dims_of(x: SSAValue, dims) -> list[int]:
+    rank = len(shape_of(x))
+    if dims is None or (isinstance(dims, list | tuple) and len(dims) == 0):
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return [d % rank for d in dims]
+
+
+def where(e: Emitter, node: Node, condition, a, b) -> SSAValue:
+    element = out_element(node)
+    a, b = e._operand(a, b, element), e._operand(b, a, element)
+    a, b = e.cast(a, element), e.cast(b, element)
+    shape = tuple(node.meta["val"].shape)
+    like = next((v for v in (a, b, condition) if shape_of(v) == shape), None)
+    condition, a, b = (e.broadcast_to(v, shape, like) for v in (condition, a, b))
+    return e.typed(lambda t: fusion.WhereOp(condition, a, b, t), [condition, a, b], shape, element)
+
+
+def meta(value: Any, arg: Any) -> Any:
+    """What torch.result_type takes: the argument's fake tensor, or the Python scalar itself."""
+    return arg.meta["val"] if isinstance(arg, Node) else value
+
+
+def fill_value(value: Any, dtype: torch.dtype) -> int | float | bool:
+    """The fill value in the tensor's kind of number (`torch.zeros(.., dtype=torch.long)` fills 0, not 0.0)."""
+    if dtype == torch.bool:
+        return bool(value)
+    return float(value) if dtype.is_floating_point else int(value)
+
+
+def matmul(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.MatmulOp(a, b, t), [a, b], shape, out_element(node))
+
+
+def float_only(builder: Builder) -> Builder:
+    def build(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+        if not is_float(out_element(node)):
+            raise e.error(f"{node.target} on {node.meta['val'].dtype} tensors: fusion computes it on floats only")
+        return builder(e, node, *args, **kwargs)
+
+    return build
+
+
+def truth(e: Emitter, x: SSAValue) -> SSAValue:
+    if element_of(x) == IntegerType(1):
+        return x
+    zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))

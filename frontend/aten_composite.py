@@ -1,0 +1,482 @@
+"""
+ATen builders of ops spelled with other fusion ops, each exactly: clamp and the clamping
+activations, softplus, elu, var/std and vector norms, addmm/baddbmm, repeat, stack, split, pads,
+masks and logical ops, in-place forms (copy, slice and select scatters, `x[mask] = v`), inference
+batch norm. `COMPOSITE_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import SSAValue
+
+from hir.dialects import fusion
+from hir.frontend.aten_common import (
+    Builder,
+    aten,
+    dims_of,
+    fill_value,
+    float_only,
+    matmul,
+    out_element,
+    truth,
+    where,
+)
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
+from hir.frontend.types import element_type
+
+
+def _clamp(e: Emitter, node: Node, x, low=None, high=None) -> SSAValue:
+    """`min(max(x, low), high)`: with low > high every element is high, as in torch."""
+    element = out_element(node)
+    x = e.cast(x, element)
+    if low is not None:
+        x = e.binary(fusion.MaximumOp, x, low, element)
+    if high is not None:
+        x = e.binary(fusion.MinimumOp, x, high, element)
+    return x
+
+
+def _variance(e: Emitter, node: Node, x: SSAValue, dims, correction, keepdim: bool) -> SSAValue:
+    """`sum((x - mean)^2) / (N - correction)` over `dims`."""
+    element = out_element(node)
+    x = e.cast(x, element)
+    dims = dims_of(x, dims)
+    count = math.prod(shape_of(x)[d] for d in dims)
+    mean = e.reduce(fusion.MeanOp, x, dims, keepdim=True)
+    centered = e.binary(fusion.SubOp, x, mean, element)
+    total = e.reduce(fusion.SumOp, e.binary(fusion.MulOp, centered, centered, element), dims, keepdim)
+    return e.binary(fusion.DivOp, total, float(max(0, count - (1 if correction is None else correction))), element)
+
+
+def _var(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
+    """var.correction(x, dim, *, correction, keepdim), var.dim(x, dim, unbiased, keepdim), var.default(x, unbiased)."""
+    if node.target in (aten.var.default, aten.std.default):
+        dims, unbiased, keepdim = None, args[0] if args else kwargs.get("unbiased", True), False
+        correction = 1 if unbiased else 0
+    elif node.target in (aten.var.dim, aten.std.dim):
+        dims = args[0] if args else kwargs.get("dim")
+        unbiased = args[1] if len(args) > 1 else kwargs.get("unbiased", True)
+        keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        correction = 1 if unbiased else 0
+    else:
+        dims = args[0] if args else kwargs.get("dim")
+        correction, keepdim = kwargs.get("correction"), kwargs.get("keepdim", False)
+    variance = _variance(e, node, x, dims, correction, keepdim)
+    if node.target in (aten.std.default, aten.std.dim, aten.std.correction):
+        return e.unary(fusion.SqrtOp, variance)
+    return variance
+
+
+def _vector_norm(e: Emitter, node: Node, x: SSAValue, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
+    """`torch.linalg.vector_norm`: `sum(|x|^ord)^(1/ord)`; ord inf/-inf the max/min of |x|, 0 the nonzero count."""
+    element = out_element(node)
+    x = e.cast(x, element)
+    dims = dims_of(x, dim)
+    size = e.unary(fusion.AbsOp, x)
+    if ord == math.inf:
+        return e.reduce(fusion.MaxOp, size, dims, keepdim)
+    if ord == -math.inf:
+        return e.reduce(fusion.MinOp, size, dims, keepdim)
+    if ord == 0:
+        zero = e.broadcast_to(e.constant(0.0, element), shape_of(x))
+        nonzero = e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+        return e.reduce(fusion.SumOp, e.cast(nonzero, element), dims, keepdim)
+    if ord == 1:
+        return e.reduce(fusion.SumOp, size, dims, keepdim)
+    if ord == 2:
+        return e.unary(fusion.SqrtOp, e.reduce(fusion.SumOp, e.binary(fusion.MulOp, x, x, element), dims, keepdim))
+    total = e.reduce(fusion.SumOp, e.binary(fusion.PowOp, size, float(ord), element), dims, keepdim)
+    return e.binary(fusion.PowOp, total, 1.0 / ord, element)
+
+
+def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAValue:
+    """addmm / baddbmm: `beta * bias + alpha * (a @ b)` (beta = 0 ignores the bias, NaNs too, as torch)."""
+    element = out_element(node)
+    product = matmul(e, node, a, b)
+    if alpha != 1:
+        product = e.binary(fusion.MulOp, product, alpha, element)
+    if beta == 0:
+        return product
+    if beta != 1:
+        bias = e.binary(fusion.MulOp, bias, beta, element)
+    return e.binary(fusion.AddOp, bias, product, element)
+
+
+def _repeat(e: Emitter, node: Node, x: SSAValue, repeats) -> SSAValue:
+    """`x.repeat(r)`: a broadcast to `[r0, s0, r1, s1, ...]`, then the view `[r0 * s0, r1 * s1, ...]`."""
+    repeats = list(repeats)
+    lead = len(repeats) - len(shape_of(x))
+    if lead < 0:
+        raise e.error(f"{node.target}: {len(repeats)} repeats for a tensor of rank {len(shape_of(x))}")
+    if lead:
+        x = e.unsqueeze(x, list(range(lead)))
+    shape = shape_of(x)
+    if all(r == 1 for r in repeats):
+        return x
+    interleaved = tuple(n for pair in zip(repeats, shape) for n in pair)
+    new_axes = list(range(0, 2 * len(shape), 2))
+    spread = e.typed(lambda t: fusion.ExpandOp(x, new_axes, t), [x], interleaved, element_of(x))
+    return e.reshape(spread, tuple(node.meta["val"].shape), f"{node.target}")
+
+
+def _stack(e: Emitter, node: Node, xs, dim: int = 0) -> SSAValue:
+    element = out_element(node)
+    rank = len(shape_of(xs[0])) + 1
+    parts = [e.unsqueeze(e.cast(x, element), [dim % rank]) for x in xs]
+    if len(parts) == 1:
+        return parts[0]
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim % rank, t), parts, shape, element)
+
+
+def _pieces(e: Emitter, node: Node, x: SSAValue, dim: int) -> tuple[SSAValue, ...]:
+    """split / split_with_sizes / chunk / unbind: one `fusion.slice` per piece, by the recorded shapes."""
+    rank = len(shape_of(x))
+    dim %= rank
+    pieces, start = [], 0
+    for val in node.meta["val"]:
+        shape = tuple(val.shape)
+        kept = shape if len(shape) == rank else (*shape[:dim], 1, *shape[dim:])
+        offsets = [start if k == dim else 0 for k in range(rank)]
+        if kept == shape_of(x):
+            piece = x
+        else:
+            piece = e.typed(lambda t, o=offsets: fusion.SliceOp(x, o, [1] * rank, t), [x], kept, element_of(x))
+        pieces.append(piece if len(shape) == rank else e.squeeze(piece, [dim]))
+        start += kept[dim]
+    return tuple(pieces)
+
+
+def _split(e: Emitter, node: Node, x: SSAValue, sizes, dim: int = 0) -> tuple[SSAValue, ...]:
+    return _pieces(e, node, x, dim)
+
+
+def _unbind(e: Emitter, node: Node, x: SSAValue, dim: int = 0) -> tuple[SSAValue, ...]:
+    return _pieces(e, node, x, dim)
+
+
+def _softplus(e: Emitter, node: Node, x: SSAValue, beta=1, threshold=20) -> SSAValue:
+    """`log1p(exp(beta * x)) / beta`, and x itself where `beta * x > threshold` (torch's formula)."""
+    element = out_element(node)
+    scaled = x if beta == 1 else e.binary(fusion.MulOp, x, beta, element)
+    soft = e.unary(fusion.Log1pOp, e.unary(fusion.ExpOp, scaled))
+    if beta != 1:
+        soft = e.binary(fusion.DivOp, soft, beta, element)
+    bound = e.broadcast_to(e.constant(threshold, element), shape_of(x))
+    linear = e.typed(lambda t: fusion.CompareOp("gt", scaled, bound, t), [scaled, bound], shape_of(x), IntegerType(1))
+    return e.typed(lambda t: fusion.WhereOp(linear, x, soft, t), [linear, x, soft], shape_of(x), element)
+
+
+def _masked_fill(e: Emitter, node: Node, x: SSAValue, mask: SSAValue, value) -> SSAValue:
+    return where(e, node, mask, value, x)
+
+
+def _copy(e: Emitter, node: Node, destination: SSAValue, source: SSAValue, non_blocking: bool = False) -> SSAValue:
+    """The functional form of `destination.copy_(source)`: source broadcast and cast to the destination."""
+    source = e.broadcast_to(source, shape_of(destination), destination)
+    return e.cast(source, element_of(destination))
+
+
+def _scalar_tensor(e: Emitter, node: Node, value, **kwargs) -> SSAValue:
+    return e.emit(fusion.FullOp(fill_value(value, node.meta["val"].dtype), TensorType(out_element(node), ())))
+
+
+def _new_full(e: Emitter, node: Node, x: SSAValue, size, *args, **kwargs) -> SSAValue:
+    """new_zeros / new_ones / new_full / new_empty (its values are any: zeros), empty and empty_like."""
+    val = node.meta["val"]
+    fill = 1 if node.target == aten.new_ones.default else args[0] if node.target == aten.new_full.default else 0
+    return e.emit(
+        fusion.FullOp(fill_value(fill, val.dtype), TensorType(element_type(val.dtype, node), tuple(val.shape)))
+    )
+
+
+def _empty(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    val = node.meta["val"]
+    return e.emit(fusion.FullOp(0, TensorType(element_type(val.dtype, node), tuple(val.shape))))
+
+
+def _bool_only(e: Emitter, node: Node, *values: Any) -> None:
+    for value in values:
+        if isinstance(value, SSAValue) and element_of(value) != IntegerType(1):
+            raise e.error(f"{node.target} on {element_of(value)} tensors: fusion has it on booleans only")
+
+
+def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    if node.target == aten.bitwise_not.default:
+        _bool_only(e, node, x)
+    zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("eq", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+
+
+def _logical(conjunction: bool) -> Builder:
+    """and: `where(a, b, false)`; or: `where(a, true, b)`, on booleans (other values: `!= 0` first)."""
+
+    def build(e: Emitter, node: Node, a, b) -> SSAValue:
+        if node.target in (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor):
+            _bool_only(e, node, a, b)
+        a, b = (truth(e, v) if isinstance(v, SSAValue) else bool(v) for v in (a, b))
+        return where(e, node, a, b, False) if conjunction else where(e, node, a, True, b)
+
+    return build
+
+
+def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int = 0, start=None, end=None, step=1):
+    """`x[..., start:end, ...] = source` in functional form: the parts of x around it, concatenated."""
+    shape = shape_of(x)
+    dim %= len(shape)
+    if step != 1:
+        raise e.error(f"{node.target}: a strided slice assignment (step {step}) is not supported")
+    begin = 0 if start is None else start + shape[dim] if start < 0 else start
+    begin = max(0, min(shape[dim], begin))
+    finish = begin + shape_of(source)[dim] if node.target == aten.slice_scatter.default else begin + 1
+    if node.target == aten.select_scatter.default:
+        source = e.unsqueeze(source, [dim])
+    source = e.cast(source, element_of(x))
+    parts = []
+    for offset, size in ((0, begin), (finish, shape[dim] - finish)):
+        if size:
+            kept = tuple(size if k == dim else n for k, n in enumerate(shape))
+            offsets = [offset if k == dim else 0 for k in range(len(shape))]
+            parts.append(
+                e.typed(lambda t, o=offsets: fusion.SliceOp(x, o, [1] * len(shape), t), [x], kept, element_of(x))
+            )
+    parts.insert(1 if begin else 0, source)
+    if len(parts) == 1:
+        return parts[0]
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, shape, element_of(x))
+
+
+def _select_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int, index: int) -> SSAValue:
+    return _slice_scatter(e, node, x, source, dim, index % shape_of(x)[dim % len(shape_of(x))])
+
+
+def _rounding(kind: type[fusion.UnaryFusionOp]) -> Builder:
+    """floor / ceil / round / trunc: the op on floats, nothing on integers (already whole)."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        return e.unary(kind, x) if is_float(element_of(x)) else x
+
+    return build
+
+
+def _scaled_unary(kind: type[fusion.UnaryFusionOp], before: float, after: float) -> Builder:
+    """log2 = log(x) / ln 2, exp2 = exp(x ln 2): an op of the dialect between two scalings."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        element = out_element(node)
+        x = e.cast(x, element)
+        if before != 1:
+            x = e.binary(fusion.MulOp, x, before, element)
+        y = e.unary(kind, x)
+        return y if after == 1 else e.binary(fusion.MulOp, y, after, element)
+
+    return build
+
+
+def _is_nan(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    """`x != x`: true for NaN alone (fusion.compare ne is unordered)."""
+    return e.typed(lambda t: fusion.CompareOp("ne", x, x, t), [x], shape_of(x), IntegerType(1))
+
+
+def _is_inf(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    if not is_float(element_of(x)):
+        return e.emit(fusion.FullOp(False, TensorType(IntegerType(1), shape_of(x))))
+    size = e.unary(fusion.AbsOp, x)
+    inf = e.broadcast_to(e.constant(math.inf, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp("eq", size, inf, t), [size, inf], shape_of(x), IntegerType(1))
+
+
+def _hardtanh(e: Emitter, node: Node, x: SSAValue, low=-1.0, high=1.0) -> SSAValue:
+    return _clamp(e, node, x, low, high)
+
+
+def _leaky_relu(e: Emitter, node: Node, x: SSAValue, slope=0.01) -> SSAValue:
+    element = out_element(node)
+    return _positive_or(e, x, e.binary(fusion.MulOp, x, slope, element), element)
+
+
+def _elu(e: Emitter, node: Node, x: SSAValue, alpha=1.0, scale=1.0, input_scale=1.0) -> SSAValue:
+    """`scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))` (selu and celu are its forms)."""
+    element = out_element(node)
+    inner = x if input_scale == 1 else e.binary(fusion.MulOp, x, input_scale, element)
+    negative = e.binary(fusion.SubOp, e.unary(fusion.ExpOp, inner), 1.0, element)
+    if alpha != 1:
+        negative = e.binary(fusion.MulOp, negative, alpha, element)
+    result = _positive_or(e, x, negative, element)
+    return result if scale == 1 else e.binary(fusion.MulOp, result, scale, element)
+
+
+def _positive_or(e: Emitter, x: SSAValue, otherwise: SSAValue, element) -> SSAValue:
+    zero = e.broadcast_to(e.constant(0, element), shape_of(x))
+    positive = e.typed(lambda t: fusion.CompareOp("gt", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+    return e.typed(lambda t: fusion.WhereOp(positive, x, otherwise, t), [positive, x, otherwise], shape_of(x), element)
+
+
+def _any_or_all(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    """any: the max of `x != 0` as i32; all: the min; then `!= 0` again (an empty reduction: torch's answer)."""
+
+    def build(e: Emitter, node: Node, x: SSAValue, dims=None, keepdim: bool = False) -> SSAValue:
+        counted = e.cast(truth(e, x), IntegerType(32))
+        dims = dims_of(x, dims)
+        if any(shape_of(x)[d] == 0 for d in dims):
+            val = node.meta["val"]
+            empty = kind is fusion.MinOp  # all() of nothing is true, any() false
+            return e.emit(fusion.FullOp(empty, TensorType(IntegerType(1), tuple(val.shape))))
+        return truth(e, e.reduce(kind, counted, dims, keepdim))
+
+    return build
+
+
+def _extreme(kind: type[fusion.ReductionFusionOp]) -> Builder:
+    """max() / min() of all elements."""
+
+    def build(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        return e.reduce(kind, x, dims_of(x, None), keepdim=False)
+
+    return build
+
+
+def _constant_pad(e: Emitter, node: Node, x: SSAValue, pad, value=0) -> SSAValue:
+    """F.pad's constant mode: `fusion.full` blocks concatenated around x (negative pads: slices)."""
+    element = element_of(x)
+    fill = fill_value(value, node.meta["val"].dtype)
+    pad = list(pad)
+    for k in range(len(pad) // 2):
+        dim = len(shape_of(x)) - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        shape = shape_of(x)
+        start, stop = max(0, -before), shape[dim] - max(0, -after)
+        if start or stop != shape[dim]:
+            kept = tuple(stop - start if d == dim else n for d, n in enumerate(shape))
+            offsets = [start if d == dim else 0 for d in range(len(shape))]
+            x = e.typed(lambda t, v=x, o=offsets: fusion.SliceOp(v, o, [1] * len(o), t), [x], kept, element)
+        parts = []
+        for size in (before, None, after):
+            if size is None:
+                parts.append(x)
+            elif size > 0:
+                block = tuple(size if d == dim else n for d, n in enumerate(shape_of(x)))
+                parts.append(e.emit(fusion.FullOp(fill, TensorType(element, block))))
+        if len(parts) > 1:
+            total = tuple(sum(shape_of(p)[dim] for p in parts) if d == dim else n for d, n in enumerate(shape_of(x)))
+            x = e.typed(lambda t, ps=parts, d=dim: fusion.ConcatOp(ps, d, t), parts, total, element)
+    return x
+
+
+def _var_mean(e: Emitter, node: Node, x: SSAValue, dims=None, *, correction=None, keepdim: bool = False):
+    variance = _variance(e, node, x, dims, correction, keepdim)
+    mean = e.reduce(fusion.MeanOp, e.cast(x, out_element(node, 1)), dims_of(x, dims), keepdim)
+    return variance, mean
+
+
+def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentum, eps):
+    """Inference batch norm: `(x - mean) / sqrt(var + eps) * weight + bias` over axis 1 (no saved statistics)."""
+    element = out_element(node, 0)
+    shape = shape_of(x)
+    others = [d for d in range(len(shape)) if d != 1]
+
+    def per_channel(v: SSAValue) -> SSAValue:
+        return e.broadcast_to(
+            e.unsqueeze(e.cast(v, element), [d for d in others if d > 0] + ([0] if 0 in others else [])), shape
+        )
+
+    inv = e.unary(fusion.RsqrtOp, e.binary(fusion.AddOp, e.cast(var, element), eps, element))
+    y = e.binary(fusion.MulOp, e.binary(fusion.SubOp, x, per_channel(mean), element), per_channel(inv), element)
+    if weight is not None:
+        y = e.binary(fusion.MulOp, y, per_channel(weight), element)
+    if bias is not None:
+        y = e.binary(fusion.AddOp, y, per_channel(bias), element)
+    return y, None, None
+
+
+def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate: bool = False) -> SSAValue:
+    """`x[mask] = v` with one boolean mask and one value: `fusion.where(mask, v, x)`; other forms scatter."""
+    picked = [(k, index) for k, index in enumerate(indices) if index is not None]
+    boolean = len(picked) == 1 and element_of(picked[0][1]) == IntegerType(1)
+    if accumulate or not boolean or math.prod(shape_of(values)) != 1:
+        raise e.error(
+            f"{node.target}: an indexed assignment other than `x[mask] = value` scatters values, which fusion "
+            "does not have: write it with torch.where"
+        )
+    axis, mask = picked[0]
+    shape = shape_of(x)
+    if shape_of(mask) != shape[axis : axis + len(shape_of(mask))]:
+        raise e.error(f"{node.target}: the mask {list(shape_of(mask))} does not cover axes {axis}.. of {list(shape)}")
+    trailing = len(shape) - axis - len(shape_of(mask))
+    if trailing:
+        mask = e.unsqueeze(mask, list(range(len(shape_of(mask)), len(shape_of(mask)) + trailing)))
+    mask = e.broadcast_to(mask, shape, x)
+    value = e.squeeze(values, list(range(len(shape_of(values)))))
+    value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
+    return e.typed(lambda t: fusion.WhereOp(mask, value, x, t), [mask, value, x], shape, element_of(x))
+
+
+COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
+    aten.clamp.default: _clamp,
+    aten.clamp.Tensor: _clamp,
+    aten.clamp_min.default: lambda e, node, x, low: _clamp(e, node, x, low, None),
+    aten.clamp_max.default: lambda e, node, x, high: _clamp(e, node, x, None, high),
+    aten.log2.default: float_only(_scaled_unary(fusion.LogOp, 1.0, 1 / math.log(2))),
+    aten.exp2.default: float_only(_scaled_unary(fusion.ExpOp, math.log(2), 1.0)),
+    aten.floor.default: _rounding(fusion.FloorOp),
+    aten.ceil.default: _rounding(fusion.CeilOp),
+    aten.round.default: _rounding(fusion.RoundOp),
+    aten.trunc.default: _rounding(fusion.TruncOp),
+    aten.isnan.default: _is_nan,
+    aten.isinf.default: _is_inf,
+    aten.softplus.default: float_only(_softplus),
+    aten.hardtanh.default: _hardtanh,
+    aten.leaky_relu.default: float_only(_leaky_relu),
+    aten.elu.default: float_only(_elu),
+    aten._native_batch_norm_legit_no_training.default: float_only(_batch_norm_eval),
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.masked_fill.Tensor: _masked_fill,
+    aten.index_put.default: _index_put,
+    aten.logical_not.default: _logical_not,
+    aten.bitwise_not.default: _logical_not,
+    aten.logical_and.default: _logical(conjunction=True),
+    aten.logical_or.default: _logical(conjunction=False),
+    aten.bitwise_and.Tensor: _logical(conjunction=True),
+    aten.bitwise_or.Tensor: _logical(conjunction=False),
+    aten.scalar_tensor.default: _scalar_tensor,
+    aten.new_zeros.default: _new_full,
+    aten.new_ones.default: _new_full,
+    aten.new_full.default: _new_full,
+    aten.new_empty.default: _new_full,
+    aten.empty.memory_format: _empty,
+    aten.empty_like.default: _empty,
+    aten.copy.default: _copy,
+    aten.slice_scatter.default: _slice_scatter,
+    aten.constant_pad_nd.default: _constant_pad,
+    aten.select_scatter.default: _select_scatter,
+    aten.stack.default: _stack,
+    aten.repeat.default: _repeat,
+    aten.split.Tensor: _split,
+    aten.split_with_sizes.default: _split,
+    aten.chunk.default: _split,
+    aten.unbind.int: _unbind,
+    aten.var.correction: float_only(_var),
+    aten.var.dim: float_only(_var),
+    aten.var.default: float_only(_var),
+    aten.std.correction: float_only(_var),
+    aten.std.dim: float_only(_var),
+    aten.std.default: float_only(_var),
+    aten.linalg_vector_norm.default: float_only(_vector_norm),
+    aten.var_mean.correction: float_only(_var_mean),
+    aten.any.dim: _any_or_all(fusion.MaxOp),
+    aten.any.dims: _any_or_all(fusion.MaxOp),
+    aten.any.default: _any_or_all(fusion.MaxOp),
+    aten.all.dim: _any_or_all(fusion.MinOp),
+    aten.all.dims: _any_or_all(fusion.MinOp),
+    aten.all.default: _any_or_all(fusion.MinOp),
+    aten.max.default: _extreme(fusion.MaxOp),
+    aten.min.default: _extreme(fusion.MinOp),
+    aten.addmm.default: _add_product,
+    aten.baddbmm.default: _add_product,
+}
