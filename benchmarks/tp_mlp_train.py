@@ -1,7 +1,8 @@
 """
 Training step of the MLP block of benchmarks/tp_mlp.py (linear H -> 4H, gelu, linear 4H -> H, no
-biases) on one device: the forward and the backward, compiled by `hir.compile(..., training=True)`,
-against eager PyTorch and torch.compile, in one run and on the same tensors.
+biases), on one device or tensor-parallel on D (under torchrun): the forward and the backward,
+compiled by `hir.compile(..., training=True)`, against eager PyTorch and torch.compile, in one run
+and on the same tensors.
 
   eager          model(x).backward(dy)
   torch.compile  torch.compile(model) (inductor's forward and backward)
@@ -15,18 +16,43 @@ against eager (relative L2 error of the worst, WRONG above 3e-2). CUDA-event med
 
     python benchmarks/tp_mlp_train.py                        # bf16, H = 4096 and 8192 on one GPU
     python benchmarks/tp_mlp_train.py --device cpu           # f32, small: a check, not a measurement
+
+Under torchrun (WORLD_SIZE > 1) the block is Megatron's sequence-parallel TP MLP of
+benchmarks/tp_mlp.py and one step is `block(x_rows).backward(dy_rows)` on this rank's rows:
+
+  eager          all-gather, F.linear, gelu, F.linear, reduce-scatter with autograd (the backward:
+                 all-gather of dy, the GEMMs, reduce-scatter of dx), one stream
+  torch-async-tp torch.compile of the same on functional collectives with autograd and
+                 torch._inductor.config._micro_pipeline_tp = True
+  hir VARIANT    hir.compile(model, ..., mesh=..., param_layouts=..., training=True) with rows
+                 "[(stream(S), didx), serial]"; VARIANT is PIPELINE:NUM_STREAMS:chunks=S
+                 (PIPELINE `default`: no pipeline argument)
+
+Each rank's output rows, input-gradient rows and weight-gradient blocks are checked against the
+unsharded module run eagerly with autograd on the global x (relative L2 error of the worst).
+CUDA-event medians, each repetition after a barrier, max over ranks.
+
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
+      python -m torch.distributed.run --nproc-per-node 4 benchmarks/tp_mlp_train.py --hidden 8192 --sizes 16384
+    python -m torch.distributed.run --nproc-per-node 2 benchmarks/tp_mlp_train.py --device cpu   # gloo: a check
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
+from typing import Any
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
+from ag_gemm import max_over_ranks, timed
+from tp_mlp import PARAM_LAYOUTS, all_gather_single, reduce_scatter_single
 
 import hir
 from hir.frontend.autotune import median_ms
+from hir.runtime.distributed import enable_symmetric_memory
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 WRONG = 3e-2
@@ -87,6 +113,8 @@ def measure(hidden: int, M: int, args: argparse.Namespace, device: torch.device)
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise SystemExit(tp_main(args))
     device = torch.device(args.device)
     if device.type == "cpu" and args.dtype == "bf16":
         args.dtype = "f32"
@@ -114,6 +142,190 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("error: a variant's output or gradients differ from eager's")
 
 
+# -- tensor-parallel (under torchrun) ------------------------------------------------------------
+
+
+class _GatherRows(torch.autograd.Function):
+    """All-gather of the rows; its backward reduce-scatters the rows' gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, shard: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        world = dist.get_world_size()
+        out = torch.empty(shard.shape[0] * world, *shard.shape[1:], dtype=shard.dtype, device=shard.device)
+        all_gather_single(out, shard.contiguous())
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return _reduce_scatter(grad.contiguous())
+
+
+class _ScatterRows(torch.autograd.Function):
+    """Reduce-scatter of the partial sums' rows; its backward all-gathers the gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, partial: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return _reduce_scatter(partial.contiguous())
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return _GatherRows.forward(ctx, grad)
+
+
+def _reduce_scatter(partial: torch.Tensor) -> torch.Tensor:
+    world = dist.get_world_size()
+    if partial.device.type == "cpu":  # gloo has no reduce-scatter
+        total = partial.clone()
+        dist.all_reduce(total)
+        return total.chunk(world)[dist.get_rank()].contiguous()
+    out = torch.empty(partial.shape[0] // world, *partial.shape[1:], dtype=partial.dtype, device=partial.device)
+    reduce_scatter_single(out, partial)
+    return out
+
+
+def eager_tp(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    """Megatron's sequence-parallel MLP with autograd through its collectives (rows in one chunk)."""
+    return _ScatterRows.apply(F.linear(F.gelu(F.linear(_GatherRows.apply(x_shard), w1)), w2))
+
+
+def torch_async_tp() -> Callable[..., torch.Tensor]:
+    """The same for torch.compile's micro-pipelined TP, on functional collectives with autograd."""
+    import torch.distributed._functional_collectives as funcol
+
+    torch._inductor.config._micro_pipeline_tp = True
+    group = dist.group.WORLD
+
+    def block(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        x = funcol.all_gather_tensor_autograd(x_shard, 0, group)
+        partial = torch.mm(F.gelu(torch.mm(x, w1.t())), w2.t())
+        return funcol.reduce_scatter_tensor_autograd(partial, "sum", 0, group)
+
+    return torch.compile(block, fullgraph=True)
+
+
+def my_rows(t: torch.Tensor, chunks: int, rank: int, world: int) -> torch.Tensor:
+    """This rank's rows of a global [M, C] in the layout "[(stream(chunks), didx), serial]"."""
+    M, C = t.shape
+    return t.reshape(chunks, world, M // (chunks * world), C)[:, rank].reshape(-1, C)
+
+
+def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.device) -> list[tuple[str, float, float]]:
+    """Per variant: (name, ms, worst relative error of the rows, dx's rows and the weight blocks)."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    dtype = DTYPES[args.dtype]
+    torch.manual_seed(args.seed)  # the same global tensors on every rank
+    model = MLP(hidden, args.ffn_mult * hidden, dtype, str(device))
+    x = torch.randn(M, hidden, dtype=dtype, device=device)
+    dy = torch.randn(M, hidden, dtype=dtype, device=device)
+    xr = x.clone().requires_grad_(True)
+    model(xr).backward(dy)  # the unsharded reference
+    F_local = args.ffn_mult * hidden // world
+    reference = {"w1": model.fc1.weight.grad.narrow(0, rank * F_local, F_local).clone(),  # type: ignore[union-attr]
+                 "w2": model.fc2.weight.grad.narrow(1, rank * F_local, F_local).clone()}  # type: ignore[union-attr]  # fmt: skip
+    with torch.no_grad():
+        y = model(x)
+    dx = xr.grad
+    assert dx is not None
+
+    def check(chunks: int, out: torch.Tensor, x_grad: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> float:
+        return max(
+            relative_error(out, my_rows(y, chunks, rank, world)),
+            relative_error(x_grad, my_rows(dx, chunks, rank, world)),
+            relative_error(w1, reference["w1"]),
+            relative_error(w2, reference["w2"]),
+        )
+
+    rows: list[tuple[str, float, float]] = []
+    w1 = model.fc1.weight.detach().narrow(0, rank * F_local, F_local).clone().requires_grad_(True)
+    w2 = model.fc2.weight.detach().narrow(1, rank * F_local, F_local).clone().requires_grad_(True)
+    shard = my_rows(x, 1, rank, world).clone().requires_grad_(True)
+    dy_shard = my_rows(dy, 1, rank, world).contiguous()
+    baselines: list[tuple[str, Callable[..., torch.Tensor]]] = [("eager", eager_tp)]
+    if device.type == "cuda" and not args.no_torch_compile:
+        baselines.append(("torch-async-tp", torch_async_tp()))
+    for name, block in baselines:
+
+        def once(block: Callable[..., torch.Tensor] = block) -> torch.Tensor:
+            shard.grad = w1.grad = w2.grad = None
+            out = block(shard, w1, w2)
+            out.backward(dy_shard)
+            return out
+
+        try:
+            out = once()
+            error = check(1, out.detach(), shard.grad, w1.grad, w2.grad)  # type: ignore[arg-type]
+            rows.append((name, timed(once, args.reps, args.warmup, device.type), error))
+        except Exception as err:  # report and go on: the baseline may be missing on this build
+            if rank == 0:
+                print(f"{name} failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+    for variant in args.variants.split(","):
+        pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
+        chunks = int(chunks_text.removeprefix("chunks="))
+        if M % (chunks * world):
+            continue
+        layout = f"[(stream({chunks}), didx), serial]"
+        options: dict[str, Any] = {} if pipeline == "default" else {"pipeline": pipeline}
+        compiled = hir.compile(
+            model, (x,), [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS, training=True,
+            num_streams=int(num_streams), cuda_graph=args.cuda_graph, **options,
+        )  # fmt: skip
+        mine = my_rows(x, chunks, rank, world).clone().requires_grad_(True)
+        dy_mine = my_rows(dy, chunks, rank, world).contiguous()
+
+        def step_hir(
+            compiled: Any = compiled, mine: torch.Tensor = mine, dy_mine: torch.Tensor = dy_mine
+        ) -> torch.Tensor:
+            mine.grad = model.fc1.weight.grad = model.fc2.weight.grad = None
+            out = compiled(mine)
+            out.backward(dy_mine)
+            return out
+
+        out = step_hir()
+        g1 = model.fc1.weight.grad.narrow(0, rank * F_local, F_local)  # type: ignore[union-attr]
+        g2 = model.fc2.weight.grad.narrow(1, rank * F_local, F_local)  # type: ignore[union-attr]
+        error = check(chunks, out.detach(), mine.grad, g1, g2)  # type: ignore[arg-type]
+        rows.append((f"hir {variant}", timed(step_hir, args.reps, args.warmup, device.type), error))
+    return [(name, max_over_ranks(ms, device.type), max_over_ranks(err, device.type)) for name, ms, err in rows]
+
+
+def tp_main(args: argparse.Namespace) -> int:
+    if args.device == "cpu":
+        dist.init_process_group("gloo")
+        device = torch.device("cpu")
+        args.dtype = "f32"
+    else:
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", device_id=device)
+        enable_symmetric_memory(dist.group.WORLD.group_name)
+    hiddens = (
+        [int(h) for h in args.hidden.split(",")] if args.hidden else ([4096, 8192] if device.type == "cuda" else [32])
+    )
+    sizes = [int(m) for m in args.sizes.split(",")] if args.sizes else ([16384] if device.type == "cuda" else [64])
+    world = dist.get_world_size()
+    wrong = False
+    table = []
+    for hidden in hiddens:
+        for M in sizes:
+            table.append((hidden, M, measure_tp(hidden, M, args, device)))
+    if dist.get_rank() == 0:
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (gloo)"
+        print(f"TP MLP training step (forward + backward), D={world}, {args.dtype}, FFN = {args.ffn_mult}H, {name}, "
+              f"torch {torch.__version__}; ms: max over ranks of per-rank medians")  # fmt: skip
+        print(f"{'H':>6} {'M':>6}  {'variant':<60} {'ms':>9} {'x eager':>8}  error")
+        for hidden, M, rows in table:
+            eager_ms = rows[0][1]
+            for variant, ms, error in rows:
+                flag = "  WRONG" if error > WRONG else ""
+                wrong |= error > WRONG
+                print(f"{hidden:>6} {M:>6}  {variant:<60} {ms:>9.3f} {ms / eager_ms:>8.2f}  {error:.1e}{flag}")
+    verdict = torch.tensor([int(wrong)], device=device)
+    dist.broadcast(verdict, 0)
+    dist.destroy_process_group()
+    return int(verdict.item())
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -126,6 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile takes a while)")
     p.add_argument("--cuda-graph", action="store_true", help="also the hir programs replayed as CUDA graphs")
+    p.add_argument(
+        "--variants",
+        default="default:4:chunks=1,stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1",
+        help="under torchrun: the hir variants, a comma list of PIPELINE:NUM_STREAMS:chunks=S",
+    )
     return p
 
 

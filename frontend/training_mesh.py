@@ -385,7 +385,9 @@ def trace_joint(
         it = iter(grads)
         return [*results, *[next(it) if n else None for n in needs]]
 
-    gm = make_fx(joint, decomposition_table=dict(decompositions), tracing_mode="fake")(list(primals), tangents)
+    gm = make_fx(joint, decomposition_table=dict(decompositions), tracing_mode="fake", record_stack_traces=True)(
+        list(primals), tangents
+    )
     fw, bw = min_cut_rematerialization_partition(gm, (primals, tangents), num_fwd_outputs=len(outs))
     return fw, bw, len(outs)
 

@@ -1,0 +1,120 @@
+"""
+`hir.compile(..., training=True)` on a mesh: the tensor-parallel MLP's forward and backward are
+lowered hir programs whose collectives are pipelined (the backward's all-gather + GEMM of the
+output gradient with the row-parallel weight, and GEMM + reduce-scatter of the input gradient);
+2- and 4-rank gloo jobs (tests/training_mesh_driver.py) check the outputs, every gradient and an
+SGD loop against eager torch; misuse is a located error.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from ranks import run_ranks
+from test_distributed import _output
+
+import hir
+from hir.frontend import FrontendError
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from training_mesh_driver import MLP  # noqa: E402
+
+ROWS = "[(stream(2), didx), serial]"
+WEIGHTS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
+
+
+def _step(module: torch.nn.Module, pipeline: str = "stream-lowering{policy=contractions-standalone}") -> object:
+    """The step's programs, compiled without running them (no process group needed)."""
+    x = torch.randn(32, 16, requires_grad=True)
+    compiled = hir.compile(module, (x,), [ROWS], mesh=[0, 1], param_layouts=WEIGHTS, training=True, pipeline=pipeline)
+    return compiled._specialize([x])  # type: ignore[union-attr]
+
+
+def _top_loops(lowered: str) -> list[str]:
+    """The function body's own loops (4 spaces in), each up to the next one."""
+    starts = [m.start() for m in re.finditer(r"^    hir\.for ", lowered, re.MULTILINE)]
+    return [lowered[a:b] for a, b in zip(starts, [*starts[1:], len(lowered)])]
+
+
+def test_backward_pipelines_ag_gemm_and_gemm_rs() -> None:
+    step = _step(MLP(bias=False, residual=False, activation="gelu"))
+    forward, backward = str(step.forward.module), str(step.backward.module)  # type: ignore[attr-defined]
+    # The forward: chunk by chunk, all-gather, GEMM, gelu, GEMM, reduce-scatter, in one loop.
+    assert any("hir.allgather" in loop and "hir.reduce_scatter" in loop for loop in _top_loops(forward))
+    # The backward: grad_h = g @ W2 gathers g's chunks (all-gather + GEMM), grad_x = gh @ W1 is
+    # reduce-scattered chunk by chunk (GEMM + reduce-scatter).
+    loops = _top_loops(backward)
+    gathering = [loop for loop in loops if re.search(r"hir\.allgather[\s\S]*fusion\.matmul", loop)]
+    scattering = [loop for loop in loops if re.search(r"fusion\.matmul[\s\S]*hir\.reduce_scatter", loop)]
+    assert gathering
+    assert scattering
+
+
+def test_backward_fusion_program() -> None:
+    step = _step(MLP(bias=True, residual=True, activation="silu"))
+    text = step.backward.fusion_text  # type: ignore[attr-defined]
+    mesh = "mesh = [0, 1]"
+    columns = f"tensor<2x2x2x8x32xf32, #fusion.parallel<[didx, stream, serial, serial, serial], {mesh}>>"
+    # g @ W2: the rows of g against this device's W2 block (W2^T's shard, permuted): columns
+    assert re.search(rf"fusion.matmul %grad_output0, %\w+ : .* -> {re.escape(columns)}", text)
+    # The weight gradients: this device's blocks [D, 32/D=16 .. ] over all rows
+    assert f"tensor<2x16x16xf32, #fusion.parallel<[didx, serial, serial], {mesh}>>" in text
+    # fc2.bias (replicated): the local rows' sum, then the sum over the devices
+    assert re.search(r"fusion.sum %\w+ dims = \[0\] : tensor<2x16xf32, .*\[didx, serial\].* -> tensor<16xf32", text)
+
+
+@pytest.mark.distributed
+def test_mlp_trains_on_two_ranks() -> None:
+    result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py")], timeout=300)
+    assert result.returncode == 0, _output(result)
+    assert "6 steps and an SGD loop match eager torch" in result.stdout
+
+
+@pytest.mark.distributed
+def test_mlp_trains_on_four_ranks() -> None:
+    result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py"), "--quick"], timeout=300, processes=4)
+    assert result.returncode == 0, _output(result)
+    assert "1 steps and an SGD loop match eager torch" in result.stdout
+
+
+class Softmaxed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32, bias=False)
+        self.fc2 = torch.nn.Linear(32, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.softmax(self.fc1(x), -1))  # not on a mesh
+
+
+def test_unsupported_op_is_located() -> None:
+    with pytest.raises(FrontendError) as err:
+        _step(Softmaxed())
+    assert re.search(
+        r"test_training_mesh.py:\d+: error: aten._softmax.default is not supported on a mesh", str(err.value)
+    )
+    assert str(err.value).endswith("# not on a mesh")
+
+
+def test_param_layouts_need_a_mesh() -> None:
+    with pytest.raises(FrontendError, match="param_layouts shard parameters over a mesh"):
+        hir.compile(MLP(False, False, "gelu"), (torch.randn(32, 16),), param_layouts=WEIGHTS, training=True)
+
+
+def test_output_rows_are_laid_out_as_the_input() -> None:
+    with pytest.raises(FrontendError, match="returns rows laid out as the first input's"):
+        hir.compile(
+            MLP(False, False, "gelu"), (torch.randn(32, 16),), [ROWS], [None], mesh=[0, 1], param_layouts=WEIGHTS,
+            training=True,
+        )  # fmt: skip
+
+
+def test_a_function_is_refused_on_a_mesh() -> None:
+    with pytest.raises(FrontendError, match=r"training=True on a mesh compiles an nn\.Module"):
+        hir.compile(F.relu, (torch.randn(32, 16),), [ROWS], mesh=[0, 1], training=True)
