@@ -61,7 +61,7 @@ def dims_of(x: SSAValue, dims) -> list[int]:
 
 def where(e: Emitter, node: Node, condition, a, b) -> SSAValue:
     element = out_element(node)
-    a, b = e._operand(a, b, element), e._operand(b, a, element)
+    a, b = (v if isinstance(v, SSAValue) else e.constant(v, element) for v in (a, b))  # scalars: 0-d constants
     a, b = e.cast(a, element), e.cast(b, element)
     shape = tuple(node.meta["val"].shape)
     like = next((v for v in (a, b, condition) if shape_of(v) == shape), None)

@@ -214,6 +214,13 @@ def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     return e.typed(lambda t: fusion.CompareOp("eq", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
 
 
+def _logical_xor(e: Emitter, node: Node, a, b) -> SSAValue:
+    """`truth(a) != truth(b)`."""
+    a, b = (truth(e, v) if isinstance(v, SSAValue) else e.constant(bool(v), IntegerType(1)) for v in (a, b))
+    a, b = e.broadcast_pair(a, b)
+    return e.typed(lambda t: fusion.CompareOp("ne", a, b, t), [a, b], shape_of(a), IntegerType(1))
+
+
 def _logical(conjunction: bool) -> Builder:
     """and: `where(a, b, false)`; or: `where(a, true, b)`, on booleans (other values: `!= 0` first)."""
 
@@ -302,10 +309,10 @@ def _leaky_relu(e: Emitter, node: Node, x: SSAValue, slope=0.01) -> SSAValue:
 
 
 def _elu(e: Emitter, node: Node, x: SSAValue, alpha=1.0, scale=1.0, input_scale=1.0) -> SSAValue:
-    """`scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))` (selu and celu are its forms)."""
+    """`scale * (x if x > 0 else alpha * expm1(input_scale * x))` (selu and celu are its forms)."""
     element = out_element(node)
     inner = x if input_scale == 1 else e.binary(fusion.MulOp, x, input_scale, element)
-    negative = e.binary(fusion.SubOp, e.unary(fusion.ExpOp, inner), 1.0, element)
+    negative = e.unary(fusion.Expm1Op, inner)
     if alpha != 1:
         negative = e.binary(fusion.MulOp, negative, alpha, element)
     result = _positive_or(e, x, negative, element)
@@ -442,6 +449,7 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bitwise_not.default: _logical_not,
     aten.logical_and.default: _logical(conjunction=True),
     aten.logical_or.default: _logical(conjunction=False),
+    aten.logical_xor.default: _logical_xor,
     aten.bitwise_and.Tensor: _logical(conjunction=True),
     aten.bitwise_or.Tensor: _logical(conjunction=False),
     aten.scalar_tensor.default: _scalar_tensor,

@@ -302,6 +302,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.exp.default: float_only(unary(fusion.ExpOp)),
     aten.log.default: float_only(unary(fusion.LogOp)),
     aten.log1p.default: float_only(unary(fusion.Log1pOp)),
+    aten.expm1.default: float_only(unary(fusion.Expm1Op)),
     aten.sign.default: unary(fusion.SignOp),
     aten.sin.default: float_only(unary(fusion.SinOp)),
     aten.cos.default: float_only(unary(fusion.CosOp)),

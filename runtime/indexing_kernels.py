@@ -25,6 +25,7 @@ _BINARY: dict[type, Kernel] = {
 }
 _UNARY: dict[type, Kernel] = {
     fusion.Log1pOp: torch.log1p,
+    fusion.Expm1Op: torch.expm1,
     fusion.FloorOp: torch.floor,
     fusion.CeilOp: torch.ceil,
     fusion.RoundOp: torch.round,

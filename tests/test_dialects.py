@@ -354,6 +354,7 @@ def test_build_and_verify_fusion_ops():
         fusion.RmsNormOp(x, value(tensor(8)), [1], 1e-6),
         *(op(x, y) for op in (fusion.MinimumOp, fusion.FloorDivOp, fusion.TruncDivOp, fusion.RemainderOp)),
         fusion.Log1pOp(x),
+        fusion.Expm1Op(x),
         fusion.FmodOp(x, y),
         *(op(x) for op in (fusion.FloorOp, fusion.CeilOp, fusion.RoundOp, fusion.TruncOp, fusion.SignOp)),
         fusion.GatherOp(x, value(tensor(4, 3, element=i64)), 1, tensor(4, 3)),

@@ -11,6 +11,7 @@ from xdsl.ir import Dialect
 from hir.dialects.definition_check import specialize_verification
 from hir.dialects.fusion.arithmetic import (
     CeilOp,
+    Expm1Op,
     FloorDivOp,
     FloorOp,
     FmodOp,
@@ -118,6 +119,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     RemainderOp,
     FmodOp,
     Log1pOp,
+    Expm1Op,
     FloorOp,
     CeilOp,
     RoundOp,
@@ -156,6 +158,7 @@ __all__ = [
     "ErfOp",
     "ExpOp",
     "ExpandOp",
+    "Expm1Op",
     "FlipOp",
     "FloatUnaryFusionOp",
     "FloorDivOp",

@@ -1,7 +1,7 @@
 """
 More elementwise arithmetic: `fusion.minimum`, the rounding divisions `fusion.floordiv` and
 `fusion.truncdiv` (integer or float, torch's `rounding_mode`), `fusion.remainder` (Python's `%`,
-the sign of the divisor), `fusion.fmod` (C's, the sign of the dividend), `fusion.log1p`, the
+the sign of the divisor), `fusion.fmod` (C's, the sign of the dividend), `fusion.log1p`, `fusion.expm1`, the
 roundings `fusion.floor`, `fusion.ceil`, `fusion.round`, `fusion.trunc`, and `fusion.sign`. Same
 forms as the ops of `elementwise`.
 """
@@ -102,6 +102,18 @@ class FmodOp(_NumberBinaryOp):
     """
 
     name = "fusion.fmod"
+
+
+@irdl_op_definition
+class Expm1Op(FloatUnaryFusionOp):
+    """
+    `exp(x) - 1`, elementwise (`torch.expm1`: exact for small x, where `exp(x) - 1` rounds to 0).
+
+    Example:
+        %y = fusion.expm1 %x : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.expm1"
 
 
 @irdl_op_definition

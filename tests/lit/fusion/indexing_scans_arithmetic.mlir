@@ -158,3 +158,11 @@ func.func @sign(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
   // CHECK-NEXT: func.return %r : tensor<4x8xi32>
   func.return %r : tensor<4x8xi32>
 }
+
+// CHECK-LABEL: func.func @expm1(
+func.func @expm1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-NEXT: %r = fusion.expm1 %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = fusion.expm1 %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK-NEXT: func.return %r : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
