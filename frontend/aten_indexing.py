@@ -1,7 +1,7 @@
 """
 ATen builders for reading by index and along one axis: gather, index_select, embedding,
-`x[idx]` (index.Tensor), flip, arange, tril/triu, cumsum, argmax/argmin, max/min with indices,
-topk and sort. `INDEXING_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
+`x[idx]` (index.Tensor), flip, arange, tril/triu, cumsum, cumprod, prod, argmax/argmin, max/min
+with indices, topk and sort. `INDEXING_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
 
 Values with indices (`max(dim)`, `topk`, `sort`) are a `fusion.gather` of the indices, so each
 op computes one tensor; a graph's `getitem` picks the entry (frontend/importer.py).
@@ -190,6 +190,25 @@ def _cumsum(e: Emitter, node: Node, x: SSAValue, dim: int, *, dtype=None) -> SSA
     return e.typed(lambda t: fusion.CumsumOp(x, dim, t), [x], shape_of(x), element_of(x))
 
 
+def _cumprod(e: Emitter, node: Node, x: SSAValue, dim: int, *, dtype=None) -> SSAValue:
+    x = e.cast(x, out_element(node))
+    if not shape_of(x):
+        return x
+    dim = _axis(x, dim)
+    return e.typed(lambda t: fusion.CumprodOp(x, dim, t), [x], shape_of(x), element_of(x))
+
+
+def _prod(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: bool = False, *, dtype=None):
+    """prod.dim_int(x, dim, keepdim) and prod.default(x): `fusion.prod` along each axis in turn."""
+    x = e.cast(x, out_element(node))
+    shape = shape_of(x)
+    axes = list(range(len(shape))) if dim is None else [_axis(x, dim)]
+    for axis in reversed(axes):
+        kept = tuple(n for d, n in enumerate(shape_of(x)) if d != axis)
+        x = e.typed(lambda t, v=x, a=axis: fusion.ProdOp(v, a, t), [x], kept, element_of(x))
+    return e.unsqueeze(x, axes) if keepdim and axes else x
+
+
 def arg_reduce(e: Emitter, kind: type[fusion.ArgReductionFusionOp], x: SSAValue, dim: int | None, keepdim: bool):
     shape = shape_of(x)
     if dim is None:
@@ -259,6 +278,9 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.tril.default: _triangle(keep_below=True),
     aten.triu.default: _triangle(keep_below=False),
     aten.cumsum.default: _cumsum,
+    aten.cumprod.default: _cumprod,
+    aten.prod.dim_int: _prod,
+    aten.prod.default: _prod,
     aten.argmax.default: _arg(fusion.ArgMaxOp),
     aten.argmin.default: _arg(fusion.ArgMinOp),
     aten.max.dim: _extreme_with_index(fusion.MaxOp, fusion.ArgMaxOp),

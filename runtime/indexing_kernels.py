@@ -53,6 +53,12 @@ def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
     if kind is fusion.CumsumOp:
         dim = _dim(op)
         return lambda x: torch.cumsum(x, dim, dtype=x.dtype)
+    if kind is fusion.CumprodOp:
+        dim = _dim(op)
+        return lambda x: torch.cumprod(x, dim, dtype=x.dtype)
+    if kind is fusion.ProdOp:
+        dim = _dim(op)
+        return lambda x: torch.prod(x, dim, dtype=x.dtype)
     if kind is fusion.ArgMaxOp:
         dim = _dim(op)
         return lambda x: torch.argmax(x, dim)

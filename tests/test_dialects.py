@@ -362,6 +362,8 @@ def test_build_and_verify_fusion_ops():
         fusion.FlipOp(x, [0], tensor(4, 8)),
         fusion.IotaOp(1, tensor(4, 8, element=i64)),
         fusion.CumsumOp(x, 1, tensor(4, 8)),
+        fusion.CumprodOp(x, 0, tensor(4, 8)),
+        fusion.ProdOp(x, 1, tensor(4)),
         fusion.ArgMaxOp(x, 1, tensor(4, element=i64)),
         fusion.ArgMinOp(x, 0, tensor(8, element=i64)),
         fusion.TopkOp(x, 3, 1, True, tensor(4, 3, element=i64)),

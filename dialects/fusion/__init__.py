@@ -65,7 +65,7 @@ from hir.dialects.fusion.ops import (
     shape_of,
 )
 from hir.dialects.fusion.reductions import MaxOp, MeanOp, MinOp, ReductionFusionOp, SumOp
-from hir.dialects.fusion.scans import ArgMaxOp, ArgMinOp, ArgReductionFusionOp, CumsumOp, TopkOp
+from hir.dialects.fusion.scans import ArgMaxOp, ArgMinOp, ArgReductionFusionOp, CumprodOp, CumsumOp, ProdOp, TopkOp
 from hir.dialects.fusion.segment import SegmentOp, YieldOp, verify_fusion_region
 from hir.dialects.fusion.shape import ConcatOp, ExpandOp, PermuteOp, ReshapeOp, SliceOp
 from hir.dialects.named_access import specialize_accessors
@@ -130,6 +130,8 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     FlipOp,
     IotaOp,
     CumsumOp,
+    CumprodOp,
+    ProdOp,
     ArgMaxOp,
     ArgMinOp,
     TopkOp,
@@ -153,6 +155,7 @@ __all__ = [
     "CompareOp",
     "ConcatOp",
     "CosOp",
+    "CumprodOp",
     "CumsumOp",
     "DivOp",
     "ErfOp",
@@ -186,6 +189,7 @@ __all__ = [
     "NormFusionOp",
     "PermuteOp",
     "PowOp",
+    "ProdOp",
     "ReciprocalOp",
     "ReductionFusionOp",
     "ReluOp",

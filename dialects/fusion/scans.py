@@ -1,8 +1,9 @@
 """
-Ops along one axis that read all of it: `fusion.cumsum` (a prefix sum), `fusion.argmax` and
-`fusion.argmin` (the index of the extreme element), `fusion.topk` (the indices of the k largest
-or smallest). Index results are `i64`, as torch's. Values at those indices are a `fusion.gather`
-of them (the frontend builds `max(dim)` and `topk`'s values so).
+Ops along one axis that read all of it: `fusion.cumsum` and `fusion.cumprod` (prefix sums and
+products), `fusion.prod` (the product, dropping the axis), `fusion.argmax` and `fusion.argmin`
+(the index of the extreme element), `fusion.topk` (the indices of the k largest or smallest).
+Index results are `i64`, as torch's. Values at those indices are a `fusion.gather` of them (the
+frontend builds `max(dim)` and `topk`'s values so).
 
 Axis `dim` maps to nothing in the axis maps: every result element reads the whole axis, so a loop
 can slice only the other axes.
@@ -83,6 +84,55 @@ class CumsumOp(_AlongDim):
 
     def extent_map(self) -> rules.AxisMap:
         return rules.elementwise_map(len(shape_of(self.x)), 1)
+
+
+@irdl_op_definition
+class CumprodOp(_AlongDim):
+    """
+    `torch.cumprod(x, dim)`: element i along `dim` is the product of elements 0..i.
+
+    Verifies:
+        `dim` is an axis; the result has the operand's shape and element type.
+
+    Example:
+        %p = fusion.cumprod %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+    """
+
+    name = "fusion.cumprod"
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        rules.check_dims([_dim(self)], len(shape), "dim")
+        return shape
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.normalize_map(len(shape_of(self.x)), 1, [_dim(self)])
+
+    def extent_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
+
+
+@irdl_op_definition
+class ProdOp(_AlongDim):
+    """
+    `torch.prod(x, dim)`: the product along `dim` (the result drops it).
+
+    Verifies:
+        `dim` is an axis; the result has the operand's element type and shape without `dim`.
+
+    Example:
+        %p = fusion.prod %x dim = 1 : tensor<4x8xf32> -> tensor<4xf32>
+    """
+
+    name = "fusion.prod"
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        rules.check_dims([_dim(self)], len(shape), "dim")
+        return rules.reduce_shape(shape, [_dim(self)])
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.reduce_map(len(shape_of(self.x)), [_dim(self)])
 
 
 class ArgReductionFusionOp(_AlongDim):

@@ -166,3 +166,19 @@ func.func @expm1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // CHECK-NEXT: func.return %r : tensor<4x8xf32>
   func.return %r : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @cumprod(
+func.func @cumprod(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-NEXT: %r = fusion.cumprod %x dim = 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = fusion.cumprod %x dim = 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK-NEXT: func.return %r : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @prod(
+func.func @prod(%x: tensor<4x8xi32>) -> tensor<4xi32> {
+  // CHECK-NEXT: %r = fusion.prod %x dim = 1 : tensor<4x8xi32> -> tensor<4xi32>
+  %r = fusion.prod %x dim = 1 : tensor<4x8xi32> -> tensor<4xi32>
+  // CHECK-NEXT: func.return %r : tensor<4xi32>
+  func.return %r : tensor<4xi32>
+}

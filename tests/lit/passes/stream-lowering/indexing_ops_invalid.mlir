@@ -58,3 +58,11 @@ func.func @iota_didx() -> tensor<8x4xi64, #fusion.parallel<[didx, serial], mesh 
   %y = fusion.iota dim = 0 : tensor<8x4xi64, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return %y : tensor<8x4xi64, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
 }
+
+// -----
+
+func.func @cumprod_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<[serial, stream(4)]>> {
+  // expected-error@+1 {{'fusion.cumprod' op cannot run slice by slice on result axis 1: on its operands without that axis it computes something else (stream another axis)}}
+  %y = fusion.cumprod %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[serial, stream(4)]>>
+  func.return %y : tensor<4x8xf32, #fusion.parallel<[serial, stream(4)]>>
+}
