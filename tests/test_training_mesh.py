@@ -23,16 +23,17 @@ from hir.frontend import FrontendError
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
-from training_mesh_driver import MLP  # noqa: E402
+from training_mesh_driver import MLP, PARAMS  # noqa: E402
 
 ROWS = "[(stream(2), didx), serial]"
 WEIGHTS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
 
 
-def _step(module: torch.nn.Module, pipeline: str = "stream-lowering{policy=contractions-standalone}") -> object:
+def _step(module: torch.nn.Module, params: dict[str, str | None] = WEIGHTS) -> object:
     """The step's programs, compiled without running them (no process group needed)."""
     x = torch.randn(32, 16, requires_grad=True)
-    compiled = hir.compile(module, (x,), [ROWS], mesh=[0, 1], param_layouts=WEIGHTS, training=True, pipeline=pipeline)
+    pipeline = "stream-lowering{policy=contractions-standalone}"
+    compiled = hir.compile(module, (x,), [ROWS], mesh=[0, 1], param_layouts=params, training=True, pipeline=pipeline)
     return compiled._specialize([x])  # type: ignore[union-attr]
 
 
@@ -57,13 +58,13 @@ def test_backward_pipelines_ag_gemm_and_gemm_rs() -> None:
 
 
 def test_backward_fusion_program() -> None:
-    step = _step(MLP(bias=True, residual=True, activation="silu"))
+    step = _step(MLP(bias=True, residual=True, activation="silu"), PARAMS)
     text = step.backward.fusion_text  # type: ignore[attr-defined]
     mesh = "mesh = [0, 1]"
-    columns = f"tensor<2x2x2x8x32xf32, #fusion.parallel<[didx, stream, serial, serial, serial], {mesh}>>"
+    columns = f"tensor<2x2x2x8x16xf32, #fusion.parallel<[didx, stream, serial, serial, serial], {mesh}>>"
     # g @ W2: the rows of g against this device's W2 block (W2^T's shard, permuted): columns
     assert re.search(rf"fusion.matmul %grad_output0, %\w+ : .* -> {re.escape(columns)}", text)
-    # The weight gradients: this device's blocks [D, 32/D=16 .. ] over all rows
+    # The weight gradients: this device's blocks [F/D, H] and [H, F/D] (F = 32, H = 16), over all rows
     assert f"tensor<2x16x16xf32, #fusion.parallel<[didx, serial, serial], {mesh}>>" in text
     # fc2.bias (replicated): the local rows' sum, then the sum over the devices
     assert re.search(r"fusion.sum %\w+ dims = \[0\] : tensor<2x16xf32, .*\[didx, serial\].* -> tensor<16xf32", text)
@@ -100,6 +101,11 @@ def test_unsupported_op_is_located() -> None:
         r"test_training_mesh.py:\d+: error: aten._softmax.default is not supported on a mesh", str(err.value)
     )
     assert str(err.value).endswith("# not on a mesh")
+
+
+def test_column_parallel_bias_is_sharded() -> None:
+    with pytest.raises(FrontendError, match=r"training_mesh_driver.py:\d+: error: the bias of a columns product"):
+        _step(MLP(bias=True, residual=False, activation="gelu"))  # fc1.bias not "[didx]"
 
 
 def test_param_layouts_need_a_mesh() -> None:
