@@ -1,6 +1,6 @@
 """
 ATen builders for reading by index and along one axis: gather, index_select, embedding,
-`x[idx]` (index.Tensor), flip, arange, tril/triu, cumsum, cumprod, prod, argmax/argmin, max/min
+`x[idx]` (index.Tensor), diagonal, flip, arange, tril/triu, cumsum, cumprod, prod, argmax/argmin, max/min
 with indices, topk and sort. `INDEXING_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
 
 Values with indices (`max(dim)`, `topk`, `sort`) are a `fusion.gather` of the indices, so each
@@ -125,6 +125,25 @@ def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | Non
         merged = (*shape[:first], math.prod(shape[first : first + count]), *shape[first + count :])
         x = e.reshape(x, merged, f"{node.target}")
     return index_select(e, x, first, linear)
+
+
+def _diagonal(e: Emitter, node: Node, x: SSAValue, offset: int = 0, dim1: int = 0, dim2: int = 1) -> SSAValue:
+    """`x.diagonal(offset, dim1, dim2)`: the two axes moved last and merged, read at a stride of m + 1."""
+    rank = len(shape_of(x))
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    rest = [d for d in range(rank) if d not in (dim1, dim2)]
+    x = e.permute(x, [*rest, dim1, dim2])
+    shape = shape_of(x)
+    n, m = shape[-2:]
+    length = node.meta["val"].shape[-1]
+    merged = e.reshape(x, (*shape[:-2], n * m), f"{node.target}")
+    if length == 0:
+        return e.emit(fusion.FullOp(0, TensorType(element_of(x), tuple(node.meta["val"].shape))))
+    start = offset if offset >= 0 else -offset * m
+    index = e.binary(fusion.MulOp, iota(e, (length,), 0, I64), m + 1, I64)
+    if start:
+        index = e.binary(fusion.AddOp, index, start, I64)
+    return index_select(e, merged, len(shape) - 2, index)
 
 
 def _flip(e: Emitter, node: Node, x: SSAValue, dims) -> SSAValue:
@@ -272,6 +291,7 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.embedding.default: _embedding,
     aten.index.Tensor: _index,
     aten.flip.default: _flip,
+    aten.diagonal.default: _diagonal,
     aten.arange.default: _arange,
     aten.arange.start: _arange,
     aten.arange.start_step: _arange,
