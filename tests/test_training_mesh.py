@@ -124,3 +124,13 @@ def test_output_rows_are_laid_out_as_the_input() -> None:
 def test_a_function_is_refused_on_a_mesh() -> None:
     with pytest.raises(FrontendError, match=r"training=True on a mesh compiles an nn\.Module"):
         hir.compile(F.relu, (torch.randn(32, 16),), [ROWS], mesh=[0, 1], training=True)
+
+
+@pytest.mark.distributed
+def test_tp_training_benchmark_on_cpu() -> None:
+    """benchmarks/tp_mlp_train.py under 2 gloo ranks: eager TP and a hir variant, checked against eager."""
+    argv = ["--device", "cpu", "--reps", "1", "--warmup", "0", "--variants", "stream-lowering:2:chunks=2"]
+    result = run_ranks([str(REPO / "benchmarks" / "tp_mlp_train.py"), *argv], timeout=300)
+    assert result.returncode == 0, _output(result)
+    assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", result.stdout)
+    assert "eager" in result.stdout
