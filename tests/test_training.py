@@ -217,9 +217,9 @@ def test_a_training_loop_tracks_eager(optimizer: str) -> None:
 
 
 def test_training_refuses_what_it_does_not_do_yet() -> None:
-    mlp = Mlp()
-    with pytest.raises(hir.FrontendError, match=r"<compile>: error: <Mlp>: training=True compiles for one device"):
-        hir.compile(mlp, (randn(4, 8),), ["[didx, serial]"], mesh=[0, 1], training=True)
+    mlp = Mlp()  # on a mesh: tests/test_training_mesh.py
+    with pytest.raises(hir.FrontendError, match=r"<compile>: error: <Mlp>: param_layouts shard parameters over a mesh"):
+        hir.compile(mlp, (randn(4, 8),), param_layouts={"fc1.weight": "[didx, serial]"}, training=True)
 
 
 def test_an_op_without_a_mapping_is_an_error_naming_the_call() -> None:
