@@ -14,12 +14,33 @@ import torch.nn.functional as F
 from hir.dialects import fusion
 
 
+def _four_d(t: torch.Tensor, batch: tuple[int, ...]) -> torch.Tensor:
+    """`t` [*batch, X, Y] as [N, heads, X, Y]: torch's fused kernels take 4-D inputs only (else the math path)."""
+    heads = batch[-1] if batch else 1
+    return t.reshape(-1, heads, t.shape[-2], t.shape[-1])
+
+
 def sdpa_kernel(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., torch.Tensor]:
     """`f(q, k, v[, mask]) -> result`."""
     causal, scale = op.is_causal, op.scale.value.data
 
     def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+        if q.dim() == 4:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+        # Other ranks (a stream loop's leading axes, or none): the batch axes flattened into one,
+        # views where the strides allow, so that the fused kernel runs.
+        batch = tuple(q.shape[:-2])
+        if mask is not None:
+            mask = _four_d(mask.expand(*batch, q.shape[-2], k.shape[-2]), batch)
+        out = F.scaled_dot_product_attention(
+            _four_d(q, batch),
+            _four_d(k, tuple(k.shape[:-2])),
+            _four_d(v, tuple(v.shape[:-2])),
+            attn_mask=mask,
+            is_causal=causal,
+            scale=scale,
+        )
+        return out.reshape(*batch, q.shape[-2], v.shape[-1])
 
     return attention
 
