@@ -35,6 +35,8 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, ParallelAttr
+from hir.frontend.aten_common import out_element
+from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.sharded import (
     ACTIVATIONS,
@@ -55,6 +57,9 @@ aten = torch.ops.aten
 
 BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
+WHERE = (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+SCALARS = (aten.scalar_tensor.default, aten.full.default)
+"""0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
 WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
 
 
@@ -74,6 +79,8 @@ class TrainingMeshMode(MeshMode):
 
     def __init__(self, mesh: tuple[int, ...]):
         super().__init__(mesh)
+        for op in WHERE:
+            self.overrides[op] = self._elementwise(self._where)
         for op in ELEMENTWISE:
             self.overrides[op] = self._plain(self.overrides[op])
         views = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
@@ -86,9 +93,44 @@ class TrainingMeshMode(MeshMode):
                 aten.addmm.default: self._addmm,
                 aten.sum.dim_IntList: self._sum,
                 **{op: self._identity for op in IDENTITIES},
+                **{op: self._scalar(ATEN_TABLE[op]) for op in SCALARS},
                 **{op: self._view for op in views},
             }
         )
+
+    def _scalar(self, builder: Any) -> Any:
+        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            if tuple(node.meta["val"].shape) != ():
+                raise e.error(f"{node.target} of a tensor is not supported on a mesh (a 0-d constant is)")
+            return self._whole(builder(e, node, *args, **kwargs), Form(WHOLE))
+
+        return build
+
+    def _elementwise(self, builder: Any) -> Any:
+        """MeshMode's, where 0-d whole tensors (constants) broadcast to the other operands' form."""
+
+        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            args = tuple(self._reduced(e, a) for a in args)
+            sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a) != ()]
+            forms = {self.form(e, a) for a in sized} or {Form(WHOLE)}
+            if len(forms) > 1:
+                names = ", ".join(sorted(f.kind for f in forms))
+                raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+            result = builder(e, node, *args, **kwargs)
+            self.forms[result] = forms.pop()
+            return result
+
+        return build
+
+    def _where(self, e: Emitter, node: Node, condition: Any, a: Any, b: Any) -> SSAValue:
+        """`where` on the operands' fusion shape (the table's takes the logical shape of the node)."""
+        element = out_element(node)
+        a, b = (v if isinstance(v, SSAValue) else e.constant(v, element) for v in (a, b))
+        a, b = e.cast(a, element), e.cast(b, element)
+        like = max((condition, a, b), key=lambda v: len(shape_of(v)))
+        shape = shape_of(like)
+        condition, a, b = (e.broadcast_to(v, shape, like) for v in (condition, a, b))
+        return e.typed(lambda t: fusion.WhereOp(condition, a, b, t), [condition, a, b], shape, element)
 
     def _plain(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
