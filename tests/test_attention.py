@@ -119,6 +119,40 @@ def test_sdpa_matches_eager(case: tuple, stream: str | None) -> None:
     torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(3, 16, 8), (2, 2, 4, 16, 8)], ids=["rank 3", "rank 5"])
+def test_sdpa_kernel_takes_4d_views(shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    torch's fused kernels take 4-D inputs only (other ranks run the math path: f32 GEMMs and a
+    materialized softmax on a GPU): the runtime flattens the batch axes first, and the result
+    matches eager at the op's own rank, the mask broadcast along.
+    """
+    seen: list[int] = []
+    real = F.scaled_dot_product_attention
+
+    def recording(q: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
+        seen.append(q.dim())
+        return real(q, *args, **kwargs)
+
+    mask_shape = (shape[-2], shape[-2])
+    t = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    m = f"tensor<{'x'.join(map(str, mask_shape))}xi1>"
+    text = f"""
+func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
+  %y = fusion.sdpa %q, %k, %v mask %m scale = 0.5 : {t}, {t}, {t}, {m} -> {t}
+  func.return %y : {t}
+}}
+"""
+    generator = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(shape, generator=generator) for _ in range(3))
+    keep = torch.rand(mask_shape, generator=generator) > 0.3
+    keep[..., 0] = True
+    expected = real(q, k, v, attn_mask=keep, scale=0.5)
+    monkeypatch.setattr(F, "scaled_dot_product_attention", recording)
+    (got,) = hir.execute(hir.run_pipeline(hir.parse(text), "stream-lowering"), [q, k, v, keep])
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    assert seen == [4]
+
+
 def _causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v, is_causal=True) * 2.0
 
