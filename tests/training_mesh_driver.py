@@ -137,7 +137,12 @@ def main() -> int:
         ("mlp with biases and a residual add, silu, 1 chunk", MLP(bias=True, residual=True, activation="silu"), 1),
         ("replicated rows (all-reduce)", MLP(bias=True, residual=False, activation="gelu"), None),
     ]
-    pipelines = ("stream-lowering", "stream-lowering{backend=copy-engine}")
+    # NCCL per chunk, the copy-engine pipeline, and the copy-engine pipeline by shard (a GPU's usual pick)
+    pipelines = (
+        "stream-lowering",
+        "stream-lowering{backend=copy-engine}",
+        "stream-lowering{backend=copy-engine overlap=by-shard}",
+    )
     if "--quick" in sys.argv:
         cases = [
             ("mlp with biases and a residual add, gelu, 2 chunks", MLP(bias=True, residual=True, activation="gelu"), 2)
