@@ -25,6 +25,9 @@ from hir.runtime.memory import overlaps
 if TYPE_CHECKING:
     from hir.frontend.training import TrainingFunction
 
+EAGER_MARGIN = 0.02
+"""The kept lowering runs eagerly instead of replayed when measured this much faster so (noise aside)."""
+
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
     """
@@ -82,6 +85,9 @@ class CompiledFunction:
         when the caller names neither); None where the pipeline was used as given."""
         self.eager_reason: str | None = None
         """Why the automatic mode runs this function without a graph (the located error), or None."""
+        self.eager_measured_faster = False
+        """Whether the first call measured the kept lowering faster run eagerly than replayed (by
+        EAGER_MARGIN): the automatic mode then runs this specialization without a graph."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -194,14 +200,36 @@ class CompiledFunction:
         best = min(range(len(contenders)), key=lambda k: times[k])
         self.pipeline, chosen, self.module, self.program = contenders[best]
         self.lowering = replace(chosen, reason=f"{first.reason}; measured at the first call: {measured}")
+        if graph and self.cuda_graph is None and math.isfinite(times[best]):
+            self._replay_or_not(inputs, communicator, device, times[best])
         if self.program.graphs:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
+
+    def _replay_or_not(self, inputs: list[Any], communicator: Any, device: torch.device, replayed_ms: float) -> None:
+        """
+        The kept lowering timed eagerly too: a pipeline whose host work hides behind its GPU work
+        can run faster launched by the host than replayed (a graph's peer copies and joins are
+        scheduled differently), and the automatic mode keeps whichever is faster.
+        """
+        program = self.program
+
+        def run() -> None:
+            program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=False)
+
+        (eager_ms,) = slowest_rank([median_ms(run, device, synchronize_ranks)], device)
+        self.measured[f"{self.pipeline} (eager)"] = eager_ms
+        self.eager_measured_faster = eager_ms < replayed_ms * (1 - EAGER_MARGIN)
+        verdict = "runs eagerly" if self.eager_measured_faster else "replays"
+        assert self.lowering is not None
+        self.lowering = replace(
+            self.lowering, reason=f"{self.lowering.reason}; the kept one eagerly {eager_ms:.3f} ms: {verdict}"
+        )
 
     def _graph_for(self, device: torch.device) -> bool:
         """Whether this call replays a CUDA graph (`cuda_graph`)."""
         if self.cuda_graph is not None:
             return self.cuda_graph
-        return self.eager_reason is None and graph_by_default(device)
+        return self.eager_reason is None and not self.eager_measured_faster and graph_by_default(device)
 
     def _result(self, output: Any, k: int, graph: bool) -> Any:
         """

@@ -50,6 +50,32 @@ def test_the_faster_lowering_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(fast.measured) == 2
 
 
+@pytest.mark.parametrize(("eager_ms", "runs_eagerly"), [(0.5, True), (0.995, False)])
+def test_the_kept_lowering_replays_unless_eager_is_faster(
+    monkeypatch: pytest.MonkeyPatch, eager_ms: float, runs_eagerly: bool
+) -> None:
+    """
+    With graphs automatic, the kept lowering is also timed eagerly; a clearly faster eager run
+    (beyond EAGER_MARGIN) turns the graph off for this specialization, a near tie keeps it.
+    """
+    monkeypatch.setattr(compiled, "median_ms", lambda run, device, sync: (run(), eager_ms)[1])
+    monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
+    fn.lowering = Lowering("copy-engine", "always", "the model", serial_ms=1.0, pipelined_ms=0.9)
+    assert fn._graph_for(torch.device("cpu"))
+    fn._replay_or_not([x, w], None, torch.device("cpu"), replayed_ms=1.0)
+    assert fn.eager_measured_faster is runs_eagerly
+    assert fn.measured == {"stream-lowering (eager)": eager_ms}
+    assert fn._graph_for(torch.device("cpu")) is not runs_eagerly
+    assert fn.lowering is not None
+    assert fn.lowering.reason.endswith(
+        f"the kept one eagerly {eager_ms:.3f} ms: {'runs eagerly' if runs_eagerly else 'replays'}"
+    )
+    fn.cuda_graph = True  # an explicit choice wins over the measurement
+    assert fn._graph_for(torch.device("cpu"))
+
+
 def test_a_candidate_that_cannot_be_captured_loses(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse_loops(run: object, device: torch.device, synchronize_ranks: object) -> float:
         program = run.__defaults__[0]  # type: ignore[attr-defined]
