@@ -261,10 +261,8 @@ class TrainingMeshMode(MeshMode):
         flat_rows = e.emit(
             fusion.ReshapeOp(gathered, TensorType(element, (M, H), ParallelAttr([SERIAL] * 2, mesh=self.mesh)))
         )
-        local = ParallelAttr([DIDX, *[SERIAL] * 4], mesh=self.mesh)
-        unstreamed = e.emit(fusion.SetOp(columns, TensorType(element, (D, S, D, R, F), local)))
         blocks = ParallelAttr([DIDX, SERIAL, SERIAL], mesh=self.mesh)
-        flat_columns = e.emit(fusion.ReshapeOp(unstreamed, TensorType(element, (D, M, F), blocks)))
+        flat_columns = e.emit(fusion.ReshapeOp(columns, TensorType(element, (D, M, F), blocks)))
         if columns_first:  # gh^T @ x: [D, F, M] @ [M, H]
             lhs = e.emit(fusion.PermuteOp(flat_columns, [0, 2, 1], TensorType(element, (D, F, M), blocks)))
             result = e.emit(fusion.MatmulOp(lhs, flat_rows, TensorType(element, (D, F, H), blocks)))
