@@ -12,7 +12,8 @@ verification and printing, as the table mlir-opt's `-mlir-timing` prints on stde
         ...
         0.0512 (100.0%)  Total
 
-`list` (the default, as in mlir-opt) sums the timers of one name and sorts them by time; `tree`
+`list` (the default, as in mlir-opt) sums the timers of one name that nest no others (a
+pipeline pass's stages, not the pipeline) and sorts them by time; `tree`
 keeps the nesting in the order the timers first ran. Rows of several chunks (--split-input-file) add up.
 """
 
@@ -42,9 +43,13 @@ class TimingReport:
         if display == "tree":
             rows = [(len(path) - 1, path[-1], seconds) for path, seconds in self._seconds.items()]
         else:
+            # The leaves only, as mlir-opt lists passes and not the pipelines around them: the
+            # rows then add up to the total.
+            parents = {path[:-1] for path in self._seconds}
             by_name: dict[str, float] = {}
             for path, seconds in self._seconds.items():
-                by_name[path[-1]] = by_name.get(path[-1], 0.0) + seconds
+                if path not in parents:
+                    by_name[path[-1]] = by_name.get(path[-1], 0.0) + seconds
             rows = [(0, name, seconds) for name, seconds in sorted(by_name.items(), key=lambda row: -row[1])]
         top = sum(seconds for path, seconds in self._seconds.items() if len(path) == 1)
         rows += [(0, "Rest", max(0.0, total - top)), (0, "Total", total)]
