@@ -19,7 +19,7 @@ returns the values the backward reads, and a backward graph. `TrainingMeshMode`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -80,14 +80,10 @@ class Saved:
     transposed: bool = False
 
 
-@dataclass
-class Program:
-    compiled: CompiledFunction
-    sources: list[InputSource] = field(default_factory=list)
-
-
-def _typed_input(mode: _StepMode, block: Block, k: int, shape: tuple[int, ...], dtype: torch.dtype,
-                 primal: Primal, node: Node) -> tuple[BlockArgument, InputSource]:  # fmt: skip
+def _typed_input(
+    mode: _StepMode, block: Block, k: int, shape: tuple[int, ...], dtype: torch.dtype, primal: Primal, node: Node
+) -> tuple[BlockArgument, InputSource]:
+    """@main's argument k: a parameter typed by its layout (its shard), or an activation's rows."""
     source = InputSource("user", index=k, name=primal.name, layout=primal.layout)
     layout = parse_layout(primal.layout, len(shape), primal.name) if primal.layout else None
     element = element_type(dtype, node)
@@ -150,10 +146,13 @@ class MeshStep:
         e = Emitter(block)
         env: dict[Node, Any] = {}
         sources = []
+        self.primal_forms: list[str] = []
+        """Per primal: its form on the mesh (a parameter's shard, or rows)."""
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         for k, (node, primal) in enumerate(zip(placeholders, self.primals)):
             val = node.meta["val"]
             env[node], source = _typed_input(mode, block, k, tuple(val.shape), val.dtype, primal, node)
+            self.primal_forms.append(mode.forms[env[node]].kind)
             sources.append(source)
         results: list[SSAValue] = []
         self.saved: dict[str, Saved] = {}
@@ -239,13 +238,12 @@ class MeshStep:
                 env[node] = _import_node(node, e, env, mode)
             elif node.op == "output":
                 outs = list(node.args[0])
-                for primal, out in zip(self.primals, outs):
+                for primal, want, out in zip(self.primals, self.primal_forms, outs):
                     e.where, e.name_hint = f"<gradient of {primal.name}>", None
                     if out is None:
                         self.gradients.append(("none", 0, False))
                         continue
-                    value = env.get(out)
-                    kind, value, transposed = self._gradient(mode, e, primal, value, out)
+                    kind, value, transposed = self._gradient(mode, e, primal, want, env.get(out))
                     if value not in results:
                         results.append(value)
                     self.gradients.append((kind, results.index(value), transposed))
@@ -254,8 +252,9 @@ class MeshStep:
         self.backward_imported = ImportedProgram(module, signature, mode)
 
     def _gradient(
-        self, mode: _StepMode, e: Emitter, primal: Primal, value: Any, node: Node
+        self, mode: _StepMode, e: Emitter, primal: Primal, want: str, value: Any
     ) -> tuple[str, SSAValue, bool]:
+        """How the backward program returns the gradient of a primal whose form is `want`."""
         transposed = isinstance(value, Transposed)
         if transposed:
             value = value.value
@@ -273,7 +272,6 @@ class MeshStep:
                 )
             except LayoutError as err:
                 raise FrontendError(f"<layouts>: error: {err}") from None
-        want = self._param_form(primal)
         if want == WHOLE and form.kind == WHOLE and not transposed:
             return "whole", value, False
         if want == COLUMN_BIAS and form.kind == COLUMN_BIAS:
@@ -287,22 +285,20 @@ class MeshStep:
             "not a gradient of that parameter's shard"
         )
 
-    @staticmethod
-    def _param_form(primal: Primal) -> str:
-        layout = (primal.layout or "").replace(" ", "")
-        return {"[didx,serial]": COLUMN_WEIGHT, "[serial,didx]": ROW_WEIGHT, "[didx]": COLUMN_BIAS}.get(layout, WHOLE)
-
     # -- running ---------------------------------------------------------------------------------
 
     def run_forward(self, tensors: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The user's outputs (this rank's rows) and every result of the forward program (the saved ones too)."""
         with torch.no_grad():
             results = self.forward(*tensors)
         results = list(results) if isinstance(results, tuple) else [results]
         outputs = [r.reshape(-1, r.shape[-1]) for r in results[: self.num_outputs]]
         return outputs, results
 
-    def run_backward(self, tensors: Sequence[torch.Tensor], forward_results: Sequence[torch.Tensor],
-                     grads: Sequence[torch.Tensor | None]) -> list[torch.Tensor | None]:  # fmt: skip
+    def run_backward(
+        self, tensors: Sequence[torch.Tensor], forward_results: Sequence[torch.Tensor], grads: Sequence[Any]
+    ) -> list[torch.Tensor | None]:
+        """The gradients of the primals: rows, whole, or full-shaped with this rank's block (zeros elsewhere)."""
         inputs = []
         for kind, k in self.backward_inputs:
             if kind == "primal":
@@ -322,7 +318,7 @@ class MeshStep:
         D = len(self.mesh)
         d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
         out: list[torch.Tensor | None] = []
-        for primal, tensor, (kind, k, transposed) in zip(self.primals, tensors, self.gradients):
+        for form, tensor, (kind, k, transposed) in zip(self.primal_forms, tensors, self.gradients):
             if kind == "none":
                 out.append(None)
                 continue
@@ -339,7 +335,7 @@ class MeshStep:
                 else:
                     block = local.reshape(local.shape[-2:])
                     block = block.t() if transposed else block
-                    axis = 0 if self._param_form(primal) == COLUMN_WEIGHT else 1
+                    axis = 0 if form == COLUMN_WEIGHT else 1
                     n = tensor.shape[axis] // D
                     full.narrow(axis, d * n, n).copy_(block)
                 out.append(full)
@@ -412,8 +408,12 @@ class MeshTrainingFunction:
         self.specializations = Specializations(call, example, self._specialize, max_specializations)
 
     @property
-    def graphs(self) -> dict[Key, dict[str, CompiledFunction]]:
-        return {key: {"forward": s.forward, "backward": s.backward} for key, s in self.specializations.cache.items()}
+    def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
+        """Per (grad mode, input signature) the compiled programs, as on one device (a call under
+        `torch.no_grad()` runs the same forward program)."""
+        return {
+            (True, key): {"forward": s.forward, "backward": s.backward} for key, s in self.specializations.cache.items()
+        }
 
     def _state(self) -> dict[str, torch.Tensor]:
         return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
