@@ -36,7 +36,7 @@ from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
 from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMN_WEIGHT, ROW_WEIGHT, WHOLE, Form, _key
+from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMN_WEIGHT, ROW_WEIGHT, WHOLE, Form, MeshMode, _key
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
 from hir.frontend.types import element_type
@@ -52,7 +52,7 @@ class _StepMode(TrainingMeshMode):
     def local_input(self, tensor: torch.Tensor, source: Any) -> torch.Tensor:
         if _key(source) in self.raw:
             return tensor
-        return super().local_input(tensor.contiguous(), source)
+        return super().local_input(tensor.contiguous(), source)  # a tangent: the output's rows
 
     def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
         return tensor
@@ -154,6 +154,7 @@ class MeshStep:
             env[node], source = _typed_input(mode, block, k, tuple(val.shape), val.dtype, primal, node)
             self.primal_forms.append(mode.forms[env[node]].kind)
             sources.append(source)
+            mode.raw.add(_key(source))  # `shard` made its local tensor
         results: list[SSAValue] = []
         self.saved: dict[str, Saved] = {}
         self.output_forms: list[Form] = []
@@ -189,6 +190,7 @@ class MeshStep:
         module = _finish(e, block, results, f"{self.name}.forward")
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
         self.forward_imported = ImportedProgram(module, signature, mode)
+        self._shard_mode, self._shard_sources = mode, sources
 
     # -- backward --------------------------------------------------------------------------------
 
@@ -218,6 +220,7 @@ class MeshStep:
                 if saved.primal is not None:
                     primal = self.primals[saved.primal]
                     arg, source = _typed_input(mode, block, k, primal.shape, val.dtype, primal, node)
+                    mode.raw.add(_key(source))  # the forward's local tensor of the primal
                     self.backward_inputs.append(("primal", saved.primal))
                 else:
                     assert saved.type is not None
@@ -287,22 +290,28 @@ class MeshStep:
 
     # -- running ---------------------------------------------------------------------------------
 
-    def run_forward(self, tensors: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    def shard(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The primals' local tensors (this rank's shard of each parameter, the rows' fusion view),
+        made once per step for both programs."""
+        mode, sources = self._shard_mode, self._shard_sources
+        return [MeshMode.local_input(mode, t.detach().contiguous(), s) for t, s in zip(tensors, sources)]
+
+    def run_forward(self, local: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """The user's outputs (this rank's rows) and every result of the forward program (the saved ones too)."""
         with torch.no_grad():
-            results = self.forward(*tensors)
+            results = self.forward(*local)
         results = list(results) if isinstance(results, tuple) else [results]
         outputs = [r.reshape(-1, r.shape[-1]) for r in results[: self.num_outputs]]
         return outputs, results
 
     def run_backward(
-        self, tensors: Sequence[torch.Tensor], forward_results: Sequence[torch.Tensor], grads: Sequence[Any]
+        self, local: Sequence[torch.Tensor], forward_results: Sequence[torch.Tensor], grads: Sequence[Any]
     ) -> list[torch.Tensor | None]:
         """The gradients of the primals: rows, whole, or full-shaped with this rank's block (zeros elsewhere)."""
         inputs = []
         for kind, k in self.backward_inputs:
             if kind == "primal":
-                inputs.append(tensors[k])
+                inputs.append(local[k])
             elif kind == "saved":
                 inputs.append(forward_results[k])
             else:
@@ -318,25 +327,25 @@ class MeshStep:
         D = len(self.mesh)
         d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
         out: list[torch.Tensor | None] = []
-        for form, tensor, (kind, k, transposed) in zip(self.primal_forms, tensors, self.gradients):
+        for primal, form, (kind, k, transposed) in zip(self.primals, self.primal_forms, self.gradients):
             if kind == "none":
                 out.append(None)
                 continue
-            local = results[k]
+            result = results[k]
             if kind == "rows":
-                out.append(local.reshape(-1, local.shape[-1]))
+                out.append(result.reshape(-1, result.shape[-1]))
             elif kind == "whole":
-                out.append(local.reshape(tensor.shape))
+                out.append(result.reshape(primal.shape))
             else:
-                full = torch.zeros_like(tensor)
+                full = result.new_zeros(primal.shape)
                 if kind == "bias":
-                    n = tensor.shape[0] // D
-                    full.narrow(0, d * n, n).copy_(local.reshape(n))
+                    n = primal.shape[0] // D
+                    full.narrow(0, d * n, n).copy_(result.reshape(n))
                 else:
-                    block = local.reshape(local.shape[-2:])
+                    block = result.reshape(result.shape[-2:])
                     block = block.t() if transposed else block
                     axis = 0 if form == COLUMN_WEIGHT else 1
-                    n = tensor.shape[axis] // D
+                    n = primal.shape[axis] // D
                     full.narrow(axis, d * n, n).copy_(block)
                 out.append(full)
         return out
@@ -345,10 +354,11 @@ class MeshStep:
 class _Apply(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, step: MeshStep, *tensors: torch.Tensor) -> Any:  # type: ignore[override]
-        outputs, results = step.run_forward(tensors)
+        local = step.shard(tensors)
+        outputs, results = step.run_forward(local)
         ctx.step = step
-        ctx.num_tensors = len(tensors)
-        ctx.save_for_backward(*tensors, *results)
+        ctx.num_tensors = len(local)
+        ctx.save_for_backward(*local, *results)  # the backward reads the shards the forward read
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     @staticmethod
@@ -423,7 +433,7 @@ class MeshTrainingFunction:
         tensors = [*self._state().values(), *args]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _Apply.apply(step, *tensors)
-        outputs, _ = step.run_forward(tensors)
+        outputs, _ = step.run_forward(step.shard(tensors))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _specialize(self, examples: Sequence[torch.Tensor]) -> MeshStep:
