@@ -205,13 +205,13 @@ class TrainingMeshMode(MeshMode):
         fa, fb = self.form(e, va).kind, self.form(e, vb).kind
         element = element_of(va)
         if not ta and fa in ACTIVATIONS and fb == COLUMN_WEIGHT and tb:  # x @ W1^T: columns
-            return self._columns(e, va, vb, fa)
+            return self._columns(e, va, self._oriented(e, vb, block=False), fa)
         if not ta and fa in ACTIVATIONS and fb == ROW_WEIGHT and not tb:  # g @ W2: columns
-            return self._columns(e, va, self._swap_last(e, vb), fa)
+            return self._columns(e, va, self._oriented(e, vb, block=True), fa)
         if not ta and fa == COLUMNS and fb == ROW_WEIGHT and tb:  # a @ W2^T: partial sums
-            return self._partial(e, va, vb)
+            return self._partial(e, va, self._oriented(e, vb, block=False))
         if not ta and fa == COLUMNS and fb == COLUMN_WEIGHT and not tb:  # gh @ W1: partial sums
-            return self._partial(e, va, self._swap_last(e, vb))
+            return self._partial(e, va, self._oriented(e, vb, block=True))
         if not ta and fa in ACTIVATIONS and fb == WHOLE and len(shape_of(vb)) == 2:  # a replicated weight
             w = vb if not tb else e.permute(vb, [1, 0])
             shape = (*shape_of(va)[:-1], shape_of(w)[-1])
@@ -238,8 +238,16 @@ class TrainingMeshMode(MeshMode):
         self.forms[y] = Form(PARTIAL, self.form(e, x).rows_sharded)
         return y
 
+    def _oriented(self, e: Emitter, w: SSAValue, block: bool) -> SSAValue:
+        """
+        A sharded weight's fusion tensor as W's block (`block`) or W^T's. A weight is W^T's block
+        (`Form.axis` 0), as the forward reads it, or W's (`Form.axis` 1: the backward's input,
+        the same memory as the forward's shard, so that `g @ W` needs no transpose).
+        """
+        return w if self.form(e, w).axis == int(block) else self._swap_last(e, w)
+
     def _swap_last(self, e: Emitter, w: SSAValue) -> SSAValue:
-        """A sharded weight's fusion tensor `[D, 1, 1, P, Q]` as `[D, 1, 1, Q, P]` (W's block, not W^T's)."""
+        """A sharded weight's fusion tensor `[D, 1, 1, P, Q]` as `[D, 1, 1, Q, P]`."""
         t = w.type
         assert isinstance(t, TensorType)
         D, _, _, P, Q = shape_of(w)

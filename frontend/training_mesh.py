@@ -81,9 +81,20 @@ class Saved:
 
 
 def _typed_input(
-    mode: _StepMode, block: Block, k: int, shape: tuple[int, ...], dtype: torch.dtype, primal: Primal, node: Node
+    mode: _StepMode,
+    block: Block,
+    k: int,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    primal: Primal,
+    node: Node,
+    weight_block: bool = False,
 ) -> tuple[BlockArgument, InputSource]:
-    """@main's argument k: a parameter typed by its layout (its shard), or an activation's rows."""
+    """
+    @main's argument k: a parameter typed by its layout (its shard), or an activation's rows. A
+    sharded weight is W^T's block, as the forward reads it, or with `weight_block` W's block
+    (`TrainingMeshMode._oriented`).
+    """
     source = InputSource("user", index=k, name=primal.name, layout=primal.layout)
     layout = parse_layout(primal.layout, len(shape), primal.name) if primal.layout else None
     element = element_type(dtype, node)
@@ -95,6 +106,9 @@ def _typed_input(
             t, form = mode._activation_type(shape, element, parsed, primal.name)
     except LayoutError as err:
         raise FrontendError(f"<layouts>: error: {err}") from None
+    if weight_block and form.kind in (COLUMN_WEIGHT, ROW_WEIGHT):
+        *lead, p, q = t.get_shape()
+        t, form = TensorType(t.element_type, (*lead, q, p), t.encoding), Form(form.kind, axis=1)
     mode._input_forms[_key(source)] = form
     arg = block.insert_arg(t, len(block.args))
     arg.name_hint = primal.name.replace(".", "_")
@@ -201,7 +215,8 @@ class MeshStep:
         env: dict[Node, Any] = {}
         sources: list[InputSource] = []
         self.backward_inputs: list[tuple[str, int]] = []
-        """Per backward program input: ("primal", i), ("saved", forward output) or ("tangent", k)."""
+        """Per backward program input: ("primal", i), ("primal block", i) (a weight as W's block),
+        ("saved", forward output) or ("tangent", k)."""
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         tangents = [n for n in placeholders if n.name.startswith("tangents")]
         # The tangents first: they fix the stream chunks of the rows.
@@ -219,9 +234,10 @@ class MeshStep:
                 saved = self.saved[node.name]
                 if saved.primal is not None:
                     primal = self.primals[saved.primal]
-                    arg, source = _typed_input(mode, block, k, primal.shape, val.dtype, primal, node)
+                    arg, source = _typed_input(mode, block, k, primal.shape, val.dtype, primal, node, True)
                     mode.raw.add(_key(source))  # the forward's local tensor of the primal
-                    self.backward_inputs.append(("primal", saved.primal))
+                    swapped = mode.forms[arg].axis == 1
+                    self.backward_inputs.append(("primal block" if swapped else "primal", saved.primal))
                 else:
                     assert saved.type is not None
                     assert saved.form is not None
@@ -312,6 +328,8 @@ class MeshStep:
         for kind, k in self.backward_inputs:
             if kind == "primal":
                 inputs.append(local[k])
+            elif kind == "primal block":  # W's block: the memory of the forward's W^T block view
+                inputs.append(local[k].transpose(-2, -1))
             elif kind == "saved":
                 inputs.append(forward_results[k])
             else:
