@@ -3,7 +3,7 @@
 lowered hir programs whose collectives are pipelined (the backward's all-gather + GEMM of the
 output gradient with the row-parallel weight, and GEMM + reduce-scatter of the input gradient);
 2- and 4-rank gloo jobs (tests/training_mesh_driver.py) check the outputs, every gradient and an
-SGD loop against eager torch; misuse is a located error.
+SGD and AdamW loops against eager torch; misuse is a located error.
 """
 
 from __future__ import annotations
@@ -74,14 +74,14 @@ def test_backward_fusion_program() -> None:
 def test_mlp_trains_on_two_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, _output(result)
-    assert "10 steps and an SGD loop match eager torch" in result.stdout
+    assert "10 steps, SGD and AdamW loops match eager torch" in result.stdout
 
 
 @pytest.mark.distributed
 def test_mlp_trains_on_four_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py"), "--quick"], timeout=300, processes=4)
     assert result.returncode == 0, _output(result)
-    assert "2 steps and an SGD loop match eager torch" in result.stdout
+    assert "2 steps, SGD and AdamW loops match eager torch" in result.stdout
 
 
 class Softmaxed(torch.nn.Module):

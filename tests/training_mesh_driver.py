@@ -3,12 +3,13 @@ The tensor-parallel MLP's training step compiled with hir.compile(..., training=
 every rank, run under torchrun (gloo on CPU), against the unsharded module run eagerly with
 autograd on the same global input: the output rows, the input gradient's rows, each sharded
 parameter's gradient block (and zeros elsewhere), replicated parameters' whole gradients, and a
-few SGD steps whose losses track eager's. Exits non-zero (on every rank) when a result differs.
+few SGD and AdamW steps whose losses track eager's. Exits non-zero (on every rank) when a
+result differs.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/training_mesh_driver.py
     python -m torch.distributed.run --nproc-per-node 4 tests/training_mesh_driver.py --quick
 
-`--quick`: one step (biases, a residual add, 2 chunks) and the SGD loop.
+`--quick`: one step (biases, a residual add, 2 chunks), the ReLU step and the optimizer loops.
 """
 
 from __future__ import annotations
@@ -98,8 +99,11 @@ def check(name: str, module: MLP, chunks: int | None, pipeline: str, x_grad: boo
     return [f"{pipeline}: {f}" for f in failures]
 
 
-def sgd_loop(pipeline: str) -> list[str]:
-    """A few SGD steps: the compiled step's loss (summed over the ranks' rows) tracks eager's."""
+def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
+    """
+    A few optimizer steps: the compiled step's loss (summed over the ranks' rows) tracks eager's.
+    AdamW's weight decay also moves the entries of the sharded parameters this rank never reads.
+    """
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(3)
     module = MLP(bias=True, residual=True, activation="gelu")
@@ -109,7 +113,13 @@ def sgd_loop(pipeline: str) -> list[str]:
     x, target = torch.randn(M, H), torch.randn(M, H)
     compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=PARAMS, pipeline=pipeline,
                            training=True)  # fmt: skip
-    ours, theirs = torch.optim.SGD(module.parameters(), lr=0.1), torch.optim.SGD(eager.parameters(), lr=0.1)
+
+    def make(params: object) -> torch.optim.Optimizer:
+        if optimizer == "SGD":
+            return torch.optim.SGD(params, lr=0.1)  # type: ignore[arg-type]
+        return torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1)  # type: ignore[arg-type]
+
+    ours, theirs = make(module.parameters()), make(eager.parameters())
     failures = []
     for step in range(4):
         ours.zero_grad()
@@ -124,7 +134,9 @@ def sgd_loop(pipeline: str) -> list[str]:
         expected.backward()
         theirs.step()
         if not torch.allclose(total, expected.detach(), rtol=1e-4, atol=1e-6):
-            failures.append(f"{pipeline}: SGD step {step}: loss {total.item():.6f}, eager {expected.item():.6f}")
+            failures.append(
+                f"{pipeline}: {optimizer} step {step}: loss {total.item():.6f}, eager {expected.item():.6f}"
+            )
     return failures
 
 
@@ -155,11 +167,12 @@ def main() -> int:
     # backward is a `where` with a 0-d constant.
     relu = MLP(bias=True, residual=False, activation="relu")
     failures += check("relu, input without grad", relu, 2, "stream-lowering", x_grad=False)
-    failures += sgd_loop("stream-lowering")
+    failures += optimizer_loop("stream-lowering", "SGD")
+    failures += optimizer_loop("stream-lowering", "AdamW")
     for failure in failures:
         print(failure, file=sys.stderr)
     if dist.get_rank() == 0 and not failures:
-        print(f"training on a mesh: {len(cases) * len(pipelines) + 1} steps and an SGD loop match eager torch")
+        print(f"training on a mesh: {len(cases) * len(pipelines) + 1} steps, SGD and AdamW loops match eager torch")
     verdict = torch.tensor([len(failures)])
     dist.all_reduce(verdict)
     dist.destroy_process_group()
