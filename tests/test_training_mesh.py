@@ -2,7 +2,7 @@
 `hir.compile(..., training=True)` on a mesh: the tensor-parallel MLP's forward and backward are
 lowered hir programs whose collectives are pipelined (the backward's all-gather + GEMM of the
 output gradient with the row-parallel weight, and GEMM + reduce-scatter of the input gradient);
-2- and 4-rank gloo jobs (tests/training_mesh_driver.py) check the outputs, every gradient and an
+2- and 4-rank gloo jobs (tests/training_mesh_driver.py) check the outputs, every gradient, and
 SGD and AdamW loops against eager torch; misuse is a located error.
 """
 
