@@ -59,6 +59,10 @@ BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
 WHERE = (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
 SCALARS = (aten.scalar_tensor.default, aten.full.default)
+LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
+"""A constant shaped and sharded like a tensor (functionalized backward: `full_like(empty_like(s), 1)`)."""
+PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
+"""Reductions over each row's columns (a norm's statistics, a softmax's max)."""
 """0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
 WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
 
@@ -92,11 +96,40 @@ class TrainingMeshMode(MeshMode):
                 aten.mm.default: self._mm,
                 aten.addmm.default: self._addmm,
                 aten.sum.dim_IntList: self._sum,
+                **{op: self._per_row(ATEN_TABLE[op]) for op in PER_ROW},
+                aten.expand.default: self._expand,
+                **{op: self._like for op in LIKE},
                 **{op: self._identity for op in IDENTITIES},
                 **{op: self._scalar(ATEN_TABLE[op]) for op in SCALARS},
                 **{op: self._view for op in views},
             }
         )
+
+    def _per_row(self, builder: Any) -> Any:
+        """
+        A reduction over the columns of rows (sharded or replicated), keeping the axis (a norm's
+        statistics): every device holds its rows' columns, so it is local and keeps the form.
+        """
+
+        def build(e: Emitter, node: Node, x: Any, dims: Any = None, *args: Any, **kwargs: Any) -> Any:
+            keepdim = args[-1] if args and isinstance(args[-1], bool) else kwargs.get("keepdim", False)
+            form = self.form(e, x) if isinstance(x, SSAValue) else None
+            if form is not None and form.kind == WHOLE:
+                result = builder(e, node, x, dims, *args, **kwargs)
+                for r in result if isinstance(result, tuple) else (result,):
+                    self.forms[r] = form
+                return result
+            if form is None or form.kind not in ACTIVATIONS or list(dims or []) not in ([1], [-1]) or not keepdim:
+                raise e.error(
+                    f"{node.target}: on a mesh, reductions take rows and reduce their columns (the last axis, "
+                    "keepdim=True), or sum rows over axis 0"
+                )
+            result = builder(e, node, x, [3], *args, **kwargs)
+            for r in result if isinstance(result, tuple) else (result,):
+                self.forms[r] = form
+            return result
+
+        return build
 
     def _scalar(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
@@ -107,12 +140,20 @@ class TrainingMeshMode(MeshMode):
         return build
 
     def _elementwise(self, builder: Any) -> Any:
-        """MeshMode's, where 0-d whole tensors (constants) broadcast to the other operands' form."""
+        """
+        MeshMode's, where 0-d whole tensors (constants) broadcast to the other operands' form, and
+        whole vectors to rows (sharded or replicated), along their columns.
+        """
 
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
             args = tuple(self._reduced(e, a) for a in args)
             sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a) != ()]
             forms = {self.form(e, a) for a in sized} or {Form(WHOLE)}
+            if len(forms) > 1 and forms & {Form(ROWS), Form(REPLICATED)}:
+                # A replicated vector (a norm's weight) along each row's columns: every device has them.
+                vectors = {self.form(e, a) for a in sized if len(shape_of(a)) <= 1}
+                if vectors == {Form(WHOLE)}:
+                    forms.discard(Form(WHOLE))
             if len(forms) > 1:
                 names = ", ".join(sorted(f.kind for f in forms))
                 raise e.error(f"{node.target}: its operands are sharded differently ({names})")
@@ -174,6 +215,29 @@ class TrainingMeshMode(MeshMode):
         raise e.error(
             f"a view of a {form.kind} tensor from {list(source)} to {list(logical)} is not supported on a mesh"
         )
+
+    def _expand(self, e: Emitter, node: Node, x: Any, sizes: list[int], implicit: bool = False) -> Any:
+        """A row's statistic `[M, 1]` along its columns (a norm's backward), or any expand of a whole tensor."""
+        form = self.form(e, x) if isinstance(x, SSAValue) else None
+        if form is not None and form.kind == WHOLE:
+            return self._whole(ATEN_TABLE[node.target](e, node, x, sizes, implicit), form)
+        source, logical = tuple(node.args[0].meta["val"].shape), tuple(node.meta["val"].shape)  # type: ignore[union-attr]
+        if form is None or form.kind not in ACTIVATIONS or len(logical) != 2 or source[0] != logical[0]:
+            raise e.error(f"on a mesh, an expand of {form.kind if form else 'this'} tensor is not supported")
+        if source == logical:
+            return x
+        result = e.broadcast_to(x, (*shape_of(x)[:-1], logical[1]))
+        self.forms[result] = form
+        return result
+
+    def _like(self, e: Emitter, node: Node, x: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(x, Transposed) or not isinstance(x, SSAValue):
+            raise e.error(f"{node.target} of a transposed tensor is not supported on a mesh")
+        fill = {aten.full_like.default: args[0] if args else kwargs.get("fill_value"), aten.ones_like.default: 1}
+        element = out_element(node)
+        result = e.broadcast_to(e.constant(fill.get(node.target, 0), element), shape_of(x), like=x)
+        self.forms[result] = self.form(e, x)
+        return result
 
     def _whole(self, value: SSAValue, form: Form) -> SSAValue:
         self.forms[value] = form
@@ -295,6 +359,8 @@ class TrainingMeshMode(MeshMode):
         form = self.form(e, x)
         if form.kind == WHOLE:
             return self._whole(e.reduce(fusion.SumOp, x, dims, keepdim), form)
+        if form.kind in ACTIVATIONS and [d % 2 for d in dims] == [1]:  # each row's sum (a norm's backward)
+            return self._per_row(ATEN_TABLE[node.target])(e, node, x, dims, keepdim, dtype=dtype)
         if dtype is not None or [d % 2 for d in dims] != [0]:
             raise e.error(f"on a mesh, a sum of {form.kind} is over its rows (axis 0) only")
         element = element_of(x)

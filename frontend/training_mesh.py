@@ -400,16 +400,23 @@ def trace_joint(
     needs = [p.requires_grad for p in primals]
 
     def joint(primals: list[torch.Tensor], tangents: list[torch.Tensor]) -> list[Any]:
-        with torch.enable_grad():
-            inputs = [p.detach().requires_grad_(n) for p, n in zip(primals, needs)]
-            result = run(*inputs)
-            results = [result] if isinstance(result, torch.Tensor) else list(result)
-            wanted = [p for p in inputs if p.requires_grad]
-            grads = torch.autograd.grad(results, wanted, tangents, allow_unused=True)
-        it = iter(grads)
-        return [*results, *[next(it) if n else None for n in needs]]
+        # Only the inputs that require grad are differentiated: the others are closed over.
+        wanted = [k for k, n in enumerate(needs) if n]
 
-    gm = make_fx(joint, decomposition_table=dict(decompositions), tracing_mode="fake", record_stack_traces=True)(
+        def differentiated(*inputs: torch.Tensor) -> Any:
+            full = list(primals)
+            for k, t in zip(wanted, inputs):
+                full[k] = t
+            return run(*full)
+
+        result, vjp = torch.func.vjp(differentiated, *[primals[k] for k in wanted])
+        results = [result] if isinstance(result, torch.Tensor) else list(result)
+        grads = iter(vjp(tangents[0] if isinstance(result, torch.Tensor) else tuple(tangents)))
+        return [*results, *[next(grads) if n else None for n in needs]]
+
+    # Functionalized, as AOT autograd does: in-place ops (RMSNorm's `add_`) become functional.
+    functional = torch.func.functionalize(joint, remove="mutations")
+    gm = make_fx(functional, decomposition_table=dict(decompositions), tracing_mode="fake", record_stack_traces=True)(
         list(primals), tangents
     )
     fw, bw = min_cut_rematerialization_partition(gm, (primals, tangents), num_fwd_outputs=len(outs))
