@@ -9,7 +9,7 @@ result differs.
     python -m torch.distributed.run --nproc-per-node 2 tests/training_mesh_driver.py
     python -m torch.distributed.run --nproc-per-node 4 tests/training_mesh_driver.py --quick
 
-`--quick`: one step (biases, a residual add, 2 chunks), the ReLU step and the optimizer loops.
+`--quick`: one step (biases, a residual add, 2 chunks), the ReLU and norm steps and the optimizer loops.
 """
 
 from __future__ import annotations
@@ -42,6 +42,21 @@ class MLP(torch.nn.Module):
         return x + y if self.residual else y
 
 
+class PreNorm(torch.nn.Module):
+    """A pre-norm MLP block: the norm's weight (and bias) are replicated, their gradients all-reduced."""
+
+    def __init__(self, norm: str):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(H) if norm == "layer" else torch.nn.RMSNorm(H)
+        self.fc1 = torch.nn.Linear(H, FFN)
+        self.fc2 = torch.nn.Linear(FFN, H)
+        with torch.no_grad():
+            self.norm.weight.add_(torch.randn(H) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
 PARAMS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]", "fc1.bias": "[didx]", "fc2.bias": None}
 """Column-parallel fc1 (its bias sharded with it), row-parallel fc2 (its bias replicated)."""
 
@@ -66,7 +81,7 @@ def shard_check(name: str, got: torch.Tensor | None, want: torch.Tensor, layout:
     return None
 
 
-def check(name: str, module: MLP, chunks: int | None, pipeline: str, x_grad: bool = True) -> list[str]:
+def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str, x_grad: bool = True) -> list[str]:
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(1)  # the same global tensors on every rank
     x = torch.randn(M, H)
@@ -76,7 +91,7 @@ def check(name: str, module: MLP, chunks: int | None, pipeline: str, x_grad: boo
     ye = eager(xe)
     ye.backward(dy)
     layout = None if chunks is None else f"[(stream({chunks}), didx), serial]"
-    params = PARAMS if module.fc1.bias is not None else {k: v for k, v in PARAMS.items() if k.endswith("weight")}
+    params = PARAMS if module.fc1.bias is not None else {k: v for k, v in PARAMS.items() if k.endswith("weight")}  # type: ignore[union-attr]
     compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=params, pipeline=pipeline,
                            training=True)  # fmt: skip
     mine = (rows_of(x, chunks, rank, world) if chunks else x).clone().requires_grad_(x_grad)
@@ -167,12 +182,14 @@ def main() -> int:
     # backward is a `where` with a 0-d constant.
     relu = MLP(bias=True, residual=False, activation="relu")
     failures += check("relu, input without grad", relu, 2, "stream-lowering", x_grad=False)
+    failures += check("pre-norm block, LayerNorm", PreNorm("layer"), 2, "stream-lowering")
+    failures += check("pre-norm block, RMSNorm", PreNorm("rms"), 1, "stream-lowering")
     failures += optimizer_loop("stream-lowering", "SGD")
     failures += optimizer_loop("stream-lowering", "AdamW")
     for failure in failures:
         print(failure, file=sys.stderr)
     if dist.get_rank() == 0 and not failures:
-        print(f"training on a mesh: {len(cases) * len(pipelines) + 1} steps, SGD and AdamW loops match eager torch")
+        print(f"training on a mesh: {len(cases) * len(pipelines) + 3} steps, SGD and AdamW loops match eager torch")
     verdict = torch.tensor([len(failures)])
     dist.all_reduce(verdict)
     dist.destroy_process_group()
