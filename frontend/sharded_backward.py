@@ -1,14 +1,16 @@
 """
 The forward and backward graphs of a tensor-parallel MLP's training step on a mesh, typed as
-`MeshMode` types the inference program (frontend/sharded.py), from the ATen ops AOT autograd's
-graphs are made of: `t` of weights and activations, `mm`/`addmm`, `sum` of rows (bias
-gradients) and `view`s.
+`MeshMode` types the inference program (frontend/sharded.py), from the ATen ops of the
+partitioned joint graph (frontend/training_mesh.py): `t` of weights and activations,
+`mm`/`addmm`, `sum` of rows (bias gradients), reductions over each row's columns (a norm's
+statistics), `view`s, `expand`s and constants.
 
 Forms beyond `MeshMode`'s:
 
 - `Transposed(v)`: the logical transpose of `v` (an ATen `t`), resolved by the op that reads it.
   A weight `W [N, K]` read as `t(W)` is the forward's `x @ W^T`; read as `W` it is the backward's
-  `grad @ W` (the fusion tensor of the shard, `W^T`'s block, is permuted).
+  `grad @ W`. A sharded weight's fusion tensor is W^T's block (`Form.axis` 0, as the forward
+  reads it) or W's (`Form.axis` 1, as the backward takes it); `_oriented` permutes where needed.
 - `BLOCKS`: a weight gradient, `[D, P, Q]` (`didx` on axis 0): device d's block of a logical
   matrix whose axis `Form.axis` is sharded (`[P*D, Q]` or `[P, Q*D]`).
 
@@ -59,11 +61,11 @@ BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
 WHERE = (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
 SCALARS = (aten.scalar_tensor.default, aten.full.default)
+"""0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
 LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
 """A constant shaped and sharded like a tensor (functionalized backward: `full_like(empty_like(s), 1)`)."""
 PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
-"""Reductions over each row's columns (a norm's statistics, a softmax's max)."""
-"""0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
+"""Reductions over each row's columns (a norm's statistics)."""
 WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
 
 
