@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
-from hir.dialects.parallel_encoding import DIDX, SERIAL, ParallelAttr
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
 from hir.frontend.aten_common import out_element
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
@@ -264,7 +264,7 @@ class TrainingMeshMode(MeshMode):
         self.forms[result] = self.forms[reduced]
         return result
 
-    def _mm(self, e: Emitter, node: Node, a: Any, b: Any) -> SSAValue:
+    def _mm(self, e: Emitter, node: Node, a: Any, b: Any) -> Any:
         ta, tb = isinstance(a, Transposed), isinstance(b, Transposed)
         va = self._reduced(e, a.value if ta else a)
         vb = self._reduced(e, b.value if tb else b)
@@ -319,17 +319,21 @@ class TrainingMeshMode(MeshMode):
         D, _, _, P, Q = shape_of(w)
         return e.emit(fusion.PermuteOp(w, [0, 1, 2, 4, 3], TensorType(t.element_type, (D, 1, 1, Q, P), t.encoding)))
 
-    def _weight_gradient(self, e: Emitter, a: SSAValue, b: SSAValue, columns_first: bool) -> SSAValue:
+    def _weight_gradient(self, e: Emitter, a: SSAValue, b: SSAValue, columns_first: bool) -> Any:
         """
         `a^T @ b` contracting every row, one of them columns `[D, S, D, R, F/D]` (all rows of
-        the column block) and the other rows `[S, D, R, H]`, gathered first where sharded: the
-        device's block `[F/D, H]` (columns first) or `[H, F/D]`, as `[D, P, Q]`.
+        the column block) and the other rows `[S, D, R, H]`, gathered where sharded: the device's
+        block `[F/D, H]` (columns first) or `[H, F/D]`, as `[D, P, Q]`. In one chunk, the rows
+        are gathered whole (a collective of its own, not overlapped); in S chunks, chunk by chunk
+        in the stream loop, each chunk's product summed after it.
         """
         columns, rows = (a, b) if columns_first else (b, a)
         element = element_of(columns)
         D, S, _, R, F = shape_of(columns)
         H = shape_of(rows)[-1]
         M = S * D * R
+        if S > 1:  # the rows' chunks gathered one by one, in the stream loop
+            return self._chunked_weight_gradient(e, columns, rows, columns_first)
         serial = ParallelAttr([SERIAL] * 4, mesh=self.mesh)
         gathered = e.emit(fusion.SetOp(rows, TensorType(element, shape_of(rows), serial)))
         flat_rows = e.emit(
@@ -350,6 +354,32 @@ class TrainingMeshMode(MeshMode):
             result = e.emit(fusion.MatmulOp(lhs, flat_columns, TensorType(element, (D, H, F), blocks)))
             self.forms[result] = Form(BLOCKS, axis=1)
         return result
+
+    def _chunked_weight_gradient(self, e: Emitter, columns: SSAValue, rows: SSAValue, columns_first: bool) -> Any:
+        """
+        Chunk s: its rows all-gathered `[D*R, H]` (a collective in the loop, which the pipeline
+        overlaps), the product with its column block `[F/D, D*R] @ [D*R, H]`; then the sum over
+        the chunks (S blocks of the gradient). The block is `[F/D, H]` either way: for `g^T @ a`
+        it is the transpose of the product asked for.
+        """
+        element = element_of(columns)
+        D, S, _, R, F = shape_of(columns)
+        H = shape_of(rows)[-1]
+        streamed = ParallelAttr([STREAM, SERIAL, SERIAL, SERIAL], mesh=self.mesh)
+        gathered = e.emit(fusion.SetOp(rows, TensorType(element, shape_of(rows), streamed)))
+        flat_rows = e.emit(
+            fusion.ReshapeOp(
+                gathered, TensorType(element, (S, D * R, H), ParallelAttr([STREAM, SERIAL, SERIAL], mesh=self.mesh))
+            )
+        )
+        chunks = ParallelAttr([DIDX, STREAM, SERIAL, SERIAL], mesh=self.mesh)
+        flat_columns = e.emit(fusion.ReshapeOp(columns, TensorType(element, (D, S, D * R, F), chunks)))
+        lhs = e.emit(fusion.PermuteOp(flat_columns, [0, 1, 3, 2], TensorType(element, (D, S, F, D * R), chunks)))
+        blocks = ParallelAttr([DIDX, SERIAL, SERIAL], mesh=self.mesh)
+        product = e.emit(fusion.MatmulOp(lhs, flat_rows, TensorType(element, (D, S, F, H), chunks)))
+        result = e.emit(fusion.SumOp(product, [1], TensorType(element, (D, F, H), blocks)))
+        self.forms[result] = Form(BLOCKS, axis=0)
+        return result if columns_first else Transposed(result)
 
     # -- sums ------------------------------------------------------------------------------------
 

@@ -55,6 +55,9 @@ def test_backward_pipelines_ag_gemm_and_gemm_rs() -> None:
     scattering = [loop for loop in loops if re.search(r"fusion\.matmul[\s\S]*hir\.reduce_scatter", loop)]
     assert gathering
     assert scattering
+    # The weight gradients' rows (g, x) are gathered chunk by chunk in the loops too: no
+    # collective of the function body's own.
+    assert not re.search(r"^    %\S+ = hir\.allgather", backward, re.MULTILINE)
 
 
 def test_backward_fusion_program() -> None:
