@@ -340,8 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cuda-graph", action="store_true", help="also the hir programs replayed as CUDA graphs")
     p.add_argument(
         "--variants",
-        default="default:4:chunks=1,stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1",
-        help="under torchrun: the hir variants, a comma list of PIPELINE:NUM_STREAMS:chunks=S",
+        default=(
+            "default:4:chunks=1,default:4:chunks=2,stream-lowering:2:chunks=2,"
+            "stream-lowering{backend=copy-engine}:2:chunks=2,stream-lowering:3:chunks=4"
+        ),
+        help="under torchrun: the hir variants, a comma list of PIPELINE:NUM_STREAMS:chunks=S (the weight "
+        "gradients' all-gathers pipeline in S > 1 chunks)",
     )
     return p
 
