@@ -13,6 +13,8 @@ in place (`out=`), which autograd does not record.
 
 One AOT-compiled function per input signature (shapes, dtypes, device and which inputs require
 grad), in the same capped cache as the inference specializations (frontend/specialize.py).
+
+On a mesh (`mesh=`, `param_layouts=`): frontend/training_mesh.py.
 """
 
 from __future__ import annotations
@@ -346,8 +348,8 @@ def compile_training(
     names += [f"arg{k}" for k in range(len(names), len(example_args))]
     settings = Settings(pipeline, options, num_streams, bool(cuda_graph), measure_candidates)
     if mesh is not None:
-        return _compile_on_mesh(fn, example_args, layouts, out_layouts, tuple(mesh), param_layouts, names, settings,
-                                max_specializations)  # fmt: skip
+        mesh_args = (layouts, out_layouts, tuple(mesh), param_layouts, names, settings, max_specializations)
+        return _compile_on_mesh(fn, example_args, *mesh_args)
     if out_layouts is not None:
         raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
     call = CallSignature(name, names, layouts, training=True)
