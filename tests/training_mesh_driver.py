@@ -155,6 +155,35 @@ def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
     return failures
 
 
+def second_signature() -> list[str]:
+    """A call with other rows (M/2) compiles a specialization of its own; both match eager."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(4)
+    module = MLP(bias=True, residual=True, activation="gelu")
+    layout = "[(stream(2), didx), serial]"
+    compiled = hir.compile(module, (torch.randn(M, H),), [layout], mesh=list(range(world)), param_layouts=PARAMS,
+                           training=True)  # fmt: skip
+    failures = []
+    for rows in (M, M // 2):
+        x = torch.randn(rows, H)
+        module.zero_grad()
+        mine = rows_of(x, 2, rank, world).clone().requires_grad_(True)
+        compiled(mine).sum().backward()
+        eager = copy.deepcopy(module)
+        eager.zero_grad()
+        xe = x.clone().requires_grad_(True)
+        eager(xe).sum().backward()
+        if not torch.allclose(mine.grad, rows_of(xe.grad, 2, rank, world), **TOL):  # type: ignore[arg-type]
+            failures.append(f"second signature: {rows} rows: rank {rank} input gradient differs")
+        failure = shard_check(
+            f"{rows} rows: fc2.weight", module.fc2.weight.grad, eager.fc2.weight.grad, "[serial, didx]"
+        )
+        failures += [failure] if failure else []
+    if len(compiled.specializations.keys) != 2:
+        failures.append(f"second signature: {len(compiled.specializations.keys)} specializations, expected 2")
+    return failures
+
+
 def main() -> int:
     dist.init_process_group("gloo")
     torch.manual_seed(0)  # every rank builds the same (global) parameters and shards them
@@ -187,6 +216,7 @@ def main() -> int:
         failures += check("relu, input without grad", relu, 2, "stream-lowering", x_grad=False)
         failures += check("pre-norm block, LayerNorm", PreNorm("layer"), 2, "stream-lowering")
         failures += check("pre-norm block, RMSNorm", PreNorm("rms"), 1, "stream-lowering")
+        failures += second_signature()
         steps += 3
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
     for optimizer in optimizers:
