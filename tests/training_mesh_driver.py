@@ -155,6 +155,37 @@ def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
     return failures
 
 
+def bf16_step() -> list[str]:
+    """In bf16 (as on a GPU): the rows, the input gradient and the weight blocks within bf16 error of eager's."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(5)
+    module = MLP(bias=True, residual=True, activation="gelu").to(torch.bfloat16)
+    eager = copy.deepcopy(module)
+    x, dy = torch.randn(M, H, dtype=torch.bfloat16), torch.randn(M, H, dtype=torch.bfloat16)
+    xe = x.clone().requires_grad_(True)
+    ye = eager(xe)
+    ye.backward(dy)
+    layout = "[(stream(2), didx), serial]"
+    compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=PARAMS, training=True)
+    mine = rows_of(x, 2, rank, world).clone().requires_grad_(True)
+    y = compiled(mine)
+    y.backward(rows_of(dy, 2, rank, world))
+    n = FFN // world
+    pairs = {
+        "output": (y, rows_of(ye.detach(), 2, rank, world)),
+        "input gradient": (mine.grad, rows_of(xe.grad, 2, rank, world)),  # type: ignore[arg-type]
+        "fc1.weight": (module.fc1.weight.grad[rank * n : (rank + 1) * n], eager.fc1.weight.grad[rank * n : (rank + 1) * n]),  # type: ignore[index]
+        "fc2.weight": (module.fc2.weight.grad[:, rank * n : (rank + 1) * n], eager.fc2.weight.grad[:, rank * n : (rank + 1) * n]),  # type: ignore[index]
+        "fc2.bias": (module.fc2.bias.grad, eager.fc2.bias.grad),
+    }  # fmt: skip
+    failures = []
+    for what, (got, want) in pairs.items():
+        error = ((got.float() - want.float()).norm() / want.float().norm()).item()  # type: ignore[union-attr]
+        if error > 3e-2:
+            failures.append(f"bf16: rank {rank} {what} differs by {error:.1e} (relative)")
+    return failures
+
+
 def second_signature() -> list[str]:
     """A call with other rows (M/2) compiles a specialization of its own; both match eager."""
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -217,7 +248,8 @@ def main() -> int:
         failures += check("pre-norm block, LayerNorm", PreNorm("layer"), 2, "stream-lowering")
         failures += check("pre-norm block, RMSNorm", PreNorm("rms"), 1, "stream-lowering")
         failures += second_signature()
-        steps += 3
+        failures += bf16_step()
+        steps += 5
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
     for optimizer in optimizers:
         failures += optimizer_loop("stream-lowering", optimizer)
