@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 from torch.fx import Node
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_attention import scaled_dot_product_attention
@@ -91,6 +91,26 @@ def _to(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
 
 def _gelu(e: Emitter, node: Node, x: SSAValue, approximate: str = "none") -> SSAValue:
     return e.typed(lambda t: fusion.GeluOp(x, approximate, t), [x], shape_of(x), element_of(x))
+
+
+def _activation_backward(
+    e: Emitter, grad: SSAValue, x: SSAValue, element: Attribute, make: Callable[..., fusion.FusionOp]
+) -> SSAValue:
+    """An activation's backward (`make(grad, x, result_type)`): both operands cast and broadcast as a binary op's."""
+    grad, x = e.cast(grad, element), e.cast(x, element)
+    grad, x = e.broadcast_pair(grad, x)
+    return e.typed(lambda t: make(grad, x, t), [grad, x], shape_of(grad), element)
+
+
+def _gelu_backward(e: Emitter, node: Node, grad: SSAValue, x: SSAValue, approximate: str = "none") -> SSAValue:
+    def make(g: SSAValue, v: SSAValue, t: Attribute) -> fusion.FusionOp:
+        return fusion.GeluBackwardOp(g, v, approximate, t)
+
+    return _activation_backward(e, grad, x, out_element(node), make)
+
+
+def _silu_backward(e: Emitter, node: Node, grad: SSAValue, x: SSAValue) -> SSAValue:
+    return _activation_backward(e, grad, x, out_element(node), fusion.SiluBackwardOp)
 
 
 def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to_float=None) -> SSAValue:
@@ -315,6 +335,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.sigmoid.default: float_only(unary(fusion.SigmoidOp)),
     aten.silu.default: float_only(unary(fusion.SiluOp)),
     aten.gelu.default: float_only(_gelu),
+    aten.gelu_backward.default: float_only(_gelu_backward),
+    aten.silu_backward.default: float_only(_silu_backward),
     aten.softmax.int: float_only(_softmax),
     aten._softmax.default: float_only(_softmax),
     aten.log_softmax.int: float_only(_log_softmax),

@@ -56,6 +56,7 @@ ELEMENTWISE = {
     aten.erf.default, aten.tanh.default, aten.relu.default,
     aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.square.default, aten.sqrt.default,
     aten.rsqrt.default, aten.reciprocal.default, aten.sigmoid.default, aten.silu.default, aten.gelu.default,
+    aten.gelu_backward.default, aten.silu_backward.default,
     aten.eq.Tensor, aten.eq.Scalar, aten.ne.Tensor, aten.ne.Scalar, aten.lt.Tensor, aten.lt.Scalar,
     aten.le.Tensor, aten.le.Scalar, aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
     aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar,

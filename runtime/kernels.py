@@ -190,6 +190,11 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
     kind = type(op)
     if kind is fusion.SiluOp:
         return F.silu
+    if kind is fusion.GeluBackwardOp:
+        approximate = op.approximate.data  # type: ignore[attr-defined]
+        return lambda grad, x: torch.ops.aten.gelu_backward(grad, x, approximate=approximate)
+    if kind is fusion.SiluBackwardOp:
+        return torch.ops.aten.silu_backward
     if kind is fusion.GeluOp:
         approximate = op.approximate.data  # type: ignore[attr-defined]
         return lambda x: F.gelu(x, approximate=approximate)
@@ -242,6 +247,18 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return sdpa_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
+    if kind is fusion.GeluBackwardOp:
+        approximate = op.approximate.data  # type: ignore[attr-defined]
+        return _contiguous_into(
+            lambda out, grad, x: torch.ops.aten.gelu_backward.grad_input(
+                grad, x, approximate=approximate, grad_input=out
+            ),
+            eager_kernel(op),
+        )
+    if kind is fusion.SiluBackwardOp:
+        return _contiguous_into(
+            lambda out, grad, x: torch.ops.aten.silu_backward.grad_input(grad, x, grad_input=out), eager_kernel(op)
+        )
     if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(op, fusion.NormFusionOp):
         eager = eager_kernel(op)
         return lambda out, *xs: out.copy_(eager(*xs))

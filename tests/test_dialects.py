@@ -341,6 +341,8 @@ def test_build_and_verify_fusion_ops():
         *(op(x) for op in (fusion.SigmoidOp, fusion.SiluOp, fusion.SqrtOp, fusion.RsqrtOp, fusion.ReciprocalOp)),
         *(op(x) for op in (fusion.LogOp, fusion.SinOp, fusion.CosOp, fusion.ErfOp)),
         fusion.GeluOp(x, "tanh"),
+        fusion.GeluBackwardOp(x, y, "none"),
+        fusion.SiluBackwardOp(x, y),
         fusion.PowOp(x, y),
         fusion.CompareOp("ge", x, y, tensor(4, 8, element=i1)),
         fusion.WhereOp(value(tensor(4, 8, element=i1)), x, y),

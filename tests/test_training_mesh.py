@@ -137,3 +137,12 @@ def test_tp_training_benchmark_on_cpu() -> None:
     assert result.returncode == 0, _output(result)
     assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", result.stdout)
     assert "eager" in result.stdout
+
+
+def test_backward_launches_gelu_backward_once() -> None:
+    """gelu's backward is one launch over the activation, as eager's one kernel, not the formula's ten."""
+    step = _step(MLP(bias=False, residual=False, activation="gelu"))
+    backward = str(step.backward.module)  # type: ignore[attr-defined]
+    launches = re.findall(r"hir\.launch .*\n\s*%\S+ = (fusion\.\w+)", backward)
+    assert launches.count("fusion.gelu_backward") == 1
+    assert not {"fusion.erf", "fusion.exp", "fusion.broadcast"} & set(launches)

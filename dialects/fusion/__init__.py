@@ -1,7 +1,7 @@
 """
 The fusion dialect: tensor programs with value semantics whose parallelization lives in the tensor
 types' `#fusion.parallel` encoding (`parallel_encoding`). `ops`: the base classes every fusion op
-derives from; the ops by kind: `elementwise`, `constants`, `shape`, `reductions`,
+derives from; the ops by kind: `elementwise`, `activation_grads`, `constants`, `shape`, `reductions`,
 `normalization`, `contractions`, `attention`; `segment`: `fusion.segment` and its `fusion.yield`. This package
 re-exports them (`fusion.AddOp`).
 """
@@ -9,6 +9,7 @@ re-exports them (`fusion.AddOp`).
 from xdsl.ir import Dialect
 
 from hir.dialects.definition_check import specialize_verification
+from hir.dialects.fusion.activation_grads import GeluBackwardOp, SiluBackwardOp
 from hir.dialects.fusion.arithmetic import (
     CeilOp,
     Expm1Op,
@@ -93,6 +94,8 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     SigmoidOp,
     SiluOp,
     GeluOp,
+    GeluBackwardOp,
+    SiluBackwardOp,
     SqrtOp,
     RsqrtOp,
     ReciprocalOp,
@@ -171,6 +174,7 @@ __all__ = [
     "Fusion",
     "FusionOp",
     "GatherOp",
+    "GeluBackwardOp",
     "GeluOp",
     "IndexSelectOp",
     "IotaOp",
@@ -203,6 +207,7 @@ __all__ = [
     "SetOp",
     "SigmoidOp",
     "SignOp",
+    "SiluBackwardOp",
     "SiluOp",
     "SinOp",
     "SliceOp",
