@@ -411,7 +411,10 @@ def trace_joint(
 
         result, vjp = torch.func.vjp(differentiated, *[primals[k] for k in wanted])
         results = [result] if isinstance(result, torch.Tensor) else list(result)
-        grads = iter(vjp(tangents[0] if isinstance(result, torch.Tensor) else tuple(tangents)))
+        # Without grad mode, as autograd's own backward (and AOT autograd's joint graph): the
+        # formulas record their one backward op (silu_backward), not the twice-differentiable form.
+        with torch.no_grad():
+            grads = iter(vjp(tangents[0] if isinstance(result, torch.Tensor) else tuple(tangents)))
         return [*results, *[next(grads) if n else None for n in needs]]
 
     # Functionalized, as AOT autograd does: in-place ops (RMSNorm's `add_`) become functional.

@@ -139,10 +139,11 @@ def test_tp_training_benchmark_on_cpu() -> None:
     assert "eager" in result.stdout
 
 
-def test_backward_launches_gelu_backward_once() -> None:
-    """gelu's backward is one launch over the activation, as eager's one kernel, not the formula's ten."""
-    step = _step(MLP(bias=False, residual=False, activation="gelu"))
+@pytest.mark.parametrize("activation", ["gelu", "silu"])
+def test_backward_launches_the_activation_backward_once(activation: str) -> None:
+    """gelu's (silu's) backward is one launch over the activation, as eager's one kernel, not the formula's ten."""
+    step = _step(MLP(bias=False, residual=False, activation=activation))
     backward = str(step.backward.module)  # type: ignore[attr-defined]
-    launches = re.findall(r"hir\.launch .*\n\s*%\S+ = (fusion\.\w+)", backward)
-    assert launches.count("fusion.gelu_backward") == 1
-    assert not {"fusion.erf", "fusion.exp", "fusion.broadcast"} & set(launches)
+    ops = re.findall(r"= (fusion\.\w+)", backward)  # the launches' ops (a launch may fuse several)
+    assert ops.count(f"fusion.{activation}_backward") == 1
+    assert not {"fusion.erf", "fusion.exp", "fusion.sigmoid"} & set(ops)
