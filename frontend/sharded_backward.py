@@ -85,6 +85,8 @@ class TrainingMeshMode(MeshMode):
 
     def __init__(self, mesh: tuple[int, ...]):
         super().__init__(mesh)
+        self._gathered: dict[SSAValue, SSAValue] = {}
+        """Rows in one chunk gathered whole, by value: `g` is gathered once for `g @ W2` and `g^T @ a`."""
         for op in WHERE:
             self.overrides[op] = self._elementwise(self._where)
         for op in ELEMENTWISE:
@@ -273,7 +275,9 @@ class TrainingMeshMode(MeshMode):
         if not ta and fa in ACTIVATIONS and fb == COLUMN_WEIGHT and tb:  # x @ W1^T: columns
             return self._columns(e, va, self._oriented(e, vb, block=False), fa)
         if not ta and fa in ACTIVATIONS and fb == ROW_WEIGHT and not tb:  # g @ W2: columns
-            return self._columns(e, va, self._oriented(e, vb, block=True), fa)
+            # In one chunk there is nothing to pipeline: the gathered rows that W2's gradient reads too.
+            rows = self._gather(e, va) if fa == ROWS and shape_of(va)[0] == 1 else va
+            return self._columns(e, rows, self._oriented(e, vb, block=True), fa)
         if not ta and fa == COLUMNS and fb == ROW_WEIGHT and tb:  # a @ W2^T: partial sums
             return self._partial(e, va, self._oriented(e, vb, block=False))
         if not ta and fa == COLUMNS and fb == COLUMN_WEIGHT and not tb:  # gh @ W1: partial sums
@@ -334,8 +338,7 @@ class TrainingMeshMode(MeshMode):
         M = S * D * R
         if S > 1:  # the rows' chunks gathered one by one, in the stream loop
             return self._chunked_weight_gradient(e, columns, rows, columns_first)
-        serial = ParallelAttr([SERIAL] * 4, mesh=self.mesh)
-        gathered = e.emit(fusion.SetOp(rows, TensorType(element, shape_of(rows), serial)))
+        gathered = self._gather(e, rows)
         flat_rows = e.emit(
             fusion.ReshapeOp(gathered, TensorType(element, (M, H), ParallelAttr([SERIAL] * 2, mesh=self.mesh)))
         )
@@ -354,6 +357,13 @@ class TrainingMeshMode(MeshMode):
             result = e.emit(fusion.MatmulOp(lhs, flat_columns, TensorType(element, (D, H, F), blocks)))
             self.forms[result] = Form(BLOCKS, axis=1)
         return result
+
+    def _gather(self, e: Emitter, rows: SSAValue) -> SSAValue:
+        """Rows `[1, D, R, H]` gathered whole (replicated: a `fusion.set`), once per value."""
+        if rows not in self._gathered:
+            serial = ParallelAttr([SERIAL] * 4, mesh=self.mesh)
+            self._gathered[rows] = e.emit(fusion.SetOp(rows, TensorType(element_of(rows), shape_of(rows), serial)))
+        return self._gathered[rows]
 
     def _chunked_weight_gradient(self, e: Emitter, columns: SSAValue, rows: SSAValue, columns_first: bool) -> Any:
         """

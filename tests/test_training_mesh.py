@@ -147,3 +147,13 @@ def test_backward_launches_the_activation_backward_once(activation: str) -> None
     ops = re.findall(r"= (fusion\.\w+)", backward)  # the launches' ops (a launch may fuse several)
     assert ops.count(f"fusion.{activation}_backward") == 1
     assert not {"fusion.erf", "fusion.exp", "fusion.sigmoid"} & set(ops)
+
+
+def test_one_chunk_backward_gathers_g_once() -> None:
+    """Rows in one chunk: g is all-gathered once for g @ W2 and W2's gradient (and x once for W1's)."""
+    x = torch.randn(32, 16, requires_grad=True)
+    module = MLP(bias=False, residual=False, activation="gelu")
+    compiled = hir.compile(module, (x,), ["[didx, serial]"], mesh=[0, 1], param_layouts=WEIGHTS, training=True)
+    backward = str(compiled._specialize([x]).backward.module)  # type: ignore[union-attr]
+    gathered = re.findall(r"hir\.allgather %(\w+)", backward)
+    assert sorted(gathered) == ["grad_output0", "x"]
