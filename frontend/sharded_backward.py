@@ -86,7 +86,8 @@ class TrainingMeshMode(MeshMode):
     def __init__(self, mesh: tuple[int, ...]):
         super().__init__(mesh)
         self._gathered: dict[SSAValue, SSAValue] = {}
-        """Rows in one chunk gathered whole, by value: `g` is gathered once for `g @ W2` and `g^T @ a`."""
+        """Rows in one chunk gathered whole, by value: `g` is gathered once for `g @ W2` and `g^T @ a`,
+        and the forward's gathered `x` is saved for `gh^T @ x` (frontend/training_mesh.py)."""
         for op in WHERE:
             self.overrides[op] = self._elementwise(self._where)
         for op in ELEMENTWISE:
@@ -273,7 +274,9 @@ class TrainingMeshMode(MeshMode):
         fa, fb = self.form(e, va).kind, self.form(e, vb).kind
         element = element_of(va)
         if not ta and fa in ACTIVATIONS and fb == COLUMN_WEIGHT and tb:  # x @ W1^T: columns
-            return self._columns(e, va, self._oriented(e, vb, block=False), fa)
+            # In one chunk: x gathered whole, which the forward saves for W1's gradient (as eager does).
+            rows = self._gather(e, va) if fa == ROWS and shape_of(va)[0] == 1 else va
+            return self._columns(e, rows, self._oriented(e, vb, block=False), fa)
         if not ta and fa in ACTIVATIONS and fb == ROW_WEIGHT and not tb:  # g @ W2: columns
             # In one chunk there is nothing to pipeline: the gathered rows that W2's gradient reads too.
             rows = self._gather(e, va) if fa == ROWS and shape_of(va)[0] == 1 else va

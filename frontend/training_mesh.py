@@ -26,17 +26,28 @@ import torch
 from torch.fx import GraphModule, Node
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
 from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMN_WEIGHT, ROW_WEIGHT, WHOLE, Form, MeshMode, _key
+from hir.frontend.sharded import (
+    ACTIVATIONS,
+    COLUMN_BIAS,
+    COLUMN_WEIGHT,
+    REPLICATED,
+    ROW_WEIGHT,
+    WHOLE,
+    Form,
+    MeshMode,
+    _key,
+)
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
 from hir.frontend.types import element_type
@@ -78,6 +89,9 @@ class Saved:
     type: TensorType | None = None
     form: Form | None = None
     transposed: bool = False
+    gathered: int | None = None
+    """Rows in one chunk that the forward gathered whole: the output index of the gathered rows,
+    which the backward reads instead of gathering them again."""
 
 
 def _typed_input(
@@ -148,8 +162,9 @@ class MeshStep:
         self.out_layout = out_layout
         self.name = fn_name
         self._import_forward(fw)
-        self.forward = compile(self.forward_imported, "forward")
         self._import_backward(bw)
+        self._drop_unread_gathered()
+        self.forward = compile(self.forward_imported, "forward")
         self.backward = compile(self.backward_imported, "backward")
 
     # -- forward ---------------------------------------------------------------------------------
@@ -201,6 +216,16 @@ class MeshStep:
                     self.saved[out.name] = Saved(
                         output=results.index(value), type=value.type, form=mode.forms[value], transposed=transposed
                     )
+                # Saved rows that the forward gathered whole: the gathered rows are saved too, after
+                # every other output (the backward may not read them: `_drop_unread_gathered`).
+                for out in outs[self.num_outputs :]:
+                    value = env[out]
+                    value = value.value if isinstance(value, Transposed) else value
+                    gathered = mode._gathered.get(value)
+                    if gathered is not None and not self.saved[out.name].transposed:
+                        if gathered not in results:
+                            results.append(gathered)
+                        self.saved[out.name].gathered = results.index(gathered)
         module = _finish(e, block, results, f"{self.name}.forward")
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
         self.forward_imported = ImportedProgram(module, signature, mode)
@@ -214,6 +239,7 @@ class MeshStep:
         e = Emitter(block)
         env: dict[Node, Any] = {}
         sources: list[InputSource] = []
+        self._gathered_args: list[BlockArgument] = []
         self.backward_inputs: list[tuple[str, int]] = []
         """Per backward program input: ("primal", i), ("primal block", i) (a weight as W's block),
         ("saved", forward output) or ("tangent", k)."""
@@ -248,6 +274,9 @@ class MeshStep:
                     mode.raw.add(_key(source))
                     self.backward_inputs.append(("saved", saved.output))
                 env[node] = Transposed(arg) if saved.transposed else arg
+                if saved.gathered is not None:
+                    sources.append(source)
+                    source = self._gathered_input(mode, block, arg, saved.gathered)
             sources.append(source)
         results: list[SSAValue] = []
         self.gradients: list[tuple[str, int, bool]] = []
@@ -266,9 +295,68 @@ class MeshStep:
                     if value not in results:
                         results.append(value)
                     self.gradients.append((kind, results.index(value), transposed))
+        unread = [a for a in self._gathered_args if not a.uses]
+        for arg in reversed(unread):  # rows that the backward does not gather: not an input
+            k = arg.index
+            del sources[k], self.backward_inputs[k]
+            block.erase_arg(arg)
+        self._gathered_args = [a for a in self._gathered_args if a.uses]
+        for k, source in enumerate(sources):  # renumbered: the mode knows each by its key
+            old = _key(source)
+            source.index = k
+            if old in mode.raw:
+                mode.raw.discard(old)
+                mode.raw.add(_key(source))
+            if old in mode._input_forms:
+                mode._input_forms[_key(source)] = mode._input_forms.pop(old)
         module = _finish(e, block, results, f"{self.name}.backward")
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
         self.backward_imported = ImportedProgram(module, signature, mode)
+
+    def _gathered_input(self, mode: _StepMode, block: Block, rows: BlockArgument, output: int) -> InputSource:
+        """The forward's gathered rows as the backward's input after `rows`: what gathering `rows` gives."""
+        function = self.forward_imported.module.body.block.first_op
+        assert isinstance(function, func.FuncOp)
+        name = f"{rows.name_hint}_gathered"
+        source = InputSource("user", index=len(block.args), name=name)
+        arg = block.insert_arg(function.function_type.outputs.data[output], len(block.args))
+        arg.name_hint = name
+        mode.forms[arg] = Form(REPLICATED)
+        mode.raw.add(_key(source))
+        mode._gathered[rows] = arg
+        self._gathered_args.append(arg)
+        self.backward_inputs.append(("saved", output))
+        return source
+
+    def _drop_unread_gathered(self) -> None:
+        """The forward returns only the gathered rows that the backward reads (they are its last results)."""
+        read = {k for kind, k in self.backward_inputs if kind == "saved"}
+        function = self.forward_imported.module.body.block.first_op
+        assert isinstance(function, func.FuncOp)
+        ret = function.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        gathered = {s.gathered for s in self.saved.values() if s.gathered is not None}
+        keep = [k for k in range(len(ret.arguments)) if k not in gathered or k in read]
+        if len(keep) == len(ret.arguments):
+            return
+        assert keep == list(range(len(keep))), "the gathered rows are the forward's last results"
+        values = [ret.arguments[k] for k in keep]
+        ret.detach()
+        ret.erase()
+        with ImplicitBuilder(function.body.block):
+            func.ReturnOp(*values)
+        inputs = function.function_type.inputs.data
+        function.function_type = FunctionType.from_lists(list(inputs), [v.type for v in values])
+        for op in reversed(list(function.body.block.ops)):  # the gathers only they read
+            if isinstance(op, fusion.FusionOp) and not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        signature = self.forward_imported.signature
+        signature.num_outputs = len(values)
+        signature.out_layouts = [None] * len(values)
+        for s in self.saved.values():
+            if s.gathered is not None and s.gathered not in read:
+                s.gathered = None
 
     def _gradient(
         self, mode: _StepMode, e: Emitter, primal: Primal, want: str, value: Any
