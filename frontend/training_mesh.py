@@ -443,18 +443,24 @@ class MeshStep:
             elif kind == "whole":
                 out.append(result.reshape(primal.shape))
             else:
-                full = result.new_zeros(primal.shape)
                 if kind == "bias":
-                    n = primal.shape[0] // D
-                    full.narrow(0, d * n, n).copy_(result.reshape(n))
+                    axis, block = 0, result.reshape(primal.shape[0] // D)
                 else:
                     block = result.reshape(result.shape[-2:])
                     block = block.t() if transposed else block
                     axis = 0 if form == COLUMN_WEIGHT else 1
-                    n = primal.shape[axis] // D
-                    full.narrow(axis, d * n, n).copy_(block)
-                out.append(full)
+                out.append(_full_gradient(block, primal.shape, axis, d, D))
         return out
+
+
+def _full_gradient(block: torch.Tensor, shape: tuple[int, ...], axis: int, d: int, D: int) -> torch.Tensor:
+    """A full-shaped gradient: `block` as device d's part of `axis`, zeros elsewhere (each element written once)."""
+    full = block.new_empty(shape)
+    n = shape[axis] // D
+    full.narrow(axis, 0, d * n).zero_()
+    full.narrow(axis, d * n, n).copy_(block)
+    full.narrow(axis, (d + 1) * n, shape[axis] - (d + 1) * n).zero_()
+    return full
 
 
 class _Apply(torch.autograd.Function):
