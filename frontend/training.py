@@ -83,7 +83,8 @@ def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
 def decompositions() -> dict[Any, Callable[..., Any]]:
     """
     `hir.import_torch`'s decompositions (torch's core ATen ones of the ops the ATen table lacks:
-    a backward's `threshold_backward`, `gelu_backward`, ...), and those of what autograd records
+    a backward's `threshold_backward`, ...; `gelu_backward` and `silu_backward` stay whole, one
+    op each), and those of what autograd records
     that the table may lack: `native_layer_norm` (a LayerNorm, whose forward also returns the
     statistics the backward reads), `var_mean` (torch's own goes through `prims.var`) and
     `scalar_tensor`, `any` (in the attention's math). The ops the table has stay whole.
