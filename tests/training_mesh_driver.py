@@ -42,6 +42,13 @@ class MLP(torch.nn.Module):
         return x + y if self.residual else y
 
 
+class Gated(MLP):
+    """The MLP's output times its input: the backward reads x's rows elementwise (not gathered)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) * x
+
+
 class PreNorm(torch.nn.Module):
     """A pre-norm MLP block: the norm's weight (and bias) are replicated, their gradients all-reduced."""
 
@@ -65,9 +72,11 @@ def rows_of(t: torch.Tensor, chunks: int, position: int, devices: int) -> torch.
     return t.reshape(chunks, devices, -1, t.shape[1])[:, position].reshape(-1, t.shape[1])
 
 
-def shard_check(name: str, got: torch.Tensor | None, want: torch.Tensor, layout: str | None) -> str | None:
+def shard_check(name: str, got: torch.Tensor | None, want: torch.Tensor | None, layout: str | None) -> str | None:
     """A sharded parameter's .grad: this rank's block is eager's, the rest zero; a replicated one: eager's."""
     rank, world = dist.get_rank(), dist.get_world_size()
+    if want is None:  # a frozen parameter
+        return None if got is None else f"{name}: a parameter that requires no grad got a .grad"
     if got is None or got.shape != want.shape:
         return f"{name}: .grad is {None if got is None else list(got.shape)}, expected {list(want.shape)}"
     expected = want
@@ -247,9 +256,14 @@ def main() -> int:
         failures += check("relu, input without grad", relu, 2, "stream-lowering", x_grad=False)
         failures += check("pre-norm block, LayerNorm", PreNorm("layer"), 2, "stream-lowering")
         failures += check("pre-norm block, RMSNorm", PreNorm("rms"), 1, "stream-lowering")
+        # One chunk, fc1 frozen: the forward gathers x whole, and the backward reads x's rows
+        # only, so the gathered x is not saved.
+        gated = Gated(bias=False, residual=False, activation="gelu")
+        gated.fc1.weight.requires_grad_(False)
+        failures += check("gated by the input, fc1 frozen, 1 chunk", gated, 1, "stream-lowering")
         failures += second_signature()
         failures += bf16_step()
-        steps += 5
+        steps += 6
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
     for optimizer in optimizers:
         failures += optimizer_loop("stream-lowering", optimizer)
