@@ -82,8 +82,10 @@ def eager_kernel(op: fusion.FusionOp) -> Eager:
         dtype = shaped_dtype(op.results[0].type)
         return lambda x: x.to(dtype)
     if kind is fusion.PermuteOp:
+        # A view: its consumers in the launch (attention, a GEMM) take strided operands, and a
+        # launch's result is copied into its buffer by `out_kernel` anyway.
         perm = array_values(op.properties["perm"])
-        return lambda x: x.permute(perm).contiguous()
+        return lambda x: x.permute(perm)
     if kind is fusion.ExpandOp:
         return _broadcast_view(op)
     if (fn := _REDUCE.get(kind)) is not None:
