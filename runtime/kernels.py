@@ -237,7 +237,7 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         value = _full(op)[1]
         return lambda out: out.fill_(value)
     if kind is fusion.ReshapeOp:
-        return lambda out, x: out.copy_(x.reshape(out.shape))
+        return _reshape_into
     if kind is fusion.ConcatOp:
         return _concat_into(op.dim.value.data)  # type: ignore[attr-defined]
     if kind is fusion.GeluOp:
@@ -288,6 +288,20 @@ def _full(op: fusion.FusionOp) -> tuple[list[int], int | float | bool, torch.dty
     dtype = shaped_dtype(op.result.type)
     value = op.number
     return list(op.result.type.get_shape()), bool(value) if dtype == torch.bool else value, dtype
+
+
+def _reshape_into(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """
+    `out` = `x` reshaped: copied through a view of `out` in `x`'s shape, one copy even when `x`
+    is strided (a permute's view: `x.reshape` would copy it first); through `x.reshape` where
+    `out` has no such view (a strided chunk of a buffer).
+    """
+    try:
+        into = out.view(x.shape)
+    except RuntimeError:
+        return out.copy_(x.reshape(out.shape))
+    into.copy_(x)
+    return out
 
 
 def _reshape_target(op: fusion.FusionOp) -> Callable[[torch.Tensor], list[int]]:

@@ -397,3 +397,17 @@ def test_returned_argument_does_not_alias_the_input() -> None:
     (out,) = hir.execute(hir.parse(text), [x])
     check_close(out, x)
     assert out.data_ptr() != x.data_ptr()
+
+
+def test_reshape_into_copies_once_and_handles_strided_outputs() -> None:
+    """A reshape of a permute's view into a buffer: through a view of the buffer, or, where the
+    buffer has none in that shape (a transposed buffer), through `x.reshape`."""
+    from hir.runtime.kernels import _reshape_into
+
+    x = torch.randn(2, 3, 4).permute(0, 2, 1)  # strided: reshape would copy it
+    out = torch.empty(2, 12)
+    assert _reshape_into(out, x) is out
+    torch.testing.assert_close(out, x.reshape(2, 12))
+    transposed = torch.empty(12, 2).t()  # no view in x's shape
+    assert _reshape_into(transposed, x) is transposed
+    torch.testing.assert_close(transposed, x.reshape(2, 12))
