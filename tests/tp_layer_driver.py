@@ -31,6 +31,13 @@ CASES = [
     ("RMSNorm, 2 chunks of one sequence, copy-engine", "rms", 16, 2, "stream-lowering{backend=copy-engine}"),
     ("RMSNorm, 2 chunks of 2 sequences", "rms", 8, 2, "stream-lowering"),
     ("replicated rows (all-reduce)", "layer", 8, None, "stream-lowering"),
+    (
+        "LayerNorm, 1 chunk, copy-engine by shard",
+        "layer",
+        8,
+        1,
+        "stream-lowering{backend=copy-engine overlap=by-shard}",
+    ),
 ]
 
 
