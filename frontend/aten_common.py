@@ -63,7 +63,9 @@ def where(e: Emitter, node: Node, condition, a, b) -> SSAValue:
     element = out_element(node)
     a, b = (v if isinstance(v, SSAValue) else e.constant(v, element) for v in (a, b))  # scalars: 0-d constants
     a, b = e.cast(a, element), e.cast(b, element)
-    shape = tuple(node.meta["val"].shape)
+    # The operands' own shapes: on a mesh they are the fusion forms ([D, S, D, R, N/D] ...), not
+    # the logical shape torch recorded.
+    shape = tuple(torch.broadcast_shapes(*(tuple(shape_of(v)) for v in (condition, a, b))))
     like = next((v for v in (a, b, condition) if shape_of(v) == shape), None)
     condition, a, b = (e.broadcast_to(v, shape, like) for v in (condition, a, b))
     return e.typed(lambda t: fusion.WhereOp(condition, a, b, t), [condition, a, b], shape, element)

@@ -211,7 +211,10 @@ class MeshMode:
     def _elementwise(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
             args = tuple(self._reduced(e, a) for a in args)
-            forms = {self.form(e, a) for a in args if isinstance(a, SSAValue)}
+            # A 0-d tensor (a lifted constant, a scalar parameter) broadcasts to any form, as a
+            # Python scalar does.
+            forms = {self.form(e, a) for a in args if isinstance(a, SSAValue) and shape_of(a)}
+            forms = forms or {self.form(e, a) for a in args if isinstance(a, SSAValue)}
             if len(forms) > 1:
                 names = ", ".join(sorted(f.kind for f in forms))
                 raise e.error(f"{node.target}: its operands are sharded differently ({names})")

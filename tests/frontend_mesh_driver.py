@@ -39,6 +39,19 @@ class MLP(torch.nn.Module):
         return x + y if self.residual else y
 
 
+class LeakyMLP(MLP):
+    """A leaky activation written with torch.where and 0-d tensors (a scalar buffer, a constant)."""
+
+    def __init__(self) -> None:
+        super().__init__(bias=False, residual=True)
+        self.register_buffer("slope", torch.tensor(0.1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc1(x)
+        h = torch.where(h > 0, h, self.slope * h) * torch.tensor(2.0)
+        return x + self.fc2(h)
+
+
 def rows_of(t: torch.Tensor, chunks: int, position: int, devices: int) -> torch.Tensor:
     return t.view(chunks, devices, -1, t.shape[1])[:, position].reshape(-1, t.shape[1])
 
@@ -124,6 +137,7 @@ def main() -> int:
         ("mlp, 2 chunks", MLP(bias=False, residual=False), 2, True),
         ("mlp with biases and a residual add, 1 chunk", MLP(bias=True, residual=True), 1, True),
         ("replicated rows (all-reduce)", MLP(bias=False, residual=False), 2, False),
+        ("where and 0-d tensors, 1 chunk", LeakyMLP(), 1, True),
     ]
     for name, module, chunks, sharded in cases:
         for pipeline in PIPELINES:
