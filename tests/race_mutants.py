@@ -39,6 +39,7 @@ PIPELINES = {
     "copy-engine-chunks": "stream-lowering{backend=copy-engine chunks=2}",
     "copy-engine-start": "stream-lowering{backend=copy-engine release=start}",
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
+    "copy-engine-by-shard": "stream-lowering{backend=copy-engine overlap=by-shard}",
     "ring": "stream-lowering{backend=ring}",
 }
 MUTATED_OPS = ("hir.synchronize", "hir.wait", "hir.barrier")

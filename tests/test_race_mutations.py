@@ -184,6 +184,34 @@ EQUIVALENT_MULTIDEVICE |= {
     f"{_LEFT_ALONE}/copy-engine-end/hir.barrier#2": _ALLREDUCE_RELEASE,
 }
 
+# The TP MLP pipelined by shard (passes/copy_engine_shard_reduce.py): in walk order, #0 the comm
+# stream's fork, #1 the workers' fork; the peeled first (local) iteration's remote branches (never
+# taken): barrier#0 (the all-gather push's), #2 the worker waiting for the comm stream, #3 the push
+# stream waiting for the worker; #4 the caller's stream joining the peeled iteration's worker; the
+# loop's barrier#1, #5 and #6; #7 the caller's stream joining the worker at the end of an iteration;
+# after the loop #8 the comm stream waiting for the push stream, barrier#2 (every partial landed),
+# #9 the caller's stream waiting for the comm stream (before the adds); then the all-gather's own
+# end: #10 the caller's stream waiting for the comm stream again and barrier#3 (release=end).
+_BY_SHARD = "examples/multidevice/tp_mlp.mlir:main/copy-engine-by-shard"
+_BY_SHARD_PEELED = "dead: in the peeled first iteration, which works on this device's own shard (d == rank), the remote branch never runs"
+EQUIVALENT_MULTIDEVICE |= {
+    f"{_BY_SHARD}/hir.barrier#0": _BY_SHARD_PEELED,
+    f"{_BY_SHARD}/hir.synchronize#2": _BY_SHARD_PEELED,
+    f"{_BY_SHARD}/hir.synchronize#3": _BY_SHARD_PEELED,
+    f"{_BY_SHARD}/hir.synchronize#7": (
+        "redundant: the caller's join of the worker at the end of an iteration. The worker's last work in a "
+        "remote iteration is the GEMM of the partial, which the push stream waits for before its push; the comm "
+        "stream waits for the push stream after the loop, and the caller's stream for the comm stream"
+    ),
+    f"{_BY_SHARD}/hir.synchronize#10": "redundant: the caller's stream waited for the comm stream just before (#9)",
+    f"{_BY_SHARD}/hir.barrier#3": (
+        "redundant: the release barrier at the end. The barrier after the loop (#2) follows every read of the "
+        "slots (the workers' GEMMs, which the push stream and then the comm stream wait for), and a peer's pushes "
+        "of the next run follow that barrier; its pushes into the receive buffer also follow the next run's "
+        "all-gather barriers, which this device reaches only after its adds"
+    ),
+}
+
 # The corpus as of writing; fewer means programs went missing from it.
 MIN_PROGRAMS_SINGLE_DEVICE, MIN_HAND_WRITTEN, MIN_MUTANTS_SINGLE_DEVICE = 140, 50, 155
 MIN_PROGRAMS_MULTIDEVICE, MIN_MUTANTS_MULTIDEVICE = 65, 310
