@@ -50,8 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, UnknownLoc
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 from xdsl.utils.exceptions import PassFailedException
@@ -63,9 +63,11 @@ from hir.passes.symmetric_memory import (
     CommStreams,
     NotSplittable,
     Piece,
+    add_launch,
     copy_launch,
     fork_comm_streams,
     index_constant,
+    locate,
     named,
     only_used_in,
     ops_after,
@@ -335,15 +337,6 @@ def _for(first: SSAValue, end: SSAValue, step: SSAValue, block: Block, ops: list
     return hir.ForOp(first, end, step, block)
 
 
-def _add_launch(lhs: SSAValue, rhs: SSAValue, out: SSAValue) -> hir.LaunchOp:
-    """`out = lhs + rhs` (all of one shape)."""
-    assert isinstance(out.type, MemRefType)
-    block = Block(arg_types=[hir.tensor_type_of(lhs.type), hir.tensor_type_of(rhs.type)])  # type: ignore[arg-type]
-    total = fusion.AddOp(block.args[0], block.args[1], hir.tensor_type_of(out.type))
-    block.add_ops([total, hir.YieldOp(total.result)])
-    return hir.LaunchOp([lhs, rhs], [out], Region(block))
-
-
 def _rewrite_sum(
     plan: _Plan, loop: hir.StreamForOp, streams: CommStreams, received: SSAValue, gathered: SSAValue | None
 ) -> None:
@@ -411,28 +404,13 @@ def _rewrite_sum(
     if _used_later(ps):  # the worker reads or writes the output after the sum: it waits for the adds
         ops.append(hir.SynchronizeOp(reduce))
 
-    _locate(ops, ps.launch)
+    locate(ops, ps.launch)
     Rewriter.insert_op(ops, InsertPoint.before(ps.launch))
     partial_view = ps.launch.ins[0]
     Rewriter.erase_op(ps.launch)
     Rewriter.erase_op(ps.producer)
     if isinstance(partial_view.owner, hir.AliasSelectOp | hir.AliasChunkOp) and not partial_view.uses:
         Rewriter.erase_op(partial_view.owner)
-
-
-def _locate(ops: list[Operation], origin: Operation) -> None:
-    """
-    Ops made here without a location take the sum's (errors and race reports point at the
-    source); the split GEMMs keep the producer's. Ops in launch regions are found through their
-    launch.
-    """
-    for op in ops:
-        if isinstance(op.location, UnknownLoc):
-            op.location = origin.location
-        if not isinstance(op, hir.LaunchOp):
-            for region in op.regions:
-                for block in region.blocks:
-                    _locate(list(block.ops), origin)
 
 
 def _own_and_adds(
@@ -470,12 +448,12 @@ def _own_and_adds(
             return [view, chunk], chunk.result
 
         first, first_slot = slot(c0)
-        ops += [*first, _add_launch(own_partial.result, first_slot, out)]
+        ops += [*first, add_launch(own_partial.result, first_slot, out)]
         if devices > 2:  # the other received partials, added in place
             more = _index_block("k")
             rest, rest_slot = slot(more.args[0])
             last = index_constant(devices - 1)
-            ops += [last, _for(c1, last.result, c1, more, [*rest, _add_launch(out, rest_slot, out)])]
+            ops += [last, _for(c1, last.result, c1, more, [*rest, add_launch(out, rest_slot, out)])]
         ops.append(hir.SetCurrentStreamOp(worker))
         return ops
 

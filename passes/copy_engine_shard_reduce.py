@@ -27,12 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, UnknownLoc
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from hir.dialects import fusion, hir
-from hir.passes.symmetric_memory import CommStreams, copy_launch, index_constant, named
+from hir.dialects import hir
+from hir.passes.symmetric_memory import CommStreams, add_launch, copy_launch, index_constant, locate, named
 
 
 @dataclass
@@ -59,15 +59,6 @@ def shard_reduction_of(op: Operation, loop: hir.StreamForOp) -> ShardReduction |
     if any(use.operation is not op and loop.is_ancestor(use.operation) for use in output.uses):
         return None  # the iteration reads the output too: it would read it before the adds
     return ShardReduction(op)
-
-
-def _add_launch(lhs: SSAValue, rhs: SSAValue, out: SSAValue) -> hir.LaunchOp:
-    """`out = lhs + rhs` (one shape)."""
-    assert isinstance(out.type, MemRefType)
-    block = Block(arg_types=[hir.tensor_type_of(lhs.type), hir.tensor_type_of(rhs.type)])  # type: ignore[arg-type]
-    total = fusion.AddOp(block.args[0], block.args[1], hir.tensor_type_of(out.type))
-    block.add_ops([total, hir.YieldOp(total.result)])
-    return hir.LaunchOp([lhs, rhs], [out], Region(block))
 
 
 def receive_buffer(reduction: ShardReduction, devices: int) -> hir.AllocateOp:
@@ -115,7 +106,7 @@ def rewrite_shard_reduction(
     own.add_ops([copy_launch(partial, output), scf.YieldOp()])
     branch = scf.IfOp(remote.result, [], Region(push), Region(own))
     ops: list[Operation] = [remote, branch]
-    _locate(ops, reduce)
+    locate(ops, reduce)
     Rewriter.insert_op(ops, InsertPoint.before(reduce))
     for wait in [use.operation for use in reduce.result.uses]:
         Rewriter.erase_op(wait)
@@ -132,17 +123,6 @@ def rewrite_shard_reduction(
     for k in range(len(mesh) - 1):
         index = index_constant(k)
         arrived = named(hir.AliasSelectOp(received, index.result, 0), "arrived")
-        after += [index, arrived, _add_launch(output, arrived.result, output)]
-    _locate(after, reduce)
+        after += [index, arrived, add_launch(output, arrived.result, output)]
+    locate(after, reduce)
     Rewriter.insert_op(after, InsertPoint.after(loop))
-
-
-def _locate(ops: list[Operation], origin: Operation) -> None:
-    """Ops made here take the reduce's location, so errors and race reports point at the source."""
-    for op in ops:
-        if isinstance(op.location, UnknownLoc):
-            op.location = origin.location
-        if not isinstance(op, hir.LaunchOp):
-            for region in op.regions:
-                for block in region.blocks:
-                    _locate(list(block.ops), origin)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType, UnknownLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -42,6 +42,29 @@ def copy_launch(source: SSAValue, target: SSAValue) -> hir.LaunchOp:
     copy = fusion.SetOp(block.args[0], hir.tensor_type_of(target.type))
     block.add_ops([copy, hir.YieldOp(copy.result)])
     return hir.LaunchOp([source], [target], Region(block))
+
+
+def add_launch(lhs: SSAValue, rhs: SSAValue, out: SSAValue) -> hir.LaunchOp:
+    """A launch writing `out = lhs + rhs` (all of one shape): the adds of received partials."""
+    assert isinstance(out.type, MemRefType)
+    block = Block(arg_types=[hir.tensor_type_of(lhs.type), hir.tensor_type_of(rhs.type)])  # type: ignore[arg-type]
+    total = fusion.AddOp(block.args[0], block.args[1], hir.tensor_type_of(out.type))
+    block.add_ops([total, hir.YieldOp(total.result)])
+    return hir.LaunchOp([lhs, rhs], [out], Region(block))
+
+
+def locate(ops: Sequence[Operation], origin: Operation) -> None:
+    """
+    Ops made by a rewrite without a location take `origin`'s, so that errors and race reports
+    point at the source; ops in launch regions are found through their launch.
+    """
+    for op in ops:
+        if isinstance(op.location, UnknownLoc):
+            op.location = origin.location
+        if not isinstance(op, hir.LaunchOp):
+            for region in op.regions:
+                for block in region.blocks:
+                    locate(list(block.ops), origin)
 
 
 def index_constant(value: int) -> arith.ConstantOp:
