@@ -167,6 +167,18 @@ def set_problem(src: Placed, dst: Placed, backend: str = "nccl") -> str | None:
     return None
 
 
+def _output_chunk(result: Placed) -> list[int]:
+    """One iteration's chunk of `result` (local extents): its stream axis dropped, or cut into its chunks."""
+    chunk = list(result.local_shape)
+    assert result.stream is not None
+    axis, stream_chunks = result.stream
+    if stream_chunks is None:
+        del chunk[axis]
+    else:
+        chunk[axis] = -(-chunk[axis] // stream_chunks)
+    return chunk
+
+
 def partial_sum_problem(
     x: Placed, result: Placed, mesh_size: int, backend: str = "nccl", chunks: int = 0
 ) -> str | None:
@@ -175,31 +187,17 @@ def partial_sum_problem(
         return "a reduction and a mesh change in one op"
     if (x.uneven or result.uneven) and backend != "nccl":
         return f"backend={backend} does not lower a sum over an uneven didx axis"
-    if backend == "copy-engine" and result.didx is None and result.stream is not None:
+    if backend == "copy-engine" and result.stream is not None:
         # Fused with its producer in the loop, the copy-engine all-reduce cuts the output chunk
-        # into one block per device along an axis longer than 1 that they divide (else refused).
-        chunk = list(result.local_shape)
-        axis, stream_chunks = result.stream
-        if stream_chunks is None:
-            del chunk[axis]
-        else:
-            chunk[axis] = -(-chunk[axis] // stream_chunks)
-        if not any(e > 1 and e % mesh_size == 0 for e in chunk):
-            return "a copy-engine all-reduce whose output chunk no axis of which the devices divide"
-    if backend == "copy-engine" and result.stream is not None and chunks > 1:
-        # The own GEMM and its adds are cut into `chunks` pieces along an axis of the block (the
-        # output chunk; an all-reduce's cut once more into one block per device) that they divide.
-        block = list(result.local_shape)
-        axis, stream_chunks = result.stream
-        if stream_chunks is None:
-            del block[axis]
-        else:
-            block[axis] = -(-block[axis] // stream_chunks)
+        # into one block per device along an axis longer than 1 that they divide (else refused);
+        # `chunks` cuts the own GEMM and its adds into pieces along an axis of that block.
+        block = _output_chunk(result)
         if result.didx is None:
             cut = [a for a, e in enumerate(block) if e > 1 and e % mesh_size == 0]
-            if cut:
-                block[cut[0]] //= mesh_size
-        if not any(e > 1 and e % chunks == 0 for e in block):
+            if not cut:
+                return "a copy-engine all-reduce whose output chunk no axis of which the devices divide"
+            block[cut[0]] //= mesh_size
+        if chunks > 1 and not any(e > 1 and e % chunks == 0 for e in block):
             return f"a copy-engine partial sum whose block no axis of which chunks={chunks} divides"
     if result.uneven and result.stream is not None:
         # Its output chunk has a dynamic extent on the scattered axis, so its strides are not known.
