@@ -207,13 +207,18 @@ def import_program(
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
+    return ImportedProgram(verified_module(block, results, "module"), signature, mode)
+
+
+def verified_module(block: Block, results: Sequence[SSAValue], what: str) -> ModuleOp:
+    """`@main` of `block` (which returns `results`) in a module that verifies, else the error naming `what`."""
     function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
     module = ModuleOp([function])
     try:
         module.verify()
     except VerifyException as err:
-        raise FrontendError(f"<import>: error: the imported module does not verify: {err}") from None
-    return ImportedProgram(module, signature, mode)
+        raise FrontendError(f"<import>: error: the imported {what} does not verify: {err}") from None
+    return module
 
 
 def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: Any) -> SSAValue | None:

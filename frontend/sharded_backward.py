@@ -59,7 +59,6 @@ aten = torch.ops.aten
 
 BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
-WHERE = (aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
 SCALARS = (aten.scalar_tensor.default, aten.full.default)
 """0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
 LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
@@ -88,8 +87,6 @@ class TrainingMeshMode(MeshMode):
         self._gathered: dict[SSAValue, SSAValue] = {}
         """Rows in one chunk gathered whole, by value: `g` is gathered once for `g @ W2` and `g^T @ a`,
         and the forward's gathered `x` is saved for `gh^T @ x` (frontend/training_mesh.py)."""
-        for op in WHERE:
-            self.overrides[op] = self._elementwise(self._where)
         for op in ELEMENTWISE:
             self.overrides[op] = self._plain(self.overrides[op])
         views = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
@@ -167,16 +164,6 @@ class TrainingMeshMode(MeshMode):
             return result
 
         return build
-
-    def _where(self, e: Emitter, node: Node, condition: Any, a: Any, b: Any) -> SSAValue:
-        """`where` on the operands' fusion shape (the table's takes the logical shape of the node)."""
-        element = out_element(node)
-        a, b = (v if isinstance(v, SSAValue) else e.constant(v, element) for v in (a, b))
-        a, b = e.cast(a, element), e.cast(b, element)
-        like = max((condition, a, b), key=lambda v: len(shape_of(v)))
-        shape = shape_of(like)
-        condition, a, b = (e.broadcast_to(v, shape, like) for v in (condition, a, b))
-        return e.typed(lambda t: fusion.WhereOp(condition, a, b, t), [condition, a, b], shape, element)
 
     def _plain(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:

@@ -29,9 +29,7 @@ from torch.fx import GraphModule, Node
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
-from xdsl.utils.exceptions import VerifyException
+from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.compiled import CompiledFunction, compile_imported
@@ -47,9 +45,10 @@ from hir.frontend.importer import (
     _import_node,
     _parameter_names,
     _per_entry,
+    verified_module,
 )
 from hir.frontend.layouts import LayoutError
-from hir.frontend.specialize import CallSignature, Key, Specializations, spec_of
+from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
@@ -189,12 +188,7 @@ def import_graph(
     kept = [s for s, u in zip(sources, used) if u]
     for k, source in enumerate(kept):
         source.index = k
-    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
-    module = ModuleOp([function])
-    try:
-        module.verify()
-    except VerifyException as err:
-        raise FrontendError(f"<import>: error: the imported {name} does not verify: {err}") from None
+    module = verified_module(block, results, name)
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
     return ImportedProgram(module, signature, mode), plan, used
 
@@ -331,7 +325,7 @@ def compile_training(
     num_streams: int = 4,
     cuda_graph: bool | None = None,
     measure_candidates: bool = True,
-    max_specializations: int = 8,
+    max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     **options: Any,
 ) -> TrainingFunction:
     """

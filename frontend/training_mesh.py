@@ -27,15 +27,14 @@ from torch.fx import GraphModule, Node
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
-from xdsl.utils.exceptions import VerifyException
+from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
-from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node
+from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, verified_module
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.sharded import (
     ACTIVATIONS,
@@ -134,13 +133,7 @@ def _finish(e: Emitter, block: Block, results: list[SSAValue], name: str) -> Mod
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     e.erase_unused()
-    function = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
-    module = ModuleOp([function])
-    try:
-        module.verify()
-    except VerifyException as err:
-        raise FrontendError(f"<import>: error: the imported {name} does not verify: {err}") from None
-    return module
+    return verified_module(block, results, name)
 
 
 class MeshStep:
