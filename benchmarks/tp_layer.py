@@ -34,17 +34,25 @@ torch-async-tp: a check that the compiled layer matches eager torch, not a measu
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from ag_gemm import captured, max_over_ranks, timed
-from tp_mlp import DTYPES, WRONG, all_gather_single, my_rows, reduce_scatter_single, relative_error, rows_layout
+from tp_mlp import (
+    DTYPES,
+    all_gather_single,
+    end_job,
+    my_rows,
+    reduce_scatter_single,
+    relative_error,
+    report,
+    rows_layout,
+    start_job,
+)
 
 import hir
-from hir.runtime.distributed import enable_symmetric_memory
 
 VARIANTS = (
     "default:4:chunks=1",
@@ -264,38 +272,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    if args.device == "cpu":
-        dist.init_process_group("gloo")
-        device = torch.device("cpu")
-    else:
-        local_rank = int(os.environ["LOCAL_RANK"])
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
-        enable_symmetric_memory(dist.group.WORLD.group_name)
-    rows = [(M, *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
-    wrong = False
-    if dist.get_rank() == 0:
-        world = dist.get_world_size()
-        print(
-            f"\nTP layer, D={world}, H={args.hidden}, heads={args.heads}, T={args.seq}, FFN={args.ffn_mult}H, "
-            f"{args.norm} norm, {args.dtype}, {device.type}; ms (max over ranks of per-rank median); x of eager; "
-            "rel. error in []"
-        )
-        for M, times, errors, decisions in rows:
-            print(f"\nM={M} (batch {M // args.seq})")
-            graph = times.get("eager graph")
-            for name, ms in times.items():
-                flag = "  WRONG" if errors[name] > WRONG else ""
-                wrong |= errors[name] > WRONG
-                versus_graph = f"  x{ms / graph:.2f} of eager graph" if graph else ""
-                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}{versus_graph}  [{errors[name]:.1e}]{flag}")
-            for name, reason in decisions.items():
-                print(f"  {name}: {reason}")
-    verdict = torch.tensor([int(wrong)], device=device)
-    dist.broadcast(verdict, 0)
-    dist.destroy_process_group()
-    return int(verdict.item())
+    device = start_job(args.device)
+    rows = [
+        (f"M={M} (batch {M // args.seq})", *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))
+    ]
+    title = (
+        f"TP layer, D={dist.get_world_size()}, H={args.hidden}, heads={args.heads}, T={args.seq}, "
+        f"FFN={args.ffn_mult}H, {args.norm} norm, {args.dtype}, {device.type}"
+    )
+    return end_job(report(title, rows), device)
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ def rows_layout(chunks: int) -> str:
 def my_rows(t: torch.Tensor, chunks: int, rank: int, world: int) -> torch.Tensor:
     """This rank's rows of a global [M, C] in the layout "[(stream(chunks), didx), serial]"."""
     M, C = t.shape
-    return t.view(chunks, world, M // (chunks * world), C)[:, rank].reshape(-1, C)
+    return t.reshape(chunks, world, M // (chunks * world), C)[:, rank].reshape(-1, C)
 
 
 def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
@@ -226,40 +226,56 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main() -> int:
-    args = parse_args()
-    if args.device == "cpu":
+def start_job(device_type: str) -> torch.device:
+    """torch.distributed for a benchmark under torchrun: gloo on CPU, NCCL with symmetric memory on GPUs."""
+    if device_type == "cpu":
         dist.init_process_group("gloo")
-        device = torch.device("cpu")
-    else:
-        local_rank = int(os.environ["LOCAL_RANK"])
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
+        return torch.device("cpu")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+    dist.init_process_group("nccl", device_id=device)
+    enable_symmetric_memory(dist.group.WORLD.group_name)
+    return device
 
-        enable_symmetric_memory(dist.group.WORLD.group_name)
-    rows = [(M, *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
+
+Rows = list[tuple[str, dict[str, float], dict[str, float], dict[str, str]]]
+"""Per size: its label, then ms, relative error and the default's decision by variant."""
+
+
+def report(title: str, rows: Rows) -> bool:
+    """Rank 0 prints the table (x of eager, and of eager replayed where measured); True if a result is WRONG."""
     wrong = False
-    if dist.get_rank() == 0:
-        world = dist.get_world_size()
-        print(
-            f"\nTP MLP, D={world}, H={args.hidden}, FFN={args.ffn_mult}H, {args.dtype}, {device.type}; "
-            "ms (max over ranks of per-rank median); x of eager; rel. error in []"
-        )
-        for M, times, errors, decisions in rows:
-            print(f"\nM={M}")
-            graph = times.get("eager graph")
-            for name, ms in times.items():
-                flag = "  WRONG" if errors[name] > WRONG else ""
-                wrong |= errors[name] > WRONG
-                versus_graph = f"  x{ms / graph:.2f} of eager graph" if graph else ""
-                print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}{versus_graph}  [{errors[name]:.1e}]{flag}")
-            for name, reason in decisions.items():
-                print(f"  {name}: {reason}")
+    if dist.get_rank() != 0:
+        return wrong
+    print(f"\n{title}; ms (max over ranks of per-rank median); x of eager; rel. error in []")
+    for label, times, errors, decisions in rows:
+        print(f"\n{label}")
+        graph = times.get("eager graph")
+        for name, ms in times.items():
+            flag = "  WRONG" if errors[name] > WRONG else ""
+            wrong |= errors[name] > WRONG
+            versus_graph = f"  x{ms / graph:.2f} of eager graph" if graph else ""
+            print(f"  {name:<52} {ms:9.3f}  x{ms / times['eager']:.2f}{versus_graph}  [{errors[name]:.1e}]{flag}")
+        for name, reason in decisions.items():
+            print(f"  {name}: {reason}")
+    return wrong
+
+
+def end_job(wrong: bool, device: torch.device) -> int:
+    """Rank 0's verdict on every rank (the exit status), then the process group's end."""
     verdict = torch.tensor([int(wrong)], device=device)
     dist.broadcast(verdict, 0)
     dist.destroy_process_group()
     return int(verdict.item())
+
+
+def main() -> int:
+    args = parse_args()
+    device = start_job(args.device)
+    rows = [(f"M={M}", *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
+    title = f"TP MLP, D={dist.get_world_size()}, H={args.hidden}, FFN={args.ffn_mult}H, {args.dtype}, {device.type}"
+    return end_job(report(title, rows), device)
 
 
 if __name__ == "__main__":

@@ -48,11 +48,10 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from ag_gemm import max_over_ranks, timed
-from tp_mlp import PARAM_LAYOUTS, all_gather_single, reduce_scatter_single
+from tp_mlp import PARAM_LAYOUTS, all_gather_single, my_rows, reduce_scatter_single, start_job
 
 import hir
 from hir.frontend.autotune import median_ms
-from hir.runtime.distributed import enable_symmetric_memory
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 WRONG = 3e-2
@@ -203,12 +202,6 @@ def torch_async_tp() -> Callable[..., torch.Tensor]:
     return torch.compile(block, fullgraph=True)
 
 
-def my_rows(t: torch.Tensor, chunks: int, rank: int, world: int) -> torch.Tensor:
-    """This rank's rows of a global [M, C] in the layout "[(stream(chunks), didx), serial]"."""
-    M, C = t.shape
-    return t.reshape(chunks, world, M // (chunks * world), C)[:, rank].reshape(-1, C)
-
-
 def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.device) -> list[tuple[str, float, float]]:
     """Per variant: (name, ms, worst relative error of the rows, dx's rows and the weight blocks)."""
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -289,16 +282,9 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
 
 
 def tp_main(args: argparse.Namespace) -> int:
-    if args.device == "cpu":
-        dist.init_process_group("gloo")
-        device = torch.device("cpu")
+    device = start_job(args.device)
+    if device.type == "cpu":
         args.dtype = "f32"
-    else:
-        local_rank = int(os.environ["LOCAL_RANK"])
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
-        enable_symmetric_memory(dist.group.WORLD.group_name)
     hiddens = (
         [int(h) for h in args.hidden.split(",")] if args.hidden else ([4096, 8192] if device.type == "cuda" else [32])
     )
