@@ -60,13 +60,30 @@ class _AlongDim(FusionOp):
         return _without_operand_axis(self, operand_axes)
 
 
-@irdl_op_definition
-class CumsumOp(_AlongDim):
+class _Scan(_AlongDim):
     """
-    `torch.cumsum(x, dim)`: element i along `dim` is the sum of elements 0..i.
+    A running reduction along `dim`: `dim` stays whole in a slice.
 
     Verifies:
         `dim` is an axis; the result has the operand's shape and element type.
+    """
+
+    def result_shape(self) -> rules.Shape:
+        shape = shape_of(self.x)
+        rules.check_dims([_dim(self)], len(shape), "dim")
+        return shape
+
+    def axis_map(self) -> rules.AxisMap:
+        return rules.normalize_map(len(shape_of(self.x)), 1, [_dim(self)])
+
+    def extent_map(self) -> rules.AxisMap:
+        return rules.elementwise_map(len(shape_of(self.x)), 1)
+
+
+@irdl_op_definition
+class CumsumOp(_Scan):
+    """
+    `torch.cumsum(x, dim)`: element i along `dim` is the sum of elements 0..i.
 
     Example:
         %s = fusion.cumsum %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -74,25 +91,11 @@ class CumsumOp(_AlongDim):
 
     name = "fusion.cumsum"
 
-    def result_shape(self) -> rules.Shape:
-        shape = shape_of(self.x)
-        rules.check_dims([_dim(self)], len(shape), "dim")
-        return shape
-
-    def axis_map(self) -> rules.AxisMap:
-        return rules.normalize_map(len(shape_of(self.x)), 1, [_dim(self)])
-
-    def extent_map(self) -> rules.AxisMap:
-        return rules.elementwise_map(len(shape_of(self.x)), 1)
-
 
 @irdl_op_definition
-class CumprodOp(_AlongDim):
+class CumprodOp(_Scan):
     """
     `torch.cumprod(x, dim)`: element i along `dim` is the product of elements 0..i.
-
-    Verifies:
-        `dim` is an axis; the result has the operand's shape and element type.
 
     Example:
         %p = fusion.cumprod %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
@@ -100,25 +103,31 @@ class CumprodOp(_AlongDim):
 
     name = "fusion.cumprod"
 
+
+class _Reduction(_AlongDim):
+    """
+    A reduction along `dim`.
+
+    Verifies:
+        `dim` is an axis; the result has the operand's shape without `dim`.
+    """
+
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)
         rules.check_dims([_dim(self)], len(shape), "dim")
-        return shape
+        return rules.reduce_shape(shape, [_dim(self)])
 
     def axis_map(self) -> rules.AxisMap:
-        return rules.normalize_map(len(shape_of(self.x)), 1, [_dim(self)])
-
-    def extent_map(self) -> rules.AxisMap:
-        return rules.elementwise_map(len(shape_of(self.x)), 1)
+        return rules.reduce_map(len(shape_of(self.x)), [_dim(self)])
 
 
 @irdl_op_definition
-class ProdOp(_AlongDim):
+class ProdOp(_Reduction):
     """
     `torch.prod(x, dim)`: the product along `dim` (the result drops it).
 
     Verifies:
-        `dim` is an axis; the result has the operand's element type and shape without `dim`.
+        the result has the operand's element type.
 
     Example:
         %p = fusion.prod %x dim = 1 : tensor<4x8xf32> -> tensor<4xf32>
@@ -126,33 +135,17 @@ class ProdOp(_AlongDim):
 
     name = "fusion.prod"
 
-    def result_shape(self) -> rules.Shape:
-        shape = shape_of(self.x)
-        rules.check_dims([_dim(self)], len(shape), "dim")
-        return rules.reduce_shape(shape, [_dim(self)])
 
-    def axis_map(self) -> rules.AxisMap:
-        return rules.reduce_map(len(shape_of(self.x)), [_dim(self)])
-
-
-class ArgReductionFusionOp(_AlongDim):
+class ArgReductionFusionOp(_Reduction):
     """
     The index along `dim` of the extreme element (the first one on ties); the result drops `dim`.
 
     Verifies:
-        `dim` is an axis; the result is `i64` with the operand's shape without `dim`.
+        the result is `i64`.
     """
-
-    def result_shape(self) -> rules.Shape:
-        shape = shape_of(self.x)
-        rules.check_dims([_dim(self)], len(shape), "dim")
-        return rules.reduce_shape(shape, [_dim(self)])
 
     def verify_element_types(self) -> None:
         _verify_i64(self)
-
-    def axis_map(self) -> rules.AxisMap:
-        return rules.reduce_map(len(shape_of(self.x)), [_dim(self)])
 
 
 @irdl_op_definition
