@@ -36,26 +36,13 @@ def _dim(op: FusionOp) -> int:
 INDEXED_FORMAT = "$x `,` $index `dim` `=` $dim attr-dict `:` type($x) `,` type($index) `->` type($result)"
 
 
-@irdl_op_definition
-class GatherOp(FusionOp):
+class _Indexed(FusionOp):
     """
-    `torch.gather(x, dim, index)`: `result[..., i, ...] = x[..., index[..., i, ...], ...]` with
-    `i` on axis `dim`. Off `dim` the operands have equal extents (torch allows a smaller index
-    there; the frontend slices `x` to it first).
-
-    Axis map: an axis off `dim` maps to that axis of both operands; `dim` maps to the index's
-    (x is read whole along it).
+    An op that reads `x` at the positions an integer `index` tensor gives along `dim`.
 
     Verifies:
-        The operands and the result have one rank; `dim` is an axis; the index is an integer
-        tensor; the operands have equal extents off `dim`; the result has the index's shape and
-        x's element type.
-
-    Example:
-        %y = fusion.gather %x, %i dim = 1 : tensor<4x8xf32>, tensor<4x3xi64> -> tensor<4x3xf32>
+        the index is an integer tensor; the result has x's element type.
     """
-
-    name = "fusion.gather"
 
     x = operand_def(TensorType)
     index = operand_def(TensorType)
@@ -67,6 +54,34 @@ class GatherOp(FusionOp):
     def __init__(self, x: SSAValue, index: SSAValue, dim: int, result_type: Attribute):
         super().__init__(operands=[x, index], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
 
+    def verify_element_types(self) -> None:
+        verify_index(self.index, "the index")
+        if element_type_of(self.x) != element_type_of(self.result):
+            raise VerifyException(
+                f"x has element type {element_type_of(self.x)}, the result {element_type_of(self.result)}"
+            )
+
+
+@irdl_op_definition
+class GatherOp(_Indexed):
+    """
+    `torch.gather(x, dim, index)`: `result[..., i, ...] = x[..., index[..., i, ...], ...]` with
+    `i` on axis `dim`. Off `dim` the operands have equal extents (torch allows a smaller index
+    there; the frontend slices `x` to it first).
+
+    Axis map: an axis off `dim` maps to that axis of both operands; `dim` maps to the index's
+    (x is read whole along it).
+
+    Verifies:
+        The operands and the result have one rank; `dim` is an axis; the operands have equal
+        extents off `dim`; the result has the index's shape.
+
+    Example:
+        %y = fusion.gather %x, %i dim = 1 : tensor<4x8xf32>, tensor<4x3xi64> -> tensor<4x3xf32>
+    """
+
+    name = "fusion.gather"
+
     def result_shape(self) -> rules.Shape:
         x, index, dim = shape_of(self.x), shape_of(self.index), _dim(self)
         if len(x) != len(index):
@@ -76,13 +91,6 @@ class GatherOp(FusionOp):
             if d != dim and not rules.shapes_match((a,), (b,)):
                 raise VerifyException(f"x and the index differ on axis {d} ({rules.fmt(x)} and {rules.fmt(index)})")
         return index
-
-    def verify_element_types(self) -> None:
-        verify_index(self.index, "the index")
-        if element_type_of(self.x) != element_type_of(self.result):
-            raise VerifyException(
-                f"x has element type {element_type_of(self.x)}, the result {element_type_of(self.result)}"
-            )
 
     def axis_map(self) -> rules.AxisMap:
         dim = _dim(self)
@@ -100,7 +108,7 @@ class GatherOp(FusionOp):
 
 
 @irdl_op_definition
-class IndexSelectOp(FusionOp):
+class IndexSelectOp(_Indexed):
     """
     `torch.index_select(x, dim, index)` for an index of any rank (an embedding lookup, `x[idx]`):
     the result's shape is `x.shape[:dim] + index.shape + x.shape[dim + 1:]`, each index element
@@ -110,8 +118,7 @@ class IndexSelectOp(FusionOp):
     result axes in their place; x's axis `dim` maps to nothing (read whole).
 
     Verifies:
-        `dim` is an axis of x; the index is an integer tensor; the result has the shape above and
-        x's element type.
+        `dim` is an axis of x; the result has the shape above.
 
     Example:
         %e = fusion.index_select %w, %ids dim = 0 : tensor<10x16xf32>, tensor<2x4xi64> -> tensor<2x4x16xf32>
@@ -119,27 +126,10 @@ class IndexSelectOp(FusionOp):
 
     name = "fusion.index_select"
 
-    x = operand_def(TensorType)
-    index = operand_def(TensorType)
-    dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-
-    assembly_format = INDEXED_FORMAT
-
-    def __init__(self, x: SSAValue, index: SSAValue, dim: int, result_type: Attribute):
-        super().__init__(operands=[x, index], result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
-
     def result_shape(self) -> rules.Shape:
         x, index, dim = shape_of(self.x), shape_of(self.index), _dim(self)
         rules.check_dims([dim], len(x), "dim")
         return (*x[:dim], *index, *x[dim + 1 :])
-
-    def verify_element_types(self) -> None:
-        verify_index(self.index, "the index")
-        if element_type_of(self.x) != element_type_of(self.result):
-            raise VerifyException(
-                f"x has element type {element_type_of(self.x)}, the result {element_type_of(self.result)}"
-            )
 
     def axis_map(self) -> rules.AxisMap:
         dim, rank, k = _dim(self), len(shape_of(self.x)), len(shape_of(self.index))
