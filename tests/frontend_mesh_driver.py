@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from ranks import job_verdict
 
 import hir
 
@@ -146,14 +147,9 @@ def main() -> int:
                 failures.append(failure)
     failures += benchmark_smoke()
     failures += first_call_measurement()
-    for failure in failures:
-        print(failure, file=sys.stderr)
-    if dist.get_rank() == 0 and not failures:
-        print(f"frontend mesh: {len(cases) * len(PIPELINES)} programs and benchmarks/tp_mlp.py match eager torch")
-    verdict = torch.tensor([len(failures)])
-    dist.all_reduce(verdict)
-    dist.destroy_process_group()
-    return int(verdict.item() > 0)
+    return job_verdict(
+        failures, f"frontend mesh: {len(cases) * len(PIPELINES)} programs and benchmarks/tp_mlp.py match eager torch"
+    )
 
 
 if __name__ == "__main__":

@@ -71,3 +71,21 @@ def run_ranks(
     return subprocess.run(
         command, cwd=REPO, env=_environment(dist_timeout), capture_output=True, text=True, timeout=timeout
     )
+
+
+def job_verdict(failures: list[str], passed: str) -> int:
+    """
+    The end of a driver's rank: its failures on stderr, `passed` on rank 0 when no rank failed,
+    and the exit status every rank agrees on (non-zero when any rank failed); ends the process group.
+    """
+    import torch
+    import torch.distributed as dist
+
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    verdict = torch.tensor([len(failures)])
+    dist.all_reduce(verdict)
+    if dist.get_rank() == 0 and not verdict.item():
+        print(passed)
+    dist.destroy_process_group()
+    return int(verdict.item() > 0)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from ranks import job_verdict
 
 import hir
 
@@ -93,15 +94,10 @@ def main() -> int:
             failures.append(failure)
     if args.smoke:
         failures += benchmark_smoke()
-    for failure in failures:
-        print(failure, file=sys.stderr)
-    if dist.get_rank() == 0 and not failures:
-        smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
-        print(f"tp layer: {len(cases)} programs{smoke} match eager torch on {dist.get_world_size()} ranks")
-    verdict = torch.tensor([len(failures)])
-    dist.all_reduce(verdict)
-    dist.destroy_process_group()
-    return int(verdict.item() > 0)
+    smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
+    return job_verdict(
+        failures, f"tp layer: {len(cases)} programs{smoke} match eager torch on {dist.get_world_size()} ranks"
+    )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from ranks import job_verdict
 
 import hir
 
@@ -267,14 +268,9 @@ def main() -> int:
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
     for optimizer in optimizers:
         failures += optimizer_loop("stream-lowering", optimizer)
-    for failure in failures:
-        print(failure, file=sys.stderr)
-    if dist.get_rank() == 0 and not failures:
-        print(f"training on a mesh: {steps} step checks and the {'/'.join(optimizers)} loops match eager torch")
-    verdict = torch.tensor([len(failures)])
-    dist.all_reduce(verdict)
-    dist.destroy_process_group()
-    return int(verdict.item() > 0)
+    return job_verdict(
+        failures, f"training on a mesh: {steps} step checks and the {'/'.join(optimizers)} loops match eager torch"
+    )
 
 
 if __name__ == "__main__":
