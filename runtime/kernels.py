@@ -294,13 +294,11 @@ def _reshape_into(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """
     `out` = `x` reshaped: copied through a view of `out` in `x`'s shape, one copy even when `x`
     is strided (a permute's view: `x.reshape` would copy it first); through `x.reshape` where
-    `out` has no such view (a strided chunk of a buffer).
+    `out` is strided (a chunk of a buffer), which has no such view in general.
     """
-    try:
-        into = out.view(x.shape)
-    except RuntimeError:
+    if not out.is_contiguous():
         return out.copy_(x.reshape(out.shape))
-    into.copy_(x)
+    out.view(x.shape).copy_(x)
     return out
 
 
