@@ -18,9 +18,9 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
-from hir.dialects.fusion.ops import AxesFusionOp, FusionOp, axes_format, element_type_of, shape_of
+from hir.dialects.fusion.ops import AxesFusionOp, FusionOp, axes_format, element_type_of, shape_of, without_operand_axis
 from hir.dialects.parallel_encoding import layout_of
-from hir.dialects.syntax import array_values, int_array
+from hir.dialects.syntax import array_values
 
 
 def verify_index(value: SSAValue, what: str) -> None:
@@ -182,10 +182,7 @@ class FlipOp(AxesFusionOp):
     def properties_without_axes(
         self, operand_axes: Sequence[int | None], result_axis: int | None
     ) -> dict[str, Attribute]:
-        removed = operand_axes[0]
-        if removed is None:
-            return dict(self.properties)
-        return {"dims": int_array(d - (d > removed) for d in array_values(self.dims))}
+        return without_operand_axis(self, operand_axes)
 
 
 @irdl_op_definition

@@ -26,7 +26,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
-from hir.dialects.fusion.ops import FusionOp, UnaryFusionOp, shape_of, verify_float
+from hir.dialects.fusion.ops import FusionOp, UnaryFusionOp, shape_of, verify_float, without_operand_axis
 from hir.dialects.syntax import array_values, int_array
 
 
@@ -123,10 +123,7 @@ class NormFusionOp(FusionOp, ABC):
     def properties_without_axes(
         self, operand_axes: Sequence[int | None], result_axis: int | None
     ) -> dict[str, Attribute]:
-        removed = operand_axes[0]
-        if removed is None:
-            return dict(self.properties)
-        return dict(self.properties) | {"dims": int_array(d - (d > removed) for d in array_values(self.dims))}
+        return without_operand_axis(self, operand_axes)
 
 
 @irdl_op_definition

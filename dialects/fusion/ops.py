@@ -124,6 +124,18 @@ def axes_format(name: str) -> str:
     return f"$x `{name}` `=` custom<IntList>(${name}) attr-dict `:` type($x) `->` type($result)"
 
 
+def without_operand_axis(op: FusionOp, operand_axes: Sequence[int | None], name: str = "dims") -> dict[str, Attribute]:
+    """
+    `op`'s properties once a slice drops the operand axis `operand_axes[0]`, for ops whose axis
+    list `name` names operand axes (reductions, flips, norms): the later ones renumbered.
+    """
+    removed = operand_axes[0]
+    if removed is None:
+        return dict(op.properties)
+    dims = array_values(op.properties[name])  # type: ignore[arg-type]
+    return dict(op.properties) | {name: int_array(d - (d > removed) for d in dims)}
+
+
 class AxesFusionOp(FusionOp, ABC):
     """
     An op on one tensor with an axis-list property, written `%x NAME = [..]`: the subclass declares

@@ -12,8 +12,8 @@ from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
-from hir.dialects.fusion.ops import AxesFusionOp, axes_format, shape_of, verify_float
-from hir.dialects.syntax import array_values, int_array
+from hir.dialects.fusion.ops import AxesFusionOp, axes_format, shape_of, verify_float, without_operand_axis
+from hir.dialects.syntax import array_values
 
 
 class ReductionFusionOp(AxesFusionOp, ABC):
@@ -44,10 +44,7 @@ class ReductionFusionOp(AxesFusionOp, ABC):
     def properties_without_axes(
         self, operand_axes: Sequence[int | None], result_axis: int | None
     ) -> dict[str, Attribute]:
-        removed = operand_axes[0]
-        if removed is None:
-            return dict(self.properties)
-        return {"dims": int_array(d - (d > removed) for d in array_values(self.dims))}
+        return without_operand_axis(self, operand_axes)
 
 
 @irdl_op_definition
