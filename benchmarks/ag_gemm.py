@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import torch
@@ -92,22 +93,63 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: str = "cuda"
     """
     for _ in range(warmup):
         fn()
-    times = []
-    for _ in range(reps):
-        dist.barrier()
-        if device != "cuda":
-            start_s = time.perf_counter()
+    return statistics.median([_time_once(fn, torch.device(device), dist.barrier) for _ in range(reps)])
+
+
+def timed_interleaved(
+    fns: Mapping[str, Callable[[], object]], reps: int, warmup: int, device: str | torch.device = "cuda"
+) -> dict[str, float]:
+    """
+    Median ms of each of `fns`, timed together: `warmup` rounds, then `reps` rounds, in each of
+    which every variant runs once, in the mapping's order; each timed repetition as `timed` times
+    one (after a barrier when torch.distributed is initialized, and a synchronize on a GPU; CUDA
+    events on a GPU, the wall clock on CPU).
+
+    Round-robin, not one variant's repetitions after another's: GPU clocks drift by a few percent
+    over a minute (power, temperature), and a variant timed in a block would be measured in its
+    own phase of that drift; interleaved, every variant sees the same drift. The order is the
+    mapping's, so every rank runs the same sequence of calls (and collectives) as long as every
+    rank builds `fns` in the same order.
+    """
+    if reps < 1:
+        raise ValueError(f"timed_interleaved: reps must be at least 1, got {reps}")
+    where = torch.device(device)
+    synchronize_ranks = dist.barrier if dist.is_available() and dist.is_initialized() else _no_barrier
+    for _ in range(warmup):
+        for fn in fns.values():
             fn()
-            times.append((time.perf_counter() - start_s) * 1e3)
-            continue
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            samples[name].append(_time_once(fn, where, synchronize_ranks))
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def _no_barrier() -> None:
+    """One process: nothing to wait for."""
+
+
+def _time_once(fn: Callable[[], object], device: torch.device, synchronize_ranks: Callable[[], object]) -> float:
+    """The ms of one run of `fn`, started after `synchronize_ranks` (and, on a GPU, an idle device)."""
+    synchronize_ranks()
+    if device.type != "cuda":
+        start_s = time.perf_counter()
         fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        return (time.perf_counter() - start_s) * 1e3
+    torch.cuda.synchronize(device)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize(device)
+    return start.elapsed_time(end)
+
+
+def release_memory(device: str | torch.device) -> None:
+    """Between sizes: the variants of the last one collected and, on a GPU, their cached blocks returned."""
+    gc.collect()  # compiled variants and captured graphs may sit in reference cycles
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()
 
 
 def run_program(
