@@ -18,11 +18,14 @@ one run and on the same tensors:
   hir ...        the same with PIPELINE, run eagerly with NUM_STREAMS; a variant is
                  PIPELINE:NUM_STREAMS:chunks=S (S stream chunks of the rows, each whole sequences)
   ... graph      with --cuda-graph: eager captured in a CUDA graph and replayed, and each hir
-                 variant compiled with cuda_graph=True (the same program, replayed)
+                 variant compiled again with cuda_graph=True and the lowering the eager one kept
+                 (the same program, replayed)
 
 Every rank builds the same global x [M, H] and weights (one seed); every result is checked
 against the module run eagerly on the unsharded x, rows of this rank (relative L2 error in
 brackets, WRONG above 3e-2). CUDA-event medians, each repetition after a barrier, max over ranks.
+The variants of one size are timed interleaved (round-robin: every round runs each once), so that
+GPU clock drift affects them alike.
 
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
       python -m torch.distributed.run --nproc-per-node 2 benchmarks/tp_layer.py
@@ -39,14 +42,15 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import captured, max_over_ranks, timed
+from ag_gemm import captured, max_over_ranks, release_memory
 from tp_mlp import (
     DTYPES,
+    CheckedVariants,
+    Rows,
     all_gather_single,
     end_job,
     my_rows,
     reduce_scatter_single,
-    relative_error,
     report,
     rows_layout,
     start_job,
@@ -181,27 +185,18 @@ def measure(
         reference = model(x)
     w = local_weights(model, rank, world)
     x_shard = x.chunk(world)[rank].contiguous()
-    times: dict[str, float] = {}
-    errors: dict[str, float] = {}
+    mine = reference.chunk(world)[rank]
+    checked = CheckedVariants()
     decisions: dict[str, str] = {}
-    results: list[torch.Tensor] = []
-
-    def record(name: str, fn: Callable[[], torch.Tensor], expected: torch.Tensor) -> None:
-        def run() -> None:
-            results[:] = [fn()]
-
-        times[name] = timed(run, args.reps, args.warmup, device.type)
-        errors[name] = relative_error(results[0], expected)
 
     with torch.no_grad():
-        record("eager", lambda: eager_tp(model, x_shard, w, world), reference.chunk(world)[rank])
+        checked.add("eager", lambda: eager_tp(model, x_shard, w, world), mine)
         if args.cuda_graph:
-            eager_graph = captured(lambda: eager_tp(model, x_shard, w, world))
-            record("eager graph", eager_graph, reference.chunk(world)[rank])
+            checked.add("eager graph", captured(lambda: eager_tp(model, x_shard, w, world)), mine)
         if device.type == "cuda" and not args.no_torch_compile:
             try:
                 compiled = torch_async_tp(model, world)
-                record("torch-async-tp", lambda: compiled(x_shard, w), reference.chunk(world)[rank])
+                checked.add("torch-async-tp", lambda: compiled(x_shard, w), mine)
             except Exception as err:  # report and go on: the baseline may be missing on this build
                 if rank == 0:
                     print(
@@ -213,23 +208,26 @@ def measure(
             if M % (chunks * world) or (M // args.seq) % chunks:
                 continue  # each chunk of rows must be whole sequences
             layout = rows_layout(chunks)
-            options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
-            layer = hir.compile(
-                model, (x,), [layout], [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS,
-                num_streams=int(num_streams), **options,
-            )  # fmt: skip
-            mine = my_rows(x, chunks, rank, world).contiguous()
-            expected = my_rows(reference, chunks, rank, world)
             name = f"hir {variant}"
-            record(name, lambda layer=layer, mine=mine: layer(mine), expected)
+            common = {"mesh": list(range(world)), "param_layouts": PARAM_LAYOUTS, "num_streams": int(num_streams)}
+            options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
+            layer = hir.compile(model, (x,), [layout], [layout], **common, **options)
+            rows = my_rows(x, chunks, rank, world).contiguous()
+            want = my_rows(reference, chunks, rank, world)
+            # The first call (in `checked.add`, before the timing) may measure candidate lowerings and keep one.
+            checked.add(name, lambda layer=layer, rows=rows: layer(rows), want)
             if pipeline == "default" and layer.lowering is not None:
                 decisions[name] = layer.lowering.reason
             if args.cuda_graph and pipeline != "default":
-                layer.cuda_graph = True  # the same lowered program, replayed from now on
-                record(f"{name} graph", lambda layer=layer, mine=mine: layer(mine), expected)
+                # Its own compiled layer, as the two are timed interleaved: of the lowering the eager
+                # one kept, so the same lowered program, replayed.
+                kept = layer.specialization(rows).pipeline
+                replayed = hir.compile(model, (x,), [layout], [layout], **common, pipeline=kept, cuda_graph=True)
+                checked.add(f"{name} graph", lambda replayed=replayed, rows=rows: replayed(rows), want)
+        times = checked.timed(args.reps, args.warmup, device)
     return (
         {k: max_over_ranks(v, device.type) for k, v in times.items()},
-        {k: max_over_ranks(v, device.type) for k, v in errors.items()},
+        {k: max_over_ranks(v, device.type) for k, v in checked.errors.items()},
         decisions,
     )
 
@@ -273,9 +271,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main() -> int:
     args = parse_args()
     device = start_job(args.device)
-    rows = [
-        (f"M={M} (batch {M // args.seq})", *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))
-    ]
+    rows: Rows = []
+    for M in (int(s) for s in args.sizes.split(",")):
+        rows.append((f"M={M} (batch {M // args.seq})", *measure(M, args, device)))
+        release_memory(device)  # this size's compiled variants and graphs, before the next size's
     title = (
         f"TP layer, D={dist.get_world_size()}, H={args.hidden}, heads={args.heads}, T={args.seq}, "
         f"FFN={args.ffn_mult}H, {args.norm} norm, {args.dtype}, {device.type}"

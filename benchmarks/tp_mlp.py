@@ -17,11 +17,14 @@ on the same tensors:
   hir ...        the same with PIPELINE, run eagerly with NUM_STREAMS; a variant is
                  PIPELINE:NUM_STREAMS:chunks=S (PIPELINE `default`: no pipeline argument)
   ... graph      with --cuda-graph: eager captured in a CUDA graph and replayed, and each hir
-                 variant compiled with cuda_graph=True (the same program, replayed)
+                 variant compiled again with cuda_graph=True and the lowering the eager one kept
+                 (the same program, replayed)
 
 Every rank builds the same global x [M, H] and weights (one seed); every result is checked
 against the module run eagerly on the unsharded x, rows of this rank (relative L2 error in
 brackets, WRONG above 3e-2). CUDA-event medians, each repetition after a barrier, max over ranks.
+The variants of one size are timed interleaved (round-robin: every round runs each once), so that
+GPU clock drift affects them alike.
 
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
       python -m torch.distributed.run --nproc-per-node 2 benchmarks/tp_mlp.py
@@ -39,7 +42,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import captured, max_over_ranks, timed
+from ag_gemm import captured, max_over_ranks, release_memory, timed_interleaved
 
 import hir
 from hir.runtime.distributed import enable_symmetric_memory
@@ -138,26 +141,18 @@ def measure(
     w1 = model.fc1.weight.detach()[rank * F_local : (rank + 1) * F_local].contiguous()
     w2 = model.fc2.weight.detach()[:, rank * F_local : (rank + 1) * F_local].contiguous()
     x_shard = x.chunk(world)[rank].contiguous()
-    times: dict[str, float] = {}
-    errors: dict[str, float] = {}
+    mine = reference.chunk(world)[rank]
+    checked = CheckedVariants()
     decisions: dict[str, str] = {}
-    results: list[torch.Tensor] = []
-
-    def record(name: str, fn: Callable[[], torch.Tensor], expected: torch.Tensor) -> None:
-        def run() -> None:
-            results[:] = [fn()]
-
-        times[name] = timed(run, args.reps, args.warmup, device.type)
-        errors[name] = relative_error(results[0], expected)
 
     with torch.no_grad():
-        record("eager", lambda: eager_tp(x_shard, w1, w2, world), reference.chunk(world)[rank])
+        checked.add("eager", lambda: eager_tp(x_shard, w1, w2, world), mine)
         if args.cuda_graph:
-            record("eager graph", captured(lambda: eager_tp(x_shard, w1, w2, world)), reference.chunk(world)[rank])
+            checked.add("eager graph", captured(lambda: eager_tp(x_shard, w1, w2, world)), mine)
         if device.type == "cuda" and not args.no_torch_compile:
             try:
                 compiled = torch_async_tp(world)
-                record("torch-async-tp", lambda: compiled(x_shard, w1, w2), reference.chunk(world)[rank])
+                checked.add("torch-async-tp", lambda: compiled(x_shard, w1, w2), mine)
             except Exception as err:  # report and go on: the baseline may be missing on this build
                 if rank == 0:
                     print(
@@ -170,29 +165,60 @@ def measure(
                 continue
             layout = rows_layout(chunks)
             name = f"hir {variant}"
-            if pipeline == "default":
-                block = hir.compile(
-                    model, (x,), [layout], [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS,
-                    num_streams=int(num_streams),
-                )  # fmt: skip
-            else:
-                block = hir.compile(
-                    model, (x,), [layout], [layout], mesh=list(range(world)), pipeline=pipeline,
-                    param_layouts=PARAM_LAYOUTS, num_streams=int(num_streams), cuda_graph=False,
-                )  # fmt: skip
-            mine = my_rows(x, chunks, rank, world).contiguous()
-            expected = my_rows(reference, chunks, rank, world)
-            record(name, lambda block=block, mine=mine: block(mine), expected)
+            common = {"mesh": list(range(world)), "param_layouts": PARAM_LAYOUTS, "num_streams": int(num_streams)}
+            options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
+            block = hir.compile(model, (x,), [layout], [layout], **common, **options)
+            rows = my_rows(x, chunks, rank, world).contiguous()
+            want = my_rows(reference, chunks, rank, world)
+            # The first call (in `checked.add`, before the timing) may measure candidate lowerings and keep one.
+            checked.add(name, lambda block=block, rows=rows: block(rows), want)
             if pipeline == "default" and block.lowering is not None:
-                decisions[name] = block.lowering.reason  # after the first call, which may have measured two
+                decisions[name] = block.lowering.reason
             if args.cuda_graph and pipeline != "default":
-                block.cuda_graph = True  # the same lowered program, replayed from now on
-                record(f"{name} graph", lambda block=block, mine=mine: block(mine), expected)
+                # Its own compiled block, as the two are timed interleaved: of the lowering the eager
+                # one kept, so the same lowered program, replayed.
+                kept = block.specialization(rows).pipeline
+                replayed = hir.compile(model, (x,), [layout], [layout], **common, pipeline=kept, cuda_graph=True)
+                checked.add(f"{name} graph", lambda replayed=replayed, rows=rows: replayed(rows), want)
+        times = checked.timed(args.reps, args.warmup, device)
     return (
         {k: max_over_ranks(v, device.type) for k, v in times.items()},
-        {k: max_over_ranks(v, device.type) for k, v in errors.items()},
+        {k: max_over_ranks(v, device.type) for k, v in checked.errors.items()},
         decisions,
     )
+
+
+class CheckedVariants:
+    """
+    One size's variants: each checked against its expected result at its first call, as it is
+    added (so a hir.compile default's first call, which may measure candidate lowerings, comes
+    before any timing), then all timed together, interleaved (`timed_interleaved`).
+    """
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Callable[[], torch.Tensor]] = {}
+        self.expected: dict[str, torch.Tensor] = {}
+        self.errors: dict[str, float] = {}
+        """Relative error by variant: its first call's, and after `timed` the worse of that and its last call's."""
+
+    def add(self, name: str, fn: Callable[[], torch.Tensor], want: torch.Tensor) -> None:
+        self.errors[name] = relative_error(fn(), want)
+        self.runs[name], self.expected[name] = fn, want
+
+    def timed(self, reps: int, warmup: int, device: torch.device) -> dict[str, float]:
+        """Median ms by variant, in the order added; the last timed call of each checked too (a replay's)."""
+        last: dict[str, torch.Tensor] = {}
+
+        def keeping(name: str, fn: Callable[[], torch.Tensor]) -> Callable[[], None]:
+            def run() -> None:
+                last[name] = fn()
+
+            return run
+
+        times = timed_interleaved({name: keeping(name, fn) for name, fn in self.runs.items()}, reps, warmup, device)
+        for name, out in last.items():
+            self.errors[name] = max(self.errors[name], relative_error(out, self.expected[name]))
+        return times
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -273,7 +299,10 @@ def end_job(wrong: bool, device: torch.device) -> int:
 def main() -> int:
     args = parse_args()
     device = start_job(args.device)
-    rows = [(f"M={M}", *measure(M, args, device)) for M in (int(s) for s in args.sizes.split(","))]
+    rows: Rows = []
+    for M in (int(s) for s in args.sizes.split(",")):
+        rows.append((f"M={M}", *measure(M, args, device)))
+        release_memory(device)  # this size's compiled variants and graphs, before the next size's
     title = f"TP MLP, D={dist.get_world_size()}, H={args.hidden}, FFN={args.ffn_mult}H, {args.dtype}, {device.type}"
     return end_job(report(title, rows), device)
 
