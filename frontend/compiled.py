@@ -53,6 +53,10 @@ class CudaGraphFallbackWarning(RuntimeWarning):
     """`hir.compile`'s automatic CUDA-graph mode could not capture a function: it runs without a graph."""
 
 
+def _no_ranks() -> None:
+    """Nothing to wait for: a one-device program is timed by its own process."""
+
+
 def graph_by_default(device: torch.device) -> bool:
     """
     Whether `cuda_graph=None` (automatic) captures a call on `device`: on a GPU, unless the caller's
@@ -88,6 +92,10 @@ class CompiledFunction:
         self.eager_measured_faster = False
         """Whether the first call measured the kept lowering faster run eagerly than replayed (by
         EAGER_MARGIN): the automatic mode then runs this specialization without a graph."""
+        self.replay_measured = False
+        """Whether a first call on a GPU has timed the program replayed and eagerly (automatic mode)."""
+        self.graph_decision: str | None = None
+        """The automatic mode's replayed and eager times and its verdict, once measured."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -102,6 +110,7 @@ class CompiledFunction:
         self._shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
         """The parameters as moved and sharded once per device, shared by every specialization."""
         self._communicator: Any = None
+        self._in_place: dict[torch.device, tuple[int, ...]] = {}
         self.specializations: Specializations | None = None
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
@@ -131,24 +140,21 @@ class CompiledFunction:
         graph = self._graph_for(device)
         if self.candidates:
             self._keep_the_fastest(inputs, communicator, graph, device)
+        elif graph and self.cuda_graph is None and not self.replay_measured:
+            self._replay_measured_or_fall_back(inputs, communicator, device)
+        graph = self._graph_for(device)
         graphs = len(self.program.graphs)
         try:
-            outputs = self.program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph)
+            outputs = self._run(inputs, communicator, device, graph)
         except CaptureError as err:
             if self.cuda_graph is not None:
                 raise
-            self.eager_reason = str(err)
-            warnings.warn(
-                f"{self.name} runs eagerly, without a CUDA graph, from now on: {err} (hir.compile's cuda_graph=False "
-                "runs eagerly without trying to capture; cuda_graph=True makes this an error)",
-                CudaGraphFallbackWarning,
-                stacklevel=2,
-            )
+            self._fall_back(err)
             graph = False
-            outputs = self.program(inputs, num_streams=self.num_streams, communicator=communicator)
+            outputs = self._run(inputs, communicator, device, graph)
         if len(self.program.graphs) > graphs:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
-        results = tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
+        results = self._results(outputs, graph)
         return results[0] if len(results) == 1 else results
 
     def specialization(self, *args: torch.Tensor) -> CompiledFunction:
@@ -186,7 +192,7 @@ class CompiledFunction:
         for _, _, _, program in contenders:
 
             def run(program: hir.Program = program) -> None:
-                program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph)
+                self._results(self._run(inputs, communicator, device, graph, program), graph)
 
             try:
                 times.append(median_ms(run, device, synchronize_ranks))
@@ -209,21 +215,91 @@ class CompiledFunction:
         """
         The kept lowering timed eagerly too: a pipeline whose host work hides behind its GPU work
         can run faster launched by the host than replayed (a graph's peer copies and joins are
-        scheduled differently), and the automatic mode keeps whichever is faster.
+        scheduled differently), and so can a program whose replay costs more in input and output
+        copies than it saves in launches. The automatic mode keeps whichever is faster.
         """
-        program = self.program
 
         def run() -> None:
-            program(inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=False)
+            self._run(inputs, communicator, device, False)
 
-        (eager_ms,) = slowest_rank([median_ms(run, device, synchronize_ranks)], device)
+        eager_ms = self._timed(run, communicator, device)
         self.measured[f"{self.pipeline} (eager)"] = eager_ms
+        self.replay_measured = True
         self.eager_measured_faster = eager_ms < replayed_ms * (1 - EAGER_MARGIN)
         verdict = "runs eagerly" if self.eager_measured_faster else "replays"
-        assert self.lowering is not None
-        self.lowering = replace(
-            self.lowering, reason=f"{self.lowering.reason}; the kept one eagerly {eager_ms:.3f} ms: {verdict}"
+        self.graph_decision = f"replayed {replayed_ms:.3f} ms, eagerly {eager_ms:.3f} ms: {verdict}"
+        if self.lowering is not None:
+            self.lowering = replace(
+                self.lowering, reason=f"{self.lowering.reason}; the kept one eagerly {eager_ms:.3f} ms: {verdict}"
+            )
+
+    def _replay_measured_or_fall_back(self, inputs: list[Any], communicator: Any, device: torch.device) -> None:
+        """
+        A first call in the automatic mode without lowerings to compare: the program timed replayed
+        (its input and output copies included) and eagerly, and the faster kept. A program that
+        cannot be captured runs eagerly from now on, with the one warning.
+        """
+
+        def replay() -> None:
+            self._results(self._run(inputs, communicator, device, True), True)
+
+        try:
+            replayed_ms = self._timed(replay, communicator, device)
+        except CaptureError as err:
+            self._fall_back(err, stacklevel=4)
+            return
+        self.measured[f"{self.pipeline} (replayed)"] = replayed_ms
+        self._replay_or_not(inputs, communicator, device, replayed_ms)
+        self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
+
+    def _timed(self, run: Callable[[], None], communicator: Any, device: torch.device) -> float:
+        """`run`'s median ms: the slowest rank's for a program on a mesh, this process's for one device."""
+        if communicator is None:  # a one-device program: other ranks need not be calling it too
+            return median_ms(run, device, _no_ranks)
+        (ms,) = slowest_rank([median_ms(run, device, synchronize_ranks)], device)
+        return ms
+
+    def _run(
+        self, inputs: list[Any], communicator: Any, device: torch.device, graph: bool, program: Any = None
+    ) -> list[Any]:
+        """One run of `program` (default: the kept one), replayed or not, the module's own parameters read in place."""
+        program = self.program if program is None else program
+        return program(
+            inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph,
+            in_place_inputs=self._read_in_place(device) if graph else (),
+        )  # fmt: skip
+
+    def _read_in_place(self, device: torch.device) -> tuple[int, ...]:
+        """
+        The inputs that are a module's own tensors, read where the module holds them (already on
+        the device, not sharded): a graph reads them there too, so that an in-place update of the
+        module is seen without copying them in at every replay.
+        """
+        known = self._in_place.get(device)
+        if known is None:  # once per device: the parameters are moved (or not) at the first call
+            known = self._in_place[device] = tuple(
+                k
+                for k, source in enumerate(self.signature.inputs)
+                if source.kind != "user"
+                and source.tensor is not None
+                and (k, device) in self._state
+                and self._state[(k, device)].untyped_storage().data_ptr() == source.tensor.untyped_storage().data_ptr()
+            )
+        return known
+
+    def _fall_back(self, err: CaptureError, stacklevel: int = 3) -> None:
+        """The automatic mode's fallback when a capture was refused or failed: eagerly from now on, one warning."""
+        self.eager_reason = str(err)
+        warnings.warn(
+            f"{self.name} runs eagerly, without a CUDA graph, from now on: {err} (hir.compile's cuda_graph=False "
+            "runs eagerly without trying to capture; cuda_graph=True makes this an error)",
+            CudaGraphFallbackWarning,
+            stacklevel=stacklevel,
         )
+
+    def _results(self, outputs: list[Any], graph: bool) -> tuple[Any, ...]:
+        """The user's outputs of one run (copies of a replay's static buffers)."""
+        return tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
 
     def _graph_for(self, device: torch.device) -> bool:
         """Whether this call replays a CUDA graph (`cuda_graph`)."""
@@ -249,8 +325,8 @@ class CompiledFunction:
         """
         After a capture: the parameters this function holds as its own copies (a device's shard)
         become the graph's static input buffers, so that a replay does not copy them in again. A
-        parameter it reads in place (the module's own tensor) is still copied in at every replay,
-        so that an in-place update of the module is seen, as without a graph.
+        parameter it reads in place (the module's own tensor) the graph reads where it is
+        (`_read_in_place`), so that an in-place update of the module is seen, as without a graph.
         """
         for k, source in enumerate(self.signature.inputs):
             key = (k, device)

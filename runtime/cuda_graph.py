@@ -10,13 +10,16 @@ streams, the communicator) the program is:
    collectives over a transport that runs on the host (gloo);
 2. run once outside capture, on static copies of the inputs: the warm-up, which allocates and
    exchanges the symmetric buffers (a collective rendezvous, host-side), maps the peers' buffers
-   and lets torch create its lazily made handles;
+   and lets torch create its lazily made handles. An input the caller names as read in place
+   (`in_place`: a module's own parameter, say) is not copied: the graph reads it at its address,
+   so an in-place update between replays is seen without a copy per replay, and a replay whose
+   tensor moved elsewhere is captured anew (`CapturedRun.reads_from`);
 3. captured, on the same static inputs, into a `torch.cuda.CUDAGraph`: the worker and comm streams
    join the capture through the program's own fork edges (`hir.synchronize` is an event record +
    wait), and leave it through its joins; barriers and peer copies become graph nodes;
 4. replayed on the caller's current stream: each input is copied into its static buffer unless the
-   caller passed that buffer itself, and each output is copied into the caller's preallocated
-   output, if any, else the static output buffer is returned (overwritten by the next replay;
+   caller passed that buffer itself or the graph reads it in place, and each output is copied into
+   the caller's preallocated output, if any, else the static output buffer is returned (overwritten by the next replay;
    `hir.compile` returns copies of them instead, frontend/compiled.py).
 
 A capture that fails is ended before the error is raised (`end_failed_capture`): no stream is
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +106,20 @@ class CapturedRun:
     posted under capture (`keep_with_capture`): the graph holds their addresses.
     """
     replays: int = 0
+    in_place: dict[int, int] = field(default_factory=dict)
+    """The inputs the graph reads where they were at the capture: input index -> data pointer."""
+
+    def reads_from(self, inputs: Sequence[Any]) -> bool:
+        """Whether every input read in place is still where the graph reads it (else: capture anew)."""
+        return all(
+            isinstance(inputs[k], torch.Tensor) and inputs[k].data_ptr() == pointer
+            and inputs[k].stride() == self.static_inputs[k].stride()
+            for k, pointer in self.in_place.items()
+        )  # fmt: skip
 
     def replay(self, inputs: Sequence[Any], outputs: Sequence[torch.Tensor | None]) -> list[Any]:
-        for static, given in zip(self.static_inputs, inputs):
-            if isinstance(static, torch.Tensor) and given is not static:
+        for k, (static, given) in enumerate(zip(self.static_inputs, inputs)):
+            if isinstance(static, torch.Tensor) and given is not static and k not in self.in_place:
                 static.copy_(given)
         self.graph.replay()
         self.replays += 1
@@ -130,9 +143,15 @@ def capture(
     run_once: RunOnce,
     inputs: Sequence[Any],
     device: torch.device,
+    in_place: Collection[int] = (),
 ) -> CapturedRun:
-    """Warm-up run outside capture, then the capture; errors name the op that could not be captured."""
-    static_inputs = [static_copy(v) for v in inputs]
+    """
+    Warm-up run outside capture, then the capture; errors name the op that could not be captured.
+    The inputs numbered in `in_place` are read where they are, not from static copies: the caller
+    keeps them alive.
+    """
+    read_in_place = {k for k in in_place if isinstance(inputs[k], torch.Tensor)}
+    static_inputs = [v if k in read_in_place else static_copy(v) for k, v in enumerate(inputs)]
     none: list[torch.Tensor | None] = [None] * len(function.function_type.outputs.data)
     run_once(static_inputs, none, True)  # allocates and exchanges symmetric buffers, maps peers
     torch.cuda.synchronize(device)
@@ -157,7 +176,10 @@ def capture(
         raise _capture_error(function, err) from err
     finally:
         _under_way.keep_alive = None
-    return CapturedRun(graph, static_inputs, outputs, keep_alive=[*frame_values, *held])
+    pointers = {k: static_inputs[k].data_ptr() for k in sorted(read_in_place)}
+    # The storages read in place stay allocated as long as the graph, even if a tensor is given another.
+    storages = [static_inputs[k].untyped_storage() for k in pointers]
+    return CapturedRun(graph, static_inputs, outputs, keep_alive=[*frame_values, *held, *storages], in_place=pointers)
 
 
 def _capture_error(function: func.FuncOp, err: Exception) -> CaptureError:

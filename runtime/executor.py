@@ -6,7 +6,7 @@ against the function's types first; errors name the function's source location.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -132,6 +132,7 @@ class Program:
         streams: Streams | None = None,
         cuda_graph: bool = False,
         memory_stats: MemoryStats | None = None,
+        in_place_inputs: Collection[int] = (),
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
@@ -143,6 +144,9 @@ class Program:
         buffers, overwritten by the next replay, unless `outputs` are given).
         `memory_stats` receives the bytes the run's `hir.allocate`s hold (runtime/memory_stats.py);
         a plain run's only, since a replay allocates nothing.
+        `in_place_inputs` (numbers of inputs) are read by a graph where they are instead of from a
+        copy, e.g. a module's own parameters: updates in place are seen without a copy per replay,
+        and a call whose tensor lives elsewhere than at the capture is captured anew.
         With a communicator, an output whose global type's mesh does not contain this device is
         None here, and its preallocated output, if given, is left untouched (`held_outputs`).
         """
@@ -171,6 +175,8 @@ class Program:
             return _only_held(results, held)
         key = cuda_graph_mode.signature(inputs, on, num_streams, communicator)
         captured = self.graphs.get(key)
+        if captured is not None and not captured.reads_from(inputs):
+            captured = None  # an input read in place has moved: its old address is not read again
         if captured is None:
             cuda_graph_mode.capture_refusal(self.func, on, communicator)
 
@@ -181,7 +187,7 @@ class Program:
                 given = streams if warm_up else None
                 return self._run_once(ins, outs, on, num_streams, communicator, given, warm_up and self.race_check)
 
-            captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on)
+            captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on, in_place_inputs)
         return _only_held(captured.replay(inputs, checked_outputs), held)
 
     def held_outputs(self, communicator: Communicator | None) -> list[bool]:

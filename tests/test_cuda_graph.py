@@ -502,7 +502,11 @@ class Block(torch.nn.Module):
 
 
 def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Program, str]]) -> None:
-    """A parameter the compiled function reads in place stays the module's tensor, copied in at each replay."""
+    """
+    A parameter the compiled function reads in place (the module's own tensor) is read by the graph
+    where it is: not copied in at a replay, so an in-place update is seen; an input read in place
+    given at other memory makes the call capture anew.
+    """
     torch.manual_seed(0)
     block = Block()
     x = torch.randn(8, 32)
@@ -511,13 +515,33 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
         first = compiled(x)
         torch.testing.assert_close(first, block(x))  # what the captured run computed
     assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]
-    compiled(torch.randn(8, 32))
+    copies: list[int] = []
+    original_copy = torch.Tensor.copy_
+
+    def counted_copy(self: torch.Tensor, source: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+        copies.append(self.data_ptr())
+        return original_copy(self, source, non_blocking)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.Tensor, "copy_", counted_copy)
+        compiled(torch.randn(8, 32))
     assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # replayed
     (captured,) = compiled.program.graphs.values()
     assert captured.replays == 2
     state = [t for t in compiled._state.values()]
     assert {t.data_ptr() for t in state} == {block.fc.weight.data_ptr(), block.fc.bias.data_ptr()}
-    assert not any(t is s for t in state for s in captured.static_inputs)
+    assert all(any(t is s for s in captured.static_inputs) for t in state)  # read where the module holds them
+    assert set(copies).isdisjoint(t.data_ptr() for t in state)  # the replay copied in x only
+    assert len(captured.in_place) == 2
+
+    # Given at other memory, an input read in place makes the call capture anew (the graph reads the old).
+    program, inputs = (
+        compiled.program,
+        [compiled._input(k, s, (x,), x.device) for k, s in enumerate(compiled.signature.inputs)],
+    )
+    moved = [t.clone() if t is state[0] else t for t in inputs]
+    program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place(x.device))
+    assert runs_of(program, recorded_capture) == ["run", "capture", "run", "capture"]
 
 
 def compiled_block(seed: int = 0, **options: Any) -> tuple[Block, hir.CompiledFunction]:
@@ -548,8 +572,12 @@ def test_automatic_mode_runs_cpu_calls_without_a_graph(recorded_capture: list[tu
 
 @pytest.fixture
 def as_if_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The automatic mode's decision for a GPU call, taken for CPU tensors."""
+    """
+    The automatic mode's decision for a GPU call, taken for CPU tensors; the first call's timings
+    of the program replayed and eagerly (each timed run runs once) come out equal: it replays.
+    """
     monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
+    monkeypatch.setattr(compiled_module, "median_ms", lambda run, device, sync: (run(), 1.0)[1])
 
 
 @pytest.mark.usefixtures("as_if_on_a_gpu")
@@ -559,9 +587,32 @@ def test_automatic_mode_captures_on_a_gpu(recorded_capture: list[tuple[hir.Progr
         x = random_rows(1)
         torch.testing.assert_close(compiled(x), block(x))
         compiled(random_rows(2))
-    assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # then replayed
+    # The first call times the program replayed (a warm-up run, the capture, a replay), then eagerly
+    # (a run), keeps replaying (no faster eagerly), and replays; so does the second call.
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture", "run"]
     (captured,) = compiled.program.graphs.values()
-    assert captured.replays == 2
+    assert captured.replays == 3
+    assert compiled.graph_decision == "replayed 1.000 ms, eagerly 1.000 ms: replays"
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_automatic_mode_runs_eagerly_where_measured_faster(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
+) -> None:
+    """A program measured 2 % faster run eagerly than replayed (its copies in and out included) runs eagerly."""
+    times = iter([1.0, 0.5])  # replayed, then eagerly
+    monkeypatch.setattr(compiled_module, "median_ms", lambda run, device, sync: (run(), next(times))[1])
+    block, compiled = compiled_block()
+    with torch.no_grad():
+        for k in (1, 2):
+            x = random_rows(k)
+            torch.testing.assert_close(compiled(x), block(x))
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture", "run", "run", "run"]
+    (captured,) = compiled.program.graphs.values()
+    assert captured.replays == 1  # the measurement's only
+    assert compiled.eager_measured_faster
+    assert compiled.graph_decision == "replayed 1.000 ms, eagerly 0.500 ms: runs eagerly"
+    assert compiled.measured == {"stream-lowering (replayed)": 1.0, "stream-lowering (eager)": 0.5}
 
 
 @pytest.mark.usefixtures("as_if_on_a_gpu")
@@ -723,7 +774,10 @@ def test_compiled_function_captures_by_default_on_a_gpu() -> None:
             results.append(compiled(x))
             expected.append(block(x))
     (captured,) = compiled.program.graphs.values()
-    assert captured.replays == 3
+    # The first call timed the program replayed and eagerly; this tiny one replays from then on.
+    assert compiled.graph_decision is not None
+    assert compiled.graph_decision.endswith("replays")
+    assert captured.replays > 3
     for result, want in zip(results, expected):  # the later replays left the earlier results alone
         torch.testing.assert_close(result, want, rtol=1e-4, atol=1e-4)
     assert len({r.untyped_storage().data_ptr() for r in results}) == 3
