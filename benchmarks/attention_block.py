@@ -13,7 +13,8 @@ against eager PyTorch, in one run and on the same tensors:
                  projections and attention of chunk s on its own stream
 
 Every result is checked against eager (relative L2 error in brackets, WRONG above 3e-2).
-CUDA-event medians on a GPU.
+CUDA-event medians on a GPU. The variants are timed interleaved (round-robin: every round runs
+each once), so that GPU clock drift affects them alike.
 
     python benchmarks/attention_block.py                  # bf16 on one GPU
     python benchmarks/attention_block.py --device cpu     # f32, small: a check, not a measurement
@@ -26,10 +27,9 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from ag_gemm import captured
+from ag_gemm import captured, timed_interleaved
 
 import hir
-from hir.frontend.autotune import median_ms
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 WRONG = 3e-2
@@ -79,14 +79,13 @@ def measure(args: argparse.Namespace, device: torch.device) -> list[tuple[str, f
         layout = f"[stream({chunks}), serial, serial]"
         streamed = hir.compile(model, (x,), [layout], layout)
         variants.append((f"hir stream({chunks})", lambda streamed=streamed: streamed(x)))
-    rows = []
+    errors: dict[str, float] = {}
     with torch.no_grad():
         reference = model(x).clone()
-        for name, run in variants:
-            error = relative_error(run(), reference)
-            ms = median_ms(run, device, lambda: None, args.warmup, args.reps)
-            rows.append((name, ms, error))
-    return rows
+        for name, run in variants:  # every first call (hir's may measure candidate lowerings) before any timing
+            errors[name] = relative_error(run(), reference)
+        times = timed_interleaved(dict(variants), args.reps, args.warmup, device)
+    return [(name, times[name], errors[name]) for name, _ in variants]
 
 
 def build_parser() -> argparse.ArgumentParser:
