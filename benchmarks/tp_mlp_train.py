@@ -13,6 +13,8 @@ and on the same tensors.
 One step is `model(x).backward(dy)` with the parameters' gradients reset to None before it (an
 optimizer's zero_grad). Every variant's output and gradients (x's, fc1's, fc2's) are checked
 against eager (relative L2 error of the worst, WRONG above 3e-2). CUDA-event medians on a GPU.
+The variants of one size are timed interleaved (round-robin: every round runs each once, after
+a barrier under torchrun), so that GPU clock drift affects them alike.
 
     python benchmarks/tp_mlp_train.py                        # bf16, H = 4096 and 8192 on one GPU
     python benchmarks/tp_mlp_train.py --device cpu           # f32, small: a check, not a measurement
@@ -47,11 +49,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import max_over_ranks, timed
+from ag_gemm import max_over_ranks, release_memory, timed_interleaved
 from tp_mlp import PARAM_LAYOUTS, all_gather_single, my_rows, reduce_scatter_single, start_job
 
 import hir
-from hir.frontend.autotune import median_ms
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 WRONG = 3e-2
@@ -97,17 +98,18 @@ def measure(hidden: int, M: int, args: argparse.Namespace, device: torch.device)
     variants.append(("hir", hir.compile(model, (x.detach(),), training=True, cuda_graph=False)))
     if args.cuda_graph:
         variants.append(("hir graph", hir.compile(model, (x.detach(),), training=True, cuda_graph=True)))
-    rows = []
+    steps: dict[str, Callable[[], list[torch.Tensor]]] = {}
+    errors: dict[str, float] = {}
     reference: list[torch.Tensor] = []
-    for name, run in variants:
+    for name, run in variants:  # every first call (a hir.compile default's may measure lowerings) before any timing
         once = step(model, run, x, dy)
         results = [t.clone() for t in once()]
         if not reference:
             reference = results
-        error = max(relative_error(a, b) for a, b in zip(results, reference))
-        ms = median_ms(once, device, lambda: None, args.warmup, args.reps)
-        rows.append((name, ms, error))
-    return rows
+        errors[name] = max(relative_error(a, b) for a, b in zip(results, reference))
+        steps[name] = once
+    times = timed_interleaved(steps, args.reps, args.warmup, device)
+    return [(name, times[name], errors[name]) for name in steps]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     for hidden in hiddens:
         for M in sizes:
             rows = measure(hidden, M, args, device)
+            release_memory(device)  # this size's compiled variants, before the next size's
             eager_ms = rows[0][1]
             for variant, ms, error in rows:
                 flag = "  WRONG" if error > WRONG else ""
@@ -228,7 +231,8 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
             relative_error(w2, reference["w2"]),
         )
 
-    rows: list[tuple[str, float, float]] = []
+    steps: dict[str, Callable[[], torch.Tensor]] = {}
+    errors: dict[str, float] = {}
     w1 = model.fc1.weight.detach().narrow(0, rank * F_local, F_local).clone().requires_grad_(True)
     w2 = model.fc2.weight.detach().narrow(1, rank * F_local, F_local).clone().requires_grad_(True)
     shard = my_rows(x, 1, rank, world).clone().requires_grad_(True)
@@ -246,8 +250,8 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
 
         try:
             out = once()
-            error = check(1, out.detach(), shard.grad, w1.grad, w2.grad)  # type: ignore[arg-type]
-            rows.append((name, timed(once, args.reps, args.warmup, device.type), error))
+            errors[name] = check(1, out.detach(), shard.grad, w1.grad, w2.grad)  # type: ignore[arg-type]
+            steps[name] = once
         except Exception as err:  # report and go on: the baseline may be missing on this build
             if rank == 0:
                 print(f"{name} failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
@@ -273,12 +277,15 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
             out.backward(dy_mine)
             return out
 
-        out = step_hir()
+        out = step_hir()  # the first call, checked (a default's may measure candidate lowerings) before any timing
         g1 = model.fc1.weight.grad.narrow(0, rank * F_local, F_local)  # type: ignore[union-attr]
         g2 = model.fc2.weight.grad.narrow(1, rank * F_local, F_local)  # type: ignore[union-attr]
-        error = check(chunks, out.detach(), mine.grad, g1, g2)  # type: ignore[arg-type]
-        rows.append((f"hir {variant}", timed(step_hir, args.reps, args.warmup, device.type), error))
-    return [(name, max_over_ranks(ms, device.type), max_over_ranks(err, device.type)) for name, ms, err in rows]
+        errors[f"hir {variant}"] = check(chunks, out.detach(), mine.grad, g1, g2)  # type: ignore[arg-type]
+        steps[f"hir {variant}"] = step_hir
+    times = timed_interleaved(steps, args.reps, args.warmup, device)
+    return [
+        (name, max_over_ranks(times[name], device.type), max_over_ranks(errors[name], device.type)) for name in steps
+    ]
 
 
 def tp_main(args: argparse.Namespace) -> int:
@@ -295,6 +302,7 @@ def tp_main(args: argparse.Namespace) -> int:
     for hidden in hiddens:
         for M in sizes:
             table.append((hidden, M, measure_tp(hidden, M, args, device)))
+            release_memory(device)  # this size's compiled variants and graphs, before the next size's
     if dist.get_rank() == 0:
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (gloo)"
         print(f"TP MLP training step (forward + backward), D={world}, {args.dtype}, FFN = {args.ffn_mult}H, {name}, "
