@@ -108,6 +108,7 @@ class Emitter:
                 stream = (target, chunks)
         if stream is None and didx is None and not mesh:
             return self.emit(plain)
+        plain.drop_all_references()  # replaced by the typed op below: its operands must not count it as a use
         kinds = [SERIAL] * len(shape)
         chunks = [0] * len(shape)
         if stream is not None:

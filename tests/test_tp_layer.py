@@ -82,6 +82,30 @@ class NormedColumns(torch.nn.Module):
 QO = {"q.weight": "[didx, serial]", "o.weight": "[serial, didx]"}
 
 
+def test_the_imported_module_has_no_stray_uses() -> None:
+    """
+    Every use of a value in the imported module is an op of the module: an op built and then
+    replaced by its typed form (the layouts on a mesh) must not stay a use of its operands, or
+    the segmenter sees the value escape its kernel and gives it a buffer of its own (a copy).
+    """
+    from hir.frontend.importer import import_program
+
+    model = TPLayer(32, 4, 64, 8, torch.float32, "cpu")
+    imported = import_program(model, (torch.randn(32, 32),), [ROWS], [ROWS], [0, 1], PARAM_LAYOUTS)
+    ops = set(imported.module.walk())
+    stray = [
+        (op.name, use.operation.name) for op in ops for r in op.results for use in r.uses if use.operation not in ops
+    ]
+    assert stray == []
+    hir.run_pipeline(imported.module, "stream-lowering")
+    launch = next(
+        op
+        for op in imported.module.walk()
+        if op.name == "hir.launch" and any(o.name == "fusion.sdpa" for o in op.walk())
+    )
+    assert len(launch.outs) == 1  # the merged heads only: the views and attention stay inside the kernel
+
+
 @pytest.mark.parametrize(
     ("model", "columns", "layout", "params", "message"),
     [
