@@ -83,6 +83,10 @@ class Group:
     """Some op is resharding (`is_resharding`)."""
     has_standalone: bool
     """Some op is a standalone host op (`is_standalone_host_op`; resharding ops included)."""
+    only_views: bool
+    """Every op only reshapes or permutes its operand (`is_view_op`): a GEMM reads it as a strided view."""
+    has_contraction: bool
+    """Some op is a matmul or a linear."""
     _run: Sequence[fusion.FusionOp] = field(repr=False)
     _positions: list[int] = field(repr=False)
     """The ops as positions in `_run`, in any order: the first `_count` items of a list that later
@@ -96,6 +100,8 @@ class Group:
         return Group(
             any(is_resharding(op) for op in ops),
             any(is_standalone_host_op(op) for op in ops),
+            all(is_view_op(op) for op in ops),
+            any(isinstance(op, CONTRACTIONS) for op in ops),
             run,
             positions,
             len(positions),
@@ -133,9 +139,43 @@ def is_standalone_host_op(op: fusion.FusionOp) -> bool:
     return isinstance(op, STANDALONE_HOST_OPS) or is_resharding(op)
 
 
+CONTRACTIONS = (fusion.MatmulOp, fusion.LinearOp)
+
+VIEW_OPS = (fusion.ReshapeOp, fusion.PermuteOp)
+
+
+def is_view_op(op: fusion.FusionOp) -> bool:
+    """An op that only reshapes or permutes: torch reads its result as a view where the strides allow."""
+    return isinstance(op, VIEW_OPS) and not is_resharding(op)
+
+
+def views_into_contraction(producer: Group, consumer: Group) -> bool:
+    """
+    Reshapes and permutes that only a GEMM reads join its launch: the GEMM reads them as strided
+    views (a transposed operand costs cuBLAS nothing), where as a launch of their own they would
+    be copied into a buffer. Views that something else reads too keep their own launch, and so do
+    the views of a GEMM whose result is communicated: the pipelines split such a GEMM by chunk or
+    destination, a launch of that one op.
+    """
+    if not (producer.only_views and consumer.has_contraction) or consumer.has_resharding:
+        return False
+    members = {*producer.ops, *consumer.ops}
+    if any(use.operation not in members for op in producer.ops for r in op.results for use in r.uses):
+        return False
+    return not any(
+        isinstance(use.operation, fusion.FusionOp) and is_resharding(use.operation)
+        for op in consumer.ops
+        for r in op.results
+        for use in r.uses
+    )
+
+
 def merge_unless_standalone(producer: Group, consumer: Group) -> bool:
-    """Policy `standalone-host-ops`: standalone host ops stay single, the others fuse."""
-    return not (producer.has_standalone or consumer.has_standalone)
+    """
+    Policy `standalone-host-ops`: standalone host ops stay single, the others fuse; the views only
+    a GEMM reads join the GEMM (`views_into_contraction`).
+    """
+    return not (producer.has_standalone or consumer.has_standalone) or views_into_contraction(producer, consumer)
 
 
 def merge_unless_resharding(producer: Group, consumer: Group) -> bool:
@@ -149,10 +189,9 @@ def merge_unless_contraction(producer: Group, consumer: Group) -> bool:
     communication pipelines split by chunk or destination), everything else fuses: the elementwise
     chains an imported activation decomposes into become one launch.
     """
-    contraction = (fusion.MatmulOp, fusion.LinearOp)
-    return merge_unless_resharding(producer, consumer) and not any(
-        isinstance(op, contraction) for op in (*producer.ops, *consumer.ops)
-    )
+    if views_into_contraction(producer, consumer):
+        return True
+    return merge_unless_resharding(producer, consumer) and not (producer.has_contraction or consumer.has_contraction)
 
 
 DEFAULT_POLICY = "standalone-host-ops"
@@ -356,6 +395,8 @@ class _Partition:
         group = Group(
             producer.group.has_resharding or consumer.group.has_resharding,
             producer.group.has_standalone or consumer.group.has_standalone,
+            producer.group.only_views and consumer.group.only_views,
+            producer.group.has_contraction or consumer.group.has_contraction,
             self.ops,
             positions,
             len(positions),

@@ -6,13 +6,22 @@ from collections.abc import Callable
 
 import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
-from hir.diagnostics import location_of
+from hir.diagnostics import LocatedError, location_of
 from hir.dialects import fusion, hir
 from hir.dialects.hir import chunk_bounds
 from hir.runtime.communicator import Communicator, Work
-from hir.runtime.compiler import UNSET, CompileContext, Frame, Step, StepCompilers
+from hir.runtime.compiler import (
+    UNSET,
+    CompileContext,
+    CompiledBlock,
+    Frame,
+    Step,
+    StepCompilers,
+    describe_failure,
+    in_profiler_range,
+)
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
@@ -230,6 +239,9 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
                 return single_via_temporary
             return _single_with_operands(kernel, out, operand_slots) or single
 
+    if (into_destination := _segment_into_destination(op, ops, compiler)) is not None:
+        return into_destination
+
     # A segment: run op by op, then copy each yielded value into its destination once.
     arg_slots = compiler.slots_of(block.args)
     body = compiler.compile_block(block)
@@ -253,6 +265,51 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             destination.copy_(result)
 
     return segment
+
+
+def _segment_into_destination(op: hir.LaunchOp, ops: list[Operation], compiler: CompileContext) -> Step | None:
+    """
+    A segment whose one yielded value is its last op's result, as with views that a GEMM reads
+    (fusion-segment's `views_into_contraction`): the ops before it run as usual and the last one
+    writes the destination through its out= form, instead of into a temporary then copied. None
+    where that does not apply: several outs, a last op without an out= form, a destination that
+    may share memory with an input (the temporary keeps that correct).
+    """
+    if len(op.outs) != 1 or len(ops) < 3:
+        return None
+    last, terminator = ops[-2], ops[-1]
+    if not isinstance(last, fusion.FusionOp) or terminator.operands[0] is not last.results[0]:
+        return None
+    if any(_may_share_memory(op.outs[0], value) for value in op.ins):
+        return None
+    try:
+        kernel = _keeping_shape(out_kernel(last))
+    except NotImplementedError:
+        return None
+    arg_slots, in_slots = compiler.slots_of(op.body.block.args), compiler.slots_of(op.ins)
+    before = CompiledBlock(ops[:-2], [compiler.compile_op(o) for o in ops[:-2]])
+    operand_slots = compiler.slots_of(last.operands)
+    (out,) = compiler.slots_of(op.outs)
+
+    def into_destination(frame: Frame) -> None:
+        env = frame.env
+        kernel(env[out], *[env[s] for s in operand_slots])
+
+    last_step = in_profiler_range(last, into_destination) if compiler.profile else into_destination
+
+    def segment_into_destination(frame: Frame) -> None:
+        env = frame.env
+        for arg, src in zip(arg_slots, in_slots):
+            env[arg] = env[src]
+        before.run(frame)
+        try:
+            last_step(frame)
+        except LocatedError:
+            raise
+        except Exception as err:
+            raise LocatedError(last, describe_failure(last, frame, err)) from err
+
+    return segment_into_destination
 
 
 def _keeping_shape(kernel: Callable[..., object]) -> Callable[..., None]:

@@ -447,6 +447,49 @@ def test_segment_launch_writes_into_the_view() -> None:
         assert_matches(buf, ref)
 
 
+VIEWS_INTO_MATMUL = """
+func.func @main(%g: memref<2x4x8xf32>, %a: memref<8x16xf32>) -> memref<3x8x16xf32> {
+  %c1 = arith.constant 1 : index
+  %buf = hir.allocate() : memref<3x8x16xf32>
+  %v = hir.alias_select %buf[%c1] axis 0 : memref<3x8x16xf32> -> memref<8x16xf32, strided<[16, 1], offset: ?>>
+  hir.launch ins(%g_1 = %g, %a_1 = %a : memref<2x4x8xf32>, memref<8x16xf32>) outs(%v : memref<8x16xf32, strided<[16, 1], offset: ?>>) {
+    %r = fusion.reshape %g_1 : tensor<2x4x8xf32> -> tensor<8x8xf32>
+    %t = fusion.permute %r perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+    %mm = fusion.matmul %t, %a_1 : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+    hir.yield %mm : tensor<8x16xf32>
+  }
+  func.return %buf : memref<3x8x16xf32>
+}
+"""
+
+
+@pytest.mark.filterwarnings("error")
+def test_views_and_a_gemm_write_the_destination_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A launch of views and the GEMM that reads them (fusion-segment merges them) computes the GEMM
+    into its destination view through the out= form: no temporary copied in, nothing outside the
+    view written; the result is the reference on strided operands.
+    """
+    g, a = torch.randn(2, 4, 8), torch.randn(8, 16)
+    buf = poison((3, 8, 16), "f32")
+    copies: list[torch.Tensor] = []
+    original_copy = torch.Tensor.copy_
+
+    def counted_copy(self: torch.Tensor, source: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+        copies.append(self)
+        return original_copy(self, source, non_blocking)
+
+    program = hir.compile_program(hir.parse(VIEWS_INTO_MATMUL, "views.hir.mlir"))
+    monkeypatch.setattr(torch.Tensor, "copy_", counted_copy)
+    (out,) = program([g, a], outputs=[buf])
+    monkeypatch.undo()
+    assert out is buf
+    assert copies == []
+    assert_matches(buf[1], g.reshape(8, 8).t() @ a)
+    assert is_poison(buf[0])
+    assert is_poison(buf[2])
+
+
 # -- execute: outputs, checks and errors ----------------------------------------------------------
 
 
@@ -1034,21 +1077,22 @@ func.func @main(%a: memref<?x4xf32>, %b: memref<4x3xf32>) -> memref<2x3xf32> {{
 
 @pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
 @pytest.mark.parametrize(
-    ("segment", "what"),
+    ("segment", "where"),
     [
-        ("\n    hir.yield %r : tensor<2x3xf32>", "kernel"),  # one op: its out= kernel would resize the buffer
+        # one op: its out= kernel would resize the buffer
+        ("\n    hir.yield %r : tensor<2x3xf32>", r"4:3: error: 'hir\.launch' op failed at run time: the kernel"),
         (
             "\n    %s = fusion.relu %r : tensor<2x3xf32> -> tensor<2x3xf32>\n    hir.yield %s : tensor<2x3xf32>",
-            "segment",  # several: copy_ would broadcast the [1, 3] result over the [2, 3] buffer
+            # several: the last op writes the buffer through its out= kernel, which would resize it
+            r"6:5: error: 'fusion\.relu' op failed at run time: the kernel",
         ),
     ],
 )
-def test_a_result_of_another_shape_than_its_buffer_is_an_error(segment: str, what: str) -> None:
+def test_a_result_of_another_shape_than_its_buffer_is_an_error(segment: str, where: str) -> None:
     """A dynamic extent that does not match the buffer's at run time: located error, never an unwritten buffer."""
     module = hir.parse(SHAPE_MISMATCH.format(segment=segment), "mismatch.mlir")
     with pytest.raises(
         LocatedError,
-        match=rf"mismatch\.mlir:4:3: error: 'hir\.launch' op failed at run time: the {what} computed a result of "
-        r"shape \(1, 3\) for a destination of shape \(2, 3\)",
+        match=rf"mismatch\.mlir:{where} computed a result of shape \(1, 3\) for a destination of shape \(2, 3\)",
     ):
         hir.execute(module, [torch.randn(1, 4), torch.randn(4, 3)])

@@ -76,3 +76,62 @@ func.func @around_sum(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %r = fusion.relu %n : tensor<4xf32> -> tensor<4xf32>
   func.return %r : tensor<4xf32>
 }
+
+// Reshapes and permutes that only a GEMM reads join its launch (the GEMM reads them as strided
+// views: a transposed operand is free for cuBLAS); as a segment of their own they would be copied.
+
+// CHECK-LABEL: func.func @views_into_matmul(
+func.func @views_into_matmul(%g: tensor<2x4x8xf32>, %a: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK-NEXT: %mm = fusion.segment ins(%g_1 = %g, %a_1 = %a : tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK-NEXT:   %r = fusion.reshape %g_1 : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT:   %t = fusion.permute %r perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT:   %mm_1 = fusion.matmul %t, %a_1 : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  // CHECK-NEXT:   fusion.yield %mm_1 : tensor<8x16xf32>
+  // CHECK-NEXT: }
+  // CHECK-NEXT: func.return %mm : tensor<8x16xf32>
+  %r = fusion.reshape %g : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %t = fusion.permute %r perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  func.return %mm : tensor<8x16xf32>
+}
+
+// A view that something else reads too keeps a launch of its own; so does a view of a GEMM's
+// result (only views feeding a GEMM join it), and a view feeding a standalone op that is no GEMM.
+
+// CHECK-LABEL: func.func @views_read_elsewhere(
+func.func @views_read_elsewhere(%g: tensor<8x8xf32>, %a: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x8xf32>, tensor<16x8xf32>, tensor<8xf32>) {
+  // CHECK-NEXT: %t, %e = fusion.segment ins(%g_1 = %g : tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  // CHECK-NEXT:   %t_1 = fusion.permute %g_1 perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT:   %e_1 = fusion.exp %t_1 : tensor<8x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT:   fusion.yield %t_1, %e_1 : tensor<8x8xf32>, tensor<8x8xf32>
+  // CHECK-NEXT: }
+  // CHECK-NEXT: %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  // CHECK-NEXT: %mt = fusion.permute %mm perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  // CHECK-NEXT: %u = fusion.permute %g perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  // CHECK-NEXT: %s = fusion.sum %u dims = [1] : tensor<8x8xf32> -> tensor<8xf32>
+  %t = fusion.permute %g perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %e = fusion.exp %t : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mt = fusion.permute %mm perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %u = fusion.permute %g perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %s = fusion.sum %u dims = [1] : tensor<8x8xf32> -> tensor<8xf32>
+  func.return %mm, %e, %mt, %s : tensor<8x16xf32>, tensor<8x8xf32>, tensor<16x8xf32>, tensor<8xf32>
+}
+
+// Views that only a GEMM reads join it, unless the GEMM's result is communicated: the pipelines
+// split such a GEMM by chunk or destination, which needs a launch of the GEMM alone.
+// CHECK-LABEL: func.func @views_of_a_communicated_gemm(
+func.func @views_of_a_communicated_gemm(%g: tensor<2x4x8xf32>, %a: tensor<8x16xf32>) -> tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> {
+  // CHECK-NEXT: %t = fusion.segment
+  // CHECK-NEXT:   %r = fusion.reshape
+  // CHECK-NEXT:   %t_1 = fusion.permute
+  // CHECK-NEXT:   fusion.yield %t_1
+  // CHECK-NEXT: }
+  // CHECK-NEXT: %mm = fusion.matmul %t, %a
+  // CHECK-NEXT: %s = fusion.set %mm
+  %r = fusion.reshape %g : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %t = fusion.permute %r perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %s = fusion.set %mm : tensor<8x16xf32> -> tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return %s : tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+}
