@@ -778,6 +778,7 @@ def test_compiled_function_captures_by_default_on_a_gpu() -> None:
     assert compiled.graph_decision is not None
     assert compiled.graph_decision.endswith("replays")
     assert captured.replays > 3
+    replays = captured.replays
     for result, want in zip(results, expected):  # the later replays left the earlier results alone
         torch.testing.assert_close(result, want, rtol=1e-4, atol=1e-4)
     assert len({r.untyped_storage().data_ptr() for r in results}) == 3
@@ -786,7 +787,7 @@ def test_compiled_function_captures_by_default_on_a_gpu() -> None:
     with torch.no_grad():
         x = random_rows(5).cuda()
         torch.testing.assert_close(compiled(x), block(x), rtol=1e-4, atol=1e-4)
-    assert captured.replays == 3
+    assert captured.replays == replays  # run, not replayed
 
 
 # Run in a process of its own: a capture left open makes PyTorch fail an internal assert at exit.
