@@ -228,6 +228,10 @@ class CompiledFunction:
         self.eager_measured_faster = eager_ms < replayed_ms * (1 - EAGER_MARGIN)
         verdict = "runs eagerly" if self.eager_measured_faster else "replays"
         self.graph_decision = f"replayed {replayed_ms:.3f} ms, eagerly {eager_ms:.3f} ms: {verdict}"
+        if self.eager_measured_faster:
+            # The graphs' memory pools back to the allocator: the calls run eagerly from now on
+            # (the measurement waited for its last run, so no replay is in flight).
+            self.program.graphs.clear()
         if self.lowering is not None:
             self.lowering = replace(
                 self.lowering, reason=f"{self.lowering.reason}; the kept one eagerly {eager_ms:.3f} ms: {verdict}"
@@ -250,7 +254,8 @@ class CompiledFunction:
             return
         self.measured[f"{self.pipeline} (replayed)"] = replayed_ms
         self._replay_or_not(inputs, communicator, device, replayed_ms)
-        self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
+        if self.program.graphs:
+            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
 
     def _timed(self, run: Callable[[], None], communicator: Any, device: torch.device) -> float:
         """`run`'s median ms: the slowest rank's for a program on a mesh, this process's for one device."""
