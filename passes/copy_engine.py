@@ -175,14 +175,15 @@ def shard_exchanges(
     rotate its iterations by rank, else None: every collective of the body is such a broadcast
     (rotating would post any other out of step with the peers), all on one mesh, each into a
     slot `G[i]` of a buffer used only in the loop. With a `reductions` list, sums by shard
-    (`hir.reduce sum ... root %i`, the reduce-scatter of the same pipeline) may be there too:
-    they are appended to it.
+    (`hir.reduce sum ... root %i`, the reduce-scatter of the same pipeline) may be there too, or
+    alone (no broadcast: the loop of a row-parallel GEMM whose input is already whole on every
+    device): they are appended to it.
     """
     body = loop.body.block
     broadcasts = [op for op in body.ops if isinstance(op, hir.BroadcastOp) and op.root is loop.induction_var]
-    if not broadcasts:
-        return None
     sums = [s for op in body.ops if (s := shard_reduction_of(op, loop)) is not None] if reductions is not None else []
+    if not broadcasts and not sums:
+        return None  # a loop by shard of sums alone (a row-parallel GEMM after per-device work) is lowered too
     summed = {s.reduce for s in sums}
     if any(isinstance(op, hir.CommunicationOp) and op not in broadcasts and op not in summed for op in body.ops):
         return None
@@ -234,6 +235,14 @@ def _rewrite_loop(function: func.FuncOp, loop: hir.StreamForOp, chunks: int, rel
     received = [receive_buffer(r, len(mesh)) for r in reductions]
     streams = fork_comm_streams(loop, mesh, release, [*buffers, *received], reduce=bool(reductions))
     rank, comm = streams.rank, streams.comm
+    if not exchanges and streams.reduce is not None:
+        # No broadcast, so no worker waits for the comm stream: the pushes must follow the release
+        # barrier at the start (release=start) by themselves, or a peer's pushes of this run could
+        # overwrite partials this device still adds up from the previous one.
+        wait = [hir.SetCurrentStreamOp(streams.reduce), hir.SynchronizeOp(comm), hir.SetCurrentStreamOp(loop.main)]
+        for op in wait:
+            op.location = loop.location
+        Rewriter.insert_op(wait, InsertPoint.before(loop))
 
     # In the loop: work on device d = (i + rank) mod D; push to device (rank - i) mod D.
     iv, trips = loop.induction_var, loop.ub
