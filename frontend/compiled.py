@@ -96,6 +96,8 @@ class CompiledFunction:
         """Whether a first call on a GPU has timed the program replayed and eagerly (automatic mode)."""
         self.graph_decision: str | None = None
         """The automatic mode's replayed and eager times and its verdict, once measured."""
+        self.measure_first_call = True
+        """Whether the first call may time the program (`measure_candidates`): False keeps replaying."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -140,7 +142,7 @@ class CompiledFunction:
         graph = self._graph_for(device)
         if self.candidates:
             self._keep_the_fastest(inputs, communicator, graph, device)
-        elif graph and self.cuda_graph is None and not self.replay_measured:
+        elif graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call:
             self._replay_measured_or_fall_back(inputs, communicator, device)
         graph = self._graph_for(device)
         graphs = len(self.program.graphs)
@@ -431,6 +433,7 @@ def compile_imported(
     chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
     compiled = CompiledFunction(imported, pipeline_with_options(pipeline, chosen), num_streams, name, cuda_graph)
     compiled.lowering = lowering
+    compiled.measure_first_call = measure_candidates
     if measure_candidates:
         compiled.candidates = [
             (pipeline_with_options(pipeline, o), other) for o, other in candidates(lowering, options)

@@ -596,6 +596,21 @@ def test_automatic_mode_captures_on_a_gpu(recorded_capture: list[tuple[hir.Progr
 
 
 @pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_no_first_call_measurement_without_measure_candidates(
+    recorded_capture: list[tuple[hir.Program, str]],
+) -> None:
+    """measure_candidates=False: the first call neither times the program both ways; it captures and replays."""
+    block, compiled = compiled_block(measure_candidates=False)
+    with torch.no_grad():
+        x = random_rows(1)
+        torch.testing.assert_close(compiled(x), block(x))
+    assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]
+    assert compiled.graph_decision is None
+    (captured,) = compiled.program.graphs.values()
+    assert captured.replays == 1
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
 def test_automatic_mode_runs_eagerly_where_measured_faster(
     monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
 ) -> None:
