@@ -292,6 +292,13 @@ def end_job(wrong: bool, device: torch.device) -> int:
     """Rank 0's verdict on every rank (the exit status), then the process group's end."""
     verdict = torch.tensor([int(wrong)], device=device)
     dist.broadcast(verdict, 0)
+    # Every rank past its last collective before any tears its connections down: a rank that
+    # destroys the group while a peer still finishes one aborts that peer (gloo). The monitored
+    # barrier is a handshake with every rank (a plain one can return on one rank first).
+    if device.type == "cpu":
+        dist.monitored_barrier(wait_all_ranks=True)
+    else:
+        dist.barrier()
     dist.destroy_process_group()
     return int(verdict.item())
 
