@@ -170,12 +170,33 @@ def views_into_contraction(producer: Group, consumer: Group) -> bool:
     )
 
 
+def kept_for_a_contraction(group: Group) -> bool:
+    """
+    Views that only GEMMs read: they wait for their GEMM (`views_into_contraction`) rather than
+    join their producer, whose launch would then copy the viewed (transposed) tensor out.
+    """
+    if not group.only_views:
+        return False
+    members = set(group.ops)
+    readers = [use.operation for op in group.ops for r in op.results for use in r.uses if use.operation not in members]
+    return bool(readers) and all(isinstance(reader, CONTRACTIONS) for reader in readers)
+
+
 def merge_unless_standalone(producer: Group, consumer: Group) -> bool:
     """
     Policy `standalone-host-ops`: standalone host ops stay single, the others fuse; the views only
-    a GEMM reads join the GEMM (`views_into_contraction`).
+    a GEMM reads join the GEMM (`views_into_contraction`), not their producer.
     """
-    return not (producer.has_standalone or consumer.has_standalone) or views_into_contraction(producer, consumer)
+    if views_into_contraction(producer, consumer):
+        return True
+    if producer.has_standalone or consumer.has_standalone:
+        return False
+    if kept_for_a_contraction(consumer):  # only views that nothing else reads may grow into them
+        members = set(consumer.ops)
+        return producer.only_views and all(
+            use.operation in members for op in producer.ops for r in op.results for use in r.uses
+        )
+    return True
 
 
 def merge_unless_resharding(producer: Group, consumer: Group) -> bool:

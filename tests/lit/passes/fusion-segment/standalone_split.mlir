@@ -135,3 +135,26 @@ func.func @views_of_a_communicated_gemm(%g: tensor<2x4x8xf32>, %a: tensor<8x16xf
   %s = fusion.set %mm : tensor<8x16xf32> -> tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return %s : tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
 }
+
+// A transpose that only a GEMM reads waits for the GEMM instead of joining the elementwise chain
+// that produces it: that chain's launch yields its result as it is, and the GEMM reads it
+// transposed (joined to its producer, the launch would copy the transposed tensor out).
+// CHECK-LABEL: func.func @transpose_of_an_activation(
+func.func @transpose_of_an_activation(%x: tensor<8x8xf32>, %a: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK-NEXT: %n = fusion.segment ins(%x_1 = %x : tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // CHECK-NEXT:   %e = fusion.exp %x_1
+  // CHECK-NEXT:   %n_1 = fusion.neg %e
+  // CHECK-NEXT:   fusion.yield %n_1 : tensor<8x8xf32>
+  // CHECK-NEXT: }
+  // CHECK-NEXT: %mm = fusion.segment ins(%n_1 = %n, %a_1 = %a : tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK-NEXT:   %t = fusion.permute %n_1 perm = [1, 0]
+  // CHECK-NEXT:   %mm_1 = fusion.matmul %t, %a_1
+  // CHECK-NEXT:   fusion.yield %mm_1 : tensor<8x16xf32>
+  // CHECK-NEXT: }
+  // CHECK-NEXT: func.return %mm : tensor<8x16xf32>
+  %e = fusion.exp %x : tensor<8x8xf32> -> tensor<8x8xf32>
+  %n = fusion.neg %e : tensor<8x8xf32> -> tensor<8x8xf32>
+  %t = fusion.permute %n perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  func.return %mm : tensor<8x16xf32>
+}
