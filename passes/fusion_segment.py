@@ -162,12 +162,7 @@ def views_into_contraction(producer: Group, consumer: Group) -> bool:
     members = {*producer.ops, *consumer.ops}
     if any(use.operation not in members for op in producer.ops for r in op.results for use in r.uses):
         return False
-    return not any(
-        isinstance(use.operation, fusion.FusionOp) and is_resharding(use.operation)
-        for op in consumer.ops
-        for r in op.results
-        for use in r.uses
-    )
+    return not any(_communicated(op) for op in consumer.ops)
 
 
 def kept_for_a_contraction(group: Group) -> bool:
@@ -179,7 +174,16 @@ def kept_for_a_contraction(group: Group) -> bool:
         return False
     members = set(group.ops)
     readers = [use.operation for op in group.ops for r in op.results for use in r.uses if use.operation not in members]
-    return bool(readers) and all(isinstance(reader, CONTRACTIONS) for reader in readers)
+    return bool(readers) and all(isinstance(r, CONTRACTIONS) and not _communicated(r) for r in readers)
+
+
+def _communicated(op: Operation) -> bool:
+    """Whether a resharding op (a communication) reads a result of `op`."""
+    return any(
+        isinstance(use.operation, fusion.FusionOp) and is_resharding(use.operation)
+        for r in op.results
+        for use in r.uses
+    )
 
 
 def merge_unless_standalone(producer: Group, consumer: Group) -> bool:

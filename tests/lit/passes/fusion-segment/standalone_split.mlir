@@ -158,3 +158,21 @@ func.func @transpose_of_an_activation(%x: tensor<8x8xf32>, %a: tensor<8x16xf32>)
   %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
   func.return %mm : tensor<8x16xf32>
 }
+
+// The same transpose before a GEMM whose result is communicated stays with its producer: it cannot
+// join that GEMM (above), and a launch of its own would add a copy.
+// CHECK-LABEL: func.func @transpose_of_a_communicated_gemm(
+func.func @transpose_of_a_communicated_gemm(%x: tensor<8x8xf32>, %a: tensor<8x16xf32>) -> tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> {
+  // CHECK-NEXT: %t = fusion.segment ins(%x_1 = %x : tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // CHECK-NEXT:   %e = fusion.exp %x_1
+  // CHECK-NEXT:   %t_1 = fusion.permute %e perm = [1, 0]
+  // CHECK-NEXT:   fusion.yield %t_1 : tensor<8x8xf32>
+  // CHECK-NEXT: }
+  // CHECK-NEXT: %mm = fusion.matmul %t, %a
+  // CHECK-NEXT: %s = fusion.set %mm
+  %e = fusion.exp %x : tensor<8x8xf32> -> tensor<8x8xf32>
+  %t = fusion.permute %e perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %mm = fusion.matmul %t, %a : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %s = fusion.set %mm : tensor<8x16xf32> -> tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+  func.return %s : tensor<8x16xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
+}
