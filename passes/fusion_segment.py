@@ -624,6 +624,38 @@ def fusion_runs(block: Block) -> Iterator[list[fusion.FusionOp]]:
         yield run
 
 
+def views_per_contraction(function: func.FuncOp) -> None:
+    """
+    A view (reshape, permute) that several ops read, a GEMM among them: each such GEMM (whose
+    result is not communicated) reads a clone of its own, made just before it, which then joins
+    the GEMM's launch (`views_into_contraction`). Shared, the view would be a launch of its own,
+    copied into a buffer; a view costs torch nothing, so the clones cost nothing at run time.
+    The other readers keep the original. A view of what a fusing op computes is not cloned: it
+    joins that op's launch, whose buffer its readers share at no cost, where a clone would make the
+    launch yield the unviewed result too.
+    """
+    for view in [op for op in function.body.walk() if isinstance(op, VIEW_OPS) and op.parent_op() is function]:
+        producer = view.operands[0].owner
+        if is_resharding(view) or (isinstance(producer, fusion.FusionOp) and not is_standalone_host_op(producer)):
+            continue
+        uses = list(view.results[0].uses)
+        gemms = [
+            use
+            for use in uses
+            if isinstance(use.operation, CONTRACTIONS)
+            and use.operation.parent_block() is view.parent_block()
+            and not _communicated(use.operation)
+        ]
+        if len(uses) < 2 or not gemms:
+            continue
+        if len(gemms) == len(uses):
+            gemms = gemms[1:]  # the first GEMM keeps the original
+        for use in gemms:
+            clone = view.clone()
+            Rewriter.insert_op(clone, InsertPoint.before(use.operation))
+            use.operation.operands[use.index] = clone.results[0]
+
+
 def segment_run(ops: list[fusion.FusionOp], should_merge: ShouldMerge) -> list[fusion.SegmentOp]:
     """Segments one run of fusion ops in place; returns the segments it made."""
     block = ops[0].parent_block()
@@ -681,6 +713,9 @@ class FusionSegmentPass(ModulePass):
         return POLICIES[self.policy]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.policy != "resharding-only":  # the policies that join views to their GEMM
+            for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+                views_per_contraction(function)
         segment_module(op, self.should_merge())
 
 
