@@ -624,28 +624,34 @@ def fusion_runs(block: Block) -> Iterator[list[fusion.FusionOp]]:
         yield run
 
 
+def _leads_to_gemms(op: Operation, block: Block | None) -> bool:
+    """`op` is a GEMM of `block` whose result is not communicated, or a view that only such GEMMs read."""
+    if op.parent_block() is not block:
+        return False
+    if isinstance(op, CONTRACTIONS):
+        return not _communicated(op)
+    if not isinstance(op, VIEW_OPS) or is_resharding(op):
+        return False
+    uses = op.results[0].uses
+    return bool(uses) and all(_leads_to_gemms(use.operation, block) for use in uses)
+
+
 def views_per_contraction(function: func.FuncOp) -> None:
     """
     A view (reshape, permute) that several ops read, a GEMM among them: each such GEMM (whose
-    result is not communicated) reads a clone of its own, made just before it, which then joins
-    the GEMM's launch (`views_into_contraction`). Shared, the view would be a launch of its own,
-    copied into a buffer; a view costs torch nothing, so the clones cost nothing at run time.
-    The other readers keep the original. A view of what a fusing op computes is not cloned: it
-    joins that op's launch, whose buffer its readers share at no cost, where a clone would make the
-    launch yield the unviewed result too.
+    result is not communicated), or view chain that only leads to such GEMMs, reads a clone of
+    its own, made just before it, which then joins the GEMM's launch (`views_into_contraction`).
+    Shared, the view would be a launch of its own, copied into a buffer; a view costs torch
+    nothing, so the clones cost nothing at run time. The other readers keep the original. A view
+    of what a fusing op computes is not cloned: it joins that op's launch, whose buffer its
+    readers share at no cost, where a clone would make the launch yield the unviewed result too.
     """
     for view in [op for op in function.body.walk() if isinstance(op, VIEW_OPS) and op.parent_op() is function]:
         producer = view.operands[0].owner
         if is_resharding(view) or (isinstance(producer, fusion.FusionOp) and not is_standalone_host_op(producer)):
             continue
         uses = list(view.results[0].uses)
-        gemms = [
-            use
-            for use in uses
-            if isinstance(use.operation, CONTRACTIONS)
-            and use.operation.parent_block() is view.parent_block()
-            and not _communicated(use.operation)
-        ]
+        gemms = [use for use in uses if _leads_to_gemms(use.operation, view.parent_block())]
         if len(uses) < 2 or not gemms:
             continue
         if len(gemms) == len(uses):

@@ -251,6 +251,37 @@ def test_named_policies() -> None:
     assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone"}
 
 
+SHARED_VIEW = """
+func.func @main(%g: tensor<2x4x8xf32>, %w: tensor<8x16xf32>, %v: tensor<8x8xf32>) -> (tensor<8x16xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %r = fusion.reshape %g : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %t = fusion.permute %r perm = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %a = fusion.matmul %r, %w : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %b = fusion.matmul %t, %v : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %e = fusion.exp %r : tensor<8x8xf32> -> tensor<8x8xf32>
+  func.return %a, %b, %e : tensor<8x16xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("policy", ["standalone-host-ops", "contractions-standalone"])
+def test_a_shared_view_is_cloned_for_each_gemm(policy: str) -> None:
+    """
+    A reshape of an argument read by two GEMMs (one through a transpose) and an exp: each GEMM's
+    launch gets its own copy of the view chain, the exp keeps the original; no launch is views
+    alone, and the program computes what the unsegmented one does.
+    """
+    reference = hir.parse(SHARED_VIEW)
+    module = hir.run_pipeline(hir.parse(SHARED_VIEW), f"fusion-segment{{policy={policy}}}")
+    check_hard_rules(module)
+    body = shape_of_body(module)
+    assert sorted(map(str, body)) == sorted(
+        map(str, [["reshape", "exp"], ["reshape", "matmul"], ["reshape", "permute", "matmul"], "func.return"])
+    ), body
+    assert_same_outputs(reference, module, seed=3)
+    lowered = hir.run_pipeline(hir.parse(SHARED_VIEW), f"stream-lowering{{policy={policy}}}")
+    assert_same_outputs(reference, lowered, seed=4)
+
+
 def test_unknown_policy() -> None:
     """Refused when the pass is built, so that a pipeline with it fails before reading any input."""
     with pytest.raises(
