@@ -42,21 +42,18 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ag_gemm import captured, max_over_ranks, release_memory
+from ag_gemm import captured, release_memory
 from tp_mlp import (
     DTYPES,
     CheckedVariants,
     Rows,
+    add_hir_variants,
     all_gather_single,
     end_job,
-    my_rows,
     reduce_scatter_single,
     report,
-    rows_layout,
     start_job,
 )
-
-import hir
 
 VARIANTS = (
     "default:4:chunks=1",
@@ -194,42 +191,14 @@ def measure(
         if args.cuda_graph:
             checked.add("eager graph", captured(lambda: eager_tp(model, x_shard, w, world)), mine)
         if device.type == "cuda" and not args.no_torch_compile:
-            try:
-                compiled = torch_async_tp(model, world)
-                checked.add("torch-async-tp", lambda: compiled(x_shard, w), mine)
-            except Exception as err:  # report and go on: the baseline may be missing on this build
-                if rank == 0:
-                    print(
-                        f"torch-async-tp failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-                    )
-        for variant in args.variants.split(","):
-            pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
-            chunks = int(chunks_text.removeprefix("chunks="))
-            if M % (chunks * world) or (M // args.seq) % chunks:
-                continue  # each chunk of rows must be whole sequences
-            layout = rows_layout(chunks)
-            name = f"hir {variant}"
-            common = {"mesh": list(range(world)), "param_layouts": PARAM_LAYOUTS, "num_streams": int(num_streams)}
-            options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
-            layer = hir.compile(model, (x,), [layout], [layout], **common, **options)
-            rows = my_rows(x, chunks, rank, world).contiguous()
-            want = my_rows(reference, chunks, rank, world)
-            # The first call (in `checked.add`, before the timing) may measure candidate lowerings and keep one.
-            checked.add(name, lambda layer=layer, rows=rows: layer(rows), want)
-            if pipeline == "default" and layer.lowering is not None:
-                decisions[name] = layer.lowering.reason
-            if args.cuda_graph and pipeline != "default":
-                # Its own compiled layer, as the two are timed interleaved: of the lowering the eager
-                # one kept, so the same lowered program, replayed.
-                kept = layer.specialization(rows).pipeline
-                replayed = hir.compile(model, (x,), [layout], [layout], **common, pipeline=kept, cuda_graph=True)
-                checked.add(f"{name} graph", lambda replayed=replayed, rows=rows: replayed(rows), want)
+            checked.add_if_it_builds("torch-async-tp", lambda: torch_async_tp(model, world), (x_shard, w), mine)
+
+        def whole_sequences(chunks: int) -> bool:
+            return M % (chunks * world) == 0 and (M // args.seq) % chunks == 0
+
+        add_hir_variants(checked, decisions, model, x, reference, args, whole_sequences, PARAM_LAYOUTS)
         times = checked.timed(args.reps, args.warmup, device)
-    return (
-        {k: max_over_ranks(v, device.type) for k, v in times.items()},
-        {k: max_over_ranks(v, device.type) for k, v in checked.errors.items()},
-        decisions,
-    )
+    return *checked.over_ranks(times, device), decisions
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -150,42 +150,10 @@ def measure(
         if args.cuda_graph:
             checked.add("eager graph", captured(lambda: eager_tp(x_shard, w1, w2, world)), mine)
         if device.type == "cuda" and not args.no_torch_compile:
-            try:
-                compiled = torch_async_tp(world)
-                checked.add("torch-async-tp", lambda: compiled(x_shard, w1, w2), mine)
-            except Exception as err:  # report and go on: the baseline may be missing on this build
-                if rank == 0:
-                    print(
-                        f"torch-async-tp failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-                    )
-        for variant in args.variants.split(","):
-            pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
-            chunks = int(chunks_text.removeprefix("chunks="))
-            if M % (chunks * world):
-                continue
-            layout = rows_layout(chunks)
-            name = f"hir {variant}"
-            common = {"mesh": list(range(world)), "param_layouts": PARAM_LAYOUTS, "num_streams": int(num_streams)}
-            options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
-            block = hir.compile(model, (x,), [layout], [layout], **common, **options)
-            rows = my_rows(x, chunks, rank, world).contiguous()
-            want = my_rows(reference, chunks, rank, world)
-            # The first call (in `checked.add`, before the timing) may measure candidate lowerings and keep one.
-            checked.add(name, lambda block=block, rows=rows: block(rows), want)
-            if pipeline == "default" and block.lowering is not None:
-                decisions[name] = block.lowering.reason
-            if args.cuda_graph and pipeline != "default":
-                # Its own compiled block, as the two are timed interleaved: of the lowering the eager
-                # one kept, so the same lowered program, replayed.
-                kept = block.specialization(rows).pipeline
-                replayed = hir.compile(model, (x,), [layout], [layout], **common, pipeline=kept, cuda_graph=True)
-                checked.add(f"{name} graph", lambda replayed=replayed, rows=rows: replayed(rows), want)
+            checked.add_if_it_builds("torch-async-tp", lambda: torch_async_tp(world), (x_shard, w1, w2), mine)
+        add_hir_variants(checked, decisions, model, x, reference, args, lambda chunks: M % (chunks * world) == 0)
         times = checked.timed(args.reps, args.warmup, device)
-    return (
-        {k: max_over_ranks(v, device.type) for k, v in times.items()},
-        {k: max_over_ranks(v, device.type) for k, v in checked.errors.items()},
-        decisions,
-    )
+    return *checked.over_ranks(times, device), decisions
 
 
 class CheckedVariants:
@@ -219,6 +187,64 @@ class CheckedVariants:
         for name, out in last.items():
             self.errors[name] = max(self.errors[name], relative_error(out, self.expected[name]))
         return times
+
+    def add_if_it_builds(
+        self, name: str, build: Callable[[], Callable[..., torch.Tensor]], args: tuple, want: torch.Tensor
+    ) -> None:
+        """A baseline that may be missing on this build (torch.compile's async TP): reported and left out if so."""
+        try:
+            fn = build()
+            self.add(name, lambda: fn(*args), want)
+        except Exception as err:
+            if dist.get_rank() == 0:
+                print(f"{name} failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+
+    def over_ranks(self, times: dict[str, float], device: torch.device) -> tuple[dict[str, float], dict[str, float]]:
+        """Each variant's time and error, the worst over the ranks."""
+        return (
+            {k: max_over_ranks(v, device.type) for k, v in times.items()},
+            {k: max_over_ranks(v, device.type) for k, v in self.errors.items()},
+        )
+
+
+def add_hir_variants(
+    checked: CheckedVariants,
+    decisions: dict[str, str],
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    reference: torch.Tensor,
+    args: argparse.Namespace,
+    fits: Callable[[int], bool],
+    param_layouts: dict[str, str] = PARAM_LAYOUTS,
+) -> None:
+    """
+    Each `--variants` entry `PIPELINE:NUM_STREAMS:chunks=S` whose S `fits`: the model compiled with
+    its rows in S chunks and its weights cut by `param_layouts`. `default` is hir.compile's
+    defaults (its decision goes to `decisions`); any other pipeline runs eagerly, and with
+    --cuda-graph also replayed, as a compiled object of its own for the lowering the eager one
+    kept (the two are timed interleaved).
+    """
+    rank, world = dist.get_rank(), dist.get_world_size()
+    for variant in args.variants.split(","):
+        pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
+        chunks = int(chunks_text.removeprefix("chunks="))
+        if not fits(chunks):
+            continue
+        layout = rows_layout(chunks)
+        name = f"hir {variant}"
+        common = {"mesh": list(range(world)), "param_layouts": param_layouts, "num_streams": int(num_streams)}
+        options = {} if pipeline == "default" else {"pipeline": pipeline, "cuda_graph": False}
+        block = hir.compile(model, (x,), [layout], [layout], **common, **options)
+        rows = my_rows(x, chunks, rank, world).contiguous()
+        want = my_rows(reference, chunks, rank, world)
+        # The first call (in `checked.add`, before the timing) may measure candidate lowerings and keep one.
+        checked.add(name, lambda block=block, rows=rows: block(rows), want)
+        if pipeline == "default" and block.lowering is not None:
+            decisions[name] = block.lowering.reason
+        if args.cuda_graph and pipeline != "default":
+            kept = block.specialization(rows).pipeline
+            replayed = hir.compile(model, (x,), [layout], [layout], **common, pipeline=kept, cuda_graph=True)
+            checked.add(f"{name} graph", lambda replayed=replayed, rows=rows: replayed(rows), want)
 
 
 def build_parser() -> argparse.ArgumentParser:
