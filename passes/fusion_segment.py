@@ -174,7 +174,12 @@ def kept_for_a_contraction(group: Group) -> bool:
         return False
     members = set(group.ops)
     readers = [use.operation for op in group.ops for r in op.results for use in r.uses if use.operation not in members]
-    return bool(readers) and all(isinstance(r, CONTRACTIONS) and not _communicated(r) for r in readers)
+    return bool(readers) and all(_gemm_kept_local(r) for r in readers)
+
+
+def _gemm_kept_local(op: Operation) -> bool:
+    """A matmul or linear whose result no communication reads: views may join its launch."""
+    return isinstance(op, CONTRACTIONS) and not _communicated(op)
 
 
 def _communicated(op: Operation) -> bool:
@@ -629,8 +634,8 @@ def _leads_to_gemms(op: Operation, block: Block | None) -> bool:
     if op.parent_block() is not block:
         return False
     if isinstance(op, CONTRACTIONS):
-        return not _communicated(op)
-    if not isinstance(op, VIEW_OPS) or is_resharding(op):
+        return _gemm_kept_local(op)
+    if not (isinstance(op, fusion.FusionOp) and is_view_op(op)):
         return False
     uses = op.results[0].uses
     return bool(uses) and all(_leads_to_gemms(use.operation, block) for use in uses)
@@ -648,7 +653,7 @@ def views_per_contraction(function: func.FuncOp) -> None:
     """
     for view in [op for op in function.body.walk() if isinstance(op, VIEW_OPS) and op.parent_op() is function]:
         producer = view.operands[0].owner
-        if is_resharding(view) or (isinstance(producer, fusion.FusionOp) and not is_standalone_host_op(producer)):
+        if not is_view_op(view) or (isinstance(producer, fusion.FusionOp) and not is_standalone_host_op(producer)):
             continue
         uses = list(view.results[0].uses)
         gemms = [use for use in uses if _leads_to_gemms(use.operation, view.parent_block())]
