@@ -215,11 +215,9 @@ class MeshMode:
             # Python scalar does.
             forms = {self.form(e, a) for a in args if isinstance(a, SSAValue) and shape_of(a)}
             forms = forms or {self.form(e, a) for a in args if isinstance(a, SSAValue)}
-            if len(forms) > 1:
-                names = ", ".join(sorted(f.kind for f in forms))
-                raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+            form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
-            self.forms[result] = forms.pop()
+            self.forms[result] = form
             return result
 
         return build
@@ -330,6 +328,14 @@ class MeshMode:
         if form.kind not in ACTIVATIONS:
             raise e.error(f"{what}: a {form.kind} tensor cannot be an output")
         return value
+
+
+def one_form(e: Emitter, node: Node, forms: set[Form]) -> Form:
+    """The form an elementwise op's operands share; the located error when they are sharded differently."""
+    if len(forms) > 1:
+        names = ", ".join(sorted(f.kind for f in forms))
+        raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+    return next(iter(forms))
 
 
 def _kinds(t: TensorType) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ from hir.frontend.sharded import (
     WHOLE,
     Form,
     MeshMode,
+    one_form,
 )
 
 aten = torch.ops.aten
@@ -156,11 +157,9 @@ class TrainingMeshMode(MeshMode):
                 vectors = {self.form(e, a) for a in sized if len(shape_of(a)) <= 1}
                 if vectors == {Form(WHOLE)}:
                     forms.discard(Form(WHOLE))
-            if len(forms) > 1:
-                names = ", ".join(sorted(f.kind for f in forms))
-                raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+            form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
-            self.forms[result] = forms.pop()
+            self.forms[result] = form
             return result
 
         return build
