@@ -113,6 +113,24 @@ def test_column_sharded_output_is_an_error() -> None:
         _compile(Columns(), {"fc.weight": "[didx, serial]"})
 
 
+class MixedForms(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) + x  # this device's columns of every row, plus this device's rows
+
+
+def test_operands_sharded_differently_is_located() -> None:
+    with pytest.raises(FrontendError) as err:
+        _compile(MixedForms(), {"fc.weight": "[didx, serial]"})
+    assert re.search(
+        r"test_frontend_mesh.py:\d+: error: aten.add.Tensor: its operands are sharded differently \(columns, rows\)",
+        str(err.value),
+    ), str(err.value)
+
+
 def test_row_parallel_linear_needs_column_input() -> None:
     with pytest.raises(FrontendError, match=r"row-parallel linear .* takes the column-sharded output"):
         _compile(Columns(), {"fc.weight": "[serial, didx]"})
