@@ -1,9 +1,11 @@
 """
-The first call of a `hir.compile`d function on a GPU, where the cost model left two lowerings
-close (frontend/lowering_choice.py): each runs a few times on the call's own inputs, as the calls
-will run (replayed as a CUDA graph or not), and the faster one is kept. On a mesh every rank times
-the same candidates in the same order, and the slowest rank's time decides, so that every rank
-keeps the same program.
+The first call of a `hir.compile`d function on a GPU: the lowerings the cost model left close
+(frontend/lowering_choice.py), each replayed as a CUDA graph and run eagerly, run a few times on
+the call's own inputs, and the fastest is kept. The contenders are timed round-robin
+(`medians_interleaved`): the GPU's clocks are still rising after the compile, and a contender
+timed first, in a block of its own, would be measured slower than one timed last. On a mesh every
+rank times the same contenders in the same order, and the slowest rank's time decides, so that
+every rank keeps the same program.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import torch
 
 WARMUP = 2
 REPEATS = 5
+ROUNDS = 7
+"""Timed rounds of `medians_interleaved` (each contender once per round)."""
 
 
 def median_ms(
@@ -33,22 +37,55 @@ def median_ms(
     """
     for _ in range(warmup):
         run()
-    samples = []
-    for _ in range(repeats):
-        synchronize_ranks()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end))
-        else:
-            began = time.perf_counter()
-            run()
-            samples.append((time.perf_counter() - began) * 1e3)
-    return statistics.median(samples)
+    return statistics.median(_time_once(run, device, synchronize_ranks) for _ in range(repeats))
+
+
+def medians_interleaved(
+    runs: Sequence[Callable[[], Any]],
+    device: torch.device,
+    synchronize_ranks: Callable[[], None],
+    failed: Callable[[BaseException], bool],
+    warmup: int = WARMUP,
+    rounds: int = ROUNDS,
+) -> tuple[list[float], list[BaseException | None]]:
+    """
+    The median ms of each of `runs`, timed round-robin: `warmup` rounds, then `rounds` rounds in
+    which each runs once (started together on every rank, as `median_ms`). A run that raises an
+    error `failed` accepts (a capture refused) is out from then on: its time is inf and its error
+    is returned; any other error propagates.
+    """
+    errors: list[BaseException | None] = [None] * len(runs)
+    samples: list[list[float]] = [[] for _ in runs]
+    for k in range(warmup + rounds):
+        for j, run in enumerate(runs):
+            if errors[j] is not None:
+                continue
+            try:
+                if k < warmup:
+                    run()
+                else:
+                    samples[j].append(_time_once(run, device, synchronize_ranks))
+            except BaseException as err:
+                if not failed(err):
+                    raise
+                errors[j] = err
+    return [statistics.median(s) if errors[j] is None else math.inf for j, s in enumerate(samples)], errors
+
+
+def _time_once(run: Callable[[], Any], device: torch.device, synchronize_ranks: Callable[[], None]) -> float:
+    """The ms of one run, started after the ranks meet and the device is idle."""
+    synchronize_ranks()
+    if device.type != "cuda":
+        began = time.perf_counter()
+        run()
+        return (time.perf_counter() - began) * 1e3
+    torch.cuda.synchronize(device)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
 
 
 def slowest_rank(times: Sequence[float], device: torch.device) -> list[float]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
-from hir.frontend.autotune import median_ms, slowest_rank, synchronize_ranks
+from hir.frontend.autotune import medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import candidates, choose_options
@@ -140,10 +140,10 @@ class CompiledFunction:
         inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
         communicator = self._communicator_for_run()
         graph = self._graph_for(device)
-        if self.candidates:
-            self._keep_the_fastest(inputs, communicator, graph, device)
-        elif graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call:
-            self._replay_measured_or_fall_back(inputs, communicator, device)
+        if self.candidates or (
+            graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call
+        ):
+            self._measure_first_call(inputs, communicator, graph, device)
         graph = self._graph_for(device)
         graphs = len(self.program.graphs)
         try:
@@ -175,96 +175,87 @@ class CompiledFunction:
         finally:
             self.eager_reason = self.eager_reason or target.eager_reason
 
-    def _keep_the_fastest(self, inputs: list[Any], communicator: Any, graph: bool, device: torch.device) -> None:
+    def _measure_first_call(self, inputs: list[Any], communicator: Any, graph: bool, device: torch.device) -> None:
         """
-        Times this lowering and each candidate on the call's inputs, as the calls run (replayed or
-        not), and keeps the fastest by the slowest rank's time (frontend/autotune.py). A candidate
-        that cannot be captured loses.
+        Times this lowering and each candidate on the call's inputs, as the calls may run, and keeps
+        the fastest by the slowest rank's time (frontend/autotune.py). In the automatic graph mode
+        each is timed both replayed (its input and output copies included) and eagerly: a pipeline
+        whose host work hides behind its GPU work can run faster launched by the host (a graph's
+        peer copies and joins are scheduled differently), and a small program's replay can cost
+        more in copies than it saves in launches. The fastest replay is kept unless an eager run is
+        faster by EAGER_MARGIN. A candidate that cannot be captured loses; where none can, the
+        function runs eagerly from now on, with the one warning.
         """
         import hir
 
         first = self.lowering
-        assert first is not None, "candidates come with the model's decision"
         contenders = [(self.pipeline, first, self.module, self.program)]
         for pipeline, lowering in self.candidates:
             module = self._lowered(pipeline)
             contenders.append((pipeline, lowering, module, hir.compile_program(module)))
         self.candidates = []
-        times = []
-        for _, _, _, program in contenders:
+        both = graph and self.cuda_graph is None
+        modes = (True, False) if both else (graph,)
+        entries = [(k, replayed) for k in range(len(contenders)) for replayed in modes]
 
-            def run(program: hir.Program = program) -> None:
-                self._results(self._run(inputs, communicator, device, graph, program), graph)
+        def run(k: int, replayed: bool) -> None:
+            self._results(self._run(inputs, communicator, device, replayed, contenders[k][3]), replayed)
 
-            try:
-                times.append(median_ms(run, device, synchronize_ranks))
-            except CaptureError:
-                times.append(math.inf)
-        times = slowest_rank(times, device)
-        self.measured = {pipeline: ms for (pipeline, *_), ms in zip(contenders, times)}
-        measured = ", ".join(
-            f"{c.backend} overlap={c.overlap} {ms:.3f} ms" for (_, c, *_), ms in zip(contenders, times)
-        )
-        best = min(range(len(contenders)), key=lambda k: times[k])
-        self.pipeline, chosen, self.module, self.program = contenders[best]
-        self.lowering = replace(chosen, reason=f"{first.reason}; measured at the first call: {measured}")
-        if graph and self.cuda_graph is None and math.isfinite(times[best]):
-            self._replay_or_not(inputs, communicator, device, times[best])
-        if self.program.graphs:
-            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
+        runs = [lambda k=k, replayed=replayed: run(k, replayed) for k, replayed in entries]
+        ranks = _no_ranks if communicator is None else synchronize_ranks  # a one-device program: this process
+        times, errors = medians_interleaved(runs, device, ranks, lambda err: isinstance(err, CaptureError))
+        if communicator is not None:
+            times = slowest_rank(times, device)
 
-    def _replay_or_not(self, inputs: list[Any], communicator: Any, device: torch.device, replayed_ms: float) -> None:
-        """
-        The kept lowering timed eagerly too: a pipeline whose host work hides behind its GPU work
-        can run faster launched by the host than replayed (a graph's peer copies and joins are
-        scheduled differently), and so can a program whose replay costs more in input and output
-        copies than it saves in launches. The automatic mode keeps whichever is faster.
-        """
+        def fastest(replayed: bool) -> int:
+            return min((j for j, (_, r) in enumerate(entries) if r == replayed), key=lambda j: times[j])
 
-        def run() -> None:
-            self._run(inputs, communicator, device, False)
-
-        eager_ms = self._timed(run, communicator, device)
-        self.measured[f"{self.pipeline} (eager)"] = eager_ms
-        self.replay_measured = True
-        self.eager_measured_faster = eager_ms < replayed_ms * (1 - EAGER_MARGIN)
-        verdict = "runs eagerly" if self.eager_measured_faster else "replays"
-        self.graph_decision = f"replayed {replayed_ms:.3f} ms, eagerly {eager_ms:.3f} ms: {verdict}"
-        if self.eager_measured_faster:
-            # The graphs' memory pools back to the allocator: the calls run eagerly from now on
-            # (the measurement waited for its last run, so no replay is in flight).
-            self.program.graphs.clear()
-        if self.lowering is not None:
+        best = fastest(modes[0])
+        if both:
+            best_replayed, best_eager = best, fastest(False)
+            self.replay_measured = True
+            if not math.isfinite(times[best_replayed]):  # no lowering could be captured
+                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=4)
+                best = best_eager
+            else:
+                self.eager_measured_faster = times[best_eager] < times[best_replayed] * (1 - EAGER_MARGIN)
+                best = best_eager if self.eager_measured_faster else best_replayed
+                verdict = "runs eagerly" if self.eager_measured_faster else "replays"
+                self.graph_decision = (
+                    f"replayed {times[best_replayed]:.3f} ms, eagerly {times[best_eager]:.3f} ms: {verdict}"
+                )
+        elif not math.isfinite(times[best]):  # cuda_graph=True and no lowering could be captured
+            raise next(e for e in errors if e is not None)
+        self.measured = {}
+        for (k, replayed), ms in zip(entries, times):
+            mode = "" if not both else " (replayed)" if replayed else " (eager)"
+            self.measured[contenders[k][0] + mode] = ms
+        k = entries[best][0]
+        self.pipeline, chosen, self.module, self.program = contenders[k]
+        if first is not None and chosen is not None:
             self.lowering = replace(
-                self.lowering, reason=f"{self.lowering.reason}; the kept one eagerly {eager_ms:.3f} ms: {verdict}"
+                chosen,
+                reason=f"{first.reason}; measured at the first call: {self._measured_text(contenders, entries, times)}",
             )
-
-    def _replay_measured_or_fall_back(self, inputs: list[Any], communicator: Any, device: torch.device) -> None:
-        """
-        A first call in the automatic mode without lowerings to compare: the program timed replayed
-        (its input and output copies included) and eagerly, and the faster kept. A program that
-        cannot be captured runs eagerly from now on, with the one warning.
-        """
-
-        def replay() -> None:
-            self._results(self._run(inputs, communicator, device, True), True)
-
-        try:
-            replayed_ms = self._timed(replay, communicator, device)
-        except CaptureError as err:
-            self._fall_back(err, stacklevel=4)
-            return
-        self.measured[f"{self.pipeline} (replayed)"] = replayed_ms
-        self._replay_or_not(inputs, communicator, device, replayed_ms)
+        if not entries[best][1]:
+            self.program.graphs.clear()  # the measurement's graphs give their memory back: no replays from now on
         if self.program.graphs:
             self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
 
-    def _timed(self, run: Callable[[], None], communicator: Any, device: torch.device) -> float:
-        """`run`'s median ms: the slowest rank's for a program on a mesh, this process's for one device."""
-        if communicator is None:  # a one-device program: other ranks need not be calling it too
-            return median_ms(run, device, _no_ranks)
-        (ms,) = slowest_rank([median_ms(run, device, synchronize_ranks)], device)
-        return ms
+    def _measured_text(self, contenders: list[Any], entries: list[tuple[int, bool]], times: list[float]) -> str:
+        """Each lowering's measured times (replayed and eagerly, where both were timed) and the verdict."""
+        parts = []
+        for k, (_, lowering, *_) in enumerate(contenders):
+            mine = [(replayed, ms) for (j, replayed), ms in zip(entries, times) if j == k]
+            name = f"{lowering.backend} overlap={lowering.overlap}" if lowering is not None else contenders[k][0]
+            if len(mine) == 1:
+                parts.append(f"{name} {mine[0][1]:.3f} ms")
+            else:
+                parts.append(f"{name} {mine[0][1]:.3f} ms replayed, {mine[1][1]:.3f} ms eagerly")
+        text = ", ".join(parts)
+        if self.graph_decision is not None:
+            text += "; " + self.graph_decision.rsplit(": ", 1)[1]
+        return text
 
     def _run(
         self, inputs: list[Any], communicator: Any, device: torch.device, graph: bool, program: Any = None

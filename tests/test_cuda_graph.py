@@ -13,6 +13,7 @@ symmetric memory under torchrun) is tests/cuda_graph_driver.py, run by `test_two
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import subprocess
 import sys
@@ -570,6 +571,24 @@ def test_automatic_mode_runs_cpu_calls_without_a_graph(recorded_capture: list[tu
     assert compiled.eager_reason is None
 
 
+def timed_as(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
+    """The first call's timer: each contender (replayed, then eagerly) runs once and took `times`."""
+
+    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: Any) -> Any:
+        errors: list[BaseException | None] = []
+        for run in runs:
+            try:
+                run()
+                errors.append(None)
+            except Exception as err:
+                if not failed(err):
+                    raise
+                errors.append(err)
+        return [t if e is None else math.inf for t, e in zip(times, errors)], errors
+
+    return medians
+
+
 @pytest.fixture
 def as_if_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """
@@ -577,7 +596,7 @@ def as_if_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     of the program replayed and eagerly (each timed run runs once) come out equal: it replays.
     """
     monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
-    monkeypatch.setattr(compiled_module, "median_ms", lambda run, device, sync: (run(), 1.0)[1])
+    monkeypatch.setattr(compiled_module, "medians_interleaved", timed_as([1.0, 1.0]))
 
 
 @pytest.mark.usefixtures("as_if_on_a_gpu")
@@ -615,8 +634,7 @@ def test_automatic_mode_runs_eagerly_where_measured_faster(
     monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
 ) -> None:
     """A program measured 2 % faster run eagerly than replayed (its copies in and out included) runs eagerly."""
-    times = iter([1.0, 0.5])  # replayed, then eagerly
-    monkeypatch.setattr(compiled_module, "median_ms", lambda run, device, sync: (run(), next(times))[1])
+    monkeypatch.setattr(compiled_module, "medians_interleaved", timed_as([1.0, 0.5]))  # replayed, eagerly
     block, compiled = compiled_block()
     with torch.no_grad():
         for k in (1, 2):
@@ -662,7 +680,8 @@ def test_automatic_mode_falls_back_once_when_refused(
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), block(x))
     assert len(refusals) == 1  # not asked again
-    assert runs_of(compiled.program, recorded_capture) == ["run", "run"]
+    # The first call's measurement (its eager run: the replay was refused), its result, the second call.
+    assert runs_of(compiled.program, recorded_capture) == ["run", "run", "run"]
     assert not compiled.program.graphs
 
     compiled.cuda_graph = True  # asked for explicitly: the refusal is an error

@@ -6,6 +6,10 @@ measure; here the candidates are set by hand and the timer is replaced, so that 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 
@@ -19,16 +23,19 @@ def block(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.relu(x @ w) * 0.5
 
 
-def serial_is_faster(run: object, device: torch.device, synchronize_ranks: object) -> float:
-    """A timer that runs the program once and says the loop-free (serial) program is the faster."""
-    program = run.__defaults__[0]  # type: ignore[attr-defined]
-    run()  # type: ignore[operator]
-    loops = sum(op.name == "hir.for" for op in program.func.walk())
-    return 2.0 if loops else 1.0
+def timer(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
+    """`medians_interleaved` that runs each contender once and says it took `times` (in the contenders' order)."""
+
+    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object) -> Any:
+        for run in runs:
+            run()
+        return list(times), [None] * len(runs)
+
+    return medians
 
 
 def test_the_faster_lowering_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiled, "median_ms", serial_is_faster)
+    monkeypatch.setattr(compiled, "medians_interleaved", timer([2.0, 1.0]))  # as written, then the candidate
     x, w = torch.randn(16, 8), torch.randn(8, 4)
     fast = hir.compile(block, (x, w), ["[stream(4), serial]", None])
     assert any(op.name == "hir.for" for op in fast.module.walk())  # as written: a stream loop
@@ -50,40 +57,92 @@ def test_the_faster_lowering_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(fast.measured) == 2
 
 
-@pytest.mark.parametrize(("eager_ms", "runs_eagerly"), [(0.5, True), (0.995, False)])
-def test_the_kept_lowering_replays_unless_eager_is_faster(
-    monkeypatch: pytest.MonkeyPatch, eager_ms: float, runs_eagerly: bool
+@pytest.mark.parametrize(
+    ("times", "pipeline", "runs_eagerly", "verdict"),
+    [
+        # (as written replayed, eagerly; the candidate replayed, eagerly)
+        ([1.0, 1.2, 0.9, 1.1], "stream-lowering{overlap=never}", False, "replayed 0.900 ms, eagerly 1.100 ms: replays"),
+        ([1.0, 0.5, 0.9, 1.1], "stream-lowering", True, "replayed 0.900 ms, eagerly 0.500 ms: runs eagerly"),
+        (
+            [1.0, 0.885, 0.9, 1.1],
+            "stream-lowering{overlap=never}",
+            False,
+            "replayed 0.900 ms, eagerly 0.885 ms: replays",
+        ),
+    ],
+)
+def test_every_lowering_replayed_and_eagerly(
+    monkeypatch: pytest.MonkeyPatch, times: list[float], pipeline: str, runs_eagerly: bool, verdict: str
 ) -> None:
     """
-    With graphs automatic, the kept lowering is also timed eagerly; a clearly faster eager run
-    (beyond EAGER_MARGIN) turns the graph off for this specialization, a near tie keeps it.
+    With graphs automatic, each lowering is timed replayed and eagerly, interleaved; the fastest
+    replay is kept unless an eager run (of any lowering) is faster by more than EAGER_MARGIN.
     """
-    monkeypatch.setattr(compiled, "median_ms", lambda run, device, sync: (run(), eager_ms)[1])
+    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed: (times, [None] * 4))
     monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
     x, w = torch.randn(16, 8), torch.randn(8, 4)
     fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
     fn.lowering = Lowering("copy-engine", "always", "the model", serial_ms=1.0, pipelined_ms=0.9)
-    assert fn._graph_for(torch.device("cpu"))
-    fn._replay_or_not([x, w], None, torch.device("cpu"), replayed_ms=1.0)
+    fn.candidates = [("stream-lowering{overlap=never}", Lowering("nccl", "never", "the serial form"))]
+    fn._measure_first_call([x, w], None, True, torch.device("cpu"))
+    assert fn.pipeline == pipeline
     assert fn.eager_measured_faster is runs_eagerly
-    assert fn.measured == {"stream-lowering (eager)": eager_ms}
     assert fn._graph_for(torch.device("cpu")) is not runs_eagerly
+    assert fn.graph_decision == verdict
+    assert fn.measured == {
+        "stream-lowering (replayed)": times[0],
+        "stream-lowering (eager)": times[1],
+        "stream-lowering{overlap=never} (replayed)": times[2],
+        "stream-lowering{overlap=never} (eager)": times[3],
+    }
     assert fn.lowering is not None
-    assert fn.lowering.reason.endswith(
-        f"the kept one eagerly {eager_ms:.3f} ms: {'runs eagerly' if runs_eagerly else 'replays'}"
+    assert fn.lowering.reason == (
+        f"the model; measured at the first call: copy-engine overlap=always {times[0]:.3f} ms replayed, "
+        f"{times[1]:.3f} ms eagerly, nccl overlap=never {times[2]:.3f} ms replayed, {times[3]:.3f} ms eagerly; "
+        f"{verdict.rsplit(': ', 1)[1]}"
     )
     fn.cuda_graph = True  # an explicit choice wins over the measurement
     assert fn._graph_for(torch.device("cpu"))
 
 
-def test_a_candidate_that_cannot_be_captured_loses(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse_loops(run: object, device: torch.device, synchronize_ranks: object) -> float:
-        program = run.__defaults__[0]  # type: ignore[attr-defined]
-        if any(op.name == "hir.for" for op in program.func.walk()):
-            raise compiled.CaptureError(program.func, "cannot be captured")
-        return 5.0
+def test_interleaved_rounds_and_failures() -> None:
+    """Round-robin: every contender runs once per round; one that fails a capture is out, its time inf."""
+    order: list[str] = []
 
-    monkeypatch.setattr(compiled, "median_ms", refuse_loops)
+    class Refused(Exception):
+        """A capture refused."""
+
+    def refused() -> None:
+        order.append("b")
+        raise Refused
+
+    runs = [lambda: order.append("a"), refused, lambda: order.append("c")]
+    times, errors = autotune.medians_interleaved(
+        runs, torch.device("cpu"), lambda: None, lambda e: isinstance(e, Refused), warmup=1, rounds=3
+    )
+    assert order == ["a", "b", "c", "a", "c", "a", "c", "a", "c"]
+    assert math.isinf(times[1])
+    assert all(math.isfinite(t) and t >= 0.0 for t in (times[0], times[2]))
+    assert errors[0] is None
+    assert isinstance(errors[1], Refused)
+    assert errors[2] is None
+    with pytest.raises(ZeroDivisionError):  # any other error is the caller's
+        autotune.medians_interleaved([lambda: 1 / 0], torch.device("cpu"), lambda: None, lambda e: False)
+
+
+def test_a_candidate_that_cannot_be_captured_loses(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse_loops(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object) -> Any:
+        times: list[float] = []
+        errors: list[BaseException | None] = []
+        for run in runs:
+            run()
+            k = run.__defaults__[0]  # type: ignore[attr-defined]
+            refused = k == 0  # the lowering as written, with its stream loop
+            times.append(math.inf if refused else 5.0)
+            errors.append(RuntimeError("cannot be captured") if refused else None)
+        return times, errors
+
+    monkeypatch.setattr(compiled, "medians_interleaved", refuse_loops)
     x, w = torch.randn(16, 8), torch.randn(8, 4)
     fast = hir.compile(block, (x, w), ["[stream(4), serial]", None])
     fast.lowering = Lowering("nccl", "always", "the model", serial_ms=1.0, pipelined_ms=0.9)
