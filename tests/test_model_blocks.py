@@ -287,7 +287,7 @@ class TinyLM(nn.Module):
 
     def forward(self, idx):
         _, t = idx.size()
-        pos = torch.arange(0, t, dtype=torch.long)
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)  # as nanoGPT writes it
         x = self.wte(idx) + self.wpe(pos)
         logits = self.lm_head(F.gelu(x))
         return logits, logits.argmax(-1)
