@@ -7,8 +7,10 @@ and on the same tensors.
   eager          model(x).backward(dy)
   torch.compile  torch.compile(model) (inductor's forward and backward)
   hir            hir.compile(model, (x,), training=True): AOT autograd's forward and backward
-                 graphs, each lowered with stream-lowering and run by hir's runtime
-  hir graph      with --cuda-graph: the same, each program replayed as a CUDA graph
+                 graphs, each lowered with stream-lowering and run by hir's runtime, replayed as
+                 a CUDA graph or not as the first call measured faster (hir.compile's default)
+  hir eager      with --cuda-graph: the same, cuda_graph=False (each program launched by the host)
+  hir graph      with --cuda-graph: the same, cuda_graph=True (each program replayed)
 
 One step is `model(x).backward(dy)` with the parameters' gradients reset to None before it (an
 optimizer's zero_grad). Every variant's output and gradients (x's, fc1's, fc2's) are checked
@@ -28,7 +30,8 @@ benchmarks/tp_mlp.py and one step is `block(x_rows).backward(dy_rows)` on this r
                  torch._inductor.config._micro_pipeline_tp = True
   hir VARIANT    hir.compile(model, ..., mesh=..., param_layouts=..., training=True) with rows
                  "[(stream(S), didx), serial]"; VARIANT is PIPELINE:NUM_STREAMS:chunks=S
-                 (PIPELINE `default`: no pipeline argument)
+                 (PIPELINE `default`: no pipeline argument); with --cuda-graph each program is
+                 replayed, without it hir.compile's default decides at the first call
 
 Each rank's output rows, input-gradient rows and weight-gradient blocks are checked against the
 unsharded module run eagerly with autograd on the global x (relative L2 error of the worst).
@@ -97,8 +100,9 @@ def measure(hidden: int, M: int, args: argparse.Namespace, device: torch.device)
     variants: list[tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = [("eager", model)]
     if not args.no_torch_compile:
         variants.append(("torch.compile", torch.compile(model)))
-    variants.append(("hir", hir.compile(model, (x.detach(),), training=True, cuda_graph=False)))
+    variants.append(("hir", hir.compile(model, (x.detach(),), training=True)))
     if args.cuda_graph:
+        variants.append(("hir eager", hir.compile(model, (x.detach(),), training=True, cuda_graph=False)))
         variants.append(("hir graph", hir.compile(model, (x.detach(),), training=True, cuda_graph=True)))
     steps: dict[str, Callable[[], list[torch.Tensor]]] = {}
     errors: dict[str, float] = {}
@@ -267,7 +271,7 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
         began = time.perf_counter()
         compiled = hir.compile(
             model, (x,), [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS, training=True,
-            num_streams=int(num_streams), cuda_graph=args.cuda_graph, **options,
+            num_streams=int(num_streams), cuda_graph=True if args.cuda_graph else None, **options,
         )  # fmt: skip
         mine = my_rows(x, chunks, rank, world).clone().requires_grad_(True)
         dy_mine = my_rows(dy, chunks, rank, world).contiguous()
@@ -283,6 +287,11 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
         out = step_hir()  # the first call, checked (a default's may measure candidate lowerings) before any timing
         if rank == 0:  # where a slow first call goes: the capture of the step, the lowerings, their measurement
             print(f"hir {variant}: compiled and first step in {time.perf_counter() - began:.1f} s", file=sys.stderr)
+            for programs in compiled.graphs.values():  # what the cost model and the first call decided
+                for which, program in programs.items():
+                    reason = program.lowering.reason if program.lowering is not None else program.pipeline
+                    decision = f"; {program.graph_decision}" if program.graph_decision else ""
+                    print(f"  {which}: {reason}{decision}", file=sys.stderr)
         g1 = model.fc1.weight.grad.narrow(0, rank * F_local, F_local)  # type: ignore[union-attr]
         g2 = model.fc2.weight.grad.narrow(1, rank * F_local, F_local)  # type: ignore[union-attr]
         errors[f"hir {variant}"] = check(chunks, out.detach(), mine.grad, g1, g2)  # type: ignore[arg-type]
@@ -336,7 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile takes a while)")
-    p.add_argument("--cuda-graph", action="store_true", help="also the hir programs replayed as CUDA graphs")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="one device: also hir with cuda_graph=False and =True; under torchrun: every hir program replayed",
+    )
     p.add_argument(
         "--variants",
         default=(

@@ -329,8 +329,10 @@ def compile_training(
     **options: Any,
 ) -> TrainingFunction:
     """
-    `cuda_graph=None` runs without a graph: a replay copies its inputs into the graph's buffers,
-    and the forward's inputs are all the parameters, the backward's all the saved activations.
+    `cuda_graph=None` (automatic): on a GPU, the first call of each program (the forward, the
+    backward) times it replayed and eagerly and keeps the faster, as for inference; a replay copies
+    its inputs into the graph's buffers, and the forward's inputs are all the parameters, the
+    backward's all the saved activations, which a host-bound step repays.
     """
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
     if param_layouts and mesh is None:
@@ -341,7 +343,7 @@ def compile_training(
     layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
     names = _parameter_names(fn)[: len(example_args)]
     names += [f"arg{k}" for k in range(len(names), len(example_args))]
-    settings = Settings(pipeline, options, num_streams, bool(cuda_graph), measure_candidates)
+    settings = Settings(pipeline, options, num_streams, cuda_graph, measure_candidates)
     if mesh is not None:
         mesh_args = (layouts, out_layouts, tuple(mesh), param_layouts, names, settings, max_specializations)
         return _compile_on_mesh(fn, example_args, *mesh_args)
