@@ -69,6 +69,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
+from hir.passes.fold_permutes import fold_permutes
 from hir.passes.sharding import is_resharding
 from hir.pipeline import one_of
 
@@ -724,6 +725,7 @@ class FusionSegmentPass(ModulePass):
         return POLICIES[self.policy]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_permutes(op)  # a transpose transposed back copies nothing
         if self.policy != "resharding-only":  # the policies that join views to their GEMM
             for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
                 views_per_contraction(function)
