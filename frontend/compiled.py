@@ -145,7 +145,6 @@ class CompiledFunction:
         ):
             self._measure_first_call(inputs, communicator, graph, device)
         graph = self._graph_for(device)
-        graphs = len(self.program.graphs)
         try:
             outputs = self._run(inputs, communicator, device, graph)
         except CaptureError as err:
@@ -154,8 +153,6 @@ class CompiledFunction:
             self._fall_back(err)
             graph = False
             outputs = self._run(inputs, communicator, device, graph)
-        if len(self.program.graphs) > graphs:
-            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
         results = self._results(outputs, graph)
         return results[0] if len(results) == 1 else results
 
@@ -239,8 +236,6 @@ class CompiledFunction:
             )
         if not entries[best][1]:
             self.program.graphs.clear()  # the measurement's graphs give their memory back: no replays from now on
-        if self.program.graphs:
-            self._adopt_graph_buffers(list(self.program.graphs.values())[-1].static_inputs, device)
 
     def _measured_text(self, contenders: list[Any], entries: list[tuple[int, bool]], times: list[float]) -> str:
         """Each lowering's measured times (replayed and eagerly, where both were timed) and the verdict."""
@@ -269,19 +264,17 @@ class CompiledFunction:
 
     def _read_in_place(self, device: torch.device) -> tuple[int, ...]:
         """
-        The inputs that are a module's own tensors, read where the module holds them (already on
-        the device, not sharded): a graph reads them there too, so that an in-place update of the
-        module is seen without copying them in at every replay.
+        The parameters and buffers, which a graph reads where this function holds them, not from
+        copies made at every replay: the module's own tensors (already on the device, not
+        sharded), so that an in-place update of the module is seen, and the copies this function
+        made once per device (moved or sharded), which stay where they are as long as it lives.
         """
         known = self._in_place.get(device)
         if known is None:  # once per device: the parameters are moved (or not) at the first call
             known = self._in_place[device] = tuple(
                 k
                 for k, source in enumerate(self.signature.inputs)
-                if source.kind != "user"
-                and source.tensor is not None
-                and (k, device) in self._state
-                and self._state[(k, device)].untyped_storage().data_ptr() == source.tensor.untyped_storage().data_ptr()
+                if source.kind != "user" and (k, device) in self._state
             )
         return known
 
@@ -318,21 +311,6 @@ class CompiledFunction:
         if graph and isinstance(result, torch.Tensor) and isinstance(output, torch.Tensor) and overlaps(result, output):
             result = result.clone()
         return result
-
-    def _adopt_graph_buffers(self, static_inputs: Sequence[Any], device: torch.device) -> None:
-        """
-        After a capture: the parameters this function holds as its own copies (a device's shard)
-        become the graph's static input buffers, so that a replay does not copy them in again. A
-        parameter it reads in place (the module's own tensor) the graph reads where it is
-        (`_read_in_place`), so that an in-place update of the module is seen, as without a graph.
-        """
-        for k, source in enumerate(self.signature.inputs):
-            key = (k, device)
-            state = self._state.get(key)
-            if source.kind == "user" or state is None or source.tensor is None:
-                continue
-            if state.untyped_storage().data_ptr() != source.tensor.untyped_storage().data_ptr():
-                self._state[key] = static_inputs[k]
 
     def _input(self, k: int, source: InputSource, args: Sequence[torch.Tensor], device: torch.device) -> Any:
         if source.kind == "user":
