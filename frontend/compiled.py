@@ -130,10 +130,20 @@ class CompiledFunction:
         return module
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor | None, ...] | None:
+        return self.call_into(args)
+
+    def call_into(
+        self, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor | None] | None = None
+    ) -> torch.Tensor | tuple[torch.Tensor | None, ...] | None:
+        """
+        A call whose program writes its results into `outputs` where given (its fusion-level local
+        tensors, as `Program.__call__` takes them; a replay copies them there): the training
+        step's backward writes a weight's gradient into the block of the full-shaped `.grad`.
+        """
         if self.specializations is not None:
             target = self.specializations.lookup(self, args)
             if target is not self:
-                return self._delegate(target, args)
+                return self._delegate(target, args, outputs)
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
@@ -146,14 +156,14 @@ class CompiledFunction:
             self._measure_first_call(inputs, communicator, graph, device)
         graph = self._graph_for(device)
         try:
-            outputs = self._run(inputs, communicator, device, graph)
+            results = self._run(inputs, communicator, device, graph, outputs=outputs)
         except CaptureError as err:
             if self.cuda_graph is not None:
                 raise
             self._fall_back(err)
             graph = False
-            outputs = self._run(inputs, communicator, device, graph)
-        results = self._results(outputs, graph)
+            results = self._run(inputs, communicator, device, graph, outputs=outputs)
+        results = self._results(results, graph, outputs)
         return results[0] if len(results) == 1 else results
 
     def specialization(self, *args: torch.Tensor) -> CompiledFunction:
@@ -163,12 +173,14 @@ class CompiledFunction:
             return self
         return self.specializations.lookup(self, args)
 
-    def _delegate(self, target: CompiledFunction, args: Sequence[torch.Tensor]) -> Any:
+    def _delegate(
+        self, target: CompiledFunction, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor | None] | None
+    ) -> Any:
         """A call with another input signature: the settings are this function's, so is a fallback."""
         target.cuda_graph, target.num_streams = self.cuda_graph, self.num_streams
         target.eager_reason = target.eager_reason or self.eager_reason
         try:
-            return target(*args)
+            return target.call_into(args, outputs)
         finally:
             self.eager_reason = self.eager_reason or target.eager_reason
 
@@ -253,12 +265,18 @@ class CompiledFunction:
         return text
 
     def _run(
-        self, inputs: list[Any], communicator: Any, device: torch.device, graph: bool, program: Any = None
+        self,
+        inputs: list[Any],
+        communicator: Any,
+        device: torch.device,
+        graph: bool,
+        program: Any = None,
+        outputs: Sequence[torch.Tensor | None] | None = None,
     ) -> list[Any]:
         """One run of `program` (default: the kept one), replayed or not, the module's own parameters read in place."""
         program = self.program if program is None else program
         return program(
-            inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph,
+            inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph, outputs=outputs,
             in_place_inputs=self._read_in_place(device) if graph else (),
         )  # fmt: skip
 
@@ -288,9 +306,12 @@ class CompiledFunction:
             stacklevel=stacklevel,
         )
 
-    def _results(self, outputs: list[Any], graph: bool) -> tuple[Any, ...]:
-        """The user's outputs of one run (copies of a replay's static buffers)."""
-        return tuple(self._result(t, k, graph) for k, t in enumerate(outputs))
+    def _results(
+        self, outputs: list[Any], graph: bool, preallocated: Sequence[torch.Tensor | None] | None = None
+    ) -> tuple[Any, ...]:
+        """The user's outputs of one run (copies of a replay's static buffers, except where preallocated)."""
+        given = preallocated or [None] * len(outputs)
+        return tuple(self._result(t, k, graph and given[k] is None) for k, t in enumerate(outputs))
 
     def _graph_for(self, device: torch.device) -> bool:
         """Whether this call replays a CUDA graph (`cuda_graph`)."""

@@ -169,8 +169,12 @@ class MeshMode:
             f'row-parallel) or biases [N] ("[didx]"), got the layout of a {len(shape)}-D tensor'
         )
 
-    def local_input(self, tensor: torch.Tensor, source: Any) -> torch.Tensor:
-        """The fusion-level local tensor of a user's local shard, or of this device's part of a parameter."""
+    def local_input(self, tensor: torch.Tensor, source: Any, copy: bool = True) -> torch.Tensor:
+        """
+        The fusion-level local tensor of a user's local shard, or of this device's part of a
+        parameter: a copy of its block, or with `copy=False` a view of it (strided: the kernels
+        read a block of columns in place), which sees the parameter's in-place updates.
+        """
         form = self._input_forms[_key(source)]
         D, S = self.devices, self.chunks or 1
         if form.kind == ROWS:
@@ -182,12 +186,15 @@ class MeshMode:
         d = self.position()
         if form.kind == COLUMN_WEIGHT:
             n = tensor.shape[0] // D
-            return tensor.narrow(0, d * n, n).clone().t()[None, None, None]
-        if form.kind == ROW_WEIGHT:
+            block = tensor.narrow(0, d * n, n)
+        elif form.kind == ROW_WEIGHT:
             k = tensor.shape[1] // D
-            return tensor.narrow(1, d * k, k).clone().t()[None, None, None]
-        n = tensor.shape[0] // D  # column bias
-        return tensor.narrow(0, d * n, n).clone()[None]
+            block = tensor.narrow(1, d * k, k)
+        else:
+            n = tensor.shape[0] // D  # column bias
+            block = tensor.narrow(0, d * n, n)
+            return (block.clone() if copy else block)[None]
+        return (block.clone() if copy else block).t()[None, None, None]
 
     def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
         """[S, 1 or D, R, C] -> the user's [rows, C]."""

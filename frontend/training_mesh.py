@@ -389,9 +389,11 @@ class MeshStep:
 
     def shard(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """The primals' local tensors (this rank's shard of each parameter, the rows' fusion view),
-        made once per step for both programs."""
+        made once per step for both programs. A parameter's shard is a view of its block, read in
+        place (a copy per step cost as much as a small GEMM); an in-place update of the parameter
+        between the forward and the backward is then autograd's error, as in eager."""
         mode, sources = self._shard_mode, self._shard_sources
-        return [MeshMode.local_input(mode, t.detach().contiguous(), s) for t, s in zip(tensors, sources)]
+        return [MeshMode.local_input(mode, t.detach().contiguous(), s, copy=False) for t, s in zip(tensors, sources)]
 
     def run_forward(self, local: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """The user's outputs (this rank's rows) and every result of the forward program (the saved ones too)."""
@@ -420,13 +422,14 @@ class MeshStep:
                     if g is None
                     else g.contiguous()
                 )
-        with torch.no_grad():
-            results = self.backward(*inputs)
-        results = list(results) if isinstance(results, tuple) else [results]
         D = len(self.mesh)
         d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
+        full, into = self._full_gradients(local, d, D)
+        with torch.no_grad():
+            results = self.backward.call_into(inputs, into)
+        results = list(results) if isinstance(results, tuple) else [results]
         out: list[torch.Tensor | None] = []
-        for primal, form, (kind, k, transposed) in zip(self.primals, self.primal_forms, self.gradients):
+        for j, (primal, form, (kind, k, transposed)) in enumerate(zip(self.primals, self.primal_forms, self.gradients)):
             if kind == "none":
                 out.append(None)
                 continue
@@ -435,6 +438,8 @@ class MeshStep:
                 out.append(result.reshape(-1, result.shape[-1]))
             elif kind == "whole":
                 out.append(result.reshape(primal.shape))
+            elif j in full:  # the program wrote the block in place
+                out.append(full[j])
             else:
                 if kind == "bias":
                     axis, block = 0, result.reshape(primal.shape[0] // D)
@@ -444,6 +449,36 @@ class MeshStep:
                     axis = 0 if form == COLUMN_WEIGHT else 1
                 out.append(_full_gradient(block, primal.shape, axis, d, D))
         return out
+
+    def _full_gradients(
+        self, local: Sequence[torch.Tensor], d: int, D: int
+    ) -> tuple[dict[int, torch.Tensor], list[torch.Tensor | None]]:
+        """
+        Per sharded parameter (by primal index), its full-shaped gradient with the other ranks'
+        blocks zeroed, and the backward program's outputs: the view of this rank's block that the
+        program writes its gradient into (no copy of the block after the program). A gradient
+        whose result is not such a view of the block keeps the copy.
+        """
+        types = self.backward.program.func.function_type.outputs.data
+        full: dict[int, torch.Tensor] = {}
+        into: list[torch.Tensor | None] = [None] * len(types)
+        for j, (primal, form, (kind, k, transposed)) in enumerate(zip(self.primals, self.primal_forms, self.gradients)):
+            if kind not in ("block", "bias"):
+                continue
+            axis = 0 if kind == "bias" or form == COLUMN_WEIGHT else 1
+            n = primal.shape[axis] // D
+            gradient = local[j].new_empty(primal.shape)
+            block = gradient.narrow(axis, d * n, n)
+            view = block.t() if kind == "block" and transposed else block
+            shape = tuple(types[k].get_shape())
+            while view.dim() < len(shape):
+                view = view.unsqueeze(0)
+            if tuple(view.shape) != shape:
+                continue
+            gradient.narrow(axis, 0, d * n).zero_()
+            gradient.narrow(axis, (d + 1) * n, primal.shape[axis] - (d + 1) * n).zero_()
+            full[j], into[k] = gradient, view
+        return full, into
 
 
 def _full_gradient(block: torch.Tensor, shape: tuple[int, ...], axis: int, d: int, D: int) -> torch.Tensor:

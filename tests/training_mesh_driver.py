@@ -121,6 +121,13 @@ def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str,
         failure = shard_check(f"{name}: {pname}", p.grad, eager.get_parameter(pname).grad, params.get(pname))
         if failure:
             failures.append(failure)
+    # The backward program writes each sharded parameter's gradient into its block of the .grad.
+    (step,) = compiled.specializations.cache.values()
+    local = step.shard([*module.parameters(), *module.buffers(), mine])
+    written, _ = step._full_gradients(local, rank, world)
+    sharded = {k for k, primal in enumerate(step.primals) if params.get(primal.name) and step.gradients[k][0] != "none"}
+    if set(written) != sharded:
+        failures.append(f"{name}: gradients written in place {sorted(written)}, sharded parameters {sorted(sharded)}")
     return [f"{pipeline}: {f}" for f in failures]
 
 
