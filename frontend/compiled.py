@@ -160,7 +160,7 @@ class CompiledFunction:
         except CaptureError as err:
             if self.cuda_graph is not None:
                 raise
-            self._fall_back(err)
+            self._fall_back(err, stacklevel=4)  # warn in _fall_back, call_into, __call__, the user
             graph = False
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         results = self._results(results, graph, outputs)
@@ -224,7 +224,7 @@ class CompiledFunction:
             best_replayed, best_eager = best, fastest(False)
             self.replay_measured = True
             if not math.isfinite(times[best_replayed]):  # no lowering could be captured
-                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=4)
+                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=5)
                 best = best_eager
             else:
                 self.eager_measured_faster = times[best_eager] < times[best_replayed] * (1 - EAGER_MARGIN)

@@ -166,6 +166,40 @@ def views_into_contraction(producer: Group, consumer: Group) -> bool:
     return not any(_communicated(op) for op in consumer.ops)
 
 
+def residual_into_contraction(producer: Group, consumer: Group) -> bool:
+    """
+    A residual add of a GEMM's result joins the GEMM's launch, which runs both as one GEMM that
+    accumulates into the residual (`torch.addmm`'s beta = 1): the add is no kernel of its own,
+    and the GEMM's result no buffer. Only a linear without bias or a matmul of 2-D weights whose
+    one reader is an add, itself no communication, of a tensor of the same type from outside the
+    launch.
+    """
+    if producer.has_resharding or consumer.has_resharding or not producer.has_contraction or len(consumer.ops) != 1:
+        return False
+    (add,) = consumer.ops
+    if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
+        return False
+    gemm = next((op for op in producer.ops if isinstance(op, CONTRACTIONS)), None)
+    if gemm is None or not _accumulates(gemm):
+        return False
+    result = gemm.results[0]
+    if [use.operation for use in result.uses] != [add] or (add.lhs is result) == (add.rhs is result):
+        return False
+    members = set(producer.ops)
+    residual = add.rhs if add.lhs is result else add.lhs
+    if residual.owner in members:
+        return False
+    # Nothing else leaves the producer: its other ops are the views the GEMM reads.
+    return all(use.operation in members for op in producer.ops if op is not gemm for r in op.results for use in r.uses)
+
+
+def _accumulates(op: Operation) -> bool:
+    """A GEMM the runtime can run as `addmm` (2-D weights, no bias of its own)."""
+    if isinstance(op, fusion.LinearOp):
+        return op.bias is None and len(op.w.type.get_shape()) == 2
+    return isinstance(op, fusion.MatmulOp) and len(op.operands[1].type.get_shape()) == 2
+
+
 def kept_for_a_contraction(group: Group) -> bool:
     """
     Views that only GEMMs read: they wait for their GEMM (`views_into_contraction`) rather than
@@ -195,9 +229,10 @@ def _communicated(op: Operation) -> bool:
 def merge_unless_standalone(producer: Group, consumer: Group) -> bool:
     """
     Policy `standalone-host-ops`: standalone host ops stay single, the others fuse; the views only
-    a GEMM reads join the GEMM (`views_into_contraction`), not their producer.
+    a GEMM reads join the GEMM (`views_into_contraction`), not their producer, and so does a
+    residual add of its result (`residual_into_contraction`), which would otherwise be single.
     """
-    if views_into_contraction(producer, consumer):
+    if views_into_contraction(producer, consumer) or residual_into_contraction(producer, consumer):
         return True
     if producer.has_standalone or consumer.has_standalone:
         return False

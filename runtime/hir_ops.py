@@ -26,6 +26,7 @@ from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
 from hir.runtime.poison import poison
+from hir.runtime.residual_gemm import residual_gemm
 
 COMPILERS = StepCompilers()
 compiles = COMPILERS.compiles
@@ -239,6 +240,8 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
                 return single_via_temporary
             return _single_with_operands(kernel, out, operand_slots) or single
 
+    if (accumulating := residual_gemm(op, ops, compiler, _may_share_memory)) is not None:
+        return accumulating
     if (into_destination := _segment_into_destination(op, ops, compiler)) is not None:
         return into_destination
 

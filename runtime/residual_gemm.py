@@ -1,0 +1,85 @@
+"""
+A launch that ends in a GEMM and a residual add of its result (`fusion-segment`'s
+`residual_into_contraction`) runs as one GEMM that accumulates into the residual: `torch.addmm`
+with beta = 1 writes `residual + a @ b` into the launch's destination, so the add is no kernel of
+its own and the GEMM's result no buffer (cuBLAS reads the residual in its epilogue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from xdsl.ir import Operation, SSAValue
+
+from hir.diagnostics import LocatedError
+from hir.dialects import fusion, hir
+from hir.runtime.compiler import CompileContext, CompiledBlock, Frame, Step, describe_failure, in_profiler_range
+
+
+def residual_gemm(
+    op: hir.LaunchOp, ops: list[Operation], compiler: CompileContext, may_share_memory: Callable[..., bool]
+) -> Step | None:
+    """
+    The launch as one `addmm` after the views before it, or None where it is not a GEMM (a linear
+    without bias, a matmul of 2-D weights) whose one reader is the yielded add of a region
+    argument, or where the destination may share memory with an input.
+    """
+    if len(op.outs) != 1 or len(ops) < 3:
+        return None
+    gemm, add, terminator = ops[-3], ops[-2], ops[-1]
+    if not isinstance(add, fusion.AddOp) or terminator.operands[0] is not add.result:
+        return None
+    if not _accumulates(gemm) or [use.operation for use in gemm.results[0].uses] != [add]:
+        return None
+    result = gemm.results[0]
+    residual = add.rhs if add.lhs is result else add.lhs
+    block = op.body.block
+    if residual is result or residual not in block.args or add.lhs.type != add.rhs.type:
+        return None
+    if any(may_share_memory(op.outs[0], value) for value in op.ins):
+        return None
+    transposed = isinstance(gemm, fusion.LinearOp)  # x @ w.T
+    a_slot, b_slot = compiler.slots_of(gemm.operands[:2])
+    (residual_slot,) = compiler.slots_of([residual])
+    arg_slots, in_slots = compiler.slots_of(block.args), compiler.slots_of(op.ins)
+    before = CompiledBlock(ops[:-3], [compiler.compile_op(o) for o in ops[:-3]])
+    (out,) = compiler.slots_of(op.outs)
+
+    def accumulate(frame: Frame) -> None:
+        env = frame.env
+        a, b, r, destination = env[a_slot], env[b_slot], env[residual_slot], env[out]
+        k, n = a.shape[-1], destination.shape[-1]
+        rows = r.reshape(-1, n)
+        weights = b.t() if transposed else b
+        flat = destination.view(-1, n) if destination.is_contiguous() else None
+        if flat is None:  # a strided destination: addmm into a temporary, then one copy
+            destination.copy_(torch.addmm(rows, a.reshape(-1, k), weights).view(destination.shape))
+        else:
+            torch.addmm(rows, a.reshape(-1, k), weights, out=flat)
+
+    step = in_profiler_range(gemm, accumulate) if compiler.profile else accumulate
+
+    def launch(frame: Frame) -> None:
+        env = frame.env
+        for arg, src in zip(arg_slots, in_slots):
+            env[arg] = env[src]
+        before.run(frame)
+        try:
+            step(frame)
+        except LocatedError:
+            raise
+        except Exception as err:
+            raise LocatedError(gemm, describe_failure(gemm, frame, err)) from err
+
+    return launch
+
+
+def _accumulates(op: Operation) -> bool:
+    if isinstance(op, fusion.LinearOp):
+        return op.bias is None and _rank(op.w) == 2 and _rank(op.x) >= 1
+    return isinstance(op, fusion.MatmulOp) and _rank(op.operands[1]) == 2 and _rank(op.operands[0]) >= 2
+
+
+def _rank(value: SSAValue) -> int:
+    return len(value.type.get_shape())  # type: ignore[attr-defined]
