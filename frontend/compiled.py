@@ -98,6 +98,10 @@ class CompiledFunction:
         """The automatic mode's replayed and eager times and its verdict, once measured."""
         self.measure_first_call = True
         """Whether the first call may time the program (`measure_candidates`): False keeps replaying."""
+        self.replay_must_win = False
+        """Whether a replay must be EAGER_MARGIN faster than the fastest eager run to be kept (a
+        training program's: its replay copies the saved activations and holds a second copy of
+        them), rather than an eager run EAGER_MARGIN faster than the fastest replay."""
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
@@ -227,7 +231,10 @@ class CompiledFunction:
                 self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=5)
                 best = best_eager
             else:
-                self.eager_measured_faster = times[best_eager] < times[best_replayed] * (1 - EAGER_MARGIN)
+                if self.replay_must_win:
+                    self.eager_measured_faster = times[best_replayed] >= times[best_eager] * (1 - EAGER_MARGIN)
+                else:
+                    self.eager_measured_faster = times[best_eager] < times[best_replayed] * (1 - EAGER_MARGIN)
                 best = best_eager if self.eager_measured_faster else best_replayed
                 verdict = "runs eagerly" if self.eager_measured_faster else "replays"
                 self.graph_decision = (

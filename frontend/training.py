@@ -288,6 +288,7 @@ class TrainingFunction:
                         imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda,
                         s.num_streams, s.cuda_graph, s.measure_candidates,
                     )  # fmt: skip
+                    program.compiled.replay_must_win = True  # a replay copies the saved activations
                     programs[graph] = program.compiled
                 return program
 

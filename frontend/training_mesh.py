@@ -613,10 +613,12 @@ class MeshTrainingFunction:
         on_cuda = any(t.is_cuda for t in tensors)
 
         def compile(imported: ImportedProgram, graph: str) -> CompiledFunction:
-            return compile_imported(
+            compiled = compile_imported(
                 imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda, s.num_streams,
                 s.cuda_graph, s.measure_candidates,
             )  # fmt: skip
+            compiled.replay_must_win = True  # a replay copies the saved activations
+            return compiled
 
         out_layout = self.layouts[0] if self.layouts else None
         return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile)

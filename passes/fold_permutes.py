@@ -47,11 +47,11 @@ class FoldPermuteOfPermute(RewritePattern):
                 return
             if _returned(source) and _returned(op.result):
                 return
-            rewriter.replace_op(op, [], [source])
+            rewriter.replace(op, [], [source])
         else:
-            rewriter.replace_op(op, fusion.PermuteOp(source, composed, op.result.type))
+            rewriter.replace(op, fusion.PermuteOp(source, composed, op.result.type))
         if not inner.result.uses:
-            rewriter.erase_op(inner)
+            rewriter.erase(inner)
 
 
 def fold_permutes(module: ModuleOp) -> None:

@@ -177,3 +177,41 @@ def test_timing_and_ranks_without_a_job() -> None:
     assert ms >= 0.0
     assert len(calls) == autotune.WARMUP + autotune.REPEATS
     assert autotune.slowest_rank([1.0, float("inf")], torch.device("cpu")) == [1.0, float("inf")]
+
+
+@pytest.mark.parametrize(("replayed_ms", "runs_eagerly"), [(0.99, True), (0.97, False)])
+def test_a_training_program_replays_only_when_clearly_faster(
+    monkeypatch: pytest.MonkeyPatch, replayed_ms: float, runs_eagerly: bool
+) -> None:
+    """`replay_must_win` (training programs): a near tie runs eagerly; a replay 2 % faster is kept."""
+    times = [replayed_ms, 1.0]
+    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed: (times, [None] * 2))
+    monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
+    fn.replay_must_win = True
+    fn._measure_first_call([x, w], None, True, torch.device("cpu"))
+    assert fn.eager_measured_faster is runs_eagerly
+    assert fn.graph_decision == (
+        f"replayed {replayed_ms:.3f} ms, eagerly 1.000 ms: {'runs eagerly' if runs_eagerly else 'replays'}"
+    )
+
+
+def test_training_programs_replay_only_when_clearly_faster() -> None:
+    """hir.compile(training=True) marks its forward and backward programs so."""
+
+    class Mlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.fc(x))
+
+    model = Mlp()
+    x = torch.randn(4, 8, requires_grad=True)
+    step = hir.compile(model, (x.detach(),), training=True)
+    step(x).sum().backward()
+    programs = [p for graphs in step.graphs.values() for p in graphs.values()]
+    assert len(programs) == 2
+    assert all(p.replay_must_win for p in programs)
