@@ -63,7 +63,19 @@ def layout_of(t: torch.Tensor) -> Layout:
 
 def overlaps(a: torch.Tensor, b: torch.Tensor, budget: int = DEFAULT_BUDGET) -> bool:
     """Whether `a` and `b` share any byte of memory (exact; see the module docstring for the cost)."""
+    if storages_apart(a, b):
+        return False
     return layouts_overlap(layout_of(a), layout_of(b), budget)
+
+
+def storages_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """
+    The cheapest test: whether the byte ranges of the two storages are disjoint (then no view of
+    one can share a byte with a view of the other); tensors of two allocations always are.
+    """
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    pa, pb = sa.data_ptr(), sb.data_ptr()
+    return pa + sa.nbytes() <= pb or pb + sb.nbytes() <= pa
 
 
 def overlaps_itself(t: torch.Tensor, budget: int = DEFAULT_BUDGET) -> bool:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from hir.runtime.memory import Layout, layout_of, layouts_overlap, overlaps, overlaps_itself
+from hir.runtime.memory import Layout, layout_of, layouts_overlap, overlaps, overlaps_itself, storages_apart
 
 
 def covered_bytes(t: torch.Tensor) -> set[int]:
@@ -100,6 +100,15 @@ def test_same_memory_through_different_storages() -> None:
     check(row1, torch.from_numpy(array[:, 2]), True)
     check(torch.from_numpy(array[2:]), torch.from_numpy(array[:2]), False)
     check(torch.from_numpy(array[1:3, 1:3]), torch.from_numpy(array[2, 2:]), True)
+    # The storages' byte ranges meet, so the quick test leaves the answer to the exact one.
+    assert not storages_apart(row1, torch.from_numpy(array[:, 2]))
+
+
+def test_two_allocations_are_apart_without_the_exact_test() -> None:
+    a, b = torch.zeros(4, 8), torch.zeros(4, 8)
+    assert storages_apart(a[:, 1::2], b.t())
+    assert not storages_apart(a[:, 1::2], a[0])
+    assert storages_apart(torch.zeros(0), a)  # no bytes: apart from everything
 
 
 def test_random_strided_views_against_enumeration() -> None:
