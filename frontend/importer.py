@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,13 +68,21 @@ def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
     """
     A plain function as a module for torch.export. The export records only the stack frames of
     `forward` methods and of registered anchors, so the function is registered as one: its lines
-    are then what errors name.
+    are then what errors name. A torch without anchors (before 2.13) keeps frames by name only:
+    there the module's forward is the function's code renamed `forward`.
     """
+    if not inspect.isfunction(fn):
+        return _Wrapper(fn)  # a builtin such as torch.relu: no lines of the user's inside
     register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
-    if register is not None and inspect.isfunction(fn):
+    if register is not None:
         register(fn)
-        return type(fn.__name__, (torch.nn.Module,), {"forward": staticmethod(fn)})()
-    return _Wrapper(fn)  # a builtin such as torch.relu: no lines of the user's inside
+        forward = fn
+    else:
+        forward = types.FunctionType(
+            fn.__code__.replace(co_name="forward"), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+        )
+        forward.__kwdefaults__ = fn.__kwdefaults__
+    return type(fn.__name__, (torch.nn.Module,), {"forward": staticmethod(forward)})()
 
 
 class _Wrapper(torch.nn.Module):

@@ -211,7 +211,12 @@ def test_frontend_attention_block() -> None:
         torch.testing.assert_close(compiled(x), block(x), rtol=1e-5, atol=1e-5)
 
 
-def test_dropout_is_a_located_error() -> None:
+@pytest.mark.parametrize("anchors", [True, False], ids=["torch-with-anchors", "torch-without-anchors"])
+def test_dropout_is_a_located_error(anchors: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's line, also where torch keeps only the frames of functions named `forward` (before 2.13)."""
+    if not anchors:
+        monkeypatch.delattr(torch.fx.proxy, "_register_stack_trace_anchor", raising=False)
+
     def dropped(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)  # training only
 
