@@ -41,7 +41,6 @@ import functools
 import gc
 import os
 import statistics
-import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -50,6 +49,7 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory  # registers torch.ops.symm_mem
 
 import hir
+from hir.frontend.autotune import time_once
 from hir.runtime.distributed import ProcessGroupCommunicator as Communicator
 from hir.runtime.distributed import enable_symmetric_memory
 
@@ -93,7 +93,7 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: str = "cuda"
     """
     for _ in range(warmup):
         fn()
-    return statistics.median([_time_once(fn, torch.device(device), dist.barrier) for _ in range(reps)])
+    return statistics.median([time_once(fn, torch.device(device), dist.barrier) for _ in range(reps)])
 
 
 def timed_interleaved(
@@ -121,28 +121,12 @@ def timed_interleaved(
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(reps):
         for name, fn in fns.items():
-            samples[name].append(_time_once(fn, where, synchronize_ranks))
+            samples[name].append(time_once(fn, where, synchronize_ranks))
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def _no_barrier() -> None:
     """One process: nothing to wait for."""
-
-
-def _time_once(fn: Callable[[], object], device: torch.device, synchronize_ranks: Callable[[], object]) -> float:
-    """The ms of one run of `fn`, started after `synchronize_ranks` (and, on a GPU, an idle device)."""
-    synchronize_ranks()
-    if device.type != "cuda":
-        start_s = time.perf_counter()
-        fn()
-        return (time.perf_counter() - start_s) * 1e3
-    torch.cuda.synchronize(device)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize(device)
-    return start.elapsed_time(end)
 
 
 def release_memory(device: str | torch.device) -> None:

@@ -37,7 +37,7 @@ def median_ms(
     """
     for _ in range(warmup):
         run()
-    return statistics.median(_time_once(run, device, synchronize_ranks) for _ in range(repeats))
+    return statistics.median(time_once(run, device, synchronize_ranks) for _ in range(repeats))
 
 
 def medians_interleaved(
@@ -64,7 +64,7 @@ def medians_interleaved(
                 if k < warmup:
                     run()
                 else:
-                    samples[j].append(_time_once(run, device, synchronize_ranks))
+                    samples[j].append(time_once(run, device, synchronize_ranks))
             except BaseException as err:
                 if not failed(err):
                     raise
@@ -72,8 +72,8 @@ def medians_interleaved(
     return [statistics.median(s) if errors[j] is None else math.inf for j, s in enumerate(samples)], errors
 
 
-def _time_once(run: Callable[[], Any], device: torch.device, synchronize_ranks: Callable[[], None]) -> float:
-    """The ms of one run, started after the ranks meet and the device is idle."""
+def time_once(run: Callable[[], Any], device: torch.device, synchronize_ranks: Callable[[], object]) -> float:
+    """The ms of one run, started after the ranks meet and the device is idle (the benchmarks time with it too)."""
     synchronize_ranks()
     if device.type != "cuda":
         began = time.perf_counter()

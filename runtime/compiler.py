@@ -175,6 +175,38 @@ def in_profiler_range(op: Operation, step: Step) -> Step:
     return step_in_range
 
 
+def body_ending_in(
+    compiler: CompileContext,
+    args: Sequence[SSAValue],
+    ins: Sequence[SSAValue],
+    before: Sequence[Operation],
+    last: Operation,
+    step: Step,
+) -> Step:
+    """
+    A launch's body as one step: its region arguments `args` bound to the values `ins`, the ops
+    `before` compiled as usual, then `step` for the body's `last` op (which writes the launch's
+    destination itself), in a profiler range when profiling; its failures are located at `last`.
+    """
+    arg_slots, in_slots = compiler.slots_of(args), compiler.slots_of(ins)
+    compiled = CompiledBlock(list(before), [compiler.compile_op(o) for o in before])
+    last_step = in_profiler_range(last, step) if compiler.profile else step
+
+    def body(frame: Frame) -> None:
+        env = frame.env
+        for arg, src in zip(arg_slots, in_slots):
+            env[arg] = env[src]
+        compiled.run(frame)
+        try:
+            last_step(frame)
+        except LocatedError:
+            raise
+        except Exception as err:
+            raise LocatedError(last, describe_failure(last, frame, err)) from err
+
+    return body
+
+
 def profiler_range_type() -> Callable[[str], AbstractContextManager[Any]]:
     """
     A torch RecordFunction range: `torch.profiler.record_function`'s C++ fast path where torch has

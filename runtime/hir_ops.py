@@ -8,19 +8,17 @@ import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from hir.diagnostics import LocatedError, location_of
+from hir.diagnostics import location_of
 from hir.dialects import fusion, hir
 from hir.dialects.hir import chunk_bounds
 from hir.runtime.communicator import Communicator, Work
 from hir.runtime.compiler import (
     UNSET,
     CompileContext,
-    CompiledBlock,
     Frame,
     Step,
     StepCompilers,
-    describe_failure,
-    in_profiler_range,
+    body_ending_in,
 )
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.kernels import out_kernel
@@ -289,8 +287,6 @@ def _segment_into_destination(op: hir.LaunchOp, ops: list[Operation], compiler: 
         kernel = _keeping_shape(out_kernel(last))
     except NotImplementedError:
         return None
-    arg_slots, in_slots = compiler.slots_of(op.body.block.args), compiler.slots_of(op.ins)
-    before = CompiledBlock(ops[:-2], [compiler.compile_op(o) for o in ops[:-2]])
     operand_slots = compiler.slots_of(last.operands)
     (out,) = compiler.slots_of(op.outs)
 
@@ -298,21 +294,7 @@ def _segment_into_destination(op: hir.LaunchOp, ops: list[Operation], compiler: 
         env = frame.env
         kernel(env[out], *[env[s] for s in operand_slots])
 
-    last_step = in_profiler_range(last, into_destination) if compiler.profile else into_destination
-
-    def segment_into_destination(frame: Frame) -> None:
-        env = frame.env
-        for arg, src in zip(arg_slots, in_slots):
-            env[arg] = env[src]
-        before.run(frame)
-        try:
-            last_step(frame)
-        except LocatedError:
-            raise
-        except Exception as err:
-            raise LocatedError(last, describe_failure(last, frame, err)) from err
-
-    return segment_into_destination
+    return body_ending_in(compiler, op.body.block.args, op.ins, ops[:-2], last, into_destination)
 
 
 def _keeping_shape(kernel: Callable[..., object]) -> Callable[..., None]:

@@ -12,9 +12,8 @@ from collections.abc import Callable
 import torch
 from xdsl.ir import Operation, SSAValue
 
-from hir.diagnostics import LocatedError
 from hir.dialects import fusion, hir
-from hir.runtime.compiler import CompileContext, CompiledBlock, Frame, Step, describe_failure, in_profiler_range
+from hir.runtime.compiler import CompileContext, Frame, Step, body_ending_in
 
 
 def residual_gemm(
@@ -42,8 +41,6 @@ def residual_gemm(
     transposed = isinstance(gemm, fusion.LinearOp)  # x @ w.T
     a_slot, b_slot = compiler.slots_of(gemm.operands[:2])
     (residual_slot,) = compiler.slots_of([residual])
-    arg_slots, in_slots = compiler.slots_of(block.args), compiler.slots_of(op.ins)
-    before = CompiledBlock(ops[:-3], [compiler.compile_op(o) for o in ops[:-3]])
     (out,) = compiler.slots_of(op.outs)
 
     def accumulate(frame: Frame) -> None:
@@ -58,21 +55,7 @@ def residual_gemm(
         else:
             torch.addmm(rows, a.reshape(-1, k), weights, out=flat)
 
-    step = in_profiler_range(gemm, accumulate) if compiler.profile else accumulate
-
-    def launch(frame: Frame) -> None:
-        env = frame.env
-        for arg, src in zip(arg_slots, in_slots):
-            env[arg] = env[src]
-        before.run(frame)
-        try:
-            step(frame)
-        except LocatedError:
-            raise
-        except Exception as err:
-            raise LocatedError(gemm, describe_failure(gemm, frame, err)) from err
-
-    return launch
+    return body_ending_in(compiler, block.args, op.ins, ops[:-3], gemm, accumulate)
 
 
 def _accumulates(op: Operation) -> bool:
