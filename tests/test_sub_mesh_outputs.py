@@ -91,8 +91,11 @@ except SystemExit as exit:
     code = exit.code
 (folder / f"rank{rank}.err").write_text(err.getvalue())
 (folder / f"rank{rank}.status").write_text(str(code))
+# Each rank waits for the other's status before exiting: the launcher ends the job at the first
+# rank that fails, which would kill the other before it writes its own.
+other = folder / f"rank{1 - int(rank)}.status"
 deadline = time.monotonic() + 30
-while rank == "0" and not (folder / "rank1.status").exists() and time.monotonic() < deadline:
+while not other.exists() and time.monotonic() < deadline:
     time.sleep(0.05)
 sys.exit(code)
 """
