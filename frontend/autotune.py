@@ -47,12 +47,16 @@ def medians_interleaved(
     failed: Callable[[BaseException], bool],
     warmup: int = WARMUP,
     rounds: int = ROUNDS,
+    failed_anywhere: Callable[[bool], bool] = bool,
 ) -> tuple[list[float], list[BaseException | None]]:
     """
     The median ms of each of `runs`, timed round-robin: `warmup` rounds, then `rounds` rounds in
     which each runs once (started together on every rank, as `median_ms`). A run that raises an
-    error `failed` accepts (a capture refused) is out from then on: its time is inf and its error
-    is returned; any other error propagates.
+    error `failed` accepts (a capture refused or failed) is out from then on: its time is inf and
+    its error is returned; any other error propagates. After each run of the first round, the
+    ranks agree through `failed_anywhere` (true where any rank's run failed) whether the run is
+    out: a capture that fails on one rank only (its memory, say) then drops the contender on
+    every rank, whose later runs would wait for the missing rank's collectives.
     """
     errors: list[BaseException | None] = [None] * len(runs)
     samples: list[list[float]] = [[] for _ in runs]
@@ -69,7 +73,14 @@ def medians_interleaved(
                 if not failed(err):
                     raise
                 errors[j] = err
+            if k == 0 and failed_anywhere(errors[j] is not None) and errors[j] is None:
+                errors[j] = RuntimeError("the run failed on another rank")
     return [statistics.median(s) if errors[j] is None else math.inf for j, s in enumerate(samples)], errors
+
+
+def any_rank(flag: bool, device: torch.device) -> bool:
+    """Whether `flag` holds on any rank of the job (this process's flag without one)."""
+    return slowest_rank([float(flag)], device)[0] > 0
 
 
 def time_once(run: Callable[[], Any], device: torch.device, synchronize_ranks: Callable[[], object]) -> float:

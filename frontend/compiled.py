@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
-from hir.frontend.autotune import medians_interleaved, slowest_rank, synchronize_ranks
+from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import candidates, choose_options
@@ -216,7 +216,10 @@ class CompiledFunction:
 
         runs = [lambda k=k, replayed=replayed: run(k, replayed) for k, replayed in entries]
         ranks = _no_ranks if communicator is None else synchronize_ranks  # a one-device program: this process
-        times, errors = medians_interleaved(runs, device, ranks, lambda err: isinstance(err, CaptureError))
+        agree = bool if communicator is None else lambda flag: any_rank(flag, device)
+        times, errors = medians_interleaved(
+            runs, device, ranks, lambda err: isinstance(err, CaptureError), failed_anywhere=agree
+        )
         if communicator is not None:
             times = slowest_rank(times, device)
 

@@ -574,7 +574,7 @@ def test_automatic_mode_runs_cpu_calls_without_a_graph(recorded_capture: list[tu
 def timed_as(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
     """The first call's timer: each contender (replayed, then eagerly) runs once and took `times`."""
 
-    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: Any) -> Any:
+    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: Any, **_: Any) -> Any:
         errors: list[BaseException | None] = []
         for run in runs:
             try:

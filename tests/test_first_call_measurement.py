@@ -26,7 +26,7 @@ def block(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 def timer(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
     """`medians_interleaved` that runs each contender once and says it took `times` (in the contenders' order)."""
 
-    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object) -> Any:
+    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object, **_: Any) -> Any:
         for run in runs:
             run()
         return list(times), [None] * len(runs)
@@ -78,7 +78,7 @@ def test_every_lowering_replayed_and_eagerly(
     With graphs automatic, each lowering is timed replayed and eagerly, interleaved; the fastest
     replay is kept unless an eager run (of any lowering) is faster by more than EAGER_MARGIN.
     """
-    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed: (times, [None] * 4))
+    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed, **_: (times, [None] * 4))
     monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
     x, w = torch.randn(16, 8), torch.randn(8, 4)
     fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
@@ -126,12 +126,26 @@ def test_interleaved_rounds_and_failures() -> None:
     assert errors[0] is None
     assert isinstance(errors[1], Refused)
     assert errors[2] is None
+    # A run that fails on another rank only is out on this one too, from the first round on.
+    order.clear()
+    elsewhere = iter([False, True, False])  # per run of the first round: did any rank fail it?
+    times, errors = autotune.medians_interleaved(
+        [lambda: order.append("a"), lambda: order.append("b"), lambda: order.append("c")],
+        torch.device("cpu"), lambda: None, lambda e: False, warmup=1, rounds=2,
+        failed_anywhere=lambda flag: flag or next(elsewhere),
+    )  # fmt: skip
+    assert order == ["a", "b", "c", "a", "c", "a", "c"]
+    assert math.isinf(times[1])
+    assert isinstance(errors[1], RuntimeError)
+    assert "another rank" in str(errors[1])
     with pytest.raises(ZeroDivisionError):  # any other error is the caller's
         autotune.medians_interleaved([lambda: 1 / 0], torch.device("cpu"), lambda: None, lambda e: False)
 
 
 def test_a_candidate_that_cannot_be_captured_loses(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse_loops(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object) -> Any:
+    def refuse_loops(
+        runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object, **_: Any
+    ) -> Any:
         times: list[float] = []
         errors: list[BaseException | None] = []
         for run in runs:
@@ -185,7 +199,7 @@ def test_a_training_program_replays_only_when_clearly_faster(
 ) -> None:
     """`replay_must_win` (training programs): a near tie runs eagerly; a replay 2 % faster is kept."""
     times = [replayed_ms, 1.0]
-    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed: (times, [None] * 2))
+    monkeypatch.setattr(compiled, "medians_interleaved", lambda runs, device, sync, failed, **_: (times, [None] * 2))
     monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
     x, w = torch.randn(16, 8), torch.randn(8, 4)
     fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
