@@ -223,6 +223,8 @@ class MeshStep:
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
         self.forward_imported = ImportedProgram(module, signature, mode)
         self._shard_mode, self._shard_sources = mode, sources
+        self._views: dict[int, tuple[torch.Tensor, tuple[Any, ...], torch.Tensor]] = {}
+        """Per parameter: the tensor, its memory and strides, and the view of its block made for it."""
 
     # -- backward --------------------------------------------------------------------------------
 
@@ -393,7 +395,19 @@ class MeshStep:
         place (a copy per step cost as much as a small GEMM); an in-place update of the parameter
         between the forward and the backward is then autograd's error, as in eager."""
         mode, sources = self._shard_mode, self._shard_sources
-        return [MeshMode.local_input(mode, t.detach().contiguous(), s, copy=False) for t, s in zip(tensors, sources)]
+        local = []
+        for k, (t, source) in enumerate(zip(tensors, sources)):
+            known = self._views.get(k)
+            # A parameter's view is made once: the same tensor (held here, so its id is not
+            # reused) with the same memory and strides has the same block.
+            if known is not None and known[0] is t and known[1] == (t.data_ptr(), t.shape, t.stride()):
+                local.append(known[2])
+                continue
+            view = MeshMode.local_input(mode, t.detach().contiguous(), source, copy=False)
+            if self.primals[k].is_state and t.is_contiguous():  # a copy would miss the parameter's updates
+                self._views[k] = (t, (t.data_ptr(), t.shape, t.stride()), view)
+            local.append(view)
+        return local
 
     def run_forward(self, local: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """The user's outputs (this rank's rows) and every result of the forward program (the saved ones too)."""

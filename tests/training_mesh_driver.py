@@ -126,6 +126,10 @@ def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str,
     local = step.shard([*module.parameters(), *module.buffers(), mine])
     written, _ = step._full_gradients(local, rank, world)
     sharded = {k for k, primal in enumerate(step.primals) if params.get(primal.name) and step.gradients[k][0] != "none"}
+    # The views of the parameters' blocks are made once (the module's tensors have not moved).
+    again = step.shard([*module.parameters(), *module.buffers(), mine])
+    if any(a is not b for a, b, primal in zip(local, again, step.primals) if primal.is_state):
+        failures.append(f"{name}: the parameters' views were made again")
     if set(written) != sharded:
         failures.append(f"{name}: gradients written in place {sorted(written)}, sharded parameters {sorted(sharded)}")
     return [f"{pipeline}: {f}" for f in failures]
