@@ -35,14 +35,14 @@ def scaled_dot_product_attention(
             f"{node.target}: dropout_p={dropout_p} draws random numbers, which fusion does not "
             "(pass dropout_p=0.0 outside training)"
         )
-    if enable_gqa:
-        raise e.error(f"{node.target}: enable_gqa is not supported: repeat the key and value heads first")
     if attn_mask is not None and is_causal:
         raise e.error(f"{node.target}: attn_mask and is_causal=True together (torch refuses them too)")
     element = element_type(node.meta["val"].dtype, node)
     if not is_float(element):
         raise e.error(f"{node.target} needs floating-point tensors, got {element}")
     q, k, v = (e.cast(x, element) for x in (q, k, v))
+    if enable_gqa:
+        k, v = (_repeat_heads(e, node, x, shape_of(q)) for x in (k, v))
     shapes = [shape_of(x) for x in (q, k, v)]
     if len({len(s) for s in shapes}) != 1 or len({s[:-2] for s in shapes}) != 1 or len(shapes[0]) < 2:
         raise e.error(
@@ -63,6 +63,25 @@ def scaled_dot_product_attention(
         shape,
         element,
     )
+
+
+def _repeat_heads(e: Emitter, node: Node, x: SSAValue, query: tuple[int, ...]) -> SSAValue:
+    """
+    `enable_gqa`: the key's (or value's) heads, each repeated for the query heads of its group, as
+    torch does (`repeat_interleave` along the heads axis, the third from last).
+    """
+    shape = shape_of(x)
+    if len(shape) < 3 or len(query) != len(shape) or query[-3] % shape[-3]:
+        raise e.error(
+            f"{node.target}: enable_gqa needs query heads that are a multiple of the key and value heads "
+            f"(the third axis from the last), got {list(query)} and {list(shape)}"
+        )
+    groups = query[-3] // shape[-3]
+    if groups == 1:
+        return x
+    *lead, heads, length, width = shape
+    spread = e.broadcast_to(e.unsqueeze(x, [len(shape) - 2]), (*lead, heads, groups, length, width))
+    return e.reshape(spread, (*lead, heads * groups, length, width), "the repeat of the key and value heads")
 
 
 def _is_bool(value: SSAValue) -> bool:

@@ -228,6 +228,22 @@ def test_dropout_is_a_located_error(anchors: bool, monkeypatch: pytest.MonkeyPat
     )
 
 
+def test_grouped_query_attention_matches_eager() -> None:
+    """`enable_gqa=True`: each key and value head serves its group of query heads, as in torch."""
+
+    def grouped(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    torch.manual_seed(3)
+    q, k, v = torch.randn(2, 6, 8, 4), torch.randn(2, 2, 8, 4), torch.randn(2, 2, 8, 4)
+    compiled = hir.compile(grouped, (q, k, v))
+    assert compiled.fusion_text.count("fusion.sdpa") == 1
+    torch.testing.assert_close(compiled(q, k, v), grouped(q, k, v), rtol=1e-5, atol=1e-5)
+    # 5 query heads over 2 key heads: torch refuses it while capturing, and says so.
+    with pytest.raises(FrontendError, match=r"could not capture the program: Number of heads in key and value"):
+        hir.import_torch(grouped, (torch.randn(2, 5, 8, 4), k, v))
+
+
 def test_streamed_queries_are_a_located_error() -> None:
     q, k, v = torch.randn(3, 2, 16, 8).unbind(0)
     rows = "[serial, stream(2), serial]"

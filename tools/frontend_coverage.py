@@ -140,6 +140,11 @@ CASES: tuple[Case, ...] = (
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
         _xs((1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
     ),
+    Case(
+        "F.scaled_dot_product_attention(enable_gqa=True)",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
+        _xs((1, 4, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
+    ),
     Case("torch.tensor constant", lambda x: x * torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0, 2.0, 4.0, 8.0]), _x(4, 8)),
     Case("torch.zeros(dtype=torch.long)", lambda i: i + torch.zeros(4, 8, dtype=torch.long), _ints(4, 8)),
     Case("F.pad", lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), _x(4, 8)),
