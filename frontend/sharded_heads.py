@@ -185,7 +185,10 @@ class Heads:
             )
         form = forms[0]
         rank = len(form.logical)
-        if len({(f.axis, f.logical[:-2]) for f in forms}) != 1 or form.axis >= rank - 2:
+        grouped = bool(kwargs.get("enable_gqa", args[4] if len(args) > 4 else False))
+        if grouped and rank >= 3:  # key and value may have fewer heads: compare the axes before them
+            self._check_groups(e, node, forms)
+        elif len({(f.axis, f.logical[:-2]) for f in forms}) != 1 or form.axis >= rank - 2:
             raise e.error(
                 f"{node.target}: on a mesh, query, key and value must be sharded along the same batch or head axis "
                 f"(not their sequence or embedding axes), got axes {[f.axis for f in forms]} of "
@@ -201,6 +204,28 @@ class Heads:
         logical = (*form.logical[:-1], forms[2].logical[-1])
         self.mode.forms[result] = replace(form, logical=logical)
         return result
+
+    def _check_groups(self, e: Emitter, node: Node, forms: list[Any]) -> None:
+        """
+        Grouped-query attention on a mesh: query, key and value sharded along the same batch axis,
+        or along the heads axis with whole groups on every device (the key and value heads a
+        multiple of the devices: device d's query heads then use exactly its key and value heads).
+        """
+        rank = len(forms[0].logical)
+        heads = rank - 3
+        axis = forms[0].axis
+        same = len({(f.axis, f.logical[:heads], f.logical[-2:-1]) for f in forms}) == 1
+        q_heads, kv_heads = forms[0].logical[heads], forms[1].logical[heads]
+        whole_groups = axis != heads or kv_heads % self.mode.devices == 0
+        if not same or axis > heads or forms[2].logical[heads] != kv_heads or not whole_groups:
+            raise e.error(
+                f"{node.target}: on a mesh, grouped-query attention takes query, key and value sharded along the "
+                f"same batch axis, or along the heads axis with the key and value heads ({kv_heads}) a multiple "
+                f"of the devices ({self.mode.devices}), got axes {[f.axis for f in forms]} of "
+                f"{[list(f.logical) for f in forms]}"
+            )
+        if q_heads % kv_heads:
+            raise e.error(f"{node.target}: {q_heads} query heads do not divide into groups of {kv_heads} key heads")
 
     def norm(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 from ranks import job_verdict
 
 import hir
@@ -67,6 +68,57 @@ def check(name: str, norm: str, seq: int, chunks: int | None, pipeline: str) -> 
     return None
 
 
+class GroupedQueryAttention(torch.nn.Module):
+    """Llama 3's attention: fewer key and value heads than query heads (`enable_gqa=True`)."""
+
+    def __init__(self, heads: int, kv_heads: int, seq: int):
+        super().__init__()
+        self.heads, self.kv_heads, self.seq, width = heads, kv_heads, seq, H // heads
+        self.q, self.o = (torch.nn.Linear(H, H, bias=False) for _ in range(2))
+        self.k, self.v = (torch.nn.Linear(H, kv_heads * width, bias=False) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        M, _ = x.shape
+        B, width = M // self.seq, H // self.heads
+        q = self.q(x).view(B, self.seq, self.heads, width).transpose(1, 2)
+        k, v = (p(x).view(B, self.seq, self.kv_heads, width).transpose(1, 2) for p in (self.k, self.v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return x + self.o(a.transpose(1, 2).reshape(M, H))
+
+
+GQA_LAYOUTS = {"q.weight": "[didx, serial]", "k.weight": "[didx, serial]", "v.weight": "[didx, serial]",
+               "o.weight": "[serial, didx]"}  # fmt: skip
+
+
+def grouped_query_attention() -> list[str]:
+    """8 query heads over 4 key and value heads, each rank its groups; 2 key heads on 4 ranks are refused
+    where the projection's heads are cut."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(2)
+    layer = GroupedQueryAttention(8, 4, 8)
+    x = torch.randn(M, H)
+    with torch.no_grad():
+        want = my_rows(layer(x), 1, rank, world)
+    rows = "[(stream(1), didx), serial]"
+    compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=GQA_LAYOUTS)
+    with torch.no_grad():
+        got = compiled(my_rows(x, 1, rank, world))
+    failures = (
+        [] if torch.allclose(got, want, rtol=1e-4, atol=1e-5) else [f"grouped-query attention: rank {rank} differs"]
+    )
+    if world == 4:
+        split = GroupedQueryAttention(8, 2, 8)
+        try:
+            hir.compile(split, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=GQA_LAYOUTS)(
+                my_rows(x, 1, rank, world)
+            )
+            failures.append("grouped-query attention: 2 key heads over 4 ranks were not refused")
+        except Exception as err:
+            if "2 heads (axis 2 of [4, 8, 2, 4]) do not split over 4 devices" not in str(err):
+                failures.append(f"grouped-query attention: unexpected error {err}")
+    return failures
+
+
 def benchmark_smoke() -> list[str]:
     """benchmarks/tp_layer.py's measurement on CPU (small, one repetition): its code runs and matches."""
     import tp_layer
@@ -92,6 +144,7 @@ def main() -> int:
     for case in cases:
         if (failure := check(*case)) is not None:
             failures.append(failure)
+    failures += grouped_query_attention()
     if args.smoke:
         failures += benchmark_smoke()
     smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
