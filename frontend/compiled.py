@@ -222,6 +222,10 @@ class CompiledFunction:
         )
         if communicator is not None:
             times = slowest_rank(times, device)
+        for j, err in enumerate(errors):  # a run that failed on another rank only: its capture did
+            if err is not None and not isinstance(err, CaptureError):
+                message = "could not be captured in a CUDA graph on another rank of the job (see its warning or error)"
+                errors[j] = CaptureError(contenders[entries[j][0]][3].func, message)
 
         def fastest(replayed: bool) -> int:
             return min((j for j, (_, r) in enumerate(entries) if r == replayed), key=lambda j: times[j])

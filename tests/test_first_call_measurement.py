@@ -229,3 +229,18 @@ def test_training_programs_replay_only_when_clearly_faster() -> None:
     programs = [p for graphs in step.graphs.values() for p in graphs.values()]
     assert len(programs) == 2
     assert all(p.replay_must_win for p in programs)
+
+
+def test_a_capture_that_failed_on_another_rank_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every replay failed elsewhere (this rank's runs were fine): eager from now on, one warning that says so."""
+    failed = RuntimeError("the run failed on another rank")
+    monkeypatch.setattr(
+        compiled, "medians_interleaved", lambda runs, device, sync, failed_, **_: ([math.inf, 1.0], [failed, None])
+    )
+    monkeypatch.setattr(compiled, "graph_by_default", lambda device: True)
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
+    with pytest.warns(compiled.CudaGraphFallbackWarning, match="on another rank of the job"):
+        fn._measure_first_call([x, w], None, True, torch.device("cpu"))
+    assert fn.eager_reason is not None
+    assert not fn._graph_for(torch.device("cpu"))
