@@ -452,7 +452,7 @@ class MeshStep:
                 out.append(result.reshape(-1, result.shape[-1]))
             elif kind == "whole":
                 out.append(result.reshape(primal.shape))
-            elif j in full:  # the program wrote the block in place
+            elif j in full and result is into[k]:  # the program wrote the block in place
                 out.append(full[j])
             else:
                 if kind == "bias":
@@ -487,7 +487,7 @@ class MeshStep:
             shape = tuple(types[k].get_shape())
             while view.dim() < len(shape):
                 view = view.unsqueeze(0)
-            if tuple(view.shape) != shape:
+            if tuple(view.shape) != shape or into[k] is not None:  # one destination per output
                 continue
             gradient.narrow(axis, 0, d * n).zero_()
             gradient.narrow(axis, (d + 1) * n, primal.shape[axis] - (d + 1) * n).zero_()
