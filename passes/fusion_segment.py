@@ -229,10 +229,9 @@ def _communicated(op: Operation) -> bool:
 def merge_unless_standalone(producer: Group, consumer: Group) -> bool:
     """
     Policy `standalone-host-ops`: standalone host ops stay single, the others fuse; the views only
-    a GEMM reads join the GEMM (`views_into_contraction`), not their producer, and so does a
-    residual add of its result (`residual_into_contraction`), which would otherwise be single.
+    a GEMM reads join the GEMM (`views_into_contraction`), not their producer.
     """
-    if views_into_contraction(producer, consumer) or residual_into_contraction(producer, consumer):
+    if views_into_contraction(producer, consumer):
         return True
     if producer.has_standalone or consumer.has_standalone:
         return False
@@ -242,6 +241,14 @@ def merge_unless_standalone(producer: Group, consumer: Group) -> bool:
             use.operation in members for op in producer.ops for r in op.results for use in r.uses
         )
     return True
+
+
+def merge_with_gemm_epilogues(producer: Group, consumer: Group) -> bool:
+    """
+    Policy `gemm-epilogues`: as `standalone-host-ops`, and a residual add of a GEMM's result joins
+    the GEMM's launch (`residual_into_contraction`), which the runtime runs as one `addmm`.
+    """
+    return residual_into_contraction(producer, consumer) or merge_unless_standalone(producer, consumer)
 
 
 def merge_unless_resharding(producer: Group, consumer: Group) -> bool:
@@ -265,6 +272,7 @@ POLICIES: dict[str, ShouldMerge] = {
     DEFAULT_POLICY: merge_unless_standalone,
     "resharding-only": merge_unless_resharding,
     "contractions-standalone": merge_unless_contraction,
+    "gemm-epilogues": merge_with_gemm_epilogues,
 }
 
 
@@ -738,8 +746,9 @@ class FusionSegmentPass(ModulePass):
     """
     Groups fusion ops into segments (kernels). `policy`: `standalone-host-ops` (set, binary,
     reduction, matmul, linear and resharding ops stay single, other ops fuse),
-    `resharding-only` (everything fuses except resharding ops) or `contractions-standalone`
-    (matmul, linear and resharding ops stay single, everything else fuses).
+    `resharding-only` (everything fuses except resharding ops), `contractions-standalone`
+    (matmul, linear and resharding ops stay single, everything else fuses) or `gemm-epilogues`
+    (`standalone-host-ops`, and a residual add joins the GEMM it reads).
     """
 
     name = "fusion-segment"

@@ -248,7 +248,10 @@ def test_named_policies() -> None:
     assert shape_of_body(everything) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
     contractions = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=contractions-standalone}")
     assert shape_of_body(contractions) == [["exp", "neg", "add", "relu", "exp", "tanh"], "func.return"]
-    assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone"}
+    # The chain has no GEMM: gemm-epilogues segments it as the default does.
+    epilogues = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=gemm-epilogues}")
+    assert shape_of_body(epilogues) == shape_of_body(default)
+    assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone", "gemm-epilogues"}
 
 
 SHARED_VIEW = """

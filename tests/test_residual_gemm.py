@@ -1,6 +1,6 @@
 """
-A residual add of a GEMM's result runs inside the GEMM's launch as one `addmm`
-(runtime/residual_gemm.py, fusion-segment's `residual_into_contraction`): the results equal
+With fusion-segment's `gemm-epilogues` policy, a residual add of a GEMM's result runs inside the
+GEMM's launch as one `addmm` (runtime/residual_gemm.py): the results equal
 eager torch's on random data, through `hir.compile` and through the lowered program with a
 preallocated strided output, and poisoned fresh buffers show that nothing is read before it is
 written.
@@ -35,11 +35,17 @@ def launches(module: object) -> list[list[str]]:
     ]
 
 
+def test_the_default_policy_keeps_the_add_single() -> None:
+    block = Projection()
+    x, h = torch.randn(2, 8, 16), torch.randn(2, 4, 8, 4)
+    assert ["fusion.add"] in launches(hir.compile(block, (x, h)).module)
+
+
 def test_the_residual_add_runs_in_the_gemm_launch() -> None:
     torch.manual_seed(0)
     block = Projection()
     x, h = torch.randn(2, 8, 16), torch.randn(2, 4, 8, 4)
-    compiled = hir.compile(block, (x, h))
+    compiled = hir.compile(block, (x, h), pipeline="stream-lowering{policy=gemm-epilogues}")
     with torch.no_grad():
         torch.testing.assert_close(compiled(x, h), block(x, h))
     assert ["fusion.permute", "fusion.reshape", "fusion.linear", "fusion.add"] in launches(compiled.module)
@@ -61,7 +67,7 @@ def test_matmul_into_a_preallocated_output(strided: bool, monkeypatch: pytest.Mo
         """,
         "<residual>",
     )
-    hir.run_pipeline(module, "stream-lowering")
+    hir.run_pipeline(module, "stream-lowering{policy=gemm-epilogues}")
     assert launches(module) == [["fusion.matmul", "fusion.add"]]
     program = hir.compile_program(module)
     torch.manual_seed(1)

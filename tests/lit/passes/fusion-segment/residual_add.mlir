@@ -1,7 +1,14 @@
-// RUN: hir-opt %s -p fusion-segment | filecheck %s
+// RUN: hir-opt %s -p 'fusion-segment{policy=gemm-epilogues}' | filecheck %s
+// RUN: hir-opt %s -p fusion-segment | filecheck %s --check-prefix=DEFAULT
 
-// A residual add of a GEMM's result joins the GEMM's launch (the runtime runs both as one addmm),
-// with the views the GEMM reads.
+// policy=gemm-epilogues: a residual add of a GEMM's result joins the GEMM's launch (the runtime
+// runs both as one addmm), with the views the GEMM reads. The default policy keeps the add (a
+// standalone host op) single.
+
+// DEFAULT-LABEL: func.func @output_projection(
+// DEFAULT:         fusion.linear
+// DEFAULT-NEXT:    fusion.yield
+// DEFAULT:         %r = fusion.add %x, %y
 
 // CHECK-LABEL: func.func @output_projection(
 func.func @output_projection(%x: tensor<2x8x16xf32>, %a: tensor<2x8x4x4xf32>, %w: tensor<16x16xf32>) -> tensor<2x8x16xf32> {
