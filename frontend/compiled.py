@@ -112,11 +112,9 @@ class CompiledFunction:
         """Other lowerings (pipeline text, the model's description) that the first call measures against this one."""
         self.measured: dict[str, float] = {}
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
-        self._state: dict[tuple[int, torch.device], torch.Tensor] = {}
         self._shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
         """The parameters as moved and sharded once per device, shared by every specialization."""
         self._communicator: Any = None
-        self._in_place: dict[torch.device, tuple[int, ...]] = {}
         self.specializations: Specializations | None = None
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
@@ -291,24 +289,17 @@ class CompiledFunction:
         program = self.program if program is None else program
         return program(
             inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph, outputs=outputs,
-            in_place_inputs=self._read_in_place(device) if graph else (),
+            in_place_inputs=self._read_in_place() if graph else (),
         )  # fmt: skip
 
-    def _read_in_place(self, device: torch.device) -> tuple[int, ...]:
+    def _read_in_place(self) -> tuple[int, ...]:
         """
         The parameters and buffers, which a graph reads where this function holds them, not from
         copies made at every replay: the module's own tensors (already on the device, not
         sharded), so that an in-place update of the module is seen, and the copies this function
         made once per device (moved or sharded), which stay where they are as long as it lives.
         """
-        known = self._in_place.get(device)
-        if known is None:  # once per device: the parameters are moved (or not) at the first call
-            known = self._in_place[device] = tuple(
-                k
-                for k, source in enumerate(self.signature.inputs)
-                if source.kind != "user" and (k, device) in self._state
-            )
-        return known
+        return tuple(k for k, source in enumerate(self.signature.inputs) if source.kind != "user")
 
     def _fall_back(self, err: CaptureError, stacklevel: int = 3) -> None:
         """The automatic mode's fallback when a capture was refused or failed: eagerly from now on, one warning."""
@@ -351,12 +342,10 @@ class CompiledFunction:
         if source.kind == "user":
             return self.mode.local_input(args[source.index], source)
         key = (k, device)
-        if key not in self._state:  # parameters are sharded and moved once per device
+        if key not in self._shared_state:  # parameters are sharded and moved once per device
             assert source.tensor is not None
-            if key not in self._shared_state:
-                self._shared_state[key] = self.mode.local_input(source.tensor.to(device), source)
-            self._state[key] = self._shared_state[key]
-        return self._state[key]
+            self._shared_state[key] = self.mode.local_input(source.tensor.to(device), source)
+        return self._shared_state[key]
 
     def _communicator_for_run(self) -> Any:
         """Programs compiled for a mesh run with one (collectives, or symmetric memory alone)."""

@@ -529,7 +529,7 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
     assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # replayed
     (captured,) = compiled.program.graphs.values()
     assert captured.replays == 2
-    state = [t for t in compiled._state.values()]
+    state = [t for t in compiled._shared_state.values()]
     assert {t.data_ptr() for t in state} == {block.fc.weight.data_ptr(), block.fc.bias.data_ptr()}
     assert all(any(t is s for s in captured.static_inputs) for t in state)  # read where the module holds them
     assert set(copies).isdisjoint(t.data_ptr() for t in state)  # the replay copied in x only
@@ -541,7 +541,7 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
         [compiled._input(k, s, (x,), x.device) for k, s in enumerate(compiled.signature.inputs)],
     )
     moved = [t.clone() if t is state[0] else t for t in inputs]
-    program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place(x.device))
+    program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place())
     assert runs_of(program, recorded_capture) == ["run", "capture", "run", "capture"]
 
 
@@ -782,7 +782,7 @@ def test_compiled_function_replays_on_a_gpu() -> None:
     (captured,) = compiled.program.graphs.values()
     assert captured.replays == 3
     # Its copies are the graph's input buffers now: a replay copies in only x.
-    assert all(any(t is s for s in captured.static_inputs) for t in compiled._state.values())
+    assert all(any(t is s for s in captured.static_inputs) for t in compiled._shared_state.values())
 
     on_gpu = Block().cuda()  # on the GPU: read in place, so an in-place update is seen by the next replay
     x = x.cuda()
