@@ -180,7 +180,7 @@ def residual_into_contraction(producer: Group, consumer: Group) -> bool:
     if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
         return False
     gemm = next((op for op in producer.ops if isinstance(op, CONTRACTIONS)), None)
-    if gemm is None or not _accumulates(gemm):
+    if gemm is None or not fusion.accumulates_rows(gemm):
         return False
     result = gemm.results[0]
     if [use.operation for use in result.uses] != [add] or (add.lhs is result) == (add.rhs is result):
@@ -191,13 +191,6 @@ def residual_into_contraction(producer: Group, consumer: Group) -> bool:
         return False
     # Nothing else leaves the producer: its other ops are the views the GEMM reads.
     return all(use.operation in members for op in producer.ops if op is not gemm for r in op.results for use in r.uses)
-
-
-def _accumulates(op: Operation) -> bool:
-    """A GEMM the runtime can run as `addmm` (2-D weights, no bias of its own)."""
-    if isinstance(op, fusion.LinearOp):
-        return op.bias is None and len(op.w.type.get_shape()) == 2
-    return isinstance(op, fusion.MatmulOp) and len(op.operands[1].type.get_shape()) == 2
 
 
 def kept_for_a_contraction(group: Group) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from hir.dialects import fusion, hir
 from hir.runtime.compiler import CompileContext, Frame, Step, body_ending_in
@@ -29,7 +29,11 @@ def residual_gemm(
     gemm, add, terminator = ops[-3], ops[-2], ops[-1]
     if not isinstance(add, fusion.AddOp) or terminator.operands[0] is not add.result:
         return None
-    if not _accumulates(gemm) or [use.operation for use in gemm.results[0].uses] != [add]:
+    if (
+        not isinstance(gemm, fusion.FusionOp)
+        or not fusion.accumulates_rows(gemm)
+        or [use.operation for use in gemm.results[0].uses] != [add]
+    ):
         return None
     result = gemm.results[0]
     residual = add.rhs if add.lhs is result else add.lhs
@@ -56,13 +60,3 @@ def residual_gemm(
             torch.addmm(rows, a.reshape(-1, k), weights, out=flat)
 
     return body_ending_in(compiler, block.args, op.ins, ops[:-3], gemm, accumulate)
-
-
-def _accumulates(op: Operation) -> bool:
-    if isinstance(op, fusion.LinearOp):
-        return op.bias is None and _rank(op.w) == 2 and _rank(op.x) >= 1
-    return isinstance(op, fusion.MatmulOp) and _rank(op.operands[1]) == 2 and _rank(op.operands[0]) >= 2
-
-
-def _rank(value: SSAValue) -> int:
-    return len(value.type.get_shape())  # type: ignore[attr-defined]

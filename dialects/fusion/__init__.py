@@ -26,7 +26,7 @@ from hir.dialects.fusion.arithmetic import (
 )
 from hir.dialects.fusion.attention import ScaledDotProductAttentionOp
 from hir.dialects.fusion.constants import FullOp
-from hir.dialects.fusion.contractions import LinearOp, MatmulOp
+from hir.dialects.fusion.contractions import LinearOp, MatmulOp, accumulates_rows
 from hir.dialects.fusion.elementwise import (
     AbsOp,
     AddOp,
@@ -222,6 +222,7 @@ __all__ = [
     "UnaryFusionOp",
     "WhereOp",
     "YieldOp",
+    "accumulates_rows",
     "element_type_of",
     "shape_of",
     "verify_fusion_region",

@@ -80,3 +80,13 @@ class LinearOp(FusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         return self._rule()[1]
+
+
+def accumulates_rows(op: FusionOp) -> bool:
+    """
+    A GEMM of rows by one matrix: a linear without bias or a matmul, of 2-D weights. Its rows
+    flattened, `torch.addmm` computes it and adds a residual in the same kernel.
+    """
+    if isinstance(op, LinearOp):
+        return op.bias is None and len(shape_of(op.w)) == 2
+    return isinstance(op, MatmulOp) and len(shape_of(op.operands[1])) == 2
