@@ -110,7 +110,10 @@ class Group:
 
     @cached_property
     def ops(self) -> tuple[fusion.FusionOp, ...]:
-        """The group's ops, in program order (sorted when first asked; the built-in policies never ask)."""
+        """
+        The group's ops, in program order (sorted when first asked: the built-in policies ask only
+        for groups of views or with a GEMM).
+        """
         return tuple(self._run[i] for i in sorted(self._positions[: self._count]))
 
 
@@ -688,7 +691,7 @@ def views_per_contraction(function: func.FuncOp) -> None:
     of what a fusing op computes is not cloned: it joins that op's launch, whose buffer its
     readers share at no cost, where a clone would make the launch yield the unviewed result too.
     """
-    for view in [op for op in function.body.walk() if isinstance(op, VIEW_OPS) and op.parent_op() is function]:
+    for view in [op for block in function.body.blocks for op in block.ops if isinstance(op, VIEW_OPS)]:
         producer = view.operands[0].owner
         if not is_view_op(view) or (isinstance(producer, fusion.FusionOp) and not is_standalone_host_op(producer)):
             continue
