@@ -420,13 +420,18 @@ def compile_imported(
     num_streams: int = 4,
     cuda_graph: bool | None = None,
     measure_candidates: bool = True,
+    replay_must_win: bool = False,
 ) -> CompiledFunction:
-    """An imported program lowered and compiled: on a GPU, with the lowering the cost model picks."""
+    """
+    An imported program lowered and compiled: on a GPU, with the lowering the cost model picks
+    (`replay_must_win`: a training program's, `CompiledFunction.replay_must_win`).
+    """
     # The model predicts for the mode the calls will run in: replayed unless graphs are off.
     chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
     compiled = CompiledFunction(imported, pipeline_with_options(pipeline, chosen), num_streams, name, cuda_graph)
     compiled.lowering = lowering
     compiled.measure_first_call = measure_candidates
+    compiled.replay_must_win = replay_must_win
     if measure_candidates:
         compiled.candidates = [
             (pipeline_with_options(pipeline, o), other) for o, other in candidates(lowering, options)

@@ -286,9 +286,8 @@ class TrainingFunction:
                     s = self.settings
                     program.compiled = compile_imported(
                         imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda,
-                        s.num_streams, s.cuda_graph, s.measure_candidates,
+                        s.num_streams, s.cuda_graph, s.measure_candidates, replay_must_win=True,
                     )  # fmt: skip
-                    program.compiled.replay_must_win = True  # a replay copies the saved activations
                     programs[graph] = program.compiled
                 return program
 

@@ -627,12 +627,10 @@ class MeshTrainingFunction:
         on_cuda = any(t.is_cuda for t in tensors)
 
         def compile(imported: ImportedProgram, graph: str) -> CompiledFunction:
-            compiled = compile_imported(
+            return compile_imported(
                 imported, f"<{self.name[1:-1]}.{graph}>", s.pipeline, s.options, on_cuda, s.num_streams,
-                s.cuda_graph, s.measure_candidates,
+                s.cuda_graph, s.measure_candidates, replay_must_win=True,
             )  # fmt: skip
-            compiled.replay_must_win = True  # a replay copies the saved activations
-            return compiled
 
         out_layout = self.layouts[0] if self.layouts else None
         return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile)
