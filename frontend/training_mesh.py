@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -438,12 +439,17 @@ class MeshStep:
                 )
         D = len(self.mesh)
         d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
-        full, into = self._full_gradients(local, d, D)
+        full = self._full_gradients(local, d, D)
+        into: list[torch.Tensor | None] = [None] * len(self._result_shapes)
+        for j, (_, view) in full.items():
+            k = self.gradients[j][1]
+            if into[k] is None and view.shape == self._result_shapes[k]:  # one destination per output
+                into[k] = view
         with torch.no_grad():
             results = self.backward.call_into(inputs, into)
         results = list(results) if isinstance(results, tuple) else [results]
         out: list[torch.Tensor | None] = []
-        for j, (primal, form, (kind, k, transposed)) in enumerate(zip(self.primals, self.primal_forms, self.gradients)):
+        for j, (primal, (kind, k, _)) in enumerate(zip(self.primals, self.gradients)):
             if kind == "none":
                 out.append(None)
                 continue
@@ -452,57 +458,41 @@ class MeshStep:
                 out.append(result.reshape(-1, result.shape[-1]))
             elif kind == "whole":
                 out.append(result.reshape(primal.shape))
-            elif j in full and result is into[k]:  # the program wrote the block in place
-                out.append(full[j])
             else:
-                if kind == "bias":
-                    axis, block = 0, result.reshape(primal.shape[0] // D)
-                else:
-                    block = result.reshape(result.shape[-2:])
-                    block = block.t() if transposed else block
-                    axis = 0 if form == COLUMN_WEIGHT else 1
-                out.append(_full_gradient(block, primal.shape, axis, d, D))
+                gradient, view = full[j]
+                if result is not view:  # the program wrote another buffer: one copy into the block
+                    view.copy_(result.reshape(view.shape))
+                out.append(gradient)
         return out
 
     def _full_gradients(
         self, local: Sequence[torch.Tensor], d: int, D: int
-    ) -> tuple[dict[int, torch.Tensor], list[torch.Tensor | None]]:
+    ) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
         """
-        Per sharded parameter (by primal index), its full-shaped gradient with the other ranks'
-        blocks zeroed, and the backward program's outputs: the view of this rank's block that the
-        program writes its gradient into (no copy of the block after the program). A gradient
-        whose result is not such a view of the block keeps the copy.
+        Per sharded parameter (by primal index): its full-shaped gradient, the other ranks' blocks
+        zeroed, and the view of this rank's block oriented as the backward program's result, which
+        the program writes into where the shapes agree (no copy of the block after the program).
         """
-        types = self.backward.program.func.function_type.outputs.data
-        full: dict[int, torch.Tensor] = {}
-        into: list[torch.Tensor | None] = [None] * len(types)
+        full: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         for j, (primal, form, (kind, k, transposed)) in enumerate(zip(self.primals, self.primal_forms, self.gradients)):
             if kind not in ("block", "bias"):
                 continue
             axis = 0 if kind == "bias" or form == COLUMN_WEIGHT else 1
             n = primal.shape[axis] // D
             gradient = local[j].new_empty(primal.shape)
-            block = gradient.narrow(axis, d * n, n)
-            view = block.t() if kind == "block" and transposed else block
-            shape = tuple(types[k].get_shape())
-            while view.dim() < len(shape):
-                view = view.unsqueeze(0)
-            if tuple(view.shape) != shape or into[k] is not None:  # one destination per output
-                continue
             gradient.narrow(axis, 0, d * n).zero_()
             gradient.narrow(axis, (d + 1) * n, primal.shape[axis] - (d + 1) * n).zero_()
-            full[j], into[k] = gradient, view
-        return full, into
+            block = gradient.narrow(axis, d * n, n)
+            view = block.t() if kind == "block" and transposed else block
+            while view.dim() < len(self._result_shapes[k]):  # the program's leading unit axes
+                view = view.unsqueeze(0)
+            full[j] = gradient, view
+        return full
 
-
-def _full_gradient(block: torch.Tensor, shape: tuple[int, ...], axis: int, d: int, D: int) -> torch.Tensor:
-    """A full-shaped gradient: `block` as device d's part of `axis`, zeros elsewhere (each element written once)."""
-    full = block.new_empty(shape)
-    n = shape[axis] // D
-    full.narrow(axis, 0, d * n).zero_()
-    full.narrow(axis, d * n, n).copy_(block)
-    full.narrow(axis, (d + 1) * n, shape[axis] - (d + 1) * n).zero_()
-    return full
+    @cached_property
+    def _result_shapes(self) -> list[torch.Size]:
+        """The backward program's result shapes (every lowering has the same)."""
+        return [torch.Size(t.get_shape()) for t in self.backward.program.func.function_type.outputs.data]
 
 
 class _Apply(torch.autograd.Function):
