@@ -213,19 +213,9 @@ def test_a_training_program_replays_only_when_clearly_faster(
 
 def test_training_programs_replay_only_when_clearly_faster() -> None:
     """hir.compile(training=True) marks its forward and backward programs so."""
-
-    class Mlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = torch.nn.Linear(8, 8)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.relu(self.fc(x))
-
-    model = Mlp()
-    x = torch.randn(4, 8, requires_grad=True)
-    step = hir.compile(model, (x.detach(),), training=True)
-    step(x).sum().backward()
+    x, w = torch.randn(16, 8, requires_grad=True), torch.randn(8, 4, requires_grad=True)
+    step = hir.compile(block, (x.detach(), w.detach()), training=True)
+    step(x, w).sum().backward()
     programs = [p for graphs in step.graphs.values() for p in graphs.values()]
     assert len(programs) == 2
     assert all(p.replay_must_win for p in programs)
