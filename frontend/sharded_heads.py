@@ -211,21 +211,17 @@ class Heads:
         or along the heads axis with whole groups on every device (the key and value heads a
         multiple of the devices: device d's query heads then use exactly its key and value heads).
         """
-        rank = len(forms[0].logical)
-        heads = rank - 3
-        axis = forms[0].axis
-        same = len({(f.axis, f.logical[:heads], f.logical[-2:-1]) for f in forms}) == 1
-        q_heads, kv_heads = forms[0].logical[heads], forms[1].logical[heads]
-        whole_groups = axis != heads or kv_heads % self.mode.devices == 0
-        if not same or axis > heads or forms[2].logical[heads] != kv_heads or not whole_groups:
+        q, k, v = forms
+        heads = len(q.logical) - 3
+        whole_groups = q.axis != heads or k.logical[heads] % self.mode.devices == 0
+        alike = len({(f.axis, f.logical[:heads]) for f in forms}) == 1 and k.logical[:-1] == v.logical[:-1]
+        if not alike or q.axis > heads or not whole_groups:
             raise e.error(
                 f"{node.target}: on a mesh, grouped-query attention takes query, key and value sharded along the "
-                f"same batch axis, or along the heads axis with the key and value heads ({kv_heads}) a multiple "
-                f"of the devices ({self.mode.devices}), got axes {[f.axis for f in forms]} of "
+                f"same batch axis, or along the heads axis with the key and value heads a multiple of the "
+                f"devices ({self.mode.devices}), got axes {[f.axis for f in forms]} of "
                 f"{[list(f.logical) for f in forms]}"
             )
-        if q_heads % kv_heads:
-            raise e.error(f"{node.target}: {q_heads} query heads do not divide into groups of {kv_heads} key heads")
 
     def norm(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:

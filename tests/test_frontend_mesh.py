@@ -155,3 +155,30 @@ def test_tp_modules_on_two_gloo_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "frontend_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, _output(result)
     assert "16 programs and benchmarks/tp_mlp.py match eager torch" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("logical", "axes"),
+    [
+        ([(2, 8, 6, 4), (2, 2, 6, 4), (2, 2, 6, 4)], [1, 1, 1]),  # 2 key heads cannot go whole to 4 devices
+        ([(2, 8, 6, 4), (2, 4, 6, 4), (2, 4, 6, 4)], [1, 0, 1]),  # key sharded along another axis
+        ([(2, 8, 6, 4), (2, 4, 6, 4), (2, 4, 6, 4)], [2, 2, 2]),  # along the sequence
+    ],
+)
+def test_grouped_query_attention_on_a_mesh_needs_whole_groups(logical: list[tuple[int, ...]], axes: list[int]) -> None:
+    """The located error of attention with fewer key heads whose cut gives a device part of a group."""
+    from torch.fx import Graph
+    from xdsl.ir import Block
+
+    from hir.frontend.emitter import Emitter
+    from hir.frontend.sharded import Form, MeshMode
+    from hir.frontend.sharded_heads import HEADS, Heads
+
+    forms = [Form(HEADS, logical=shape, axis=axis) for shape, axis in zip(logical, axes)]
+    e = Emitter(Block())
+    e.where = "model.py:7"
+    node = Graph().call_function(torch.ops.aten.scaled_dot_product_attention.default)
+    with pytest.raises(FrontendError, match=r"model.py:7: error: .*grouped-query attention takes query, key and value"):
+        Heads(MeshMode((0, 1, 2, 3)))._check_groups(e, node, forms)
+    whole = [Form(HEADS, logical=shape, axis=1) for shape in [(2, 8, 6, 4), (2, 4, 6, 4), (2, 4, 6, 4)]]
+    Heads(MeshMode((0, 1, 2, 3)))._check_groups(e, node, whole)  # 4 key heads: one whole group per device
