@@ -234,3 +234,18 @@ def test_a_capture_that_failed_on_another_rank_falls_back_with_a_warning(monkeyp
         fn._measure_first_call([x, w], None, True, torch.device("cpu"))
     assert fn.eager_reason is not None
     assert not fn._graph_for(torch.device("cpu"))
+
+
+def test_cuda_graph_true_and_no_lowering_captured_is_the_capture_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked for graphs explicitly, a first call where every lowering's capture failed raises the located error."""
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    fn = hir.compile(block, (x, w), ["[stream(4), serial]", None])
+    refused = compiled.CaptureError(fn.program.func, "cannot be captured in a CUDA graph: the reason")
+    monkeypatch.setattr(
+        compiled, "medians_interleaved", lambda runs, device, sync, failed, **_: ([math.inf] * 2, [refused] * 2)
+    )
+    fn.cuda_graph = True
+    fn.lowering = Lowering("nccl", "always", "the model", serial_ms=1.0, pipelined_ms=0.9)
+    fn.candidates = [("stream-lowering{overlap=never}", Lowering("nccl", "never", "the serial form"))]
+    with pytest.raises(compiled.CaptureError, match=r"<block>:\d+:\d+: error: .*cannot be captured in a CUDA graph"):
+        fn._measure_first_call([x, w], None, True, torch.device("cpu"))
