@@ -8,6 +8,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -289,9 +290,10 @@ class CompiledFunction:
         program = self.program if program is None else program
         return program(
             inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph, outputs=outputs,
-            in_place_inputs=self._read_in_place() if graph else (),
+            in_place_inputs=self._read_in_place if graph else (),
         )  # fmt: skip
 
+    @cached_property
     def _read_in_place(self) -> tuple[int, ...]:
         """
         The parameters and buffers, which a graph reads where this function holds them, not from

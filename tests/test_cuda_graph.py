@@ -541,7 +541,7 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
         [compiled._input(k, s, (x,), x.device) for k, s in enumerate(compiled.signature.inputs)],
     )
     moved = [t.clone() if t is state[0] else t for t in inputs]
-    program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place())
+    program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place)
     assert runs_of(program, recorded_capture) == ["run", "capture", "run", "capture"]
 
 
