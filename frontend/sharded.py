@@ -48,6 +48,8 @@ aten = torch.ops.aten
 ROWS, REPLICATED, COLUMNS, PARTIAL = "rows", "replicated", "columns", "partial"
 COLUMN_WEIGHT, ROW_WEIGHT, COLUMN_BIAS, WHOLE = "column-weight", "row-weight", "column-bias", "whole"
 ACTIVATIONS = (ROWS, REPLICATED)
+HEADS = "heads"
+"""A column-parallel output viewed as attention heads (frontend/sharded_heads.py)."""
 
 ELEMENTWISE = {
     aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Scalar, aten.rsub.Tensor,
@@ -62,6 +64,9 @@ ELEMENTWISE = {
     aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar,
     aten.to.dtype, aten.to.dtype_layout, aten._to_copy.default, aten.type_as.default, aten.clone.default,
     aten.contiguous.default, aten.alias.default, aten.detach.default, aten.dropout.default,
+    aten.masked_fill.Scalar, aten.masked_fill.Tensor, aten.bitwise_not.default, aten.logical_not.default,
+    aten.clamp.default, aten.clamp_min.default, aten.minimum.default, aten.leaky_relu.default,
+    aten.elu.default, aten.hardtanh.default, aten.log1p.default, aten.expm1.default, aten.softplus.default,
 }  # fmt: skip
 """Ops that compute each element from the same element of their operands: any form works."""
 
@@ -76,6 +81,11 @@ class Form:
     """For heads (`sharded_heads`): the logical shape the user's code sees."""
     axis: int = 0
     """For heads: the logical axis whose blocks the devices hold (the heads)."""
+    merged: tuple[int, ...] = ()
+    """For heads whose sharded axis merges several of the user's axes (batch and heads, as a
+    batched matmul views them): those axes' extents, so that a view can split them back."""
+    merged_axis: int = 0
+    """For merged heads: which of the `merged` axes is the sharded one."""
 
 
 class MeshMode:
@@ -90,13 +100,15 @@ class MeshMode:
         """S: stream chunks of the rows, the same for every activation."""
         self.forms: dict[SSAValue, Form] = {}
         self._input_forms: dict[str, Form] = {}
+        self._reductions: dict[SSAValue, SSAValue] = {}
+        """Partial sums already summed over the devices: each is reduced once, however often read."""
         self.overrides: dict[Any, Any] = {op: self._elementwise(ATEN_TABLE[op]) for op in ELEMENTWISE}
         self.overrides[aten.linear.default] = self._linear
         for op in set(ATEN_TABLE) - ELEMENTWISE - {aten.linear.default}:
             self.overrides[op] = self._unsupported
         from hir.frontend.sharded_heads import install_heads  # it builds on this module
 
-        install_heads(self)
+        self.heads = install_heads(self)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -220,9 +232,13 @@ class MeshMode:
             args = tuple(self._reduced(e, a) for a in args)
             # A 0-d tensor (a lifted constant, a scalar parameter) broadcasts to any form, as a
             # Python scalar does.
-            forms = {self.form(e, a) for a in args if isinstance(a, SSAValue) and shape_of(a)}
+            sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a)]
+            forms = {self.form(e, a) for a in sized}
             forms = forms or {self.form(e, a) for a in args if isinstance(a, SSAValue)}
-            form = one_form(e, node, forms)
+            if any(f.kind == HEADS for f in forms):
+                form = self.heads.elementwise_form(e, node, sized)
+            else:
+                form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
             self.forms[result] = form
             return result
@@ -230,6 +246,13 @@ class MeshMode:
         return build
 
     def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+        """Any op of replicated tensors (or of none: a constant) is replicated; others are errors."""
+        if all(self.form(e, a).kind == WHOLE for a in _flat(args, kwargs) if isinstance(a, SSAValue)):
+            result = ATEN_TABLE[node.target](e, node, *args, **kwargs)
+            for r in result if isinstance(result, tuple) else (result,):
+                if isinstance(r, SSAValue):
+                    self.forms[r] = Form(WHOLE)
+            return result
         raise e.error(
             f"{node.target} is not supported on a mesh yet: sharded programs take elementwise ops and "
             "linear layers (docs/frontend.md)"
@@ -292,7 +315,9 @@ class MeshMode:
         """A partial sum, summed over the devices: a reduce-scatter to sharded rows, or an all-reduce."""
         if not isinstance(value, SSAValue) or self.form(e, value).kind != PARTIAL:
             return value
-        return self._reduce(e, value, self.form(e, value).rows_sharded)
+        if value not in self._reductions:
+            self._reductions[value] = self._reduce(e, value, self.form(e, value).rows_sharded)
+        return self._reductions[value]
 
     def _reduce(self, e: Emitter, partial: SSAValue, to_rows: bool) -> SSAValue:
         _, S, D, R, C = shape_of(partial)
@@ -343,6 +368,14 @@ def one_form(e: Emitter, node: Node, forms: set[Form]) -> Form:
         names = ", ".join(sorted(f.kind for f in forms))
         raise e.error(f"{node.target}: its operands are sharded differently ({names})")
     return next(iter(forms))
+
+
+def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """An op's arguments, with those in lists (a cat's tensors) flattened."""
+    flat: list[Any] = []
+    for a in (*args, *kwargs.values()):
+        flat.extend(a if isinstance(a, (list, tuple)) else [a])
+    return flat
 
 
 def _kinds(t: TensorType) -> tuple[str, ...]:

@@ -46,6 +46,7 @@ from hir.frontend.sharded import (
     COLUMN_WEIGHT,
     COLUMNS,
     ELEMENTWISE,
+    HEADS,
     PARTIAL,
     REPLICATED,
     ROW_WEIGHT,
@@ -61,7 +62,8 @@ aten = torch.ops.aten
 BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
 SCALARS = (aten.scalar_tensor.default, aten.full.default)
-"""0-d constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): they broadcast to any form."""
+"""Constants, replicated (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): 0-d ones
+broadcast to any form."""
 LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
 """A constant shaped and sharded like a tensor (functionalized backward: `full_like(empty_like(s), 1)`)."""
 PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
@@ -107,6 +109,14 @@ class TrainingMeshMode(MeshMode):
                 **{op: self._view for op in views},
             }
         )
+        # Heads (attention, frontend/sharded_heads.py) go to their own ops, as on inference's mesh.
+        from hir.frontend.sharded_heads import VIEWS
+        from hir.frontend.sharded_heads_math import install_heads_math
+
+        self.heads.route(VIEWS, self.heads.view, (COLUMNS, HEADS))
+        self.heads.route([aten.transpose.int], self.heads.transpose)
+        self.heads.route([aten.permute.default], self.heads.permute)
+        install_heads_math(self, self.heads, only=(aten.sum.dim_IntList, *PER_ROW, aten.expand.default))
 
     def _per_row(self, builder: Any) -> Any:
         """
@@ -136,8 +146,6 @@ class TrainingMeshMode(MeshMode):
 
     def _scalar(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
-            if tuple(node.meta["val"].shape) != ():
-                raise e.error(f"{node.target} of a tensor is not supported on a mesh (a 0-d constant is)")
             return self._whole(builder(e, node, *args, **kwargs), Form(WHOLE))
 
         return build
@@ -149,8 +157,18 @@ class TrainingMeshMode(MeshMode):
         """
 
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            if self._partial_sum(e, node, args, kwargs):
+                # A sum of partial sums is one: the reduction waits for the whole sum (the
+                # gradient of rows that several column-parallel linears read, as q, k and v do).
+                result = builder(e, node, *args, **kwargs)
+                self.forms[result] = self.form(e, args[0])
+                return result
             args = tuple(self._reduced(e, a) for a in args)
             sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a) != ()]
+            if any(self.form(e, a).kind == HEADS for a in sized):
+                result = builder(e, node, *args, **kwargs)
+                self.forms[result] = self.heads.elementwise_form(e, node, sized)
+                return result
             forms = {self.form(e, a) for a in sized} or {Form(WHOLE)}
             if len(forms) > 1 and forms & {Form(ROWS), Form(REPLICATED)}:
                 # A replicated vector (a norm's weight) along each row's columns: every device has them.
@@ -163,6 +181,20 @@ class TrainingMeshMode(MeshMode):
             return result
 
         return build
+
+    def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+        if any(isinstance(a, Transposed) for a in args):
+            raise e.error(f"{node.target} of a transposed weight or activation is not supported on a mesh")
+        return super()._unsupported(e, node, *args, **kwargs)
+
+    def _partial_sum(self, e: Emitter, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether the op adds (or subtracts) partial sums of the same shape, reduced alike."""
+        if node.target not in (aten.add.Tensor, aten.sub.Tensor) or kwargs or len(args) != 2:
+            return False
+        if not all(isinstance(a, SSAValue) for a in args):
+            return False
+        forms = {self.form(e, a) for a in args}
+        return len(forms) == 1 and next(iter(forms)).kind == PARTIAL and shape_of(args[0]) == shape_of(args[1])
 
     def _plain(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:

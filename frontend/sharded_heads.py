@@ -34,29 +34,48 @@ from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
 from hir.frontend.aten_attention import scaled_dot_product_attention
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.sharded import HEADS
 
 if TYPE_CHECKING:
     from hir.frontend.sharded import Form, MeshMode
 
 aten = torch.ops.aten
-HEADS = "heads"
 
 
-def install_heads(mode: MeshMode) -> None:
-    """Registers the views, transposes, attention and norms of the mesh mode."""
+VIEWS = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
+
+
+def install_heads(mode: MeshMode) -> Heads:
+    """Registers the views, transposes, attention, its math and norms of the mesh mode."""
+    from hir.frontend.sharded_heads_math import install_heads_math
+
     heads = Heads(mode)
-    for op in (aten.view.default, aten.reshape.default, aten._unsafe_view.default):
+    for op in VIEWS:
         mode.overrides[op] = heads.view
     mode.overrides[aten.transpose.int] = heads.transpose
     mode.overrides[aten.permute.default] = heads.permute
     mode.overrides[aten.scaled_dot_product_attention.default] = heads.attention
     mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
     mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
+    install_heads_math(mode, heads)
+    return heads
 
 
 class Heads:
     def __init__(self, mode: MeshMode):
         self.mode = mode
+
+    def route(self, ops: Any, handler: Any, kinds: tuple[str, ...] = (HEADS,)) -> None:
+        """`ops` whose first operand is of a form in `kinds` go to `handler`, others where they went."""
+        for op in ops:
+            previous = self.mode.overrides[op]
+
+            def routed(e: Emitter, node: Node, x: Any, *args: Any, _previous: Any = previous, **kwargs: Any) -> Any:
+                if isinstance(x, SSAValue) and self.mode.form(e, x).kind in kinds:
+                    return handler(e, node, x, *args, **kwargs)
+                return _previous(e, node, x, *args, **kwargs)
+
+            self.mode.overrides[op] = routed
 
     # -- views -----------------------------------------------------------------------------------
 
@@ -74,7 +93,8 @@ class Heads:
         if form.kind == HEADS:
             if target == form.logical:
                 return x
-            return self._heads_to_columns(e, x, form, target)
+            regrouped = self._merged(e, x, form, target) if not form.merged else self._split(e, x, form, target)
+            return regrouped if regrouped is not None else self._heads_to_columns(e, x, form, target)
         raise e.error(
             f"{node.target}: on a mesh, views take the output of a column-parallel linear to heads "
             f"([rows, columns] -> [batch, seq, heads, head_dim]) and back, not a {form.kind} tensor"
@@ -105,6 +125,70 @@ class Heads:
         self.mode.forms[result] = replace(form, kind=HEADS, logical=target, axis=split)
         return result
 
+    def _merged(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue | None:
+        """
+        Heads with the sharded axis merged with its neighbours (`[B, nh, T, hd]` -> `[B*nh, T, hd]`,
+        as a batched matmul views them): device d's part of the merged axis is its `B * nh/D`
+        (batch, head) pairs, in that order. None when `target` is no such merge.
+        """
+        logical, axis = form.logical, form.axis
+        for first in range(axis + 1):
+            for last in range(axis, len(logical)):
+                merged = (*logical[:first], math.prod(logical[first : last + 1]), *logical[last + 1 :])
+                if last > first and merged == target:
+                    factors = logical[first : last + 1]
+                    new = replace(form, logical=target, axis=first, merged=factors, merged_axis=axis - first)
+                    return self._regrouped(e, x, new)
+        return None
+
+    def _split(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue | None:
+        """Merged heads split back into the axes they merged; None when `target` is not that."""
+        logical, axis = form.logical, form.axis
+        if target != (*logical[:axis], *form.merged, *logical[axis + 1 :]):
+            return None
+        return self._regrouped(e, x, replace(form, logical=target, axis=axis + form.merged_axis, merged=()))
+
+    def _regrouped(self, e: Emitter, x: SSAValue, form: Form) -> SSAValue:
+        D, S = self.mode.devices, self.mode.chunks or 1
+        if form.logical[0] % S:
+            raise e.error(
+                f"a view of heads to {list(form.logical)}: the rows' {S} stream chunks must stay on its first axis"
+            )
+        local = tuple(n // D if i == form.axis else n for i, n in enumerate(form.logical))
+        result = e.emit(fusion.ReshapeOp(x, self._heads_type(x, local, S)))
+        self.mode.forms[result] = form
+        return result
+
+    def elementwise_form(self, e: Emitter, node: Node, tensors: list[SSAValue]) -> Form:
+        """
+        The form of an elementwise op of heads: heads sharded alike (broadcasting along their
+        unsharded axes, as a row's sum does) and replicated tensors (a mask) broadcast along
+        their trailing axes, with extent 1 along the sharded axis.
+        """
+        from hir.frontend.sharded import WHOLE
+
+        forms = [self.mode.form(e, a) for a in tensors]
+        first = next(f for f in forms if f.kind == HEADS)
+        out = tuple(int(n) for n in node.meta["val"].shape)
+        for a, f in zip(tensors, forms):
+            if f.kind == HEADS:
+                alike = (f.axis, f.merged, f.merged_axis) == (first.axis, first.merged, first.merged_axis)
+                if not alike or len(f.logical) != len(out) or f.logical[f.axis] != out[f.axis]:
+                    raise e.error(
+                        f"{node.target}: its operands are heads sharded differently ({list(f.logical)} along axis "
+                        f"{f.axis} and {list(first.logical)} along axis {first.axis})"
+                    )
+                continue
+            shape = shape_of(a)
+            aligned = first.axis - (len(out) - len(shape))  # the operand's axis along the sharded one
+            if f.kind != WHOLE or len(shape) > len(out) or (0 <= aligned and shape[aligned] != 1):
+                raise e.error(
+                    f"{node.target}: its operands are sharded differently: heads {list(out)} (axis {first.axis} "
+                    f"sharded) and a {f.kind} tensor {list(shape)}; a replicated operand broadcasts along the "
+                    "heads' other axes only"
+                )
+        return replace(first, logical=out)
+
     def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue:
         """[rows..., columns...] with the first column axis sharded -> [M, N] (fusion [D, S, D, R, N/D])."""
         from hir.frontend.sharded import COLUMNS
@@ -112,7 +196,7 @@ class Heads:
         mode, logical, axis = self.mode, form.logical, form.axis
         D, S = mode.devices, mode.chunks or 1
         M, N = math.prod(logical[:axis]), math.prod(logical[axis:])
-        if len(target) != 2 or target != (M, N) or axis == 0 or M % (S * D):
+        if len(target) != 2 or target != (M, N) or axis == 0 or M % (S * D) or form.merged:
             raise e.error(
                 f"a view of heads {list(logical)} (axis {axis} sharded) to {list(target)}: on a mesh, heads go back to "
                 f"[rows, columns] = [{M}, {N}] with the sharded axis leading the columns (transpose it back first)"

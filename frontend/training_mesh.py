@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
@@ -201,6 +202,8 @@ class MeshStep:
                     value = env[out]
                     transposed = isinstance(value, Transposed)
                     value = value.value if transposed else value
+                    # A saved partial sum is saved summed (the forward sums it for its own use).
+                    value = mode._reduced(e, value)
                     if isinstance(value, BlockArgument):
                         self.saved[out.name] = Saved(primal=value.index, transposed=transposed)
                         continue
@@ -604,7 +607,10 @@ class MeshTrainingFunction:
 
         def run(*inputs: torch.Tensor) -> Any:
             params = dict(zip(names, inputs[: len(names)]))
-            return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
+            # Attention as its math (frontend/sharded_heads_math.py): its backward is then matmuls
+            # and a softmax's, where a fused kernel's backward is a device-specific op of its own.
+            with sdpa_kernel(SDPBackend.MATH):
+                return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
 
         try:
             graphs = trace_joint(run, tensors, decompositions())

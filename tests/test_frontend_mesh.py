@@ -182,3 +182,43 @@ def test_grouped_query_attention_on_a_mesh_needs_whole_groups(logical: list[tupl
         Heads(MeshMode((0, 1, 2, 3)))._check_groups(e, node, forms)
     whole = [Form(HEADS, logical=shape, axis=1) for shape in [(2, 8, 6, 4), (2, 4, 6, 4), (2, 4, 6, 4)]]
     Heads(MeshMode((0, 1, 2, 3)))._check_groups(e, node, whole)  # 4 key heads: one whole group per device
+
+
+class HeadsMixed(torch.nn.Module):
+    """Attention written out whose softmax runs over the heads (axis 1), which the devices share out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k = torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 16, bias=False)
+        self.o = torch.nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k = (p(x).view(4, 8, 4, 4).transpose(1, 2) for p in (self.q, self.k))
+        att = torch.softmax(q @ k.transpose(-2, -1), dim=self.dim)  # along the heads
+        return self.o((att @ k).transpose(1, 2).reshape(32, 16))
+
+    dim = 1
+
+
+HEADS_PARAMS = {"q.weight": "[didx, serial]", "k.weight": "[didx, serial]", "o.weight": "[serial, didx]"}
+
+
+def test_attention_written_out_imports_as_batched_matmuls_of_each_devices_heads() -> None:
+    """q @ k^T and att @ k on [D, B, nh/D, T, hd]: each device's heads, no collective between them."""
+    model = HeadsMixed()
+    model.dim = -1
+    text = str(hir.import_torch(model, (torch.randn(32, 16),), [ROWS], [ROWS], mesh=[0, 1], param_layouts=HEADS_PARAMS))
+    scores = r"tensor<2x4x2x8x8xf32, #fusion.parallel<\[didx, stream\(2\), serial, serial, serial\], mesh = \[0, 1\]>>"
+    assert re.search(rf"fusion.matmul %\w+, %\w+ : .* -> {scores}", text), text
+    assert re.search(rf"fusion.softmax %\w+ dim = 4 : {scores}", text), text
+
+
+def test_a_softmax_along_the_sharded_heads_is_located() -> None:
+    with pytest.raises(FrontendError) as err:
+        _compile(HeadsMixed(), HEADS_PARAMS)
+    assert re.search(
+        r"test_frontend_mesh.py:\d+: error: aten.softmax.int along axis 1 of heads \[4, 4, 8, 8\], the axis "
+        r"the devices share out",
+        str(err.value),
+    ), str(err.value)
+    assert str(err.value).endswith("# along the heads")

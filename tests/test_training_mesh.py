@@ -77,14 +77,14 @@ def test_backward_fusion_program() -> None:
 def test_mlp_trains_on_two_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, _output(result)
-    assert "15 step checks and the SGD/AdamW loops match eager torch" in result.stdout
+    assert "19 step checks and the SGD/AdamW/TP layer loops match eager torch" in result.stdout
 
 
 @pytest.mark.distributed
 def test_mlp_trains_on_four_ranks() -> None:
     result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py"), "--quick"], timeout=300, processes=4)
     assert result.returncode == 0, _output(result)
-    assert "1 step checks and the SGD loops match eager torch" in result.stdout
+    assert "2 step checks and the SGD loops match eager torch" in result.stdout
 
 
 class Softmaxed(torch.nn.Module):
@@ -162,3 +162,24 @@ def test_one_chunk_backward_gathers_g_once_and_reads_the_forwards_x() -> None:
     assert re.findall(r"hir\.allgather %(\w+)", forward) == ["x"]
     assert re.findall(r"hir\.allgather %(\w+)", backward) == ["grad_output0"]
     assert "%x_gathered" in backward
+
+
+def test_training_a_softmax_along_the_sharded_heads_is_located() -> None:
+    """The training step traces the same attention as its math: the same located error."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_frontend_mesh import HEADS_PARAMS, HeadsMixed
+
+    with pytest.raises(FrontendError) as err:
+        _step(HeadsMixed(), HEADS_PARAMS)
+    assert re.search(r"test_frontend_mesh.py:\d+: error: aten._softmax.default along axis 1 of heads", str(err.value))
+
+
+def test_layer_backward_reduces_the_q_k_v_input_gradient_once() -> None:
+    """The three column-parallel projections' input gradients are one partial sum: one reduce-scatter."""
+    from tp_layer import PARAM_LAYOUTS, TPLayer
+
+    step = _step(TPLayer(16, 4, 32, 8, torch.float32, "cpu"), PARAM_LAYOUTS)
+    text = step.backward.fusion_text  # type: ignore[attr-defined]
+    # The attention's and the MLP's partial sums, each summed over the devices once
+    reductions = re.findall(r"fusion.sum %\w+ dims = \[0\] : tensor<2x2x2x8x16xf32", text)
+    assert len(reductions) == 2, text

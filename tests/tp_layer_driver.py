@@ -11,6 +11,7 @@ run eagerly on the unsharded input. Exits non-zero (on every rank) when a result
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -119,6 +120,43 @@ def grouped_query_attention() -> list[str]:
     return failures
 
 
+class HandWrittenAttention(torch.nn.Module):
+    """nanoGPT's attention, written out: `q @ k^T`, a causal mask buffer, softmax, `@ v`."""
+
+    def __init__(self, hidden: int, heads: int, seq: int):
+        super().__init__()
+        self.heads, self.seq = heads, seq
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(hidden, hidden, bias=False) for _ in range(4))
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq, dtype=torch.bool)), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        M, H = x.shape
+        B, T = M // self.seq, self.seq
+        q, k, v = (p(x).view(B, T, self.heads, H // self.heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(~self.bias[:T, :T], float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(M, H)
+        return x + self.o(y)
+
+
+def hand_written_attention() -> list[str]:
+    """Attention as its math on each rank's heads, in 2 chunks of whole sequences."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(3)
+    layer = HandWrittenAttention(H, 4, 8)
+    x = torch.randn(M, H)
+    with torch.no_grad():
+        want = my_rows(layer(x), 2, rank, world)
+    rows = "[(stream(2), didx), serial]"
+    compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=GQA_LAYOUTS)
+    with torch.no_grad():
+        got = compiled(my_rows(x, 2, rank, world))
+    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return [f"hand-written attention: rank {rank} differs by {(got - want).abs().max().item():.1e}"]
+    return []
+
+
 def benchmark_smoke() -> list[str]:
     """benchmarks/tp_layer.py's measurement on CPU (small, one repetition): its code runs and matches."""
     import tp_layer
@@ -145,6 +183,7 @@ def main() -> int:
         if (failure := check(*case)) is not None:
             failures.append(failure)
     failures += grouped_query_attention()
+    failures += hand_written_attention()
     if args.smoke:
         failures += benchmark_smoke()
     smoke = " and benchmarks/tp_layer.py" if args.smoke else ""

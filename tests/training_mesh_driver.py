@@ -3,19 +3,22 @@ The tensor-parallel MLP's training step compiled with hir.compile(..., training=
 every rank, run under torchrun (gloo on CPU), against the unsharded module run eagerly with
 autograd on the same global input: the output rows, the input gradient's rows, each sharded
 parameter's gradient block (and zeros elsewhere), replicated parameters' whole gradients, and a
-few SGD and AdamW steps whose losses track eager's. Exits non-zero (on every rank) when a
-result differs.
+few SGD and AdamW steps whose losses track eager's; the same for Megatron's TP transformer layer
+(benchmarks/tp_layer.py: attention of each rank's heads, traced as its math) and for nanoGPT's
+hand-written attention. Exits non-zero (on every rank) when a result differs.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/training_mesh_driver.py
     python -m torch.distributed.run --nproc-per-node 4 tests/training_mesh_driver.py --quick
 
-`--quick`: one step (biases, a residual add, 2 chunks) and the SGD loop.
+`--quick`: one step (biases, a residual add, 2 chunks), one of the TP transformer layer, and
+the SGD loop.
 """
 
 from __future__ import annotations
 
 import copy
 import sys
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -24,7 +27,12 @@ from ranks import job_verdict
 
 import hir
 
-H, FFN, M = 16, 32, 32
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from tp_layer import PARAM_LAYOUTS as LAYER_PARAMS
+from tp_layer import TPLayer
+from tp_layer_driver import GQA_LAYOUTS, HandWrittenAttention
+
+H, FFN, M, SEQ = 16, 32, 32, 8
 TOL = dict(rtol=1e-4, atol=1e-5)
 
 
@@ -91,7 +99,14 @@ def shard_check(name: str, got: torch.Tensor | None, want: torch.Tensor | None, 
     return None
 
 
-def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str, x_grad: bool = True) -> list[str]:
+def check(
+    name: str,
+    module: torch.nn.Module,
+    chunks: int | None,
+    pipeline: str,
+    x_grad: bool = True,
+    params: dict[str, str | None] | None = None,
+) -> list[str]:
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(1)  # the same global tensors on every rank
     x = torch.randn(M, H)
@@ -101,7 +116,8 @@ def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str,
     ye = eager(xe)
     ye.backward(dy)
     layout = None if chunks is None else f"[(stream({chunks}), didx), serial]"
-    params = PARAMS if module.fc1.bias is not None else {k: v for k, v in PARAMS.items() if k.endswith("weight")}  # type: ignore[union-attr]
+    if params is None:
+        params = PARAMS if module.fc1.bias is not None else {k: v for k, v in PARAMS.items() if k.endswith("weight")}  # type: ignore[union-attr]
     compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=params, pipeline=pipeline,
                            training=True)  # fmt: skip
     mine = (rows_of(x, chunks, rank, world) if chunks else x).clone().requires_grad_(x_grad)
@@ -146,6 +162,54 @@ def check(name: str, module: torch.nn.Module, chunks: int | None, pipeline: str,
         failures.append(f"{name}: the gradients copied into their blocks differ from those written in place")
     del step.__dict__["_result_shapes"]
     return [f"{pipeline}: {f}" for f in failures]
+
+
+def layer(norm: str) -> torch.nn.Module:
+    """benchmarks/tp_layer.py's TP transformer layer (causal SDPA of 4 heads), norms away from 1 and 0."""
+    module = TPLayer(H, 4, FFN, SEQ, torch.float32, "cpu", norm)
+    with torch.no_grad():
+        for p in (*module.norm1.parameters(), *module.norm2.parameters()):
+            p.add_(torch.randn_like(p) * 0.1)
+    return module
+
+
+def layer_cases() -> list[tuple[str, torch.nn.Module, int | None, str, dict[str, str | None]]]:
+    """The TP transformer layer and nanoGPT's attention written out (tests/tp_layer_driver.py)."""
+    return [
+        ("TP layer, LayerNorm, 1 chunk", layer("layer"), 1, "stream-lowering", LAYER_PARAMS),
+        ("TP layer, RMSNorm, 2 chunks, copy-engine", layer("rms"), 2, "stream-lowering{backend=copy-engine}",
+         LAYER_PARAMS),
+        ("TP layer, replicated rows", layer("layer"), None, "stream-lowering", LAYER_PARAMS),
+        ("hand-written attention, 2 chunks", HandWrittenAttention(H, 4, SEQ), 2, "stream-lowering", GQA_LAYOUTS),
+    ]  # fmt: skip
+
+
+def layer_loop() -> list[str]:
+    """AdamW steps of the TP layer: the loss summed over the ranks' rows tracks eager's."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(6)
+    module = layer("rms")
+    eager = copy.deepcopy(module)
+    x, target = torch.randn(M, H), torch.randn(M, H)
+    layout = "[(stream(2), didx), serial]"
+    compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=LAYER_PARAMS, training=True)
+    ours = torch.optim.AdamW(module.parameters(), lr=1e-2, weight_decay=0.1)
+    theirs = torch.optim.AdamW(eager.parameters(), lr=1e-2, weight_decay=0.1)
+    failures = []
+    for step in range(3):
+        ours.zero_grad()
+        loss = ((compiled(rows_of(x, 2, rank, world)) - rows_of(target, 2, rank, world)) ** 2).sum() / M
+        loss.backward()
+        ours.step()
+        total = loss.detach().clone()
+        dist.all_reduce(total)
+        theirs.zero_grad()
+        expected = ((eager(x) - target) ** 2).sum() / M
+        expected.backward()
+        theirs.step()
+        if not torch.allclose(total, expected.detach(), rtol=1e-4, atol=1e-6):
+            failures.append(f"TP layer AdamW step {step}: loss {total.item():.6f}, eager {expected.item():.6f}")
+    return failures
 
 
 def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
@@ -289,12 +353,17 @@ def main() -> int:
         failures += second_signature()
         failures += bf16_step()
         steps += 6
+    cases = layer_cases()[:1] if quick else layer_cases()
+    for name, module, chunks, pipeline, params in cases:
+        failures += check(name, module, chunks, pipeline, params=params)
+    steps += len(cases)
+    if not quick:
+        failures += layer_loop()
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
     for optimizer in optimizers:
         failures += optimizer_loop("stream-lowering", optimizer)
-    return job_verdict(
-        failures, f"training on a mesh: {steps} step checks and the {'/'.join(optimizers)} loops match eager torch"
-    )
+    loops = "/".join(optimizers) + ("" if quick else "/TP layer")
+    return job_verdict(failures, f"training on a mesh: {steps} step checks and the {loops} loops match eager torch")
 
 
 if __name__ == "__main__":
