@@ -1,7 +1,9 @@
 """
 `aten.scaled_dot_product_attention` as one `fusion.sdpa`: the runtime calls torch's fused kernel
 on it, so a block with attention runs the kernel eager PyTorch runs (and never writes the [L, S]
-scores out, as its decomposition into matmul, softmax and matmul would).
+scores out, as its decomposition into matmul, softmax and matmul would). In a training step's
+graphs (frontend/attention_op.py), `hir::attention` is the same op and `hir::attention_backward`
+is one `fusion.sdpa_backward`, whose stacked gradients are sliced apart.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from torch.fx import Node
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
+import hir.frontend.attention_op  # noqa: F401 (registers torch.ops.hir.attention and its backward)
 from hir.dialects import fusion
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
@@ -82,3 +85,44 @@ def _repeat_heads(e: Emitter, x: SSAValue, query: tuple[int, ...]) -> SSAValue:
 def _is_bool(value: SSAValue) -> bool:
     element = element_of(value)
     return isinstance(element, IntegerType) and element.width.data == 1
+
+
+def scaled_dot_product_attention_backward(
+    e: Emitter,
+    node: Node,
+    grad: SSAValue,
+    q: SSAValue,
+    k: SSAValue,
+    v: SSAValue,
+    attn_mask: SSAValue | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`hir::attention_backward(grad, q, k, v, ...)` -> `fusion.sdpa_backward`, then dq, dk, dv."""
+    element = element_type(node.meta["val"][0].dtype, node)
+    grad, q, k, v = (e.cast(x, element) for x in (grad, q, k, v))
+    operands = [grad, q, k, v]
+    if attn_mask is not None:
+        if not _is_bool(attn_mask):
+            attn_mask = e.cast(attn_mask, element)
+        operands.append(attn_mask)
+    shape = shape_of(q)
+    if scale is None:
+        scale = 1.0 / math.sqrt(shape[-1])
+    stacked = e.typed(
+        lambda t: fusion.ScaledDotProductAttentionBackwardOp(grad, q, k, v, attn_mask, is_causal, float(scale), t),
+        operands,
+        (3, *shape),
+        element,
+    )
+    return tuple(_unstacked(e, stacked, j) for j in range(3))  # type: ignore[return-value]
+
+
+def _unstacked(e: Emitter, stacked: SSAValue, j: int) -> SSAValue:
+    """Gradient j of the stacked three: a slice of the leading axis, viewed without it."""
+    shape = shape_of(stacked)
+    offsets, strides = [j] + [0] * (len(shape) - 1), [1] * len(shape)
+    piece = e.typed(
+        lambda t: fusion.SliceOp(stacked, offsets, strides, t), [stacked], (1, *shape[1:]), element_of(stacked)
+    )
+    return e.reshape(piece, shape[1:], "a gradient of the attention's backward")

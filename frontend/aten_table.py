@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
-from hir.frontend.aten_attention import scaled_dot_product_attention
+from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_common import (
     binary,
     dims_of,
@@ -408,6 +408,9 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bmm.default: matmul,
     aten.linear.default: _linear,
     aten.scaled_dot_product_attention.default: scaled_dot_product_attention,
+    # A training step's attention (frontend/attention_op.py)
+    torch.ops.hir.attention.default: scaled_dot_product_attention,
+    torch.ops.hir.attention_backward.default: scaled_dot_product_attention_backward,
     **INDEXING_TABLE,
     **COMPOSITE_TABLE,
 }

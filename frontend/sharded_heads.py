@@ -31,7 +31,7 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
-from hir.frontend.aten_attention import scaled_dot_product_attention
+from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.sharded import HEADS
@@ -55,6 +55,8 @@ def install_heads(mode: MeshMode) -> Heads:
     mode.overrides[aten.transpose.int] = heads.transpose
     mode.overrides[aten.permute.default] = heads.permute
     mode.overrides[aten.scaled_dot_product_attention.default] = heads.attention
+    mode.overrides[torch.ops.hir.attention.default] = heads.attention  # a training step's (attention_op.py)
+    mode.overrides[torch.ops.hir.attention_backward.default] = heads.attention_backward
     mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
     mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
     install_heads_math(mode, heads)
@@ -288,6 +290,21 @@ class Heads:
         logical = (*form.logical[:-1], forms[2].logical[-1])
         self.mode.forms[result] = replace(form, logical=logical)
         return result
+
+    def attention_backward(
+        self, e: Emitter, node: Node, grad: SSAValue, q: SSAValue, k: SSAValue, v: SSAValue, *args: Any
+    ) -> tuple[SSAValue, ...]:
+        """The gradients of attention with respect to heads: each device's own, as the forward."""
+        forms = [self.mode.form(e, t) for t in (grad, q, k, v)]
+        if any(f.kind != HEADS for f in forms) or len({(f.axis, f.logical, f.merged) for f in forms}) != 1:
+            raise e.error(
+                f"{node.target}: on a mesh, the gradient of attention takes heads of one shape sharded alike, got "
+                f"{', '.join(f'{f.kind} {list(f.logical)}' for f in forms)}"
+            )
+        results = scaled_dot_product_attention_backward(e, node, grad, q, k, v, *args)
+        for r in results:
+            self.mode.forms[r] = forms[1]
+        return results
 
     def _check_groups(self, e: Emitter, node: Node, forms: list[Any]) -> None:
         """

@@ -32,6 +32,7 @@ from xdsl.dialects import func
 from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.attention_op import FusedAttention
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
@@ -294,9 +295,9 @@ class TrainingFunction:
             return compile_graph
 
         def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
-            # Attention as its math (matmuls, softmax): autograd then differentiates ops the table
-            # has, where a fused kernel's backward is an op of its own.
-            with sdpa_kernel(SDPBackend.MATH):
+            # Attention as one op with a backward of its own (frontend/attention_op.py), or where
+            # that op does not apply, as its math (matmuls, softmax), which the table has.
+            with FusedAttention(), sdpa_kernel(SDPBackend.MATH):
                 if isinstance(self.fn, torch.nn.Module):
                     return torch.func.functional_call(self.fn, state, args)
                 return self.fn(*args)

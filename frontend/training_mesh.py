@@ -18,7 +18,8 @@ returns the values the backward reads, and a backward graph. `TrainingMeshMode`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -33,6 +34,7 @@ from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
+from hir.frontend.attention_op import FusedAttention
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
@@ -515,44 +517,65 @@ class _Apply(torch.autograd.Function):
         return (None, *ctx.step.run_backward(tensors, results, grads))
 
 
+@contextmanager
+def _recording_stack_traces() -> Iterator[None]:
+    """
+    AOT autograd's tracer records each node's Python stack (for errors at the user's line), as
+    `make_fx(record_stack_traces=True)` does; AOT autograd itself has no such option.
+    """
+    from torch.fx.experimental import proxy_tensor
+
+    tracer = getattr(proxy_tensor, "_MakefxTracer", None)
+    if tracer is None:  # another torch: errors then name the op, not the line
+        yield
+        return
+    init = tracer.__init__
+
+    def recording(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.record_stack_traces = True
+
+    tracer.__init__ = recording
+    try:
+        yield
+    finally:
+        tracer.__init__ = init
+
+
+class _Traced(Exception):
+    """Raised by the forward's compiler once AOT autograd has partitioned the joint graph."""
+
+
 def trace_joint(
     run: Callable[..., Any], primals: list[torch.Tensor], decompositions: Mapping[Any, Any]
 ) -> tuple[GraphModule, GraphModule, int]:
-    """The forward and backward graphs of `run(*primals)` (global shapes), cut by torch's partitioner."""
-    from torch._functorch.partitioners import min_cut_rematerialization_partition
-    from torch.fx.experimental.proxy_tensor import make_fx
+    """
+    The forward and backward graphs of `run(*primals)` (global shapes, on fake tensors), as AOT
+    autograd traces and functionalizes the joint graph (in-place ops such as RMSNorm's `add_`
+    become functional; an activation's backward is its one op) and torch's partitioner cuts it.
+    Only the primals that require grad are differentiated.
+    """
+    from functorch.compile import aot_function, min_cut_rematerialization_partition
 
-    with torch.no_grad():
-        meta = run(*[p.detach().to("meta") for p in primals])
-    outs = [meta] if isinstance(meta, torch.Tensor) else list(meta)
-    tangents = [torch.zeros(o.shape, dtype=o.dtype, device=primals[0].device) for o in outs]
-    needs = [p.requires_grad for p in primals]
+    graphs: dict[str, Any] = {}
 
-    def joint(primals: list[torch.Tensor], tangents: list[torch.Tensor]) -> list[Any]:
-        # Only the inputs that require grad are differentiated: the others are closed over.
-        wanted = [k for k, n in enumerate(needs) if n]
+    def partition(joint: GraphModule, inputs: Any, *, num_fwd_outputs: int, **kwargs: Any) -> Any:
+        fw, bw = min_cut_rematerialization_partition(joint, inputs, num_fwd_outputs=num_fwd_outputs, **kwargs)
+        graphs.update(forward=fw, backward=bw, outputs=num_fwd_outputs)
+        return fw, bw
 
-        def differentiated(*inputs: torch.Tensor) -> Any:
-            full = list(primals)
-            for k, t in zip(wanted, inputs):
-                full[k] = t
-            return run(*full)
+    def stop(gm: GraphModule, example_inputs: Any) -> Any:
+        raise _Traced
 
-        result, vjp = torch.func.vjp(differentiated, *[primals[k] for k in wanted])
-        results = [result] if isinstance(result, torch.Tensor) else list(result)
-        # Without grad mode, as autograd's own backward (and AOT autograd's joint graph): the
-        # formulas record their one backward op (silu_backward), not the twice-differentiable form.
-        with torch.no_grad():
-            grads = iter(vjp(tangents[0] if isinstance(result, torch.Tensor) else tuple(tangents)))
-        return [*results, *[next(grads) if n else None for n in needs]]
-
-    # Functionalized, as AOT autograd does: in-place ops (RMSNorm's `add_`) become functional.
-    functional = torch.func.functionalize(joint, remove="mutations")
-    gm = make_fx(functional, decomposition_table=dict(decompositions), tracing_mode="fake", record_stack_traces=True)(
-        list(primals), tangents
-    )
-    fw, bw = min_cut_rematerialization_partition(gm, (primals, tangents), num_fwd_outputs=len(outs))
-    return fw, bw, len(outs)
+    traced = aot_function(run, stop, stop, partition_fn=partition, decompositions=dict(decompositions))
+    try:
+        with _recording_stack_traces():
+            traced(*primals)
+    except _Traced:
+        pass
+    if not graphs:
+        raise FrontendError("<capture>: error: no parameter or input of the training step requires grad")
+    return graphs["forward"], graphs["backward"], graphs["outputs"]
 
 
 class MeshTrainingFunction:
@@ -607,9 +630,9 @@ class MeshTrainingFunction:
 
         def run(*inputs: torch.Tensor) -> Any:
             params = dict(zip(names, inputs[: len(names)]))
-            # Attention as its math (frontend/sharded_heads_math.py): its backward is then matmuls
-            # and a softmax's, where a fused kernel's backward is a device-specific op of its own.
-            with sdpa_kernel(SDPBackend.MATH):
+            # Attention as one op with a backward of its own (frontend/attention_op.py), or where
+            # that op does not apply, as its math (frontend/sharded_heads_math.py).
+            with FusedAttention(), sdpa_kernel(SDPBackend.MATH):
                 return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
 
         try:

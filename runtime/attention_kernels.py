@@ -1,7 +1,10 @@
 """
-The torch kernel of `fusion.sdpa`: torch's `scaled_dot_product_attention`, which picks its fused
-kernel (flash or memory-efficient attention on a GPU, a fused CPU kernel) by itself. It has no
-`out=` form: a launch into a preallocated buffer copies the result in.
+The torch kernels of `fusion.sdpa`: torch's `scaled_dot_product_attention`, which picks its fused
+kernel (flash or memory-efficient attention on a GPU, a fused CPU kernel) by itself; and of
+`fusion.sdpa_backward`: that kernel's own backward, through autograd (the forward runs again for
+the softmax statistics the backward reads, as activation checkpointing of attention does; autograd
+picks the backward of the kernel it ran). Neither has an `out=` form: a launch into a
+preallocated buffer copies the result in.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ def _four_d(t: torch.Tensor, batch: tuple[int, ...]) -> torch.Tensor:
     return t.reshape(-1, heads, t.shape[-2], t.shape[-1])
 
 
-def sdpa_kernel(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., torch.Tensor]:
+def sdpa_kernel(
+    op: fusion.ScaledDotProductAttentionOp | fusion.ScaledDotProductAttentionBackwardOp,
+) -> Callable[..., torch.Tensor]:
     """`f(q, k, v[, mask]) -> result`."""
     causal, scale = op.is_causal, op.scale.value.data
 
@@ -49,3 +54,38 @@ def sdpa_into(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., object]:
     """`f(out, q, k, v[, mask])`: the result copied into `out` (a buffer or a strided view of one)."""
     attention = sdpa_kernel(op)
     return lambda out, *operands: out.copy_(attention(*operands))
+
+
+def sdpa_backward_gradients(
+    op: fusion.ScaledDotProductAttentionBackwardOp,
+) -> Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """`f(grad, q, k, v[, mask]) -> (dq, dk, dv)`."""
+    attention = sdpa_kernel(op)
+
+    def gradients(
+        grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        with torch.enable_grad():
+            inputs = [x.detach().requires_grad_() for x in (q, k, v)]
+            out = attention(*inputs, mask)
+            dq, dk, dv = torch.autograd.grad(out, inputs, grad)
+        return dq, dk, dv
+
+    return gradients
+
+
+def sdpa_backward_kernel(op: fusion.ScaledDotProductAttentionBackwardOp) -> Callable[..., torch.Tensor]:
+    """`f(grad, q, k, v[, mask]) -> [3, ...]`, the three gradients stacked."""
+    gradients = sdpa_backward_gradients(op)
+    return lambda *operands: torch.stack(gradients(*operands))
+
+
+def sdpa_backward_into(op: fusion.ScaledDotProductAttentionBackwardOp) -> Callable[..., object]:
+    """`f(out, grad, q, k, v[, mask])`: each gradient copied into its slice of `out`."""
+    gradients = sdpa_backward_gradients(op)
+
+    def into(out: torch.Tensor, *operands: torch.Tensor) -> None:
+        for slot, gradient in zip(out, gradients(*operands)):
+            slot.copy_(gradient)
+
+    return into

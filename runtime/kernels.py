@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from hir.dialects import fusion
 from hir.dialects import shape_rules as rules
 from hir.dialects.syntax import array_values
-from hir.runtime.attention_kernels import sdpa_into, sdpa_kernel
+from hir.runtime.attention_kernels import sdpa_backward_into, sdpa_backward_kernel, sdpa_into, sdpa_kernel
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.indexing_kernels import indexing_into, indexing_kernel
 
@@ -223,6 +223,8 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
         return _norm(op)
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
         return sdpa_kernel(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
+        return sdpa_backward_kernel(op)
     return indexing_kernel(op)
 
 
@@ -247,6 +249,8 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         )
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
         return sdpa_into(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
+        return sdpa_backward_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind is fusion.GeluBackwardOp:

@@ -119,6 +119,63 @@ def test_sdpa_matches_eager(case: tuple, stream: str | None) -> None:
     torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
 
 
+BACKWARD_CASES = [
+    # name, shape [..., L, E], mask shape (None: causal or none), attributes
+    ("causal", (2, 4, 16, 8), None, "causal scale = 0.375"),
+    ("bool mask", (2, 4, 16, 8), (16, 16), "scale = 0.25"),
+    ("float mask over heads", (2, 4, 12, 8), (2, 1, 12, 12), "scale = 0.5"),
+    ("rank 3", (3, 10, 8), None, "scale = 0.125"),
+]
+
+
+def _math_gradients(tensors: list[torch.Tensor], causal: bool, scale: float) -> list[torch.Tensor]:
+    """The reference: autograd of softmax(q k^T * scale + bias) v written out, in f64."""
+    grad, q, k, v, *mask = (t.double() if t.is_floating_point() else t for t in tensors)
+    q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) * scale
+    L = q.shape[-2]
+    if causal:
+        scores = scores.masked_fill(~torch.ones(L, L, dtype=torch.bool).tril(), float("-inf"))
+    elif mask:
+        scores = scores.masked_fill(~mask[0], float("-inf")) if mask[0].dtype == torch.bool else scores + mask[0]
+    (torch.softmax(scores, -1) @ v).backward(grad)
+    return [t.grad.float() for t in (q, k, v)]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("case", BACKWARD_CASES, ids=[c[0] for c in BACKWARD_CASES])
+@pytest.mark.parametrize("stream", [None, "batch"])
+def test_sdpa_backward_matches_the_math(case: tuple, stream: str | None) -> None:
+    """fusion.sdpa_backward's three gradients, whole and streamed over the batch, on random data."""
+    name, shape, mask, attributes = case
+    layout = f"[{', '.join(['serial', 'stream', *['serial'] * (len(shape) - 1)])}]" if stream else None
+    element = "i1" if "bool" in name else "f32"
+    operands = [(n, shape, "f32") for n in ("g", "q", "k", "v")] + ([("m", mask, element)] if mask else [])
+    args = ", ".join(f"%{n}: {_type(s, e)}" for n, s, e in operands)
+    types = ", ".join(_type(s, e) for _, s, e in operands)
+    result = _type((3, *shape), "f32", layout)
+    text = (
+        f"func.func @main({args}) -> {result} {{\n"
+        f"  %d = fusion.sdpa_backward %g, %q, %k, %v{' mask %m' if mask else ''} {attributes} : {types} -> {result}\n"
+        f"  func.return %d : {result}\n}}\n"
+    )
+    generator = torch.Generator().manual_seed(5)
+    tensors = [torch.randn(shape, generator=generator) for _ in range(4)]
+    if mask is not None:
+        if "bool" in name:
+            keep = torch.rand(mask, generator=generator) > 0.3
+            keep[..., 0] = True
+            tensors.append(keep)
+        else:
+            tensors.append(torch.randn(mask, generator=generator))
+    scale = float(re.search(r"scale = ([\d.]+)", attributes).group(1))  # type: ignore[union-attr]
+    expected = torch.stack(_math_gradients(tensors, "causal" in attributes, scale))
+    lowered = hir.run_pipeline(hir.parse(text), "stream-lowering")
+    assert ("hir.for" in str(lowered)) == (stream is not None)
+    for program in (hir.parse(text), lowered):
+        (got,) = hir.execute(program, tensors)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape", [(3, 16, 8), (2, 2, 4, 16, 8)], ids=["rank 3", "rank 5"])
 def test_sdpa_kernel_takes_4d_views(shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     """

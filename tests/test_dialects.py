@@ -371,6 +371,7 @@ def test_build_and_verify_fusion_ops():
         fusion.TopkOp(x, 3, 1, True, tensor(4, 3, element=i64)),
         fusion.ScaledDotProductAttentionOp(x, y, value(tensor(4, 6)), None, True, 0.125, tensor(4, 6)),
         fusion.ScaledDotProductAttentionOp(x, y, y, value(tensor(4, 4, element=i1)), False, 1.0, tensor(4, 8)),
+        fusion.ScaledDotProductAttentionBackwardOp(x, x, y, y, None, True, 0.125, tensor(3, 4, 8)),
     ]
     assert {type(op) for op in ops} == set(fusion.FUSION_OPS)
     for op in ops:

@@ -179,7 +179,10 @@ class CausalAttention(torch.nn.Module):
 
 @pytest.mark.parametrize("fused", [False, True], ids=["masked", "sdpa"])
 def test_causal_attention(fused: bool) -> None:
-    """SDPA is differentiated as its math (matmuls, softmax), which the table maps."""
+    """
+    SDPA is one `fusion.sdpa` and its backward one `fusion.sdpa_backward` (torch's fused kernels);
+    attention written out is differentiated as its math (matmuls, softmax).
+    """
     torch.manual_seed(0)
     attention = CausalAttention(fused)
     eager = copy.deepcopy(attention)
@@ -190,6 +193,36 @@ def test_causal_attention(fused: bool) -> None:
     eager(y).backward(grad)
     torch.testing.assert_close(x.grad, y.grad)
     assert_same_grads(attention, eager)
+    programs = next(iter(compiled.graphs.values()))
+    forward, backward = programs["forward"].fusion_text, programs["backward"].fusion_text
+    assert ("fusion.sdpa " in forward) == fused
+    assert ("fusion.sdpa_backward " in backward) == fused
+    assert ("fusion.softmax" in forward) != fused
+
+
+@pytest.mark.parametrize(
+    ("shapes", "why"),
+    [
+        (((2, 4, 8, 8), (2, 4, 6, 8), (2, 4, 6, 8)), "cross-attention: keys of another length"),
+        (((2, 4, 8, 8), (2, 2, 8, 8), (2, 2, 8, 8)), "grouped-query heads"),
+    ],
+)
+def test_attention_outside_the_fused_backward_runs_as_its_math(shapes: tuple, why: str) -> None:
+    """Calls that `fusion.sdpa_backward` does not take (its operands are of one shape) differentiate the math."""
+
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=q.shape[1] != k.shape[1])
+
+    args = [randn(*s, seed=i).requires_grad_() for i, s in enumerate(shapes)]
+    eager = [a.detach().clone().requires_grad_() for a in args]
+    compiled = hir.compile(attention, [a.detach() for a in args], training=True)
+    grad = randn(*shapes[0], seed=7)
+    compiled(*args).backward(grad)
+    attention(*eager).backward(grad)
+    for got, want in zip(args, eager):
+        torch.testing.assert_close(got.grad, want.grad)
+    programs = next(iter(compiled.graphs.values()))
+    assert "fusion.sdpa_backward" not in programs["backward"].fusion_text, why
 
 
 def test_a_backward_without_a_mapping_names_the_call() -> None:

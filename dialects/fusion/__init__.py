@@ -24,7 +24,7 @@ from hir.dialects.fusion.arithmetic import (
     TruncDivOp,
     TruncOp,
 )
-from hir.dialects.fusion.attention import ScaledDotProductAttentionOp
+from hir.dialects.fusion.attention import ScaledDotProductAttentionBackwardOp, ScaledDotProductAttentionOp
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp, accumulates_rows
 from hir.dialects.fusion.elementwise import (
@@ -116,6 +116,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     MatmulOp,
     LinearOp,
     ScaledDotProductAttentionOp,
+    ScaledDotProductAttentionBackwardOp,
     MinimumOp,
     FloorDivOp,
     TruncDivOp,
@@ -202,6 +203,7 @@ __all__ = [
     "RmsNormOp",
     "RoundOp",
     "RsqrtOp",
+    "ScaledDotProductAttentionBackwardOp",
     "ScaledDotProductAttentionOp",
     "SegmentOp",
     "SetOp",

@@ -160,3 +160,111 @@ class ScaledDotProductAttentionOp(FusionOp):
         self, operand_axes: Sequence[int | None], result_axis: int | None
     ) -> dict[str, Attribute]:
         return dict(self.properties)  # no property names an axis: the batch axes are positional
+
+
+@irdl_op_definition
+class ScaledDotProductAttentionBackwardOp(FusionOp):
+    """
+    The gradients of `fusion.sdpa` with respect to its queries, keys and values, given the
+    gradient `grad` of its result, stacked: `[3, ..., L, E]` (dq, dk, dv). One op, so that the
+    runtime runs torch's fused attention backward kernel once for the three (it recomputes the
+    forward's softmax statistics first: the forward returns only its result). Self-attention
+    shapes: queries, keys, values and `grad` all `[..., L, E]`; `mask`, `causal` and `scale` as
+    for `fusion.sdpa`.
+
+    Verifies:
+        `grad`, queries, keys and values have one shape of rank >= 2; the mask broadcasts to
+        `[..., L, L]` and is `i1` or the element type; not both a mask and `causal`; `scale` is
+        finite; the element type is a float; the result is `[3, ...]` of that shape, neither
+        streamed nor sharded on its first axis or its last two (L, E).
+
+    Example:
+        %g = fusion.sdpa_backward %dy, %q, %k, %v causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32> -> tensor<3x2x4x16x64xf32>
+    """  # noqa: E501 (MLIR as hir-opt prints it)
+
+    name = "fusion.sdpa_backward"
+
+    grad = operand_def(TensorType)
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    causal = opt_prop_def(UnitAttr)
+    scale = prop_def(FloatAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$grad `,` $q `,` $k `,` $v (`mask` $mask^)? (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
+        "attr-dict `:` type($grad) `,` type($q) `,` type($k) `,` type($v) (`,` type($mask)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        grad: SSAValue,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        mask: SSAValue | None,
+        causal: bool,
+        scale: float,
+        result_type: Attribute,
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
+        if causal:
+            properties["causal"] = UnitAttr()
+        operands = [grad, q, k, v, [mask] if mask else []]
+        super().__init__(operands=operands, result_types=[result_type], properties=properties)
+
+    @property
+    def is_causal(self) -> bool:
+        return self.causal is not None
+
+    def result_shape(self) -> rules.Shape:
+        grad, q, k, v = (shape_of(x) for x in (self.grad, self.q, self.k, self.v))
+        if not all(rules.shapes_match(q, other) for other in (grad, k, v)):
+            raise VerifyException(
+                f"the gradient, query, key and value must have one shape [..., L, E], got {rules.fmt(grad)}, "
+                f"{rules.fmt(q)}, {rules.fmt(k)} and {rules.fmt(v)}"
+            )
+        mask = shape_of(self.mask) if self.mask is not None else None
+        attention_rule(q, k, v, mask)
+        if mask is not None and self.is_causal:
+            raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
+        if not math.isfinite(self.scale.value.data):
+            raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
+        kinds = layout_of(self.result.type).kinds
+        for axis in (0, len(kinds) - 2, len(kinds) - 1):
+            if kinds[axis] in (DIDX, STREAM):
+                raise VerifyException(
+                    f"result axis {axis} is {kinds[axis]}: only the batch and head axes of the gradients can be "
+                    "split over streams or devices"
+                )
+        return (3, *q)
+
+    def verify_element_types(self) -> None:
+        result = element_type_of(self.result)
+        if not isinstance(result, AnyFloat):
+            raise VerifyException(f"{self.name} needs a floating-point element type, got {result}")
+        for i, value in enumerate((self.grad, self.q, self.k, self.v)):
+            if element_type_of(value) != result:
+                raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, the result {result}")
+        if self.mask is not None:
+            mask = element_type_of(self.mask)
+            if mask != result and not (isinstance(mask, IntegerType) and mask.width.data == 1):
+                raise VerifyException(f"the mask must be i1 or {result}, got {mask}")
+
+    def axis_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        mask_rank = len(shape_of(self.mask)) if self.mask is not None else 0
+        batch: list[rules.AxisSources] = []
+        for i in range(rank - 2):
+            sources = [(0, i), (1, i), (2, i), (3, i)]
+            if (j := i - (rank - mask_rank)) >= 0:
+                sources.append((4, j))
+            batch.append(tuple(sources))
+        return ((), *batch, (), ())
+
+    def extent_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        return ((), *self.axis_map()[1:-2], ((1, rank - 2),), ((1, rank - 1),))
