@@ -49,6 +49,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -191,72 +192,133 @@ def _reduce_scatter(partial: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def eager_tp(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-    """Megatron's sequence-parallel MLP with autograd through its collectives (rows in one chunk)."""
-    return _ScatterRows.apply(F.linear(F.gelu(F.linear(_GatherRows.apply(x_shard), w1)), w2))
+@dataclass
+class TPBlock:
+    """A block to train tensor-parallel: the module, its sharded parameters' layouts, and its eager TP form."""
+
+    name: str
+    model: torch.nn.Module
+    layouts: dict[str, str]
+    eager: Callable[..., torch.Tensor]
+    """`eager(x_shard, blocks, gather, scatter)`: this rank's rows of the output, from its rows and
+    its blocks of the sharded parameters (by name), with the rows' all-gather and reduce-scatter."""
 
 
-def torch_async_tp() -> Callable[..., torch.Tensor]:
-    """The same for torch.compile's micro-pipelined TP, on functional collectives with autograd."""
+def mlp_block(hidden: int, args: argparse.Namespace, device: torch.device) -> TPBlock:
+    """Megatron's sequence-parallel MLP: all-gather, column-parallel fc1, gelu, row-parallel fc2, reduce-scatter."""
+    model = MLP(hidden, args.ffn_mult * hidden, DTYPES[args.dtype], str(device))
+
+    def eager(x: torch.Tensor, w: dict[str, torch.Tensor], gather: Any, scatter: Any) -> torch.Tensor:
+        return scatter(F.linear(F.gelu(F.linear(gather(x), w["fc1.weight"])), w["fc2.weight"]))
+
+    return TPBlock("MLP", model, dict(PARAM_LAYOUTS), eager)
+
+
+def layer_block(hidden: int, args: argparse.Namespace, device: torch.device) -> TPBlock:
+    """benchmarks/tp_layer.py's TP transformer layer (causal attention of this rank's heads)."""
+    from tp_layer import PARAM_LAYOUTS as LAYER_LAYOUTS
+    from tp_layer import TPLayer
+
+    world = dist.get_world_size()
+    heads = args.heads or max(world, hidden // 128)
+    seq = args.seq or (2048 if device.type == "cuda" else 8)
+    model = TPLayer(hidden, heads, args.ffn_mult * hidden, seq, DTYPES[args.dtype], str(device))
+
+    def eager(x: torch.Tensor, w: dict[str, torch.Tensor], gather: Any, scatter: Any) -> torch.Tensor:
+        h = gather(model.norm1(x))
+        M = h.shape[0]
+        B, T, local_heads = M // seq, seq, heads // world
+        q, k, v = (F.linear(h, w[f"{p}.weight"]).view(B, T, local_heads, -1).transpose(1, 2) for p in "qkv")
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(M, -1)
+        x = x + scatter(F.linear(a, w["o.weight"]))
+        return x + scatter(F.linear(F.gelu(F.linear(gather(model.norm2(x)), w["fc1.weight"])), w["fc2.weight"]))
+
+    return TPBlock(f"transformer layer ({heads} heads, T={seq})", model, dict(LAYER_LAYOUTS), eager)
+
+
+BLOCKS = {"mlp": mlp_block, "layer": layer_block}
+
+
+def torch_async_tp(block: TPBlock) -> Callable[..., torch.Tensor]:
+    """The block for torch.compile's micro-pipelined TP, on functional collectives with autograd."""
     import torch.distributed._functional_collectives as funcol
 
     torch._inductor.config._micro_pipeline_tp = True
     group = dist.group.WORLD
 
-    def block(x_shard: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-        x = funcol.all_gather_tensor_autograd(x_shard, 0, group)
-        partial = torch.mm(F.gelu(torch.mm(x, w1.t())), w2.t())
+    def gather(x: torch.Tensor) -> torch.Tensor:
+        return funcol.all_gather_tensor_autograd(x, 0, group)
+
+    def scatter(partial: torch.Tensor) -> torch.Tensor:
         return funcol.reduce_scatter_tensor_autograd(partial, "sum", 0, group)
 
-    return torch.compile(block, fullgraph=True)
+    def run(x_shard: torch.Tensor, w: dict[str, torch.Tensor]) -> torch.Tensor:
+        return block.eager(x_shard, w, gather, scatter)
+
+    return torch.compile(run, fullgraph=True)
 
 
-def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.device) -> list[tuple[str, float, float]]:
-    """Per variant: (name, ms, worst relative error of the rows, dx's rows and the weight blocks)."""
+def _block_of(t: torch.Tensor, layout: str, rank: int, world: int) -> torch.Tensor:
+    """This rank's block of a parameter (or of its gradient) cut as `layout` says."""
+    axis = 0 if layout.replace(" ", "") == "[didx,serial]" else 1
+    n = t.shape[axis] // world
+    return t.narrow(axis, rank * n, n)
+
+
+def measure_tp(
+    hidden: int, M: int, args: argparse.Namespace, device: torch.device
+) -> tuple[str, list[tuple[str, float, float]]]:
+    """Per variant: (name, ms, worst relative error of the rows, dx's rows and the sharded weights' blocks)."""
     rank, world = dist.get_rank(), dist.get_world_size()
     dtype = DTYPES[args.dtype]
     torch.manual_seed(args.seed)  # the same global tensors on every rank
-    model = MLP(hidden, args.ffn_mult * hidden, dtype, str(device))
+    block = BLOCKS[args.block](hidden, args, device)
+    model = block.model
     x = torch.randn(M, hidden, dtype=dtype, device=device)
     dy = torch.randn(M, hidden, dtype=dtype, device=device)
     xr = x.clone().requires_grad_(True)
     model(xr).backward(dy)  # the unsharded reference
-    F_local = args.ffn_mult * hidden // world
-    reference = {"w1": model.fc1.weight.grad.narrow(0, rank * F_local, F_local).clone(),  # type: ignore[union-attr]
-                 "w2": model.fc2.weight.grad.narrow(1, rank * F_local, F_local).clone()}  # type: ignore[union-attr]  # fmt: skip
+    sharded = {n: model.get_parameter(n) for n in block.layouts}
+    reference = {n: _block_of(p.grad, block.layouts[n], rank, world).clone() for n, p in sharded.items()}  # type: ignore[arg-type]
     with torch.no_grad():
         y = model(x)
     dx = xr.grad
     assert dx is not None
 
-    def check(chunks: int, out: torch.Tensor, x_grad: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> float:
+    def check(chunks: int, out: torch.Tensor, x_grad: torch.Tensor, grads: dict[str, torch.Tensor]) -> float:
         return max(
             relative_error(out, my_rows(y, chunks, rank, world)),
             relative_error(x_grad, my_rows(dx, chunks, rank, world)),
-            relative_error(w1, reference["w1"]),
-            relative_error(w2, reference["w2"]),
+            *(relative_error(grads[n], reference[n]) for n in sharded),
         )
 
     steps: dict[str, Callable[[], torch.Tensor]] = {}
     errors: dict[str, float] = {}
-    w1 = model.fc1.weight.detach().narrow(0, rank * F_local, F_local).clone().requires_grad_(True)
-    w2 = model.fc2.weight.detach().narrow(1, rank * F_local, F_local).clone().requires_grad_(True)
+    blocks = {n: _block_of(p.detach(), block.layouts[n], rank, world).clone().requires_grad_(True) for n, p in sharded.items()}  # fmt: skip
     shard = my_rows(x, 1, rank, world).clone().requires_grad_(True)
     dy_shard = my_rows(dy, 1, rank, world).contiguous()
-    baselines: list[tuple[str, Callable[..., torch.Tensor]]] = [("eager", eager_tp)]
-    if device.type == "cuda" and not args.no_torch_compile:
-        baselines.append(("torch-async-tp", torch_async_tp()))
-    for name, block in baselines:
 
-        def once(block: Callable[..., torch.Tensor] = block) -> torch.Tensor:
-            shard.grad = w1.grad = w2.grad = None
-            out = block(shard, w1, w2)
+    def eager(x_shard: torch.Tensor, w: dict[str, torch.Tensor]) -> torch.Tensor:
+        return block.eager(x_shard, w, _GatherRows.apply, _ScatterRows.apply)
+
+    baselines: list[tuple[str, Callable[..., torch.Tensor]]] = [("eager", eager)]
+    if device.type == "cuda" and not args.no_torch_compile:
+        baselines.append(("torch-async-tp", torch_async_tp(block)))
+    for name, run in baselines:
+
+        def once(run: Callable[..., torch.Tensor] = run) -> torch.Tensor:
+            model.zero_grad(set_to_none=True)  # the replicated parameters (norms) are the module's
+            shard.grad = None
+            for w in blocks.values():
+                w.grad = None
+            out = run(shard, blocks)
             out.backward(dy_shard)
             return out
 
         try:
             out = once()
-            errors[name] = check(1, out.detach(), shard.grad, w1.grad, w2.grad)  # type: ignore[arg-type]
+            grads = {n: w.grad for n, w in blocks.items()}
+            errors[name] = check(1, out.detach(), shard.grad, grads)  # type: ignore[arg-type]
             steps[name] = once
         except Exception as err:  # report and go on: the baseline may be missing on this build
             if rank == 0:
@@ -264,13 +326,13 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
     for variant in args.variants.split(","):
         pipeline, num_streams, chunks_text = variant.rsplit(":", 2)
         chunks = int(chunks_text.removeprefix("chunks="))
-        if M % (chunks * world):
-            continue
+        if M % (chunks * world) or (args.block == "layer" and (M // model.seq) % chunks):  # type: ignore[operator]
+            continue  # a layer's chunks are whole sequences
         layout = f"[(stream({chunks}), didx), serial]"
         options: dict[str, Any] = {} if pipeline == "default" else {"pipeline": pipeline}
         began = time.perf_counter()
         compiled = hir.compile(
-            model, (x,), [layout], mesh=list(range(world)), param_layouts=PARAM_LAYOUTS, training=True,
+            model, (x,), [layout], mesh=list(range(world)), param_layouts=block.layouts, training=True,
             num_streams=int(num_streams), cuda_graph=True if args.cuda_graph else None, **options,
         )  # fmt: skip
         mine = my_rows(x, chunks, rank, world).clone().requires_grad_(True)
@@ -279,7 +341,8 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
         def step_hir(
             compiled: Any = compiled, mine: torch.Tensor = mine, dy_mine: torch.Tensor = dy_mine
         ) -> torch.Tensor:
-            mine.grad = model.fc1.weight.grad = model.fc2.weight.grad = None
+            model.zero_grad(set_to_none=True)
+            mine.grad = None
             out = compiled(mine)
             out.backward(dy_mine)
             return out
@@ -287,7 +350,8 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
         # The first call, checked (a default's may measure candidate lowerings) before any timing;
         # where a slow first call goes, in stages: the capture of the step and the forward's
         # lowerings and measurement, then the backward's.
-        mine.grad = model.fc1.weight.grad = model.fc2.weight.grad = None
+        model.zero_grad(set_to_none=True)
+        mine.grad = None
         out = compiled(mine)
         if rank == 0:
             print(f"hir {variant}: compiled, first forward in {time.perf_counter() - began:.1f} s", file=sys.stderr)
@@ -299,14 +363,14 @@ def measure_tp(hidden: int, M: int, args: argparse.Namespace, device: torch.devi
                     reason = program.lowering.reason if program.lowering is not None else program.pipeline
                     decision = f"; {program.graph_decision}" if program.graph_decision else ""
                     print(f"  {which}: {reason}{decision}", file=sys.stderr)
-        g1 = model.fc1.weight.grad.narrow(0, rank * F_local, F_local)  # type: ignore[union-attr]
-        g2 = model.fc2.weight.grad.narrow(1, rank * F_local, F_local)  # type: ignore[union-attr]
-        errors[f"hir {variant}"] = check(chunks, out.detach(), mine.grad, g1, g2)  # type: ignore[arg-type]
+        grads = {n: _block_of(p.grad, block.layouts[n], rank, world) for n, p in sharded.items()}  # type: ignore[arg-type]
+        errors[f"hir {variant}"] = check(chunks, out.detach(), mine.grad, grads)  # type: ignore[arg-type]
         steps[f"hir {variant}"] = step_hir
     times = timed_interleaved(steps, args.reps, args.warmup, device)
-    return [
+    rows = [
         (name, max_over_ranks(times[name], device.type), max_over_ranks(errors[name], device.type)) for name in steps
     ]
+    return block.name, rows
 
 
 def tp_main(args: argparse.Namespace) -> int:
@@ -320,14 +384,16 @@ def tp_main(args: argparse.Namespace) -> int:
     world = dist.get_world_size()
     wrong = False
     table = []
+    block_name = ""
     for hidden in hiddens:
         for M in sizes:
-            table.append((hidden, M, measure_tp(hidden, M, args, device)))
+            block_name, rows = measure_tp(hidden, M, args, device)
+            table.append((hidden, M, rows))
             release_memory(device)  # this size's compiled variants and graphs, before the next size's
     if dist.get_rank() == 0:
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (gloo)"
-        print(f"TP MLP training step (forward + backward), D={world}, {args.dtype}, FFN = {args.ffn_mult}H, {name}, "
-              f"torch {torch.__version__}; ms: max over ranks of per-rank medians")  # fmt: skip
+        print(f"TP {block_name} training step (forward + backward), D={world}, {args.dtype}, FFN = {args.ffn_mult}H, "
+              f"{name}, torch {torch.__version__}; ms: max over ranks of per-rank medians")  # fmt: skip
         print(f"{'H':>6} {'M':>6}  {'variant':<60} {'ms':>9} {'x eager':>8}  error")
         for hidden, M, rows in table:
             eager_ms = rows[0][1]
@@ -348,6 +414,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden", default="", help="H, comma-separated (default: 4096,8192 on a GPU, 64 on CPU)")
     p.add_argument("--sizes", default="", help="M, comma-separated (default: 8192,16384 on a GPU, 128 on CPU)")
     p.add_argument("--ffn-mult", type=int, default=4)
+    p.add_argument(
+        "--block",
+        choices=sorted(BLOCKS),
+        default="mlp",
+        help="under torchrun: the MLP, or benchmarks/tp_layer.py's TP transformer layer",
+    )
+    p.add_argument("--heads", type=int, default=0, help="--block layer: attention heads (default: H/128)")
+    p.add_argument(
+        "--seq", type=int, default=0, help="--block layer: sequence length (default: 2048 on a GPU, 8 on CPU)"
+    )
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)

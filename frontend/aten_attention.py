@@ -2,7 +2,7 @@
 `aten.scaled_dot_product_attention` as one `fusion.sdpa`: the runtime calls torch's fused kernel
 on it, so a block with attention runs the kernel eager PyTorch runs (and never writes the [L, S]
 scores out, as its decomposition into matmul, softmax and matmul would). In a training step's
-graphs (frontend/attention_op.py), `hir::attention` is the same op and `hir::attention_backward`
+graphs (frontend/training_ops.py), `hir::attention` is the same op and `hir::attention_backward`
 is one `fusion.sdpa_backward`, whose stacked gradients are sliced apart.
 """
 
@@ -14,7 +14,7 @@ from torch.fx import Node
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
-import hir.frontend.attention_op  # noqa: F401 (registers torch.ops.hir.attention and its backward)
+import hir.frontend.training_ops  # noqa: F401 (registers torch.ops.hir.attention and its backward)
 from hir.dialects import fusion
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type

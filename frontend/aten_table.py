@@ -144,6 +144,17 @@ def _rms_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, eps=None
     return e.typed(lambda t: fusion.RmsNormOp(x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
 
 
+def norm_backward(kind: type[fusion.NormBackwardFusionOp]) -> Builder:
+    """`hir::layer_norm_backward` / `hir::rms_norm_backward(grad, x, normalized_shape, weight, eps)`: dx."""
+
+    def build(e: Emitter, node: Node, grad, x, normalized_shape, weight=None, eps=1e-5) -> SSAValue:
+        dims = _trailing(x, normalized_shape)
+        operands = [v for v in (grad, x, weight) if v is not None]
+        return e.typed(lambda t: kind(grad, x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
+
+    return build
+
+
 def _trailing(x: SSAValue, normalized_shape) -> list[int]:
     rank = len(shape_of(x))
     return list(range(rank - len(normalized_shape), rank))
@@ -408,7 +419,11 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bmm.default: matmul,
     aten.linear.default: _linear,
     aten.scaled_dot_product_attention.default: scaled_dot_product_attention,
-    # A training step's attention (frontend/attention_op.py)
+    # A training step's attention and norms (frontend/training_ops.py)
+    torch.ops.hir.layer_norm.default: float_only(_layer_norm),
+    torch.ops.hir.layer_norm_backward.default: float_only(norm_backward(fusion.LayerNormBackwardOp)),
+    torch.ops.hir.rms_norm.default: float_only(_rms_norm),
+    torch.ops.hir.rms_norm_backward.default: float_only(norm_backward(fusion.RmsNormBackwardOp)),
     torch.ops.hir.attention.default: scaled_dot_product_attention,
     torch.ops.hir.attention_backward.default: scaled_dot_product_attention_backward,
     **INDEXING_TABLE,

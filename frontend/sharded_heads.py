@@ -55,10 +55,14 @@ def install_heads(mode: MeshMode) -> Heads:
     mode.overrides[aten.transpose.int] = heads.transpose
     mode.overrides[aten.permute.default] = heads.permute
     mode.overrides[aten.scaled_dot_product_attention.default] = heads.attention
-    mode.overrides[torch.ops.hir.attention.default] = heads.attention  # a training step's (attention_op.py)
+    mode.overrides[torch.ops.hir.attention.default] = heads.attention  # a training step's (training_ops.py)
     mode.overrides[torch.ops.hir.attention_backward.default] = heads.attention_backward
     mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
     mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
+    for norm in (torch.ops.hir.layer_norm, torch.ops.hir.rms_norm):  # a training step's (training_ops.py)
+        mode.overrides[norm.default] = heads.norm(ATEN_TABLE[norm.default])
+    for backward in (torch.ops.hir.layer_norm_backward, torch.ops.hir.rms_norm_backward):
+        mode.overrides[backward.default] = heads.norm_backward(ATEN_TABLE[backward.default])
     install_heads_math(mode, heads)
     return heads
 
@@ -343,6 +347,27 @@ class Heads:
                 raise e.error(f"{node.target}: on a mesh, norms normalize the columns (one trailing axis)")
             result = builder(e, node, x, *args, **kwargs)
             self.mode.forms[result] = form
+            return result
+
+        return build
+
+    def norm_backward(self, builder: Any) -> Any:
+        """A norm's input gradient: of rows (sharded or replicated) as the norm's input, with its weight replicated."""
+
+        def build(e: Emitter, node: Node, grad: SSAValue, x: SSAValue, *args: Any) -> SSAValue:
+            from hir.frontend.sharded import ACTIVATIONS, WHOLE
+
+            grad, x = self.mode._reduced(e, grad), self.mode._reduced(e, x)
+            forms = [self.mode.form(e, v) for v in (grad, x)]
+            if forms[0] != forms[1] or forms[1].kind not in ACTIVATIONS:
+                raise e.error(
+                    f"{node.target}: on a mesh, a norm's gradient takes rows (sharded or replicated) laid out as "
+                    f"its input, got {forms[0].kind} and {forms[1].kind}"
+                )
+            if any(isinstance(a, SSAValue) and self.mode.form(e, a).kind != WHOLE for a in args):
+                raise e.error(f"{node.target}: on a mesh, a norm's weight is replicated (no layout)")
+            result = builder(e, node, grad, x, *args)
+            self.mode.forms[result] = forms[1]
             return result
 
         return build

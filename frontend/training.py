@@ -32,7 +32,6 @@ from xdsl.dialects import func
 from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.frontend.aten_table import ATEN_TABLE
-from hir.frontend.attention_op import FusedAttention
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
@@ -50,6 +49,7 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import LayoutError
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
+from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
@@ -295,9 +295,9 @@ class TrainingFunction:
             return compile_graph
 
         def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
-            # Attention as one op with a backward of its own (frontend/attention_op.py), or where
+            # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (matmuls, softmax), which the table has.
-            with FusedAttention(), sdpa_kernel(SDPBackend.MATH):
+            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH):
                 if isinstance(self.fn, torch.nn.Module):
                     return torch.func.functional_call(self.fn, state, args)
                 return self.fn(*args)

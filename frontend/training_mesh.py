@@ -34,7 +34,6 @@ from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
-from hir.frontend.attention_op import FusedAttention
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
@@ -53,6 +52,7 @@ from hir.frontend.sharded import (
 )
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
+from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.types import element_type
 
 
@@ -630,9 +630,9 @@ class MeshTrainingFunction:
 
         def run(*inputs: torch.Tensor) -> Any:
             params = dict(zip(names, inputs[: len(names)]))
-            # Attention as one op with a backward of its own (frontend/attention_op.py), or where
+            # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (frontend/sharded_heads_math.py).
-            with FusedAttention(), sdpa_kernel(SDPBackend.MATH):
+            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH):
                 return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
 
         try:

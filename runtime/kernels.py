@@ -20,6 +20,7 @@ from hir.dialects.syntax import array_values
 from hir.runtime.attention_kernels import sdpa_backward_into, sdpa_backward_kernel, sdpa_into, sdpa_kernel
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.indexing_kernels import indexing_into, indexing_kernel
+from hir.runtime.norm_grad_kernels import norm_backward_into, norm_backward_kernel
 
 Eager = Callable[..., torch.Tensor]
 Into = Callable[..., object]
@@ -221,6 +222,8 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
         return lambda x: torch.softmax(x, dim)
     if kind is fusion.LayerNormOp or kind is fusion.RmsNormOp:
         return _norm(op)
+    if isinstance(op, fusion.NormBackwardFusionOp):
+        return norm_backward_kernel(op)
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
         return sdpa_kernel(op)
     if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
@@ -251,6 +254,8 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return sdpa_into(op)
     if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
         return sdpa_backward_into(op)
+    if isinstance(op, fusion.NormBackwardFusionOp):
+        return norm_backward_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind is fusion.GeluBackwardOp:

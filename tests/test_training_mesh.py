@@ -130,13 +130,16 @@ def test_a_function_is_refused_on_a_mesh() -> None:
 
 
 @pytest.mark.distributed
-def test_tp_training_benchmark_on_cpu() -> None:
+@pytest.mark.parametrize("block", ["mlp", "layer"])
+def test_tp_training_benchmark_on_cpu(block: str) -> None:
     """benchmarks/tp_mlp_train.py under 2 gloo ranks: eager TP and a hir variant, checked against eager."""
-    argv = ["--device", "cpu", "--reps", "1", "--warmup", "0", "--variants", "stream-lowering:2:chunks=2"]
-    result = run_ranks([str(REPO / "benchmarks" / "tp_mlp_train.py"), *argv], timeout=300)
+    argv = ["--device", "cpu", "--block", block, "--reps", "1", "--warmup", "0"]
+    variants = ["--variants", "stream-lowering:2:chunks=2"]
+    result = run_ranks([str(REPO / "benchmarks" / "tp_mlp_train.py"), *argv, *variants], timeout=300)
     assert result.returncode == 0, _output(result)
     assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", result.stdout)
     assert "eager" in result.stdout
+    assert ("TP transformer layer" in result.stdout) == (block == "layer")
 
 
 @pytest.mark.parametrize("activation", ["gelu", "silu"])

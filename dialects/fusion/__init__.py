@@ -56,6 +56,7 @@ from hir.dialects.fusion.elementwise import (
 )
 from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexSelectOp, IotaOp
 from hir.dialects.fusion.normalization import LayerNormOp, NormFusionOp, RmsNormOp, SoftmaxOp
+from hir.dialects.fusion.normalization_grads import LayerNormBackwardOp, NormBackwardFusionOp, RmsNormBackwardOp
 from hir.dialects.fusion.ops import (
     AxesFusionOp,
     BinaryFusionOp,
@@ -113,6 +114,8 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     SoftmaxOp,
     LayerNormOp,
     RmsNormOp,
+    LayerNormBackwardOp,
+    RmsNormBackwardOp,
     MatmulOp,
     LinearOp,
     ScaledDotProductAttentionOp,
@@ -179,6 +182,7 @@ __all__ = [
     "GeluOp",
     "IndexSelectOp",
     "IotaOp",
+    "LayerNormBackwardOp",
     "LayerNormOp",
     "LinearOp",
     "Log1pOp",
@@ -191,6 +195,7 @@ __all__ = [
     "MinimumOp",
     "MulOp",
     "NegOp",
+    "NormBackwardFusionOp",
     "NormFusionOp",
     "PermuteOp",
     "PowOp",
@@ -200,6 +205,7 @@ __all__ = [
     "ReluOp",
     "RemainderOp",
     "ReshapeOp",
+    "RmsNormBackwardOp",
     "RmsNormOp",
     "RoundOp",
     "RsqrtOp",

@@ -1,0 +1,247 @@
+"""
+Ops of traced training steps whose backward is one op too: `F.scaled_dot_product_attention` as
+`hir::attention` (backward `hir::attention_backward`), `F.layer_norm` as `hir::layer_norm`
+(backward `hir::layer_norm_backward`, the input gradient) and `F.rms_norm` as `hir::rms_norm`
+(backward `hir::rms_norm_backward`): torch custom ops. Autograd would otherwise record the
+device's fused kernels and their device-specific backward ops (flash attention's on a GPU), or
+their decompositions: for attention the matmuls and softmax that write the `[L, S]` scores out
+and save them; for a bf16 norm a dozen elementwise ops and reductions in f32. The frontend
+imports them as `fusion.sdpa` / `fusion.sdpa_backward`, `fusion.layer_norm` /
+`fusion.layer_norm_backward`, `fusion.rms_norm` / `fusion.rms_norm_backward`, which the runtime
+runs on torch's fused kernels. A norm's weight and bias gradients are what they are, sums over
+the rows (`sum(grad * norm(x))`, `sum(grad)`), traced as such.
+
+`FusedTrainingOps` (a torch function mode, active while a training step is traced) routes the
+calls it can: attention with self-attention shapes (queries, keys and values of one shape), no
+dropout, no grouped-query heads, a mask that needs no gradient; norms of floating-point inputs.
+Other calls run as before (attention under the math backend: its decomposition).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+
+@torch.library.custom_op("hir::attention", mutates_args=())
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+) -> torch.Tensor:
+    """`F.scaled_dot_product_attention` with aten's arguments (`dropout_p` is always 0 here)."""
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+
+@attention.register_fake
+def _(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> torch.Tensor:
+    return q.new_empty((*q.shape[:-1], v.shape[-1]))
+
+
+@torch.library.custom_op("hir::attention_backward", mutates_args=())
+def attention_backward(
+    grad: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None,
+    is_causal: bool,
+    scale: float | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients of `hir::attention` with respect to q, k and v (the forward run again)."""
+    with torch.enable_grad():
+        inputs = [x.detach().requires_grad_() for x in (q, k, v)]
+        out = F.scaled_dot_product_attention(*inputs, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+        dq, dk, dv = torch.autograd.grad(out, inputs, grad)
+    return dq, dk, dv
+
+
+@attention_backward.register_fake
+def _(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> tuple[torch.Tensor, ...]:
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+@torch.library.custom_op("hir::layer_norm", mutates_args=())
+def layer_norm(
+    x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    return F.layer_norm(x, normalized_shape, weight, bias, eps)
+
+
+@layer_norm.register_fake
+def _(x: torch.Tensor, *args: Any) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("hir::layer_norm_backward", mutates_args=())
+def layer_norm_backward(
+    grad: torch.Tensor, x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    """The gradient of `hir::layer_norm` with respect to x (the bias does not enter it)."""
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, normalized_shape, weight, None, eps)
+    dx, _, _ = torch.ops.aten.native_layer_norm_backward(
+        grad, x, normalized_shape, mean, rstd, weight, None, [True, False, False]
+    )
+    return dx
+
+
+@layer_norm_backward.register_fake
+def _(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("hir::rms_norm", mutates_args=())
+def rms_norm(x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    return F.rms_norm(x, normalized_shape, weight, eps)
+
+
+@rms_norm.register_fake
+def _(x: torch.Tensor, *args: Any) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("hir::rms_norm_backward", mutates_args=())
+def rms_norm_backward(
+    grad: torch.Tensor, x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    """The gradient of `hir::rms_norm` with respect to x."""
+    with torch.enable_grad():
+        leaf = x.detach().requires_grad_()
+        (dx,) = torch.autograd.grad(F.rms_norm(leaf, normalized_shape, weight, eps), leaf, grad)
+    return dx
+
+
+@rms_norm_backward.register_fake
+def _(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+class _Attention(torch.autograd.Function):
+    """`hir::attention` with `hir::attention_backward` as its backward (for autograd and torch.func alike)."""
+
+    @staticmethod
+    def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> torch.Tensor:  # type: ignore[override]
+        return torch.ops.hir.attention(q, k, v, *args)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        q, k, v, attn_mask, _, is_causal, scale = inputs
+        ctx.save_for_backward(q, k, v, attn_mask)
+        ctx.is_causal, ctx.scale = is_causal, scale
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        q, k, v, attn_mask = ctx.saved_tensors
+        dq, dk, dv = torch.ops.hir.attention_backward(grad, q, k, v, attn_mask, ctx.is_causal, ctx.scale)
+        return dq, dk, dv, None, None, None, None
+
+
+class _LayerNorm(torch.autograd.Function):
+    """`hir::layer_norm`: the input gradient one op, the weight's and the bias's sums over the rows."""
+
+    @staticmethod
+    def forward(x: torch.Tensor, shape: list[int], weight: Any, bias: Any, eps: float) -> torch.Tensor:  # type: ignore[override]
+        return torch.ops.hir.layer_norm(x, shape, weight, bias, eps)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        x, shape, weight, bias, eps = inputs
+        ctx.save_for_backward(x, weight)
+        ctx.shape, ctx.eps, ctx.has_bias = shape, eps, bias is not None
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        dx = torch.ops.hir.layer_norm_backward(grad, x, ctx.shape, weight, ctx.eps)
+        rows = tuple(range(grad.dim() - len(ctx.shape)))
+        dw = db = None
+        if weight is not None and ctx.needs_input_grad[2]:
+            dw = (grad * torch.ops.hir.layer_norm(x, ctx.shape, None, None, ctx.eps)).sum(rows)
+        if ctx.has_bias and ctx.needs_input_grad[3]:
+            db = grad.sum(rows)
+        return dx, None, dw, db, None
+
+
+class _RmsNorm(torch.autograd.Function):
+    """`hir::rms_norm`: the input gradient one op, the weight's a sum over the rows."""
+
+    @staticmethod
+    def forward(x: torch.Tensor, shape: list[int], weight: Any, eps: float) -> torch.Tensor:  # type: ignore[override]
+        return torch.ops.hir.rms_norm(x, shape, weight, eps)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        x, shape, weight, eps = inputs
+        ctx.save_for_backward(x, weight)
+        ctx.shape, ctx.eps = shape, eps
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        dx = torch.ops.hir.rms_norm_backward(grad, x, ctx.shape, weight, ctx.eps)
+        dw = None
+        if weight is not None and ctx.needs_input_grad[2]:
+            rows = tuple(range(grad.dim() - len(ctx.shape)))
+            dw = (grad * torch.ops.hir.rms_norm(x, ctx.shape, None, ctx.eps)).sum(rows)
+        return dx, None, dw, None
+
+
+class FusedTrainingOps(TorchFunctionMode):
+    """Routes attention and norm calls to the ops above, where they apply."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention:
+            call = _arguments(*args, **kwargs)
+            if call is not None:
+                return _Attention.apply(*call)
+        elif func is F.layer_norm:
+            call = _layer_norm_arguments(*args, **kwargs)
+            if call is not None:
+                return _LayerNorm.apply(*call)
+        elif func is getattr(F, "rms_norm", None):
+            call = _rms_norm_arguments(*args, **kwargs)
+            if call is not None:
+                return _RmsNorm.apply(*call)
+        return func(*args, **kwargs)
+
+
+def _layer_norm_arguments(
+    input: torch.Tensor, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5
+) -> tuple[Any, ...] | None:
+    if not input.is_floating_point():
+        return None
+    return input, list(normalized_shape), weight, bias, float(eps)
+
+
+def _rms_norm_arguments(
+    input: torch.Tensor, normalized_shape: Any, weight: Any = None, eps: float | None = None
+) -> tuple[Any, ...] | None:
+    if not input.is_floating_point():
+        return None
+    return input, list(normalized_shape), weight, float(torch.finfo(input.dtype).eps if eps is None else eps)
+
+
+def _arguments(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> tuple[Any, ...] | None:
+    """`hir::attention`'s arguments, or None where the call stays as it is."""
+    if dropout_p or enable_gqa or not (query.shape == key.shape == value.shape) or query.dim() < 2:
+        return None
+    if attn_mask is not None and (attn_mask.requires_grad or is_causal):
+        return None
+    return query, key, value, attn_mask, 0.0, is_causal, scale
