@@ -419,13 +419,6 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bmm.default: matmul,
     aten.linear.default: _linear,
     aten.scaled_dot_product_attention.default: scaled_dot_product_attention,
-    # A training step's attention and norms (frontend/training_ops.py)
-    torch.ops.hir.layer_norm.default: float_only(_layer_norm),
-    torch.ops.hir.layer_norm_backward.default: float_only(norm_backward(fusion.LayerNormBackwardOp)),
-    torch.ops.hir.rms_norm.default: float_only(_rms_norm),
-    torch.ops.hir.rms_norm_backward.default: float_only(norm_backward(fusion.RmsNormBackwardOp)),
-    torch.ops.hir.attention.default: scaled_dot_product_attention,
-    torch.ops.hir.attention_backward.default: scaled_dot_product_attention_backward,
     **INDEXING_TABLE,
     **COMPOSITE_TABLE,
 }
@@ -440,3 +433,14 @@ IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
     }
 )
 """Checks torch.export records (dtype, shape assertions) that compute nothing: no fusion op."""
+
+
+TRAINING_OPS_TABLE: dict[torch._ops.OpOverload, Builder] = {
+    torch.ops.hir.attention.default: scaled_dot_product_attention,
+    torch.ops.hir.attention_backward.default: scaled_dot_product_attention_backward,
+    torch.ops.hir.layer_norm.default: float_only(_layer_norm),
+    torch.ops.hir.layer_norm_backward.default: float_only(norm_backward(fusion.LayerNormBackwardOp)),
+    torch.ops.hir.rms_norm.default: float_only(_rms_norm),
+    torch.ops.hir.rms_norm_backward.default: float_only(norm_backward(fusion.RmsNormBackwardOp)),
+}
+"""The ops a traced training step records for attention and norms (frontend/training_ops.py)."""

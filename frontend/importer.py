@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from hir.frontend.aten_table import ATEN_TABLE, IGNORED
+from hir.frontend.aten_table import ATEN_TABLE, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error, user_source_line
@@ -239,7 +239,7 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
     if node.target is operator.getitem:  # an entry of a multi-output op (split, topk, max.dim)
         values, index = node.args
         return env[values][index] if isinstance(env.get(values), tuple) else None
-    builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target)
+    builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target) or TRAINING_OPS_TABLE.get(node.target)
     if builder is None:
         raise located_error(
             node, f"{_op_name(node.target)} is not supported by the fusion dialect (no entry in the ATen table)"

@@ -32,7 +32,7 @@ from xdsl.ir import SSAValue
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
-from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.aten_table import ATEN_TABLE, TRAINING_OPS_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.sharded import HEADS
 
@@ -60,9 +60,9 @@ def install_heads(mode: MeshMode) -> Heads:
     mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
     mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
     for norm in (torch.ops.hir.layer_norm, torch.ops.hir.rms_norm):  # a training step's (training_ops.py)
-        mode.overrides[norm.default] = heads.norm(ATEN_TABLE[norm.default])
+        mode.overrides[norm.default] = heads.norm(TRAINING_OPS_TABLE[norm.default])
     for backward in (torch.ops.hir.layer_norm_backward, torch.ops.hir.rms_norm_backward):
-        mode.overrides[backward.default] = heads.norm_backward(ATEN_TABLE[backward.default])
+        mode.overrides[backward.default] = heads.norm_backward(TRAINING_OPS_TABLE[backward.default])
     install_heads_math(mode, heads)
     return heads
 

@@ -20,6 +20,7 @@ import atexit
 import functools
 import os
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -261,7 +262,7 @@ class ProcessGroupCommunicator:
     def barrier(self, mesh: Mesh) -> None:
         # On CUDA the symmetric-memory barrier spans the job (the buffers are rendezvoused over the
         # world): a device outside the mesh joins it too; every device runs the same program.
-        if self.rank in mesh or self.symmetric.handles:
+        if self.rank in mesh or self.symmetric.barrier_handle is not None:
             self.symmetric.barrier(mesh)
 
     def capture_refusal(self, mesh: Mesh) -> str | None:
@@ -473,10 +474,16 @@ class SymmetricHeap:
 
     def __init__(self, communicator: ProcessGroupCommunicator):
         self.communicator = communicator
-        self.buffers: dict[object, torch.Tensor] = {}
+        self.buffers: weakref.WeakKeyDictionary[object, torch.Tensor] = weakref.WeakKeyDictionary()
+        """Per allocating op of a live program (its key, `hir_ops.allocate`): the op's buffer. A
+        program's buffers go with it; keys are never reused, so that every rank allocates (a
+        collective) exactly when the others do."""
         self.handles: dict[int, Any] = {}
+        self.barrier_handle: Any = None
+        """The first buffer's rendezvous handle, kept for the barrier: every rank uses the same one."""
+        self._barrier_buffer: torch.Tensor | None = None
         self.peers: dict[int, list[torch.Tensor]] = {}
-        self.peer_views: dict[tuple[int, int], torch.Tensor] = {}
+        self.peer_views: dict[tuple[int, int, tuple[int, ...], torch.dtype], torch.Tensor] = {}
         self._segments: list[Any] = []
         self._owned: list[Any] = []
 
@@ -484,9 +491,19 @@ class SymmetricHeap:
         cached = self.buffers.get(key)
         if cached is not None and tuple(cached.shape) == shape and cached.dtype == dtype:
             return cached
+        if cached is not None:  # another extent (a dynamic shape): the old buffer goes
+            self._forget(cached.data_ptr())
         buffer = self._cuda_buffer(shape, dtype, device) if device.type == "cuda" else self._shared_buffer(shape, dtype)
         self.buffers[key] = buffer
+        weakref.finalize(key, self._forget, buffer.data_ptr())
         return buffer
+
+    def _forget(self, pointer: int) -> None:
+        """Drops what maps a buffer that its program no longer holds (its memory may be reused)."""
+        self.handles.pop(pointer, None)
+        self.peers.pop(pointer, None)
+        for view_key in [k for k in self.peer_views if k[0] == pointer]:
+            del self.peer_views[view_key]
 
     def _cuda_buffer(self, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         import torch.distributed._symmetric_memory as symm_mem
@@ -496,7 +513,10 @@ class SymmetricHeap:
         buffer = symm_mem.empty(shape, dtype=dtype, device=device)
         if poisoned():  # before the rendezvous: no peer writes into it yet
             poison(buffer)
-        self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
+        handle = self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
+        if self.barrier_handle is None:
+            self.barrier_handle = handle
+            self._barrier_buffer = buffer  # its memory (and signal pad) outlives its program
         return buffer
 
     def _shared_buffer(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -529,7 +549,7 @@ class SymmetricHeap:
     def peer_view(self, buffer: torch.Tensor, device_id: int) -> torch.Tensor:
         if device_id == self.communicator.rank or buffer.numel() == 0:
             return buffer  # an empty buffer: no element to read or write, its own view will do
-        key = (buffer.data_ptr(), device_id)
+        key = (buffer.data_ptr(), device_id, tuple(buffer.shape), buffer.dtype)
         if (view := self.peer_views.get(key)) is not None:
             return view
         if (handle := self.handles.get(buffer.data_ptr())) is not None:
@@ -543,8 +563,8 @@ class SymmetricHeap:
         return view
 
     def barrier(self, mesh: Mesh) -> None:
-        if self.handles:
-            next(iter(self.handles.values())).barrier(channel=0)
+        if self.barrier_handle is not None:
+            self.barrier_handle.barrier(channel=0)
         else:
             # The mesh's own group, made before the run (Program.meshes): the devices outside it skip it.
             dist.barrier(group=self.communicator.prepared_group(mesh))

@@ -27,6 +27,18 @@ from hir.runtime.poison import poison
 from hir.runtime.residual_gemm import residual_gemm
 
 COMPILERS = StepCompilers()
+
+
+class BufferKey:
+    """
+    The key of one `hir.allocate symmetric` of one compiled program in the symmetric heap. An
+    `id()` could be reused after a program is freed, on one rank and not on another: that rank
+    would skip an allocation (a collective) the others make.
+    """
+
+    __slots__ = ("__weakref__",)
+
+
 compiles = COMPILERS.compiles
 
 # -- buffers --------------------------------------------------------------------------------------
@@ -43,7 +55,7 @@ def allocate(op: hir.AllocateOp, compiler: CompileContext) -> Step:
     extents = [(False, d) if d != DYNAMIC_INDEX else (True, next(dynamic)) for d in static_shape]
     out = compiler.slot(op.result)
     symmetric = op.symmetric is not None
-    key = id(op)
+    key = BufferKey()  # this op of this compiled program: unique while the program lives
     dynamic_axes = any(is_dynamic for is_dynamic, _ in extents)
     # A static shape is the same in every run: worked out (and checked) here, once.
     fixed = None if dynamic_axes or any(d < 0 for d in static_shape) else list(static_shape)

@@ -289,6 +289,18 @@ def test_every_table_entry_is_an_aten_overload() -> None:
         assert overload.namespace == "aten"
 
 
+def test_the_training_ops_are_hirs_own_and_documented() -> None:
+    """The custom ops a training step records (frontend/training_ops.py) are in the hir namespace, listed in the docs."""
+    from hir.frontend.aten_table import TRAINING_OPS_TABLE
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "frontend.md").read_text()
+    assert len(TRAINING_OPS_TABLE) == 6
+    for overload in TRAINING_OPS_TABLE:
+        assert isinstance(overload, torch._ops.OpOverload), overload
+        assert overload.namespace == "hir"
+        assert f"`{overload}`" in doc, overload
+
+
 # -- errors ---------------------------------------------------------------------------------------
 
 HERE = Path(__file__).name

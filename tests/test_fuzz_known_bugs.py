@@ -226,10 +226,12 @@ def test_bug15_empty_symmetric_buffer_on_cpu(one_process_group: object, dtype: t
     symmetric buffer is now a plain empty tensor, and a peer's view of it the buffer itself.
     """
     from hir.runtime.distributed import ProcessGroupCommunicator
+    from hir.runtime.hir_ops import BufferKey
 
     heap = ProcessGroupCommunicator(0, 1).symmetric
-    a = heap.empty("a", (2, 0, 3), dtype, torch.device("cpu"))
-    b = heap.empty("b", (0,), dtype, torch.device("cpu"))
+    keys = BufferKey(), BufferKey()
+    a = heap.empty(keys[0], (2, 0, 3), dtype, torch.device("cpu"))
+    b = heap.empty(keys[1], (0,), dtype, torch.device("cpu"))
     assert a.shape == (2, 0, 3)
     assert b.shape == (0,)
     assert a.dtype == b.dtype == dtype
