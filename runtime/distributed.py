@@ -20,7 +20,6 @@ import atexit
 import functools
 import os
 import time
-import weakref
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -474,14 +473,17 @@ class SymmetricHeap:
 
     def __init__(self, communicator: ProcessGroupCommunicator):
         self.communicator = communicator
-        self.buffers: weakref.WeakKeyDictionary[object, torch.Tensor] = weakref.WeakKeyDictionary()
-        """Per allocating op of a live program (its key, `hir_ops.allocate`): the op's buffer. A
-        program's buffers go with it; keys are never reused, so that every rank allocates (a
-        collective) exactly when the others do."""
+        self.buffers: dict[object, torch.Tensor] = {}
+        """Per allocating op of a compiled program (its key, `hir_ops.allocate`): the op's buffer.
+        Keys are never reused, so that every rank allocates (a collective) exactly when the others
+        do. Buffers are never freed (until `close`): torch's symmetric memory caches a rendezvous
+        by address, so a buffer allocated where a freed one was could find the old rendezvous on
+        one rank and exchange anew on another, which then waits forever."""
+        self._retired: list[torch.Tensor] = []
+        """Buffers a key replaced (another extent): kept, for the same reason."""
         self.handles: dict[int, Any] = {}
         self.barrier_handle: Any = None
-        """The first buffer's rendezvous handle, kept for the barrier: every rank uses the same one."""
-        self._barrier_buffer: torch.Tensor | None = None
+        """The first buffer's rendezvous handle, for the barrier: every rank uses the same one."""
         self.peers: dict[int, list[torch.Tensor]] = {}
         self.peer_views: dict[tuple[int, int, tuple[int, ...], torch.dtype], torch.Tensor] = {}
         self._segments: list[Any] = []
@@ -491,19 +493,11 @@ class SymmetricHeap:
         cached = self.buffers.get(key)
         if cached is not None and tuple(cached.shape) == shape and cached.dtype == dtype:
             return cached
-        if cached is not None:  # another extent (a dynamic shape): the old buffer goes
-            self._forget(cached.data_ptr())
+        if cached is not None:  # another extent (a dynamic shape): a new buffer, the old one kept
+            self._retired.append(cached)
         buffer = self._cuda_buffer(shape, dtype, device) if device.type == "cuda" else self._shared_buffer(shape, dtype)
         self.buffers[key] = buffer
-        weakref.finalize(key, self._forget, buffer.data_ptr())
         return buffer
-
-    def _forget(self, pointer: int) -> None:
-        """Drops what maps a buffer that its program no longer holds (its memory may be reused)."""
-        self.handles.pop(pointer, None)
-        self.peers.pop(pointer, None)
-        for view_key in [k for k in self.peer_views if k[0] == pointer]:
-            del self.peer_views[view_key]
 
     def _cuda_buffer(self, shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         import torch.distributed._symmetric_memory as symm_mem
@@ -516,7 +510,6 @@ class SymmetricHeap:
         handle = self.handles[buffer.data_ptr()] = symm_mem.rendezvous(buffer, group_name)
         if self.barrier_handle is None:
             self.barrier_handle = handle
-            self._barrier_buffer = buffer  # its memory (and signal pad) outlives its program
         return buffer
 
     def _shared_buffer(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -574,6 +567,7 @@ class SymmetricHeap:
         self.peer_views.clear()
         self.peers.clear()
         self.buffers.clear()
+        self._retired.clear()
         for segment in self._segments:
             try:
                 segment.close()

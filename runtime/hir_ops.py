@@ -36,7 +36,7 @@ class BufferKey:
     would skip an allocation (a collective) the others make.
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ()
 
 
 compiles = COMPILERS.compiles
