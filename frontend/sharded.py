@@ -70,6 +70,9 @@ ELEMENTWISE = {
 }  # fmt: skip
 """Ops that compute each element from the same element of their operands: any form works."""
 
+PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
+"""Reductions over each row's columns (a norm's statistics, written out as RMSNorm often is)."""
+
 
 @dataclass(frozen=True)
 class Form:
@@ -106,6 +109,8 @@ class MeshMode:
         self.overrides[aten.linear.default] = self._linear
         for op in set(ATEN_TABLE) - ELEMENTWISE - {aten.linear.default}:
             self.overrides[op] = self._unsupported
+        for op in (*PER_ROW, aten.sum.dim_IntList):
+            self.overrides[op] = self._per_row(ATEN_TABLE[op])
         from hir.frontend.sharded_heads import install_heads  # it builds on this module
 
         self.heads = install_heads(self)
@@ -238,9 +243,39 @@ class MeshMode:
             if any(f.kind == HEADS for f in forms):
                 form = self.heads.elementwise_form(e, node, sized)
             else:
+                if len(forms) > 1 and forms & {Form(ROWS), Form(REPLICATED)}:
+                    # A replicated vector (a norm's weight) along each row's columns: every device has them.
+                    if {self.form(e, a) for a in sized if len(shape_of(a)) <= 1} == {Form(WHOLE)}:
+                        forms.discard(Form(WHOLE))
                 form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
             self.forms[result] = form
+            return result
+
+        return build
+
+    def _per_row(self, builder: Any) -> Any:
+        """
+        A reduction over the columns of rows (sharded or replicated), keeping the axis (a norm's
+        statistics): every device holds its rows' columns, so it is local and keeps the form.
+        """
+
+        def build(e: Emitter, node: Node, x: Any, dims: Any = None, *args: Any, **kwargs: Any) -> Any:
+            keepdim = args[-1] if args and isinstance(args[-1], bool) else kwargs.get("keepdim", False)
+            form = self.form(e, x) if isinstance(x, SSAValue) else None
+            if form is not None and form.kind == WHOLE:
+                result = builder(e, node, x, dims, *args, **kwargs)
+                for r in result if isinstance(result, tuple) else (result,):
+                    self.forms[r] = form
+                return result
+            if form is None or form.kind not in ACTIVATIONS or list(dims or []) not in ([1], [-1]) or not keepdim:
+                raise e.error(
+                    f"{node.target}: on a mesh, reductions take rows and reduce their columns (the last axis, "
+                    "keepdim=True), or sum rows over axis 0"
+                )
+            result = builder(e, node, x, [3], *args, **kwargs)
+            for r in result if isinstance(result, tuple) else (result,):
+                self.forms[r] = form
             return result
 
         return build

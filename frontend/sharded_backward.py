@@ -48,6 +48,7 @@ from hir.frontend.sharded import (
     ELEMENTWISE,
     HEADS,
     PARTIAL,
+    PER_ROW,
     REPLICATED,
     ROW_WEIGHT,
     ROWS,
@@ -66,8 +67,6 @@ SCALARS = (aten.scalar_tensor.default, aten.full.default)
 broadcast to any form."""
 LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
 """A constant shaped and sharded like a tensor (functionalized backward: `full_like(empty_like(s), 1)`)."""
-PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
-"""Reductions over each row's columns (a norm's statistics)."""
 WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
 
 
@@ -117,32 +116,6 @@ class TrainingMeshMode(MeshMode):
         self.heads.route([aten.transpose.int], self.heads.transpose)
         self.heads.route([aten.permute.default], self.heads.permute)
         install_heads_math(self, self.heads, only=(aten.sum.dim_IntList, *PER_ROW, aten.expand.default))
-
-    def _per_row(self, builder: Any) -> Any:
-        """
-        A reduction over the columns of rows (sharded or replicated), keeping the axis (a norm's
-        statistics): every device holds its rows' columns, so it is local and keeps the form.
-        """
-
-        def build(e: Emitter, node: Node, x: Any, dims: Any = None, *args: Any, **kwargs: Any) -> Any:
-            keepdim = args[-1] if args and isinstance(args[-1], bool) else kwargs.get("keepdim", False)
-            form = self.form(e, x) if isinstance(x, SSAValue) else None
-            if form is not None and form.kind == WHOLE:
-                result = builder(e, node, x, dims, *args, **kwargs)
-                for r in result if isinstance(result, tuple) else (result,):
-                    self.forms[r] = form
-                return result
-            if form is None or form.kind not in ACTIVATIONS or list(dims or []) not in ([1], [-1]) or not keepdim:
-                raise e.error(
-                    f"{node.target}: on a mesh, reductions take rows and reduce their columns (the last axis, "
-                    "keepdim=True), or sum rows over axis 0"
-                )
-            result = builder(e, node, x, [3], *args, **kwargs)
-            for r in result if isinstance(result, tuple) else (result,):
-                self.forms[r] = form
-            return result
-
-        return build
 
     def _scalar(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:

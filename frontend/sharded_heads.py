@@ -64,6 +64,8 @@ def install_heads(mode: MeshMode) -> Heads:
     for backward in (torch.ops.hir.layer_norm_backward, torch.ops.hir.rms_norm_backward):
         mode.overrides[backward.default] = heads.norm_backward(TRAINING_OPS_TABLE[backward.default])
     install_heads_math(mode, heads)
+    # Unit axes added or dropped (repeat_kv's `x[:, :, None]`): views of heads like any other.
+    heads.route([aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims], heads.view)
     return heads
 
 
@@ -99,7 +101,10 @@ class Heads:
         if form.kind == HEADS:
             if target == form.logical:
                 return x
-            regrouped = self._merged(e, x, form, target) if not form.merged else self._split(e, x, form, target)
+            if form.merged:
+                regrouped = self._split(e, x, form, target)
+            else:
+                regrouped = self._merged(e, x, form, target) or self._split_outer(e, x, form, target)
             return regrouped if regrouped is not None else self._heads_to_columns(e, x, form, target)
         raise e.error(
             f"{node.target}: on a mesh, views take the output of a column-parallel linear to heads "
@@ -138,14 +143,35 @@ class Heads:
         (batch, head) pairs, in that order. None when `target` is no such merge.
         """
         logical, axis = form.logical, form.axis
+        if [n for n in target if n != 1] == [n for n in logical if n != 1]:  # unit axes added or dropped
+            position = sum(1 for n in logical[:axis] if n != 1)
+            kept = [i for i, n in enumerate(target) if n != 1]
+            return self._regrouped(e, x, replace(form, logical=target, axis=kept[position]))
         for first in range(axis + 1):
             for last in range(axis, len(logical)):
                 merged = (*logical[:first], math.prod(logical[first : last + 1]), *logical[last + 1 :])
                 if last > first and merged == target:
+                    if first == axis:  # the sharded axis outermost: each device holds a block, as heads do
+                        return self._regrouped(e, x, replace(form, logical=target, axis=first))
                     factors = logical[first : last + 1]
                     new = replace(form, logical=target, axis=first, merged=factors, merged_axis=axis - first)
                     return self._regrouped(e, x, new)
         return None
+
+    def _split_outer(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue | None:
+        """
+        The sharded axis split into factors whose outermost the devices divide (heads into key
+        and value heads and their groups, as grouped-query attention's gradient sums them):
+        each device's block of the heads is a block of that factor. None when `target` is not that.
+        """
+        logical, axis = form.logical, form.axis
+        count = len(target) - len(logical) + 1
+        if count < 2 or target[:axis] != logical[:axis] or target[axis + count :] != logical[axis + 1 :]:
+            return None
+        factors = target[axis : axis + count]
+        if math.prod(factors) != logical[axis] or factors[0] % self.mode.devices:
+            return None
+        return self._regrouped(e, x, replace(form, logical=target))
 
     def _split(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue | None:
         """Merged heads split back into the axes they merged; None when `target` is not that."""

@@ -23,8 +23,9 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import out_element
+from hir.frontend.aten_composite import _slice_scatter
 from hir.frontend.aten_table import ATEN_TABLE
-from hir.frontend.emitter import Emitter, shape_of
+from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.sharded import HEADS
 
 if TYPE_CHECKING:
@@ -51,9 +52,22 @@ def install_heads_math(mode: MeshMode, heads: Heads, only: Any = None) -> None:
         **{op: math.reduction for op in REDUCTIONS},
         aten.expand.default: math.expand,
     }
+    routes[aten.slice.Tensor] = math.slice
+    routes[aten.slice_scatter.default] = math.slice_scatter
+    for op in (aten.new_zeros.default, aten.new_ones.default, aten.new_empty.default):
+        routes[op] = math.new_like
     for op, handler in routes.items():
         if op in mode.overrides and (only is None or op in only):
             heads.route([op], handler)
+    if only is None:  # a cat of heads: its first operand is a list
+        previous = mode.overrides[aten.cat.default]
+
+        def cat(e: Emitter, node: Node, xs: Any, *args: Any) -> Any:
+            if xs and isinstance(xs[0], SSAValue) and mode.form(e, xs[0]).kind == HEADS:
+                return math.cat(e, node, xs, *args)
+            return previous(e, node, xs, *args)
+
+        mode.overrides[aten.cat.default] = cat
 
 
 class HeadsMath:
@@ -108,6 +122,67 @@ class HeadsMath:
         local = tuple(shape_of(x)[1 + i] if i == form.axis else n for i, n in enumerate(target))
         result = e.broadcast_to(x, (shape_of(x)[0], *local))
         return self._keep(result, form, node)
+
+    def slice(
+        self, e: Emitter, node: Node, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+    ) -> SSAValue:
+        """A slice along an unsharded axis (rotary embeddings' halves of the head dimension)."""
+        form = self._form(e, node, x)
+        (axis,) = self._unsharded(e, node, form, [dim])
+        target = tuple(int(n) for n in node.meta["val"].shape)
+        if target == form.logical:
+            return x
+        extent = form.logical[axis]
+        begin = 0 if start is None else start
+        begin = max(0, min(extent, begin + extent if begin < 0 else begin))
+        shape = list(shape_of(x))
+        shape[axis + 1] = target[axis]
+        offsets = [begin if k == axis + 1 else 0 for k in range(len(shape))]
+        strides = [step if k == axis + 1 else 1 for k in range(len(shape))]
+        result = e.typed(lambda t: fusion.SliceOp(x, offsets, strides, t), [x], tuple(shape), element_of(x))
+        return self._keep(result, form, node)
+
+    def slice_scatter(
+        self, e: Emitter, node: Node, x: Any, source: Any, dim: int = 0, start: Any = None, end: Any = None,
+        step: int = 1,
+    ) -> SSAValue:  # fmt: skip
+        """`x[..., start:end] = source` along an unsharded axis (the backward of a slice)."""
+        form, other = self._form(e, node, x), self._form(e, node, source)
+        (axis,) = self._unsharded(e, node, form, [dim])
+        if (other.axis, other.merged, other.merged_axis) != (form.axis, form.merged, form.merged_axis):
+            raise e.error(f"{node.target}: on a mesh, a slice assignment takes heads sharded alike")
+        result = _slice_scatter(e, node, x, source, axis + 1, start, end, step)
+        return self._keep(result, form, node)
+
+    def new_like(self, e: Emitter, node: Node, x: Any, size: Any, *args: Any, **kwargs: Any) -> SSAValue:
+        """
+        `x.new_zeros(size)` (a slice's backward pads with it): a constant laid out as the heads,
+        of their rank and sharded extent (other extents may differ).
+        """
+        form = self._form(e, node, x)
+        size = tuple(int(n) for n in size)
+        if len(size) != len(form.logical) or size[form.axis] != form.logical[form.axis]:
+            raise e.error(
+                f"{node.target}: on a mesh, a new tensor from heads {list(form.logical)} keeps their rank and "
+                f"their sharded axis {form.axis}, got {list(size)}"
+            )
+        shape = tuple(shape_of(x)[i + 1] if i == form.axis else n for i, n in enumerate(size))
+        fill = 1 if node.target == aten.new_ones.default else 0
+        result = e.broadcast_to(e.constant(fill, out_element(node)), (shape_of(x)[0], *shape), like=x)
+        return self._keep(result, form, node)
+
+    def cat(self, e: Emitter, node: Node, xs: list[Any], dim: int = 0) -> SSAValue:
+        """Heads sharded alike, joined along an unsharded axis (`rotate_half`'s `cat((-x2, x1), -1)`)."""
+        forms = [self._form(e, node, x) for x in xs]
+        (axis,) = self._unsharded(e, node, forms[0], [dim])
+        if len({(f.axis, f.merged, f.merged_axis) for f in forms}) != 1:
+            raise e.error(f"{node.target}: on a mesh, a cat takes heads sharded alike")
+        element = out_element(node)
+        xs = [e.cast(x, element) for x in xs]
+        shape = list(shape_of(xs[0]))
+        shape[axis + 1] = sum(shape_of(x)[axis + 1] for x in xs)
+        result = e.typed(lambda t: fusion.ConcatOp(xs, axis + 1, t), xs, tuple(shape), element)
+        return self._keep(result, forms[0], node)
 
     # -- helpers ---------------------------------------------------------------------------------
 

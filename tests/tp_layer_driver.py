@@ -140,6 +140,75 @@ class HandWrittenAttention(torch.nn.Module):
         return x + self.o(y)
 
 
+class LlamaLayer(torch.nn.Module):
+    """
+    A Llama decoder layer as HF writes it, on tokens [B*T, H]: RMSNorm written out (f32 statistics),
+    rotary embeddings from non-persistent cos/sin buffers (`rotate_half`: slices and a cat of the
+    head dimension), grouped-query attention (SDPA with `enable_gqa`, or written out with
+    `repeat_interleave` of the key and value heads), a SiLU-gated MLP.
+    """
+
+    def __init__(self, hidden: int, heads: int, kv_heads: int, seq: int, sdpa: bool):
+        super().__init__()
+        from test_model_blocks import LlamaRMSNorm, LlamaRotaryEmbedding
+
+        self.heads, self.kv_heads, self.seq, self.width, self.sdpa = heads, kv_heads, seq, hidden // heads, sdpa
+        self.q, self.o = (torch.nn.Linear(hidden, hidden, bias=False) for _ in range(2))
+        self.k, self.v = (torch.nn.Linear(hidden, kv_heads * self.width, bias=False) for _ in range(2))
+        self.gate, self.up = (torch.nn.Linear(hidden, 2 * hidden, bias=False) for _ in range(2))
+        self.down = torch.nn.Linear(2 * hidden, hidden, bias=False)
+        self.norm1, self.norm2 = LlamaRMSNorm(hidden), LlamaRMSNorm(hidden)
+        self.rope = LlamaRotaryEmbedding(self.width, 2 * seq)
+        with torch.no_grad():
+            for norm in (self.norm1, self.norm2):
+                norm.weight.add_(torch.randn(hidden) * 0.2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from test_model_blocks import rotate_half
+
+        M, H = x.shape
+        B, T = M // self.seq, self.seq
+        h = self.norm1(x)
+        q = self.q(h).view(B, T, self.heads, self.width).transpose(1, 2)
+        k, v = (p(h).view(B, T, self.kv_heads, self.width).transpose(1, 2) for p in (self.k, self.v))
+        cos, sin = self.rope(v, T)
+        q, k = (t * cos + rotate_half(t) * sin for t in (q, k))
+        if self.sdpa:
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            groups = self.heads // self.kv_heads
+            k, v = (t.repeat_interleave(groups, dim=1) for t in (k, v))
+            scores = (q @ k.transpose(2, 3)) / math.sqrt(self.width)
+            scores = scores + torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+            a = F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype) @ v
+        x = x + self.o(a.transpose(1, 2).reshape(M, H))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+LLAMA_LAYOUTS = {**GQA_LAYOUTS, "gate.weight": "[didx, serial]", "up.weight": "[didx, serial]",
+                 "down.weight": "[serial, didx]"}  # fmt: skip
+
+
+def llama_layer() -> list[str]:
+    """The Llama layer (SDPA and written out) on each rank's rows, 2 chunks, against the unsharded module."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    failures = []
+    for sdpa in (True, False):
+        torch.manual_seed(4)
+        layer = LlamaLayer(H, 2 * world, world, 8, sdpa)
+        x = torch.randn(M, H)
+        with torch.no_grad():
+            want = my_rows(layer(x), 2, rank, world)
+        rows = "[(stream(2), didx), serial]"
+        compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=LLAMA_LAYOUTS)
+        with torch.no_grad():
+            got = compiled(my_rows(x, 2, rank, world))
+        if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+            failures.append(f"Llama layer (sdpa={sdpa}): rank {rank} differs by {(got - want).abs().max().item():.1e}")
+    return failures
+
+
 def hand_written_attention() -> list[str]:
     """Attention as its math on each rank's heads, in 2 chunks of whole sequences."""
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -184,6 +253,7 @@ def main() -> int:
             failures.append(failure)
     failures += grouped_query_attention()
     failures += hand_written_attention()
+    failures += llama_layer()
     if args.smoke:
         failures += benchmark_smoke()
     smoke = " and benchmarks/tp_layer.py" if args.smoke else ""

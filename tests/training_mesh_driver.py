@@ -4,8 +4,8 @@ every rank, run under torchrun (gloo on CPU), against the unsharded module run e
 autograd on the same global input: the output rows, the input gradient's rows, each sharded
 parameter's gradient block (and zeros elsewhere), replicated parameters' whole gradients, and a
 few SGD and AdamW steps whose losses track eager's; the same for Megatron's TP transformer layer
-(benchmarks/tp_layer.py: attention of each rank's heads, traced as its math) and for nanoGPT's
-hand-written attention. Exits non-zero (on every rank) when a result differs.
+(benchmarks/tp_layer.py: attention of each rank's heads), for nanoGPT's hand-written attention
+and for a Llama layer (rotary embeddings, grouped-query attention, a SiLU-gated MLP). Exits non-zero (on every rank) when a result differs.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/training_mesh_driver.py
     python -m torch.distributed.run --nproc-per-node 4 tests/training_mesh_driver.py --quick
@@ -30,7 +30,7 @@ import hir
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from tp_layer import PARAM_LAYOUTS as LAYER_PARAMS
 from tp_layer import TPLayer
-from tp_layer_driver import GQA_LAYOUTS, HandWrittenAttention
+from tp_layer_driver import GQA_LAYOUTS, LLAMA_LAYOUTS, HandWrittenAttention, LlamaLayer
 
 H, FFN, M, SEQ = 16, 32, 32, 8
 TOL = dict(rtol=1e-4, atol=1e-5)
@@ -181,6 +181,8 @@ def layer_cases() -> list[tuple[str, torch.nn.Module, int | None, str, dict[str,
          LAYER_PARAMS),
         ("TP layer, replicated rows", layer("layer"), None, "stream-lowering", LAYER_PARAMS),
         ("hand-written attention, 2 chunks", HandWrittenAttention(H, 4, SEQ), 2, "stream-lowering", GQA_LAYOUTS),
+        ("Llama layer, SDPA with GQA, 2 chunks", LlamaLayer(H, 4, 2, SEQ, True), 2, "stream-lowering", LLAMA_LAYOUTS),
+        ("Llama layer written out, 1 chunk", LlamaLayer(H, 4, 2, SEQ, False), 1, "stream-lowering", LLAMA_LAYOUTS),
     ]  # fmt: skip
 
 
