@@ -190,40 +190,36 @@ LLAMA_LAYOUTS = {**GQA_LAYOUTS, "gate.weight": "[didx, serial]", "up.weight": "[
                  "down.weight": "[serial, didx]"}  # fmt: skip
 
 
+def matches_unsharded(what: str, layer: torch.nn.Module, layouts: dict[str, str], chunks: int) -> list[str]:
+    """`layer` compiled on the mesh, on this rank's rows in `chunks` chunks, against it run on the whole input."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    x = torch.randn(M, H)
+    with torch.no_grad():
+        want = my_rows(layer(x), chunks, rank, world)
+    rows = f"[(stream({chunks}), didx), serial]"
+    compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=layouts)
+    with torch.no_grad():
+        got = compiled(my_rows(x, chunks, rank, world))
+    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return [f"{what}: rank {rank} differs by {(got - want).abs().max().item():.1e}"]
+    return []
+
+
 def llama_layer() -> list[str]:
     """The Llama layer (SDPA and written out) on each rank's rows, 2 chunks, against the unsharded module."""
-    rank, world = dist.get_rank(), dist.get_world_size()
+    world = dist.get_world_size()
     failures = []
     for sdpa in (True, False):
         torch.manual_seed(4)
         layer = LlamaLayer(H, 2 * world, world, 8, sdpa)
-        x = torch.randn(M, H)
-        with torch.no_grad():
-            want = my_rows(layer(x), 2, rank, world)
-        rows = "[(stream(2), didx), serial]"
-        compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=LLAMA_LAYOUTS)
-        with torch.no_grad():
-            got = compiled(my_rows(x, 2, rank, world))
-        if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
-            failures.append(f"Llama layer (sdpa={sdpa}): rank {rank} differs by {(got - want).abs().max().item():.1e}")
+        failures += matches_unsharded(f"Llama layer (sdpa={sdpa})", layer, LLAMA_LAYOUTS, 2)
     return failures
 
 
 def hand_written_attention() -> list[str]:
     """Attention as its math on each rank's heads, in 2 chunks of whole sequences."""
-    rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(3)
-    layer = HandWrittenAttention(H, 4, 8)
-    x = torch.randn(M, H)
-    with torch.no_grad():
-        want = my_rows(layer(x), 2, rank, world)
-    rows = "[(stream(2), didx), serial]"
-    compiled = hir.compile(layer, (x,), [rows], [rows], mesh=list(range(world)), param_layouts=GQA_LAYOUTS)
-    with torch.no_grad():
-        got = compiled(my_rows(x, 2, rank, world))
-    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
-        return [f"hand-written attention: rank {rank} differs by {(got - want).abs().max().item():.1e}"]
-    return []
+    return matches_unsharded("hand-written attention", HandWrittenAttention(H, 4, 8), GQA_LAYOUTS, 2)
 
 
 def benchmark_smoke() -> list[str]:

@@ -188,30 +188,8 @@ def layer_cases() -> list[tuple[str, torch.nn.Module, int | None, str, dict[str,
 
 def layer_loop() -> list[str]:
     """AdamW steps of the TP layer: the loss summed over the ranks' rows tracks eager's."""
-    rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(6)
-    module = layer("rms")
-    eager = copy.deepcopy(module)
-    x, target = torch.randn(M, H), torch.randn(M, H)
-    layout = "[(stream(2), didx), serial]"
-    compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=LAYER_PARAMS, training=True)
-    ours = torch.optim.AdamW(module.parameters(), lr=1e-2, weight_decay=0.1)
-    theirs = torch.optim.AdamW(eager.parameters(), lr=1e-2, weight_decay=0.1)
-    failures = []
-    for step in range(3):
-        ours.zero_grad()
-        loss = ((compiled(rows_of(x, 2, rank, world)) - rows_of(target, 2, rank, world)) ** 2).sum() / M
-        loss.backward()
-        ours.step()
-        total = loss.detach().clone()
-        dist.all_reduce(total)
-        theirs.zero_grad()
-        expected = ((eager(x) - target) ** 2).sum() / M
-        expected.backward()
-        theirs.step()
-        if not torch.allclose(total, expected.detach(), rtol=1e-4, atol=1e-6):
-            failures.append(f"TP layer AdamW step {step}: loss {total.item():.6f}, eager {expected.item():.6f}")
-    return failures
+    return loss_curve(layer("rms"), LAYER_PARAMS, "stream-lowering", "AdamW", steps=3, what="TP layer")
 
 
 def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
@@ -219,24 +197,31 @@ def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
     A few optimizer steps: the compiled step's loss (summed over the ranks' rows) tracks eager's.
     AdamW's weight decay also moves the entries of the sharded parameters this rank never reads.
     """
-    rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(3)
-    module = MLP(bias=True, residual=True, activation="gelu")
+    return loss_curve(MLP(bias=True, residual=True, activation="gelu"), PARAMS, pipeline, optimizer, steps=4)
+
+
+def loss_curve(
+    module: torch.nn.Module, params: dict[str, str | None], pipeline: str, optimizer: str, steps: int,
+    what: str | None = None,
+) -> list[str]:  # fmt: skip
+    """`steps` optimizer steps of `module` compiled on the mesh (rows in 2 chunks) and eagerly: the losses agree."""
+    rank, world = dist.get_rank(), dist.get_world_size()
     eager = copy.deepcopy(module)
     chunks = 2
     layout = f"[(stream({chunks}), didx), serial]"
     x, target = torch.randn(M, H), torch.randn(M, H)
-    compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=PARAMS, pipeline=pipeline,
+    compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=params, pipeline=pipeline,
                            training=True)  # fmt: skip
 
-    def make(params: object) -> torch.optim.Optimizer:
+    def make(parameters: object) -> torch.optim.Optimizer:
         if optimizer == "SGD":
-            return torch.optim.SGD(params, lr=0.1)  # type: ignore[arg-type]
-        return torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1)  # type: ignore[arg-type]
+            return torch.optim.SGD(parameters, lr=0.1)  # type: ignore[arg-type]
+        return torch.optim.AdamW(parameters, lr=1e-2, weight_decay=0.1)  # type: ignore[arg-type]
 
     ours, theirs = make(module.parameters()), make(eager.parameters())
     failures = []
-    for step in range(4):
+    for step in range(steps):
         ours.zero_grad()
         loss = ((compiled(rows_of(x, chunks, rank, world)) - rows_of(target, chunks, rank, world)) ** 2).sum() / M
         loss.backward()
@@ -250,7 +235,7 @@ def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
         theirs.step()
         if not torch.allclose(total, expected.detach(), rtol=1e-4, atol=1e-6):
             failures.append(
-                f"{pipeline}: {optimizer} step {step}: loss {total.item():.6f}, eager {expected.item():.6f}"
+                f"{what or pipeline}: {optimizer} step {step}: loss {total.item():.6f}, eager {expected.item():.6f}"
             )
     return failures
 

@@ -59,6 +59,20 @@ def attention_rule(q: rules.Shape, k: rules.Shape, v: rules.Shape, mask: rules.S
     return (*batch, q[-2], v[-1])
 
 
+def verify_attention_elements(op: FusionOp, tensors: Sequence[SSAValue], mask: SSAValue | None) -> None:
+    """The result's element type is a float, the tensors' too; the mask is i1 or that float."""
+    result = element_type_of(op.results[0])
+    if not isinstance(result, AnyFloat):
+        raise VerifyException(f"{op.name} needs a floating-point element type, got {result}")
+    for i, value in enumerate(tensors):
+        if element_type_of(value) != result:
+            raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, the result {result}")
+    if mask is not None:
+        element = element_type_of(mask)
+        if element != result and not (isinstance(element, IntegerType) and element.width.data == 1):
+            raise VerifyException(f"the mask must be i1 or {result}, got {element}")
+
+
 @irdl_op_definition
 class ScaledDotProductAttentionOp(FusionOp):
     """
@@ -130,16 +144,7 @@ class ScaledDotProductAttentionOp(FusionOp):
         return shape
 
     def verify_element_types(self) -> None:
-        result = element_type_of(self.result)
-        if not isinstance(result, AnyFloat):
-            raise VerifyException(f"{self.name} needs a floating-point element type, got {result}")
-        for i, value in enumerate((self.q, self.k, self.v)):
-            if element_type_of(value) != result:
-                raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, the result {result}")
-        if self.mask is not None:
-            mask = element_type_of(self.mask)
-            if mask != result and not (isinstance(mask, IntegerType) and mask.width.data == 1):
-                raise VerifyException(f"the mask must be i1 or {result}, got {mask}")
+        verify_attention_elements(self, (self.q, self.k, self.v), self.mask)
 
     def axis_map(self) -> rules.AxisMap:
         rank = len(shape_of(self.q))
@@ -243,16 +248,7 @@ class ScaledDotProductAttentionBackwardOp(FusionOp):
         return (3, *q)
 
     def verify_element_types(self) -> None:
-        result = element_type_of(self.result)
-        if not isinstance(result, AnyFloat):
-            raise VerifyException(f"{self.name} needs a floating-point element type, got {result}")
-        for i, value in enumerate((self.grad, self.q, self.k, self.v)):
-            if element_type_of(value) != result:
-                raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, the result {result}")
-        if self.mask is not None:
-            mask = element_type_of(self.mask)
-            if mask != result and not (isinstance(mask, IntegerType) and mask.width.data == 1):
-                raise VerifyException(f"the mask must be i1 or {result}, got {mask}")
+        verify_attention_elements(self, (self.grad, self.q, self.k, self.v), self.mask)
 
     def axis_map(self) -> rules.AxisMap:
         rank = len(shape_of(self.q))
