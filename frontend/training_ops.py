@@ -12,8 +12,9 @@ runs on torch's fused kernels. A norm's weight and bias gradients are what they 
 the rows (`sum(grad * norm(x))`, `sum(grad)`), traced as such.
 
 `FusedTrainingOps` (a torch function mode, active while a training step is traced) routes the
-calls it can: attention with self-attention shapes (queries, keys and values of one shape), no
-dropout, no grouped-query heads, a mask that needs no gradient; norms of floating-point inputs.
+calls it can: attention with self-attention shapes (queries, keys and values of one shape, after
+grouped-query key and value heads are repeated for their groups), no dropout, a mask that needs
+no gradient; norms of floating-point inputs.
 Other calls run as before (attention under the math backend: its decomposition).
 """
 
@@ -239,8 +240,17 @@ def _arguments(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> tuple[Any, ...] | None:
-    """`hir::attention`'s arguments, or None where the call stays as it is."""
-    if dropout_p or enable_gqa or not (query.shape == key.shape == value.shape) or query.dim() < 2:
+    """
+    `hir::attention`'s arguments, or None where the call stays as it is. Grouped-query key and
+    value heads are repeated for their groups first, as torch's math does (autograd sums their
+    gradients back), so that their attention is the fused op too.
+    """
+    if enable_gqa and query.dim() >= 3 and key.dim() == query.dim() and key.shape[-3] != query.shape[-3]:
+        groups, rest = divmod(query.shape[-3], key.shape[-3])
+        if rest or value.shape[-3] != key.shape[-3]:
+            return None  # torch's own error, from the call as it is
+        key, value = (t.repeat_interleave(groups, dim=-3) for t in (key, value))
+    if dropout_p or not (query.shape == key.shape == value.shape) or query.dim() < 2:
         return None
     if attn_mask is not None and (attn_mask.requires_grad or is_causal):
         return None
