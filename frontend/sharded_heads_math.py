@@ -1,8 +1,9 @@
 """
 Attention written as its math, on heads of a mesh (frontend/sharded_heads.py): batched matmuls,
-softmax, reductions and expands along a head's own axes. Torch's math attention is this (the
-training programs trace `F.scaled_dot_product_attention` as it), and so is attention written by
-hand (`softmax(q @ k^T * scale) @ v`). Every op is local to a device's heads: no communication.
+softmax, reductions, expands, slices, cats and slice assignments along a head's own axes.
+Attention written by hand is this (`softmax(q @ k^T * scale) @ v`, rotary embeddings'
+`rotate_half`), and so is torch's math attention, which a training step traces where the fused
+op does not apply. Every op is local to a device's heads: no communication.
 
     q * scale, expand, view            [D, B*nh/D, T, hd]   heads merged with the batch (axis 0)
     bmm(q, k^T)                        [D, B*nh/D, T, T]    each device's (batch, head) pairs
@@ -50,12 +51,11 @@ def install_heads_math(mode: MeshMode, heads: Heads, only: Any = None) -> None:
         **{op: math.matmul for op in (aten.bmm.default, aten.matmul.default)},
         **{op: math.softmax for op in SOFTMAX},
         **{op: math.reduction for op in REDUCTIONS},
+        **{op: math.new_like for op in (aten.new_zeros.default, aten.new_ones.default, aten.new_empty.default)},
         aten.expand.default: math.expand,
+        aten.slice.Tensor: math.slice,
+        aten.slice_scatter.default: math.slice_scatter,
     }
-    routes[aten.slice.Tensor] = math.slice
-    routes[aten.slice_scatter.default] = math.slice_scatter
-    for op in (aten.new_zeros.default, aten.new_ones.default, aten.new_empty.default):
-        routes[op] = math.new_like
     for op, handler in routes.items():
         if op in mode.overrides and (only is None or op in only):
             heads.route([op], handler)
@@ -71,6 +71,8 @@ def install_heads_math(mode: MeshMode, heads: Heads, only: Any = None) -> None:
 
 
 class HeadsMath:
+    """The ops above on heads: the fusion op on `[D, *local]`, the axes shifted by the device axis."""
+
     def __init__(self, mode: MeshMode):
         self.mode = mode
 
