@@ -39,3 +39,4 @@ def test_recipe_runs_on_two_gloo_ranks(tmp_path: Path) -> None:
     result = run_ranks([str(script)], timeout=300)
     assert result.returncode == 0, _output(result)
     assert "TP layer on 2 ranks: every rank's rows match the unsharded layer" in result.stdout, _output(result)
+    assert "trained 3 steps: rank 0's loss" in result.stdout, _output(result)
