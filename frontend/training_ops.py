@@ -217,16 +217,16 @@ class FusedTrainingOps(TorchFunctionMode):
 def _layer_norm_arguments(
     input: torch.Tensor, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5
 ) -> tuple[Any, ...] | None:
-    if not input.is_floating_point():
-        return None
+    if not input.is_floating_point() or not isinstance(normalized_shape, (list, tuple)):
+        return None  # torch's own error, from the call as it is
     return input, list(normalized_shape), weight, bias, float(eps)
 
 
 def _rms_norm_arguments(
     input: torch.Tensor, normalized_shape: Any, weight: Any = None, eps: float | None = None
 ) -> tuple[Any, ...] | None:
-    if not input.is_floating_point():
-        return None
+    if not input.is_floating_point() or not isinstance(normalized_shape, (list, tuple)):
+        return None  # torch's own error, from the call as it is
     return input, list(normalized_shape), weight, float(torch.finfo(input.dtype).eps if eps is None else eps)
 
 
