@@ -233,13 +233,25 @@ class MeshMode:
         return self.forms[value]
 
     def _elementwise(self, builder: Any) -> Any:
+        """
+        Operands of one form. 0-d tensors (constants) broadcast to the others' form, replicated
+        vectors along the columns of rows, replicated tensors along heads' own axes; partial sums
+        added together stay one partial sum.
+        """
+
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+            if self._partial_sum(e, node, args, kwargs):
+                # A sum of partial sums is one: the reduction waits for the whole sum (the
+                # gradient of rows that several column-parallel linears read, as q, k and v do).
+                result = builder(e, node, *args, **kwargs)
+                self.forms[result] = self.form(e, args[0])
+                return result
             args = tuple(self._reduced(e, a) for a in args)
             # A 0-d tensor (a lifted constant, a scalar parameter) broadcasts to any form, as a
             # Python scalar does.
             sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a)]
             forms = {self.form(e, a) for a in sized}
-            forms = forms or {self.form(e, a) for a in args if isinstance(a, SSAValue)}
+            forms = forms or {self.form(e, a) for a in args if isinstance(a, SSAValue)} or {Form(WHOLE)}
             if any(f.kind == HEADS for f in forms):
                 form = self.heads.elementwise_form(e, node, sized)
             else:
@@ -253,6 +265,15 @@ class MeshMode:
             return result
 
         return build
+
+    def _partial_sum(self, e: Emitter, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether the op adds (or subtracts) partial sums of the same shape, reduced alike."""
+        if node.target not in (aten.add.Tensor, aten.sub.Tensor) or kwargs or len(args) != 2:
+            return False
+        if not all(isinstance(a, SSAValue) for a in args):
+            return False
+        forms = {self.form(e, a) for a in args}
+        return len(forms) == 1 and next(iter(forms)).kind == PARTIAL and shape_of(args[0]) == shape_of(args[1])
 
     def _per_row(self, builder: Any) -> Any:
         """

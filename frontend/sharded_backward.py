@@ -55,7 +55,6 @@ from hir.frontend.sharded import (
     WHOLE,
     Form,
     MeshMode,
-    one_form,
 )
 
 aten = torch.ops.aten
@@ -123,51 +122,10 @@ class TrainingMeshMode(MeshMode):
 
         return build
 
-    def _elementwise(self, builder: Any) -> Any:
-        """
-        MeshMode's, where 0-d whole tensors (constants) broadcast to the other operands' form, and
-        whole vectors to rows (sharded or replicated), along their columns.
-        """
-
-        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
-            if self._partial_sum(e, node, args, kwargs):
-                # A sum of partial sums is one: the reduction waits for the whole sum (the
-                # gradient of rows that several column-parallel linears read, as q, k and v do).
-                result = builder(e, node, *args, **kwargs)
-                self.forms[result] = self.form(e, args[0])
-                return result
-            args = tuple(self._reduced(e, a) for a in args)
-            sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a) != ()]
-            if any(self.form(e, a).kind == HEADS for a in sized):
-                result = builder(e, node, *args, **kwargs)
-                self.forms[result] = self.heads.elementwise_form(e, node, sized)
-                return result
-            forms = {self.form(e, a) for a in sized} or {Form(WHOLE)}
-            if len(forms) > 1 and forms & {Form(ROWS), Form(REPLICATED)}:
-                # A replicated vector (a norm's weight) along each row's columns: every device has them.
-                vectors = {self.form(e, a) for a in sized if len(shape_of(a)) <= 1}
-                if vectors == {Form(WHOLE)}:
-                    forms.discard(Form(WHOLE))
-            form = one_form(e, node, forms)
-            result = builder(e, node, *args, **kwargs)
-            self.forms[result] = form
-            return result
-
-        return build
-
     def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
         if any(isinstance(a, Transposed) for a in args):
             raise e.error(f"{node.target} of a transposed weight or activation is not supported on a mesh")
         return super()._unsupported(e, node, *args, **kwargs)
-
-    def _partial_sum(self, e: Emitter, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Whether the op adds (or subtracts) partial sums of the same shape, reduced alike."""
-        if node.target not in (aten.add.Tensor, aten.sub.Tensor) or kwargs or len(args) != 2:
-            return False
-        if not all(isinstance(a, SSAValue) for a in args):
-            return False
-        forms = {self.form(e, a) for a in args}
-        return len(forms) == 1 and next(iter(forms)).kind == PARTIAL and shape_of(args[0]) == shape_of(args[1])
 
     def _plain(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:

@@ -222,3 +222,12 @@ def test_a_softmax_along_the_sharded_heads_is_located() -> None:
         str(err.value),
     ), str(err.value)
     assert str(err.value).endswith("# along the heads")
+
+
+def test_partial_sums_added_together_are_reduced_once() -> None:
+    """Two row-parallel outputs of the same rows, added: one reduce-scatter of their sum, not one each."""
+    from tp_layer_driver import BRANCH_LAYOUTS, H, ParallelBranches
+
+    x = torch.randn(32, H)
+    text = str(hir.import_torch(ParallelBranches(), (x,), [ROWS], [ROWS], mesh=[0, 1], param_layouts=BRANCH_LAYOUTS))
+    assert len(re.findall(r"fusion.sum %\w+ dims = \[0\]", text)) == 1, text

@@ -205,6 +205,22 @@ def matches_unsharded(what: str, layer: torch.nn.Module, layouts: dict[str, str]
     return []
 
 
+class ParallelBranches(torch.nn.Module):
+    """Two MLPs of the same rows, their outputs added before the residual: one sum of partial sums."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a1, self.b1 = (torch.nn.Linear(H, 2 * H, bias=False) for _ in range(2))
+        self.a2, self.b2 = (torch.nn.Linear(2 * H, H, bias=False) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + (self.a2(F.gelu(self.a1(x))) + self.b2(F.silu(self.b1(x))))
+
+
+BRANCH_LAYOUTS = {"a1.weight": "[didx, serial]", "b1.weight": "[didx, serial]", "a2.weight": "[serial, didx]",
+                  "b2.weight": "[serial, didx]"}  # fmt: skip
+
+
 def llama_layer() -> list[str]:
     """The Llama layer (SDPA and written out) on each rank's rows, 2 chunks, against the unsharded module."""
     world = dist.get_world_size()
@@ -250,6 +266,8 @@ def main() -> int:
     failures += grouped_query_attention()
     failures += hand_written_attention()
     failures += llama_layer()
+    torch.manual_seed(5)
+    failures += matches_unsharded("parallel branches", ParallelBranches(), BRANCH_LAYOUTS, 2)
     if args.smoke:
         failures += benchmark_smoke()
     smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
