@@ -48,7 +48,6 @@ from hir.frontend.sharded import (
     ELEMENTWISE,
     HEADS,
     PARTIAL,
-    PER_ROW,
     REPLICATED,
     ROW_WEIGHT,
     ROWS,
@@ -56,14 +55,13 @@ from hir.frontend.sharded import (
     Form,
     MeshMode,
 )
+from hir.frontend.sharded_heads import VIEWS
+from hir.frontend.sharded_heads_math import install_heads_math
 
 aten = torch.ops.aten
 
 BLOCKS = "blocks"
 IDENTITIES = (aten.detach.default, aten.alias.default, aten.clone.default, aten.contiguous.default)
-SCALARS = (aten.scalar_tensor.default, aten.full.default)
-"""Constants, replicated (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`): 0-d ones
-broadcast to any form."""
 LIKE = (aten.empty_like.default, aten.full_like.default, aten.zeros_like.default, aten.ones_like.default)
 """A constant shaped and sharded like a tensor (functionalized backward: `full_like(empty_like(s), 1)`)."""
 WEIGHTS = (COLUMN_WEIGHT, ROW_WEIGHT)
@@ -90,7 +88,8 @@ class TrainingMeshMode(MeshMode):
         and the forward's gathered `x` is saved for `gh^T @ x` (frontend/training_mesh.py)."""
         for op in ELEMENTWISE:
             self.overrides[op] = self._plain(self.overrides[op])
-        views = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
+        # Constants (a ReLU's backward: `where(x <= 0, scalar_tensor(0), g)`) are MeshMode's: ops
+        # of no sharded tensor are replicated; so are norms' per-row statistics.
         self.overrides.update(
             {
                 aten.t.default: self._t,
@@ -99,28 +98,17 @@ class TrainingMeshMode(MeshMode):
                 aten.mm.default: self._mm,
                 aten.addmm.default: self._addmm,
                 aten.sum.dim_IntList: self._sum,
-                **{op: self._per_row(ATEN_TABLE[op]) for op in PER_ROW},
                 aten.expand.default: self._expand,
                 **{op: self._like for op in LIKE},
                 **{op: self._identity for op in IDENTITIES},
-                **{op: self._scalar(ATEN_TABLE[op]) for op in SCALARS},
-                **{op: self._view for op in views},
+                **{op: self._view for op in VIEWS},
             }
         )
         # Heads (attention, frontend/sharded_heads.py) go to their own ops, as on inference's mesh.
-        from hir.frontend.sharded_heads import VIEWS
-        from hir.frontend.sharded_heads_math import install_heads_math
-
         self.heads.route(VIEWS, self.heads.view, (COLUMNS, HEADS))
         self.heads.route([aten.transpose.int], self.heads.transpose)
         self.heads.route([aten.permute.default], self.heads.permute)
-        install_heads_math(self, self.heads, only=(aten.sum.dim_IntList, *PER_ROW, aten.expand.default))
-
-    def _scalar(self, builder: Any) -> Any:
-        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
-            return self._whole(builder(e, node, *args, **kwargs), Form(WHOLE))
-
-        return build
+        install_heads_math(self, self.heads, only=(aten.sum.dim_IntList, aten.expand.default))
 
     def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
         if any(isinstance(a, Transposed) for a in args):

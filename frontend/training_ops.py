@@ -26,6 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from hir.runtime.attention_kernels import attention_gradients
+from hir.runtime.norm_grad_kernels import layer_norm_input_gradient, rms_norm_input_gradient
+
 
 @torch.library.custom_op("hir::attention", mutates_args=())
 def attention(
@@ -57,11 +60,7 @@ def attention_backward(
     scale: float | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The gradients of `hir::attention` with respect to q, k and v (the forward run again)."""
-    with torch.enable_grad():
-        inputs = [x.detach().requires_grad_() for x in (q, k, v)]
-        out = F.scaled_dot_product_attention(*inputs, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
-        dq, dk, dv = torch.autograd.grad(out, inputs, grad)
-    return dq, dk, dv
+    return attention_gradients(grad, q, k, v, attn_mask, is_causal, scale)
 
 
 @attention_backward.register_fake
@@ -86,11 +85,7 @@ def layer_norm_backward(
     grad: torch.Tensor, x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float
 ) -> torch.Tensor:
     """The gradient of `hir::layer_norm` with respect to x (the bias does not enter it)."""
-    _, mean, rstd = torch.ops.aten.native_layer_norm(x, normalized_shape, weight, None, eps)
-    dx, _, _ = torch.ops.aten.native_layer_norm_backward(
-        grad, x, normalized_shape, mean, rstd, weight, None, [True, False, False]
-    )
-    return dx
+    return layer_norm_input_gradient(grad, x, normalized_shape, weight, eps)
 
 
 @layer_norm_backward.register_fake
@@ -113,10 +108,7 @@ def rms_norm_backward(
     grad: torch.Tensor, x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float
 ) -> torch.Tensor:
     """The gradient of `hir::rms_norm` with respect to x."""
-    with torch.enable_grad():
-        leaf = x.detach().requires_grad_()
-        (dx,) = torch.autograd.grad(F.rms_norm(leaf, normalized_shape, weight, eps), leaf, grad)
-    return dx
+    return rms_norm_input_gradient(grad, x, normalized_shape, weight, eps)
 
 
 @rms_norm_backward.register_fake

@@ -23,31 +23,54 @@ def _four_d(t: torch.Tensor, batch: tuple[int, ...]) -> torch.Tensor:
     return t.reshape(-1, heads, t.shape[-2], t.shape[-1])
 
 
-def sdpa_kernel(
-    op: fusion.ScaledDotProductAttentionOp | fusion.ScaledDotProductAttentionBackwardOp,
-) -> Callable[..., torch.Tensor]:
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """`F.scaled_dot_product_attention` on operands of any rank >= 2, on its fused kernels."""
+    if q.dim() == 4:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+    # Other ranks (a stream loop's leading axes, or none): the batch axes flattened into one,
+    # views where the strides allow, so that the fused kernel runs.
+    batch = tuple(q.shape[:-2])
+    if mask is not None:
+        mask = _four_d(mask.expand(*batch, q.shape[-2], k.shape[-2]), batch)
+    out = F.scaled_dot_product_attention(
+        _four_d(q, batch),
+        _four_d(k, tuple(k.shape[:-2])),
+        _four_d(v, tuple(v.shape[:-2])),
+        attn_mask=mask,
+        is_causal=causal,
+        scale=scale,
+    )
+    return out.reshape(*batch, q.shape[-2], v.shape[-1])
+
+
+def attention_gradients(
+    grad: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dq, dk, dv of `attention` given its result's gradient: the forward again, then its backward."""
+    with torch.enable_grad():
+        inputs = [x.detach().requires_grad_() for x in (q, k, v)]
+        out = attention(*inputs, mask, causal, scale)
+        dq, dk, dv = torch.autograd.grad(out, inputs, grad)
+    return dq, dk, dv
+
+
+def sdpa_kernel(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., torch.Tensor]:
     """`f(q, k, v[, mask]) -> result`."""
     causal, scale = op.is_causal, op.scale.value.data
-
-    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        if q.dim() == 4:
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
-        # Other ranks (a stream loop's leading axes, or none): the batch axes flattened into one,
-        # views where the strides allow, so that the fused kernel runs.
-        batch = tuple(q.shape[:-2])
-        if mask is not None:
-            mask = _four_d(mask.expand(*batch, q.shape[-2], k.shape[-2]), batch)
-        out = F.scaled_dot_product_attention(
-            _four_d(q, batch),
-            _four_d(k, tuple(k.shape[:-2])),
-            _four_d(v, tuple(v.shape[:-2])),
-            attn_mask=mask,
-            is_causal=causal,
-            scale=scale,
-        )
-        return out.reshape(*batch, q.shape[-2], v.shape[-1])
-
-    return attention
+    return lambda q, k, v, mask=None: attention(q, k, v, mask, causal, scale)
 
 
 def sdpa_into(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., object]:
@@ -60,18 +83,8 @@ def sdpa_backward_gradients(
     op: fusion.ScaledDotProductAttentionBackwardOp,
 ) -> Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """`f(grad, q, k, v[, mask]) -> (dq, dk, dv)`."""
-    attention = sdpa_kernel(op)
-
-    def gradients(
-        grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        with torch.enable_grad():
-            inputs = [x.detach().requires_grad_() for x in (q, k, v)]
-            out = attention(*inputs, mask)
-            dq, dk, dv = torch.autograd.grad(out, inputs, grad)
-        return dq, dk, dv
-
-    return gradients
+    causal, scale = op.is_causal, op.scale.value.data
+    return lambda grad, q, k, v, mask=None: attention_gradients(grad, q, k, v, mask, causal, scale)
 
 
 def sdpa_backward_kernel(op: fusion.ScaledDotProductAttentionBackwardOp) -> Callable[..., torch.Tensor]:

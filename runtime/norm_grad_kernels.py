@@ -17,25 +17,30 @@ from hir.dialects import fusion
 from hir.dialects.syntax import array_values
 
 
+def layer_norm_input_gradient(
+    grad: torch.Tensor, x: torch.Tensor, shape: list[int], weight: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    """dx of `F.layer_norm(x, shape, weight, bias, eps)` (the bias does not enter it)."""
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, shape, weight, None, eps)
+    dx, _, _ = torch.ops.aten.native_layer_norm_backward(grad, x, shape, mean, rstd, weight, None, [True, False, False])
+    return dx
+
+
+def rms_norm_input_gradient(
+    grad: torch.Tensor, x: torch.Tensor, shape: list[int], weight: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    """dx of `F.rms_norm(x, shape, weight, eps)`."""
+    with torch.enable_grad():
+        leaf = x.detach().requires_grad_()
+        (dx,) = torch.autograd.grad(F.rms_norm(leaf, shape, weight, eps), leaf, grad)
+    return dx
+
+
 def norm_backward_kernel(op: fusion.NormBackwardFusionOp) -> Callable[..., torch.Tensor]:
     """`f(grad, x[, weight]) -> dx`."""
     count, eps = len(array_values(op.dims)), op.eps.value.data
-
-    def layer_norm(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
-        shape = list(x.shape[-count:])
-        _, mean, rstd = torch.ops.aten.native_layer_norm(x, shape, weight, None, eps)
-        dx, _, _ = torch.ops.aten.native_layer_norm_backward(
-            grad, x, shape, mean, rstd, weight, None, [True, False, False]
-        )
-        return dx
-
-    def rms_norm(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
-        with torch.enable_grad():
-            leaf = x.detach().requires_grad_()
-            (dx,) = torch.autograd.grad(F.rms_norm(leaf, leaf.shape[-count:], weight, eps), leaf, grad)
-        return dx
-
-    return rms_norm if isinstance(op, fusion.RmsNormBackwardOp) else layer_norm
+    gradient = rms_norm_input_gradient if isinstance(op, fusion.RmsNormBackwardOp) else layer_norm_input_gradient
+    return lambda grad, x, weight=None: gradient(grad, x, list(x.shape[-count:]), weight, eps)
 
 
 def norm_backward_into(op: fusion.NormBackwardFusionOp) -> Callable[..., object]:

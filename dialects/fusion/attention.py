@@ -59,6 +59,41 @@ def attention_rule(q: rules.Shape, k: rules.Shape, v: rules.Shape, mask: rules.S
     return (*batch, q[-2], v[-1])
 
 
+def batch_sources(q: SSAValue, tensors: int, mask: SSAValue | None) -> list[rules.AxisSources]:
+    """
+    Per batch axis of the queries: that axis of each of the first `tensors` operands (all of the
+    queries' shape there), and of the mask (operand `tensors`) where it has the axis; an extent-1
+    mask axis is a broadcast: a loop reads its index 0.
+    """
+    rank = len(shape_of(q))
+    mask_rank = len(shape_of(mask)) if mask is not None else 0
+    batch: list[rules.AxisSources] = []
+    for i in range(rank - 2):
+        sources = [(k, i) for k in range(tensors)]
+        if (j := i - (rank - mask_rank)) >= 0:
+            sources.append((tensors, j))
+        batch.append(tuple(sources))
+    return batch
+
+
+def verify_mask_and_scale(mask: rules.Shape | None, causal: bool, scale: float) -> None:
+    if mask is not None and causal:
+        raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
+    if not math.isfinite(scale):
+        raise VerifyException(f"scale must be finite, got {scale}")
+
+
+def verify_unsplit(op: FusionOp, axes: Sequence[int], why: str) -> None:
+    """The result's `axes` are neither streamed nor sharded: `why` ends with "only", before what can be split."""
+    kinds = layout_of(op.results[0].type).kinds
+    for axis in axes:
+        if kinds[axis] in (DIDX, STREAM):
+            raise VerifyException(
+                f"result axis {axis} is {kinds[axis]}: {why} the batch and head axes can be split over streams "
+                "or devices"
+            )
+
+
 def verify_attention_elements(op: FusionOp, tensors: Sequence[SSAValue], mask: SSAValue | None) -> None:
     """The result's element type is a float, the tensors' too; the mask is i1 or that float."""
     result = element_type_of(op.results[0])
@@ -130,32 +165,16 @@ class ScaledDotProductAttentionOp(FusionOp):
     def result_shape(self) -> rules.Shape:
         mask = shape_of(self.mask) if self.mask is not None else None
         shape = attention_rule(shape_of(self.q), shape_of(self.k), shape_of(self.v), mask)
-        if mask is not None and self.is_causal:
-            raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
-        if not math.isfinite(self.scale.value.data):
-            raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
-        kinds = layout_of(self.result.type).kinds
-        for axis in range(len(kinds) - 2, len(kinds)):
-            if kinds[axis] in (DIDX, STREAM):
-                raise VerifyException(
-                    f"result axis {axis} is {kinds[axis]}: attention reads the L, S and E axes whole, "
-                    "so only the batch and head axes can be split over streams or devices"
-                )
+        verify_mask_and_scale(mask, self.is_causal, self.scale.value.data)
+        rank = len(shape_of(self.result))
+        verify_unsplit(self, (rank - 2, rank - 1), "attention reads the L, S and E axes whole, so only")
         return shape
 
     def verify_element_types(self) -> None:
         verify_attention_elements(self, (self.q, self.k, self.v), self.mask)
 
     def axis_map(self) -> rules.AxisMap:
-        rank = len(shape_of(self.q))
-        mask_rank = len(shape_of(self.mask)) if self.mask is not None else 0
-        batch: list[rules.AxisSources] = []
-        for i in range(rank - 2):
-            sources = [(0, i), (1, i), (2, i)]
-            if (j := i - (rank - mask_rank)) >= 0:
-                sources.append((3, j))  # an extent-1 mask axis is a broadcast: a loop reads its index 0
-            batch.append(tuple(sources))
-        return (*batch, (), ())
+        return (*batch_sources(self.q, 3, self.mask), (), ())
 
     def extent_map(self) -> rules.AxisMap:
         rank = len(shape_of(self.q))
@@ -234,32 +253,16 @@ class ScaledDotProductAttentionBackwardOp(FusionOp):
             )
         mask = shape_of(self.mask) if self.mask is not None else None
         attention_rule(q, k, v, mask)
-        if mask is not None and self.is_causal:
-            raise VerifyException("a mask and causal exclude each other (torch refuses both): fold the mask into one")
-        if not math.isfinite(self.scale.value.data):
-            raise VerifyException(f"scale must be finite, got {self.scale.value.data}")
-        kinds = layout_of(self.result.type).kinds
-        for axis in (0, len(kinds) - 2, len(kinds) - 1):
-            if kinds[axis] in (DIDX, STREAM):
-                raise VerifyException(
-                    f"result axis {axis} is {kinds[axis]}: only the batch and head axes of the gradients can be "
-                    "split over streams or devices"
-                )
+        verify_mask_and_scale(mask, self.is_causal, self.scale.value.data)
+        rank = len(shape_of(self.result))
+        verify_unsplit(self, (0, rank - 2, rank - 1), "only")
         return (3, *q)
 
     def verify_element_types(self) -> None:
         verify_attention_elements(self, (self.grad, self.q, self.k, self.v), self.mask)
 
     def axis_map(self) -> rules.AxisMap:
-        rank = len(shape_of(self.q))
-        mask_rank = len(shape_of(self.mask)) if self.mask is not None else 0
-        batch: list[rules.AxisSources] = []
-        for i in range(rank - 2):
-            sources = [(0, i), (1, i), (2, i), (3, i)]
-            if (j := i - (rank - mask_rank)) >= 0:
-                sources.append((4, j))
-            batch.append(tuple(sources))
-        return ((), *batch, (), ())
+        return ((), *batch_sources(self.q, 4, self.mask), (), ())
 
     def extent_map(self) -> rules.AxisMap:
         rank = len(shape_of(self.q))

@@ -76,6 +76,19 @@ class SoftmaxOp(UnaryFusionOp):
         return {"dim": IntegerAttr(dim - (removed < dim), i64)}
 
 
+def verify_norm(shape: rules.Shape, dims: Sequence[int], eps: float, affine: Sequence[tuple[str, SSAValue]]) -> None:
+    """A norm over `dims` of a tensor of `shape`: trailing dims, a finite eps >= 0, weights of the normalized axes."""
+    rules.check_trailing_dims(dims, len(shape), "dims")
+    if not (math.isfinite(eps) and eps >= 0):
+        raise VerifyException(f"eps must be finite and >= 0, got {eps}")
+    normalized = tuple(shape[d] for d in dims)
+    for name, value in affine:
+        if not rules.shapes_match(shape_of(value), normalized):
+            raise VerifyException(
+                f"{name} has shape {rules.fmt(shape_of(value))}, the normalized axes {rules.fmt(normalized)}"
+            )
+
+
 class NormFusionOp(FusionOp, ABC):
     """
     A normalization over the trailing axes `dims` with an optional elementwise weight (and bias),
@@ -94,17 +107,7 @@ class NormFusionOp(FusionOp, ABC):
 
     def result_shape(self) -> rules.Shape:
         shape = shape_of(self.x)
-        dims = array_values(self.dims)
-        rules.check_trailing_dims(dims, len(shape), "dims")
-        eps = self.eps.value.data
-        if not (math.isfinite(eps) and eps >= 0):
-            raise VerifyException(f"eps must be finite and >= 0, got {eps}")
-        normalized = tuple(shape[d] for d in dims)
-        for name, value in self.affine_operands():
-            if not rules.shapes_match(shape_of(value), normalized):
-                raise VerifyException(
-                    f"{name} has shape {rules.fmt(shape_of(value))}, the normalized axes {rules.fmt(normalized)}"
-                )
+        verify_norm(shape, array_values(self.dims), self.eps.value.data, self.affine_operands())
         return shape
 
     def affine_operands(self) -> list[tuple[str, SSAValue]]:

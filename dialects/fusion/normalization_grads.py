@@ -11,7 +11,6 @@ The normalized axes map to nothing, as for the norms: a loop can slice only the 
 
 from __future__ import annotations
 
-import math
 from abc import ABC
 from collections.abc import Sequence
 
@@ -21,6 +20,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from hir.dialects import shape_rules as rules
+from hir.dialects.fusion.normalization import verify_norm
 from hir.dialects.fusion.ops import FusionOp, shape_of, verify_float, without_operand_axis
 from hir.dialects.syntax import array_values, int_array
 
@@ -69,16 +69,8 @@ class NormBackwardFusionOp(FusionOp, ABC):
             raise VerifyException(
                 f"the gradient {rules.fmt(shape_of(self.grad))} and x {rules.fmt(shape)} must have one shape"
             )
-        dims = array_values(self.dims)
-        rules.check_trailing_dims(dims, len(shape), "dims")
-        eps = self.eps.value.data
-        if not (math.isfinite(eps) and eps >= 0):
-            raise VerifyException(f"eps must be finite and >= 0, got {eps}")
-        normalized = tuple(shape[d] for d in dims)
-        if self.weight is not None and not rules.shapes_match(shape_of(self.weight), normalized):
-            raise VerifyException(
-                f"weight has shape {rules.fmt(shape_of(self.weight))}, the normalized axes {rules.fmt(normalized)}"
-            )
+        affine = [("weight", self.weight)] if self.weight is not None else []
+        verify_norm(shape, array_values(self.dims), self.eps.value.data, affine)
         return shape
 
     def verify_element_types(self) -> None:

@@ -44,7 +44,7 @@ func.func @integers(%g: tensor<2x16x8xi32>, %q: tensor<2x16x8xi32>, %k: tensor<2
 // -----
 
 func.func @stacked_axis_streamed(%g: tensor<2x16x8xf32>, %q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>) {
-  // expected-error@+1 {{'fusion.sdpa_backward' op result axis 0 is stream: only the batch and head axes of the gradients can be split over streams or devices}}
+  // expected-error@+1 {{'fusion.sdpa_backward' op result axis 0 is stream: only the batch and head axes can be split over streams or devices}}
   %d = fusion.sdpa_backward %g, %q, %k, %v scale = 1.0 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<3x2x16x8xf32, #fusion.parallel<[stream, serial, serial, serial]>>
   func.return
 }
@@ -52,7 +52,7 @@ func.func @stacked_axis_streamed(%g: tensor<2x16x8xf32>, %q: tensor<2x16x8xf32>,
 // -----
 
 func.func @queries_streamed(%g: tensor<2x16x8xf32>, %q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x8xf32>) {
-  // expected-error@+1 {{'fusion.sdpa_backward' op result axis 2 is stream: only the batch and head axes of the gradients can be split over streams or devices}}
+  // expected-error@+1 {{'fusion.sdpa_backward' op result axis 2 is stream: only the batch and head axes can be split over streams or devices}}
   %d = fusion.sdpa_backward %g, %q, %k, %v scale = 1.0 : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32> -> tensor<3x2x16x8xf32, #fusion.parallel<[serial, serial, stream, serial]>>
   func.return
 }
