@@ -34,10 +34,10 @@ from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_table import ATEN_TABLE, TRAINING_OPS_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
-from hir.frontend.sharded import HEADS
+from hir.frontend.sharded import ACTIVATIONS, COLUMNS, HEADS, WHOLE, Form
 
 if TYPE_CHECKING:
-    from hir.frontend.sharded import Form, MeshMode
+    from hir.frontend.sharded import MeshMode
 
 aten = torch.ops.aten
 
@@ -88,8 +88,6 @@ class Heads:
     # -- views -----------------------------------------------------------------------------------
 
     def view(self, e: Emitter, node: Node, x: SSAValue, *args: Any) -> SSAValue:
-        from hir.frontend.sharded import ACTIVATIONS, COLUMNS
-
         mode = self.mode
         x = mode._reduced(e, x)
         form = mode.form(e, x)
@@ -197,8 +195,6 @@ class Heads:
         unsharded axes, as a row's sum does) and replicated tensors (a mask) broadcast along
         their trailing axes, with extent 1 along the sharded axis.
         """
-        from hir.frontend.sharded import WHOLE
-
         forms = [self.mode.form(e, a) for a in tensors]
         first = next(f for f in forms if f.kind == HEADS)
         out = tuple(int(n) for n in node.meta["val"].shape)
@@ -223,8 +219,6 @@ class Heads:
 
     def _heads_to_columns(self, e: Emitter, x: SSAValue, form: Form, target: tuple[int, ...]) -> SSAValue:
         """[rows..., columns...] with the first column axis sharded -> [M, N] (fusion [D, S, D, R, N/D])."""
-        from hir.frontend.sharded import COLUMNS
-
         mode, logical, axis = self.mode, form.logical, form.axis
         D, S = mode.devices, mode.chunks or 1
         M, N = math.prod(logical[:axis]), math.prod(logical[axis:])
@@ -291,8 +285,6 @@ class Heads:
     def attention(
         self, e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, *args: Any, **kwargs: Any
     ) -> SSAValue:
-        from hir.frontend.sharded import WHOLE
-
         forms = [self.mode.form(e, t) for t in (q, k, v)]
         if any(f.kind != HEADS for f in forms):
             kinds = ", ".join(f.kind for f in forms)
@@ -356,8 +348,6 @@ class Heads:
 
     def norm(self, builder: Any) -> Any:
         def build(e: Emitter, node: Node, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:
-            from hir.frontend.sharded import ACTIVATIONS, WHOLE
-
             x = self.mode._reduced(e, x)
             form = self.mode.form(e, x)
             if form.kind not in ACTIVATIONS:
@@ -381,8 +371,6 @@ class Heads:
         """A norm's input gradient: of rows (sharded or replicated) as the norm's input, with its weight replicated."""
 
         def build(e: Emitter, node: Node, grad: SSAValue, x: SSAValue, *args: Any) -> SSAValue:
-            from hir.frontend.sharded import ACTIVATIONS, WHOLE
-
             grad, x = self.mode._reduced(e, grad), self.mode._reduced(e, x)
             forms = [self.mode.form(e, v) for v in (grad, x)]
             if forms[0] != forms[1] or forms[1].kind not in ACTIVATIONS:

@@ -231,3 +231,38 @@ def test_partial_sums_added_together_are_reduced_once() -> None:
     x = torch.randn(32, H)
     text = str(hir.import_torch(ParallelBranches(), (x,), [ROWS], [ROWS], mesh=[0, 1], param_layouts=BRANCH_LAYOUTS))
     assert len(re.findall(r"fusion.sum %\w+ dims = \[0\]", text)) == 1, text
+
+
+class HeadsMisuse(torch.nn.Module):
+    """Heads used in ways that would mix the devices' heads or forms: each a located error."""
+
+    def __init__(self, case: str) -> None:
+        super().__init__()
+        self.case = case
+        self.q, self.k = torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 16, bias=False)
+        self.o = torch.nn.Linear(16, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k = (p(x).view(4, 8, 4, 4).transpose(1, 2) for p in (self.q, self.k))
+        if self.case == "slice of the heads":
+            q = torch.cat((q[:, :2], q[:, 2:]), dim=1)  # the misuse
+        elif self.case == "sum over the heads":
+            q = q - q.sum(1, keepdim=True)  # the misuse
+        elif self.case == "heads and rows":
+            q = q * x.view(4, 8, 4, 4).transpose(1, 2)  # the misuse
+        return self.o(F.scaled_dot_product_attention(q, k, k).transpose(1, 2).reshape(32, 16))
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("slice of the heads", r"aten.slice.Tensor along axis 1 of heads \[4, 4, 8, 4\], the axis the devices share"),
+        ("sum over the heads", r"aten.sum.dim_IntList along axis 1 of heads \[4, 4, 8, 4\], the axis the devices"),
+        ("heads and rows", r"views take the output of a column-parallel linear to heads"),
+    ],
+)
+def test_heads_misuse_is_located(case: str, message: str) -> None:
+    with pytest.raises(FrontendError) as err:
+        _compile(HeadsMisuse(case), HEADS_PARAMS)
+    assert re.search(rf"test_frontend_mesh.py:\d+: error: .*{message}", str(err.value)), str(err.value)
+    assert str(err.value).endswith("# the misuse")
