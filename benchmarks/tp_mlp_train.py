@@ -22,7 +22,9 @@ a barrier under torchrun), so that GPU clock drift affects them alike.
     python benchmarks/tp_mlp_train.py --device cpu           # f32, small: a check, not a measurement
 
 Under torchrun (WORLD_SIZE > 1) the block is Megatron's sequence-parallel TP MLP of
-benchmarks/tp_mlp.py and one step is `block(x_rows).backward(dy_rows)` on this rank's rows:
+benchmarks/tp_mlp.py (or with `--block layer` the TP transformer layer of benchmarks/tp_layer.py,
+whose replicated norms' gradients the eager forms all-reduce after the backward, as sequence
+parallelism needs) and one step is `block(x_rows).backward(dy_rows)` on this rank's rows:
 
   eager          all-gather, F.linear, gelu, F.linear, reduce-scatter with autograd (the backward:
                  all-gather of dy, the GEMMs, reduce-scatter of dx), one stream
@@ -56,7 +58,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from ag_gemm import max_over_ranks, release_memory, timed_interleaved
-from tp_mlp import PARAM_LAYOUTS, all_gather_single, my_rows, reduce_scatter_single, start_job
+from tp_mlp import PARAM_LAYOUTS, all_gather_single, end_job, my_rows, reduce_scatter_single, start_job
 
 import hir
 
@@ -313,6 +315,11 @@ def measure_tp(
                 w.grad = None
             out = run(shard, blocks)
             out.backward(dy_shard)
+            # Sequence parallelism: each rank's replicated parameters (the norms) have the gradient
+            # of its rows; their sum over the ranks is the gradient (hir's backward sums them too).
+            for name, p in model.named_parameters():
+                if name not in block.layouts and p.grad is not None:
+                    dist.all_reduce(p.grad)
             return out
 
         try:
@@ -401,10 +408,7 @@ def tp_main(args: argparse.Namespace) -> int:
                 flag = "  WRONG" if error > WRONG else ""
                 wrong |= error > WRONG
                 print(f"{hidden:>6} {M:>6}  {variant:<60} {ms:>9.3f} {ms / eager_ms:>8.2f}  {error:.1e}{flag}")
-    verdict = torch.tensor([int(wrong)], device=device)
-    dist.broadcast(verdict, 0)
-    dist.destroy_process_group()
-    return int(verdict.item())
+    return end_job(wrong, device)
 
 
 def build_parser() -> argparse.ArgumentParser:
