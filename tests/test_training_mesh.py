@@ -186,3 +186,14 @@ def test_layer_backward_reduces_the_q_k_v_input_gradient_once() -> None:
     # The attention's and the MLP's partial sums, each summed over the devices once
     reductions = re.findall(r"fusion.sum %\w+ dims = \[0\] : tensor<2x2x2x8x16xf32", text)
     assert len(reductions) == 2, text
+
+
+def test_a_step_with_nothing_to_differentiate_is_refused() -> None:
+    """Every parameter frozen and an input without grad: no backward to compile, a clear error."""
+    module = MLP(bias=False, residual=False, activation="gelu")
+    for p in module.parameters():
+        p.requires_grad_(False)
+    x = torch.randn(32, 16)
+    compiled = hir.compile(module, (x,), [ROWS], mesh=[0, 1], param_layouts=WEIGHTS, training=True)
+    with pytest.raises(FrontendError, match="no parameter or input of the training step requires grad"):
+        compiled._specialize([x])  # type: ignore[union-attr]
