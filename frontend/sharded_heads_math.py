@@ -16,6 +16,7 @@ sharded axis, an expand of it) is an error at the user's line.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -205,8 +206,6 @@ class HeadsMath:
         return axes
 
     def _keep(self, result: Any, form: Form, node: Node, axis: int | None = None) -> Any:
-        from dataclasses import replace
-
         logical = tuple(int(n) for n in node.meta["val"].shape)
         new = replace(form, logical=logical, axis=form.axis if axis is None else axis)
         for r in result if isinstance(result, tuple) else (result,):
