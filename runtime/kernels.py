@@ -20,7 +20,7 @@ from hir.dialects.syntax import array_values
 from hir.runtime.attention_kernels import sdpa_backward_into, sdpa_backward_kernel, sdpa_into, sdpa_kernel
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.indexing_kernels import indexing_into, indexing_kernel
-from hir.runtime.norm_grad_kernels import norm_backward_into, norm_backward_kernel
+from hir.runtime.norm_grad_kernels import norm_backward_kernel
 
 Eager = Callable[..., torch.Tensor]
 Into = Callable[..., object]
@@ -254,8 +254,6 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return sdpa_into(op)
     if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
         return sdpa_backward_into(op)
-    if isinstance(op, fusion.NormBackwardFusionOp):
-        return norm_backward_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind is fusion.GeluBackwardOp:
@@ -270,7 +268,9 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return _contiguous_into(
             lambda out, grad, x: torch.ops.aten.silu_backward.grad_input(grad, x, grad_input=out), eager_kernel(op)
         )
-    if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(op, fusion.NormFusionOp):
+    if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(
+        op, (fusion.NormFusionOp, fusion.NormBackwardFusionOp)
+    ):
         eager = eager_kernel(op)
         return lambda out, *xs: out.copy_(eager(*xs))
     return indexing_into(op)

@@ -41,9 +41,3 @@ def norm_backward_kernel(op: fusion.NormBackwardFusionOp) -> Callable[..., torch
     count, eps = len(array_values(op.dims)), op.eps.value.data
     gradient = rms_norm_input_gradient if isinstance(op, fusion.RmsNormBackwardOp) else layer_norm_input_gradient
     return lambda grad, x, weight=None: gradient(grad, x, list(x.shape[-count:]), weight, eps)
-
-
-def norm_backward_into(op: fusion.NormBackwardFusionOp) -> Callable[..., object]:
-    """`f(out, grad, x[, weight])`: the gradient copied into `out`."""
-    gradient = norm_backward_kernel(op)
-    return lambda out, *operands: out.copy_(gradient(*operands))
