@@ -9,11 +9,13 @@ from xdsl.passes import ModulePass
 _PASSES: dict[str, tuple[str, str]] = {
     "fusion-propagate-sharding": ("propagate_sharding", "PropagateShardingPass"),
     "fusion-stream-overlap": ("stream_overlap", "StreamOverlapPass"),
+    "fusion-hide-communication": ("hide_communication", "HideCommunicationPass"),
     "fusion-decompose-resharding": ("decompose_resharding", "DecomposeReshardingPass"),
     "fusion-segment": ("fusion_segment", "FusionSegmentPass"),
     "convert-fusion-to-hir": ("convert_fusion_to_hir", "ConvertFusionToHirPass"),
     "hir-loop-fusion": ("hir_loop_fusion", "HirLoopFusionPass"),
     "hir-lower-communication": ("lower_communication", "LowerCommunicationPass"),
+    "hir-sink-waits": ("sink_waits", "SinkWaitsPass"),
     "hir-ring-intermediates": ("ring_intermediates", "RingIntermediatesPass"),
     "hir-expand-stream-loops": ("expand_stream_loops", "ExpandStreamLoopsPass"),
     "stream-lowering": ("stream_lowering", "StreamLoweringPass"),

@@ -22,6 +22,7 @@ from hir.passes.hir_loop_fusion import HirLoopFusionPass
 from hir.passes.lower_communication import BACKENDS, COMM_PRIORITIES, LowerCommunicationPass
 from hir.passes.propagate_sharding import PropagateShardingPass
 from hir.passes.ring_intermediates import RingIntermediatesPass
+from hir.passes.sink_waits import SinkWaitsPass
 from hir.passes.stream_overlap import OVERLAP_MODES, StreamOverlapPass
 from hir.passes.symmetric_memory import RELEASES
 from hir.pipeline import one_of, require_one_of
@@ -34,7 +35,7 @@ class StreamLoweringPass(ModulePass):
     """
     Lowers fusion IR to an executable hir program. Its stages are fusion-stream-overlap,
     fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion,
-    hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops and cse; each is also
+    hir-lower-communication, hir-sink-waits, hir-ring-intermediates, hir-expand-stream-loops and cse; each is also
     a pass of its own. `overlap` is fusion-stream-overlap's option (`auto`: the cost model decides
     for `backend`), `policy` fusion-segment's, `backend`, `chunks`, `release` and `comm-priority`
     hir-lower-communication's; `intermediates=whole` leaves out hir-ring-intermediates; `join` is
@@ -72,6 +73,7 @@ class StreamLoweringPass(ModulePass):
             LowerCommunicationPass(
                 backend=self.backend, chunks=self.chunks, release=self.release, comm_priority=self.comm_priority
             ),
+            SinkWaitsPass(),
             *ring,  # after communication lowering: it checks the streams each access runs on
             ExpandStreamLoopsPass(join=self.join),
             CommonSubexpressionElimination(),  # fused loops repeat views of the same slice

@@ -11,13 +11,16 @@
 // CHECK-NEXT:   fusion-stream-overlap {{ +}}Decides whether stream axes are pipelined: as written, never, or as the cost model says.
 // CHECK-NEXT:       overlap: str = always (one of: always, auto, never
 // CHECK-NEXT:       backend: str = nccl (one of: nccl, copy-engine, ring)
-// CHECK:        fusion-segment {{ +}}Groups fusion ops into segments (kernels).
+// CHECK:        fusion-hide-communication {{ +}}Moves work that no communication waits for to just after a communication
+// CHECK-NEXT:   fusion-decompose-resharding
+// CHECK-NEXT:   fusion-segment {{ +}}Groups fusion ops into segments (kernels).
 // CHECK-NEXT:       policy: str = standalone-host-ops (one of: standalone-host-ops, resharding-only
 // CHECK:        hir-lower-communication {{ +}}Resharding launches become collectives
 // CHECK-NEXT:       backend: str = nccl
 // CHECK-NEXT:       chunks: int = 0
 // CHECK-NEXT:       release: str = auto (one of: auto, end, start)
 // CHECK-NEXT:       comm-priority: str = normal (one of: normal, high)
+// CHECK-NEXT:   hir-sink-waits {{ +}}Moves each `hir.wait` (and each pipeline's join) past the launches
 // CHECK-NEXT:   hir-ring-intermediates {{ +}}Allocates each intermediate that lives inside one iteration
 // CHECK-NEXT:   hir-expand-stream-loops {{ +}}Lowers every `hir.stream_for`
 // CHECK-NEXT:       join: str = caller (one of: caller, chain)
@@ -31,4 +34,4 @@
 // CHECK-NEXT:       join: str = caller
 // CHECK-NEXT:       overlap: str = always
 // CHECK-NEXT:       propagate-sharding: bool = false
-// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-ring-intermediates, hir-expand-stream-loops, cse
+// CHECK-NEXT:       stages: fusion-stream-overlap, fusion-decompose-resharding, fusion-segment, convert-fusion-to-hir, hir-loop-fusion, hir-lower-communication, hir-sink-waits, hir-ring-intermediates, hir-expand-stream-loops, cse

@@ -42,6 +42,7 @@
 // TREE-NEXT:    {{.*}}    convert-fusion-to-hir
 // TREE-NEXT:    {{.*}}    hir-loop-fusion
 // TREE-NEXT:    {{.*}}    hir-lower-communication
+// TREE-NEXT:    {{.*}}    hir-sink-waits
 // TREE-NEXT:    {{.*}}    hir-ring-intermediates
 // TREE-NEXT:    {{.*}}    hir-expand-stream-loops
 // TREE-NEXT:    {{.*}}    cse

@@ -13,6 +13,7 @@
 // CHECK-NEXT: Pass convert-fusion-to-hir took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass hir-loop-fusion took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass hir-lower-communication took {{[0-9.e-]+}} seconds
+// CHECK-NEXT: Pass hir-sink-waits took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass hir-ring-intermediates took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass hir-expand-stream-loops took {{[0-9.e-]+}} seconds
 // CHECK-NEXT: Pass cse took {{[0-9.e-]+}} seconds
