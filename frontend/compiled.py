@@ -17,8 +17,9 @@ from xdsl.dialects.builtin import ModuleOp
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
-from hir.frontend.lowering_choice import candidates, choose_options
+from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, spec_of
+from hir.passes.hide_communication import HideCommunicationPass
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
 from hir.runtime.memory import overlaps
@@ -428,6 +429,11 @@ def compile_imported(
     An imported program lowered and compiled: on a GPU, with the lowering the cost model picks
     (`replay_must_win`: a training program's, `CompiledFunction.replay_must_win`).
     """
+    if pipeline == DEFAULT_PIPELINE:
+        # Work that no collective waits for (a backward's weight gradients) runs while one does.
+        import hir
+
+        hir.run_pipeline(imported.module, HideCommunicationPass.name)
     # The model predicts for the mode the calls will run in: replayed unless graphs are off.
     chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
     compiled = CompiledFunction(imported, pipeline_with_options(pipeline, chosen), num_streams, name, cuda_graph)

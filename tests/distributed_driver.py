@@ -42,6 +42,9 @@ PIPELINES = {
     "copy-engine-end": "stream-lowering{backend=copy-engine release=end}",
     "propagate": "stream-lowering{propagate-sharding=true}",
     "ring": "stream-lowering{backend=ring}",
+    # Weight gradients and other independent work moved after the collectives (hir.compile's order).
+    "nccl-hidden": "fusion-hide-communication,stream-lowering",
+    "copy-engine-hidden": "fusion-hide-communication,stream-lowering{backend=copy-engine}",
 }
 DEFAULT_PIPELINES = ("nccl", "copy-engine")
 

@@ -194,6 +194,21 @@ def test_examples_match_reference(tmp_path: Path) -> None:
     run_driver_job([*MAIN_EXAMPLES, *extra], pipelines=WITH_RING)
 
 
+def test_work_moved_after_the_collectives() -> None:
+    """
+    fusion-hide-communication and hir-sink-waits on the backward of the TP MLP (weight gradients
+    after the reduce-scatter, the waits and the pipeline's join after them) and on the forward
+    examples, over NCCL-style collectives and the copy-engine pipelines: the result matches the
+    reference on 2 ranks.
+    """
+    modules = [
+        REPO / "tests" / "programs" / "tp_mlp_backward.mlir",
+        EXAMPLES / "multidevice" / "tp_mlp.mlir",
+        EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir",
+    ]
+    run_driver_job(modules, pipelines=("nccl-hidden", "copy-engine-hidden"))
+
+
 def test_hir_run_under_torchrun(tmp_path: Path) -> None:
     """`hir-run` on 2 ranks: a lowered module checked against --reference, outputs saved global."""
     example = EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir"  # its output is sharded
