@@ -163,6 +163,9 @@ class MeshStep:
         self._drop_unread_gathered()
         self.forward = compile(self.forward_imported, "forward")
         self.backward = compile(self.backward_imported, "backward")
+        self._gradient_bases: dict[int, tuple[torch.Tensor, int]] = {}
+        """Per sharded parameter (primal index): the full-shaped gradient last returned, as the
+        base it is a view of, and the base's version after this rank's block was written."""
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -468,6 +471,8 @@ class MeshStep:
                 if result is not view:  # the program wrote another buffer: one copy into the block
                     view.copy_(result.reshape(view.shape))
                 out.append(gradient)
+        for j, (base, _) in self._gradient_bases.items():
+            self._gradient_bases[j] = base, base._version  # this rank's block written
         return out
 
     def _full_gradients(
@@ -484,15 +489,41 @@ class MeshStep:
                 continue
             axis = 0 if kind == "bias" or form == COLUMN_WEIGHT else 1
             n = primal.shape[axis] // D
-            gradient = local[j].new_empty(primal.shape)
-            gradient.narrow(axis, 0, d * n).zero_()
-            gradient.narrow(axis, (d + 1) * n, primal.shape[axis] - (d + 1) * n).zero_()
+            base = self._reusable_base(j, local[j])
+            if base is None:
+                base = local[j].new_empty(primal.shape)
+                base.narrow(axis, 0, d * n).zero_()
+                base.narrow(axis, (d + 1) * n, primal.shape[axis] - (d + 1) * n).zero_()
+                self._gradient_bases[j] = base, base._version
+            # Autograd keeps a tensor it holds the only reference to as the `.grad`; a view shares
+            # the base's version counter, so an in-place change of that `.grad` is seen here.
+            gradient = base.view(primal.shape)
             block = gradient.narrow(axis, d * n, n)
             view = block.t() if kind == "block" and transposed else block
             while view.dim() < len(self._result_shapes[k]):  # the program's leading unit axes
                 view = view.unsqueeze(0)
             full[j] = gradient, view
         return full
+
+    def _reusable_base(self, j: int, like: torch.Tensor) -> torch.Tensor | None:
+        """
+        The full-shaped gradient returned last time, when its zeros can be returned again: nothing
+        holds its memory any more (the `.grad` was set to None, or replaced) and nothing changed it
+        in place since this rank wrote its block. Else None: a new one is zeroed, as a `.grad` still
+        held (gradient accumulation, a reference kept) must not be overwritten.
+        """
+        cached = self._gradient_bases.get(j)
+        if cached is None:
+            return None
+        base, version = cached
+        storage = base.untyped_storage()
+        # References to the memory: `base` and the `storage` wrapper here, nothing else.
+        if torch._C._storage_Use_Count(storage._cdata) != 2 or base._version != version:
+            del self._gradient_bases[j]
+            return None
+        if base.device != like.device or base.dtype != like.dtype:
+            return None
+        return base
 
     @cached_property
     def _result_shapes(self) -> list[torch.Size]:

@@ -300,6 +300,63 @@ def second_signature() -> list[str]:
     return failures
 
 
+def gradient_reuse() -> list[str]:
+    """
+    The full-shaped gradients of the sharded weights: their memory is returned again once the
+    `.grad` is set to None (the other ranks' blocks stay zero), never while a `.grad` or another
+    reference still holds it (gradient accumulation sums), and zeroed again after an in-place change.
+    """
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(6)
+    module = MLP(bias=True, residual=True, activation="gelu")
+    eager = copy.deepcopy(module)
+    layout = "[(stream(2), didx), serial]"
+    compiled = hir.compile(module, (torch.randn(M, H),), [layout], mesh=list(range(world)), param_layouts=PARAMS,
+                           training=True)  # fmt: skip
+    x = torch.randn(M, H)
+    dys = [torch.randn(M, H) for _ in range(3)]
+    failures: list[str] = []
+
+    def step(dy: torch.Tensor) -> None:
+        compiled(rows_of(x, 2, rank, world)).backward(rows_of(dy, 2, rank, world))
+
+    def expected(*grads: torch.Tensor) -> torch.Tensor:
+        eager.zero_grad()
+        for dy in grads:
+            eager(x).backward(dy)
+        return eager.fc2.weight.grad.clone()  # type: ignore[union-attr]
+
+    def compare(what: str, want: torch.Tensor) -> None:
+        failure = shard_check(f"gradient reuse, {what}: fc2.weight", module.fc2.weight.grad, want, "[serial, didx]")
+        failures.extend([failure] if failure else [])
+
+    step(dys[0])
+    compare("first step", expected(dys[0]))
+    module.fc2.weight.grad.add_(1.0)  # type: ignore[union-attr]  # in place, the zeros included
+    module.zero_grad(set_to_none=True)
+    step(dys[1])
+    compare("after an in-place change", expected(dys[1]))
+    address = module.fc2.weight.grad.data_ptr()  # type: ignore[union-attr]
+    module.zero_grad(set_to_none=True)
+    decoy = torch.empty(H, FFN)  # would take the freed memory of a .grad that was not kept for reuse
+    step(dys[2])
+    del decoy
+    compare("memory reused", expected(dys[2]))
+    if module.fc2.weight.grad.data_ptr() != address:  # type: ignore[union-attr]
+        failures.append("gradient reuse: the memory of a .grad set to None was not returned again")
+    kept = module.fc2.weight.grad
+    assert kept is not None
+    snapshot = kept.clone()
+    module.zero_grad(set_to_none=True)
+    step(dys[0])
+    compare("a reference kept", expected(dys[0]))
+    if not torch.equal(kept, snapshot):
+        failures.append("gradient reuse: a gradient the caller still holds was overwritten")
+    step(dys[1])  # no zero_grad: autograd adds to the .grad, which must not have been overwritten first
+    compare("accumulated", expected(dys[0], dys[1]))
+    return failures
+
+
 def main() -> int:
     dist.init_process_group("gloo")
     torch.manual_seed(0)  # every rank builds the same (global) parameters and shards them
@@ -339,7 +396,8 @@ def main() -> int:
         failures += check("gated by the input, fc1 frozen, 1 chunk", gated, 1, "stream-lowering")
         failures += second_signature()
         failures += bf16_step()
-        steps += 6
+        failures += gradient_reuse()
+        steps += 7
     cases = layer_cases()[:1] if quick else layer_cases()
     for name, module, chunks, pipeline, params in cases:
         failures += check(name, module, chunks, pipeline, params=params)
