@@ -73,9 +73,18 @@ def storages_apart(a: torch.Tensor, b: torch.Tensor) -> bool:
     The cheapest test: whether the byte ranges of the two storages are disjoint (then no view of
     one can share a byte with a view of the other); tensors of two allocations always are.
     """
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    pa, pb = sa.data_ptr(), sb.data_ptr()
-    return pa + sa.nbytes() <= pb or pb + sb.nbytes() <= pa
+    return not ranges_meet(storage_range(a), storage_range(b))
+
+
+def storage_range(t: torch.Tensor) -> tuple[int, int]:
+    """The byte range [start, end) of the storage `t` views."""
+    storage = t.untyped_storage()
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+def ranges_meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def overlaps_itself(t: torch.Tensor, budget: int = DEFAULT_BUDGET) -> bool:
