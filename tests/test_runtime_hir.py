@@ -535,6 +535,25 @@ def test_inputs_cannot_be_aliased(make_output: Callable[[torch.Tensor], torch.Te
     assert "set_stream.hir.mlir:2:1: error:" in message
 
 
+TWO_OUTPUTS = """func.func @main(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = fusion.add %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %b = fusion.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}"""
+
+
+def test_preallocated_outputs_cannot_overlap_each_other() -> None:
+    """Two outputs in one storage: overlapping rows are refused, disjoint ones are written in place."""
+    lowered = hir.run_pipeline(hir.parse(TWO_OUTPUTS), "stream-lowering")
+    x, storage = torch.randn(4, 8), torch.full((8, 8), float("nan"))
+    message = located_error(lambda: hir.execute(lowered, [x], outputs=[storage[:4], storage[2:6]]))
+    assert "preallocated outputs #0 and #1 overlap: each needs memory of its own" in message
+    a, b = hir.execute(lowered, [x], outputs=[storage[:4], storage[4:]])
+    assert a.data_ptr() == storage.data_ptr()
+    assert torch.equal(storage[:4], x + x)
+    assert torch.equal(b, x * x)
+
+
 def test_disjoint_parts_of_one_storage_are_not_aliased() -> None:
     module = hir.parse_file(SET_STREAM_HIR)
     storage = torch.randn(8, 8)
