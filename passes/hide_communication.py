@@ -33,17 +33,19 @@ Cost: linear in the function's ops and their operands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
+from hir.dialects.parallel_encoding import layout_of
 from hir.passes.device_constants import DeviceConstants, load_constants
 from hir.passes.overlap_cost import gathered_bytes, gemm_flops, reduced_bytes
 from hir.passes.sharding import is_partial_sum, resharded_operands
@@ -52,14 +54,19 @@ from hir.passes.sharding import is_partial_sum, resharded_operands
 def communication_ms(op: Operation, constants: DeviceConstants) -> float | None:
     """The estimated time of the communication `op` makes, or None where it makes none."""
     if isinstance(op, fusion.SumOp) and is_partial_sum(op):
-        assert isinstance(op.x.type, TensorType)
-        sent = reduced_bytes(op.x.type)
+        sent = _bytes(op.x.type, reduced_bytes)
     elif isinstance(op, fusion.FusionOp) and (resharded := resharded_operands(op)):
-        types = [op.operands[k].type for k in resharded]
-        sent = sum(gathered_bytes(t) for t in types if isinstance(t, TensorType))
+        sent = sum(_bytes(op.operands[k].type, gathered_bytes) for k in resharded)
     else:
         return None
     return constants.nccl_latency_ms + sent / constants.nccl_bytes_per_ms
+
+
+def _bytes(t: Attribute, moved: Callable[[TensorType], float]) -> float:
+    """What `moved` says a tensor of type `t` sends; 0 for one on no mesh (not annotated yet)."""
+    if not isinstance(t, TensorType) or not layout_of(t).mesh:
+        return 0.0
+    return moved(t)
 
 
 def compute_ms(op: Operation, constants: DeviceConstants) -> float:

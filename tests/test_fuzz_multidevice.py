@@ -2,7 +2,8 @@
 Differential fuzzer of `--stream-lowering` over meshes of devices: hypothesis draws a batch of
 random multi-device programs (tests/fuzz/multidevice.py), each with a pipeline (any
 communication backend: nccl, copy-engine with its chunks, ring; either fusion-segment policy;
-`propagate-sharding=true` for a program with unannotated intermediates) and a number of streams,
+`propagate-sharding=true` for a program with unannotated intermediates; half of them after
+`fusion-hide-communication`, as `hir.compile` lowers) and a number of streams,
 and one job of gloo processes on the CPU checks them all against the fusion-level
 reference on the unsharded inputs (tests/fuzz/driver.py), since a job costs seconds to start.
 
@@ -155,7 +156,10 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     if UNANNOTATED in program.facts:
         options.append(PROPAGATE)
     pipeline = "stream-lowering" + (f"{{{' '.join(options)}}}" if options else "")
-    return program, pipeline, draw(st.integers(1, 4))
+    streams = draw(st.integers(1, 4))
+    if draw(st.booleans()):  # hir.compile's order: work no collective waits for moved after one
+        pipeline = f"fusion-hide-communication,{pipeline}"
+    return program, pipeline, streams
 
 
 def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Counter[str]:

@@ -92,3 +92,4 @@ func.func @latency_bound(%dw: tensor<2x4096xbf16, #fusion.parallel<[didx, serial
   %z = fusion.matmul %all, %w : tensor<2x2048x4096xbf16>, tensor<4096x4096xbf16> -> tensor<2x2048x4096xbf16>
   func.return %dw_total, %y, %z : tensor<4096xbf16>, tensor<8192x4096xbf16>, tensor<2x2048x4096xbf16>
 }
+
