@@ -20,8 +20,8 @@ operand is resharded), in order:
    time is mostly latency (twice NCCL's latency or less: a norm's weight gradient) takes none.
 
 Only GEMMs (matmul, linear) count as compute, as in the overlap cost model. A function without
-communication, or with ops that hold regions, is left as written. The order is a valid one for any
-input: an op only moves later, and never after one of its users.
+communication, with ops that hold regions or with several blocks, is left as written. The order
+is a valid one for any input: an op only moves later, and never after one of its users.
 
     %a = fusion.set %g  (all-gather)     ->   %a = fusion.set %g
     %w = fusion.matmul %a^T, %x               %d = fusion.matmul %a, %W
@@ -156,5 +156,5 @@ class HideCommunicationPass(ModulePass):
         except ValueError as err:  # a cache or $HIR_DEVICE_CONSTANTS file that does not read
             raise PassFailedException(f"{self.name}: {err}") from None
         for function in op.walk():
-            if isinstance(function, func.FuncOp) and is_fusion_function(function) and function.body.blocks:
+            if isinstance(function, func.FuncOp) and is_fusion_function(function) and len(function.body.blocks) == 1:
                 hide_communication(function.body.block, constants)
