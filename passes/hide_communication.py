@@ -20,8 +20,9 @@ operand is resharded), in order:
    time is mostly latency (twice NCCL's latency or less: a norm's weight gradient) takes none.
 
 Only GEMMs (matmul, linear) count as compute, as in the overlap cost model. A function without
-communication, with ops that hold regions or with several blocks, is left as written. The order
-is a valid one for any input: an op only moves later, and never after one of its users.
+communication, with ops that hold regions or have effects (not `Pure`), or with several blocks,
+is left as written. The order is a valid one for any input: an op only moves later, and never
+after one of its users.
 
     %a = fusion.set %g  (all-gather)     ->   %a = fusion.set %g
     %w = fusion.matmul %a^T, %x               %d = fusion.matmul %a, %W
@@ -41,6 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
@@ -107,8 +109,8 @@ def hide_communication(block: Block, constants: DeviceConstants) -> bool:
     """Reorders `block` as the module docstring says; True if anything moved."""
     ops = list(block.ops)
     terminator = ops.pop() if ops and isinstance(ops[-1], func.ReturnOp) else None
-    if any(op.regions for op in ops):
-        return False
+    if any(op.regions or not op.has_trait(Pure) for op in ops):
+        return False  # an op with effects keeps its place, and so does everything around it
     comm = {op: ms for op in ops if (ms := communication_ms(op, constants)) is not None}
     if not comm:
         return False
