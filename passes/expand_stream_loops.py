@@ -22,7 +22,9 @@ becomes
     }
 
 With `peel_first` and constant bounds, the first iteration of the main loop is emitted as
-straight-line code between the two loops, and the main loop starts one step later.
+straight-line code between the two loops, and the main loop starts one step later. A loop of one
+iteration (constant bounds) is straight-line code on `%main`, its worker: `hir.set_current_stream
+%main`, then `work` with `%i` the lower bound and `%s` replaced by `%main` (no fork, no join).
 
 `join=chain` joins the workers into each other instead of into `%main` in every iteration:
 the main loop ends with `work`, and after it
@@ -153,12 +155,32 @@ def peel_first_iteration(loop: hir.ForOp) -> list[Operation]:
     return [*peeled, start]
 
 
+def single_iteration(loop: hir.StreamForOp) -> list[Operation] | None:
+    """
+    A loop of one iteration (constant bounds) as straight-line code on `%main`, its worker: a fork
+    and a join of one worker would only make `%main` wait for work it could have run itself (two
+    stream switches and two event waits of host time). None for any other loop.
+    """
+    bounds = [constant_value(v) for v in (loop.lb, loop.ub, loop.step)]
+    if None in bounds or len(range(*bounds)) != 1:  # type: ignore[arg-type]
+        return None
+    loop.induction_var.replace_all_uses_with(loop.lb)
+    loop.worker.replace_all_uses_with(loop.main)
+    work = [op for op in loop.body.block.ops if not isinstance(op, hir.YieldOp)]
+    for op in work:
+        op.detach()
+    return [hir.SetCurrentStreamOp(loop.main), *work]
+
+
 @dataclass
 class ExpandStreamFor(RewritePattern):
     join_caller: bool
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.StreamForOp, rewriter: PatternRewriter) -> None:
+        if (inlined := single_iteration(op)) is not None:
+            rewriter.replace(op, inlined, [])
+            return
         fork, main = fork_loop(op), main_loop(op, self.join_caller, rewriter)
         peeled = peel_first_iteration(main) if op.peel_first is not None else []
         join = [] if self.join_caller else chain_join(op)

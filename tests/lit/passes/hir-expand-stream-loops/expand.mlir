@@ -167,3 +167,41 @@ func.func @nested() {
   }
   func.return
 }
+
+// -----
+
+// A loop of one iteration (constant bounds: rows in one chunk) runs on the caller's stream, as
+// straight-line code: no fork, no worker, no join. Its worker stream is the caller's: a switch to
+// it (here after a copy-engine style comm stream, which waits for it) names %main.
+
+// CHECK-LABEL: func.func @one_iteration(
+// CHECK:         %main = hir.get_current_stream
+// CHECK-NEXT:    %comm = hir.stream %n
+// CHECK-NEXT:    hir.set_current_stream %main
+// CHECK-NEXT:    %row = hir.alias_select %a[%c0] axis 0
+// CHECK-NEXT:    %out = hir.alias_select %b[%c0] axis 0
+// CHECK-NEXT:    hir.launch ins(%x = %row : {{.*}}) outs(%out : {{.*}}) {
+// CHECK:         hir.set_current_stream %comm
+// CHECK-NEXT:    hir.synchronize %main
+// CHECK-NEXT:    hir.set_current_stream %main
+// CHECK-NEXT:    func.return
+// CHECK-NOT:     hir.for
+func.func @one_iteration(%a: memref<1x8xf32>, %b: memref<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = hir.num_streams
+  %main = hir.get_current_stream
+  %comm = hir.stream %n
+  hir.stream_for %i = %c0 to %c1 step %c1 streams(%s) of %n from %main {
+    %row = hir.alias_select %a[%i] axis 0 : memref<1x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+    %out = hir.alias_select %b[%i] axis 0 : memref<1x8xf32> -> memref<8xf32, strided<[1], offset: ?>>
+    hir.launch ins(%x = %row : memref<8xf32, strided<[1], offset: ?>>) outs(%out : memref<8xf32, strided<[1], offset: ?>>) {
+      %y = fusion.relu %x : tensor<8xf32> -> tensor<8xf32>
+      hir.yield %y : tensor<8xf32>
+    }
+    hir.set_current_stream %comm
+    hir.synchronize %s
+    hir.set_current_stream %s
+  }
+  func.return
+}
