@@ -62,7 +62,7 @@ from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -308,6 +308,11 @@ def stream_axes_correspond(producer: Operation, consumer: Operation, operand_ind
         return False
     assert produced.stream_axis is not None
     assert consumed.stream_axis is not None
+    # An extent-1 stream axis broadcast into a longer (or an empty) one is another iteration space.
+    produced_type, consumed_type = producer.results[0].type, consumer.results[0].type
+    assert isinstance(produced_type, TensorType) and isinstance(consumed_type, TensorType)
+    if produced_type.get_shape()[produced.stream_axis] != consumed_type.get_shape()[consumed.stream_axis]:
+        return False
     sources = consumer.axis_map()[consumed.stream_axis]
     return (operand_index, produced.stream_axis) in sources
 

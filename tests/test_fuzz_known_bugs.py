@@ -338,3 +338,24 @@ def test_packed_shard_slots_on_two_ranks(backend: str) -> None:
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     assert result.returncode == 0, output
     assert "1 output matches)" in result.stdout, output
+
+
+BUG19 = """
+func.func @main(%a: tensor<1x2x3xf32>, %b: tensor<4x3x5xf32>) -> (tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>) {
+  %p = fusion.relu %a : tensor<1x2x3xf32> -> tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>
+  %q = fusion.matmul %p, %b : tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x3x5xf32> -> tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>
+  func.return %p, %q : tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>
+}
+"""
+
+
+@pytest.mark.parametrize("policy", ["standalone-host-ops", "resharding-only"])
+def test_bug19_extent_one_stream_axis_broadcast_stays_out_of_the_segment(policy: str) -> None:
+    """
+    A matmul broadcasting its operand's extent-1 stream axis into a stream axis of 4: fusion-segment
+    kept the two in one segment (the axis map relates the axes), whose loops would run 1 and 4
+    iterations, and convert-fusion-to-hir refused it. Lowered and run against the reference.
+    """
+    from fuzz.check import RunOptions, check_lowering
+
+    assert check_lowering(BUG19, RunOptions(num_streams=2, policy=policy)) is not None

@@ -116,3 +116,16 @@ func.func @stream_operand_serial_results(%x: tensor<4x8xf32, #fusion.parallel<[s
   %n = fusion.neg %e : tensor<4x8xf32> -> tensor<4x8xf32>
   func.return %n : tensor<4x8xf32>
 }
+
+// A batched matmul broadcasts its first operand's extent-1 stream axis into the result's stream
+// axis of 4: the two loops would run 1 and 4 iterations, so the relu and the matmul stay apart
+// (the loops' iteration spaces differ even though the axis map relates the axes).
+// CHECK-LABEL: func.func @broadcast_extent_one_stream_axis(
+func.func @broadcast_extent_one_stream_axis(%a: tensor<1x2x3xf32>, %b: tensor<4x3x5xf32>) -> (tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>) {
+  // CHECK-NEXT: %p = fusion.relu %a
+  // CHECK-NEXT: %q = fusion.matmul %p, %b
+  // CHECK-NEXT: func.return %p, %q
+  %p = fusion.relu %a : tensor<1x2x3xf32> -> tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>
+  %q = fusion.matmul %p, %b : tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x3x5xf32> -> tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>
+  func.return %p, %q : tensor<1x2x3xf32, #fusion.parallel<[stream, serial, serial]>>, tensor<4x2x5xf32, #fusion.parallel<[stream, serial, serial]>>
+}
