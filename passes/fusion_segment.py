@@ -310,7 +310,8 @@ def stream_axes_correspond(producer: Operation, consumer: Operation, operand_ind
     assert consumed.stream_axis is not None
     # An extent-1 stream axis broadcast into a longer (or an empty) one is another iteration space.
     produced_type, consumed_type = producer.results[0].type, consumer.results[0].type
-    assert isinstance(produced_type, TensorType) and isinstance(consumed_type, TensorType)
+    assert isinstance(produced_type, TensorType)
+    assert isinstance(consumed_type, TensorType)
     if produced_type.get_shape()[produced.stream_axis] != consumed_type.get_shape()[consumed.stream_axis]:
         return False
     sources = consumer.axis_map()[consumed.stream_axis]
