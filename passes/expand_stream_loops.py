@@ -161,8 +161,7 @@ def single_iteration(loop: hir.StreamForOp) -> list[Operation] | None:
     and a join of one worker would only make `%main` wait for work it could have run itself (two
     stream switches and two event waits of host time). None for any other loop.
     """
-    bounds = [constant_value(v) for v in (loop.lb, loop.ub, loop.step)]
-    if None in bounds or len(range(*bounds)) != 1:  # type: ignore[arg-type]
+    if loop.single_iteration() is None:
         return None
     loop.induction_var.replace_all_uses_with(loop.lb)
     loop.worker.replace_all_uses_with(loop.main)

@@ -176,6 +176,16 @@ def stream_for(op: hir.StreamForOp, compiler: CompileContext) -> Step:
     num_streams, main = compiler.slot(op.num_streams), compiler.slot(op.main)
     iv, worker = compiler.slot(op.induction_var), compiler.slot(op.worker)
     body = compiler.compile_block(op.body.block)
+    if (first := op.single_iteration()) is not None:
+
+        def on_caller(frame: Frame) -> None:  # one iteration: `main` is its worker (no fork, no join)
+            env = frame.env
+            caller = env[main]
+            frame.streams.set_current(caller)
+            env[iv], env[worker] = first, caller
+            body.run(frame)
+
+        return on_caller
 
     def step(frame: Frame) -> None:
         env, streams = frame.env, frame.streams

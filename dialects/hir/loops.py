@@ -203,6 +203,8 @@ class StreamForOp(IRDLOperation):
     i makes its worker current, runs the body, makes `main` current again and has it wait for
     the worker (the join). So after the loop `main` is current (unchanged with no iteration) and
     has waited for all the work. The body may switch streams; the join waits for the worker only.
+    A loop of one iteration with constant bounds runs it on `main` itself (`%s` is `main`, made
+    current; no fork, no join): a worker would only make `main` wait for work it can run.
 
     `peel_first` asks `hir-expand-stream-loops` to emit the first iteration as straight-line code
     after the fork, when the bounds are constants: a schedule hint that never changes results.
@@ -262,6 +264,15 @@ class StreamForOp(IRDLOperation):
     def worker(self) -> SSAValue:
         """The block argument holding iteration i's pool stream."""
         return self.body.block.args[1]
+
+    def single_iteration(self) -> int | None:
+        """The one index of a loop whose bounds are constants and that runs one iteration (which
+        runs on `main`: no fork, no join), else None."""
+        bounds = [constant_index(v) for v in (self.lb, self.ub, self.step)]
+        if None in bounds or bounds[2] == 0:
+            return None
+        indices = range(*bounds)  # type: ignore[arg-type]
+        return indices[0] if len(indices) == 1 else None
 
     def effects(self) -> set[EffectInstance]:
         # Besides its body's effects: it switches the current stream and enqueues the fork/join waits.
