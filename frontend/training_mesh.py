@@ -517,8 +517,9 @@ class MeshStep:
             return None
         base, version = cached
         storage = base.untyped_storage()
+        use_count = getattr(torch._C, "_storage_Use_Count", None)  # torch's own, as cudagraph trees use it
         # References to the memory: `base` and the `storage` wrapper here, nothing else.
-        if torch._C._storage_Use_Count(storage._cdata) != 2 or base._version != version:
+        if use_count is None or use_count(storage._cdata) != 2 or base._version != version:
             del self._gradient_bases[j]
             return None
         if base.device != like.device or base.dtype != like.dtype:
