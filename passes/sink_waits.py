@@ -35,6 +35,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import MemoryEffectKind
 
 from hir.dialects import hir
 from hir.passes.hir_loop_fusion import root_buffer
@@ -59,15 +60,15 @@ class Access:
     writes: Roots = field(default_factory=set)
 
     def add(self, op: Operation) -> None:
-        """What `op` reads and writes: a launch its ins and outs, a collective its roles, any other
-        op with buffer operands (outside _NEUTRAL) each of them both ways."""
+        """What `op` reads and writes, as its declared effects say (an hir op's `effects()`); an op
+        that declares none, each of its buffer operands both ways."""
         if isinstance(op, _NEUTRAL):
             return
-        if isinstance(op, hir.LaunchOp):
-            read, written = list(op.ins), list(op.outs)
-        elif isinstance(op, hir.CommunicationOp):
-            read = [getattr(op, n) for n in op.READ_OPERANDS]
-            written = [getattr(op, n) for n in op.WRITTEN_OPERANDS]
+        if op.has_trait(hir.HirEffects):
+            effects = op.effects()  # type: ignore[attr-defined]
+            buffers = [e for e in effects if e.value is not None and isinstance(e.value.type, MemRefType)]
+            read = [e.value for e in buffers if e.kind == MemoryEffectKind.READ]
+            written = [e.value for e in buffers if e.kind == MemoryEffectKind.WRITE]
         else:
             read = written = [v for v in op.operands if isinstance(v.type, MemRefType)]
         self.reads |= {_root(v) for v in read}
