@@ -55,12 +55,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from hir.dialects import hir
+from hir.dialects.hir.base import constant_index
 from hir.pipeline import one_of, require_one_of
 
 
@@ -133,19 +134,12 @@ def chain_join(loop: hir.StreamForOp) -> list[Operation]:
     return [one, chain, last, last_stream, hir.SetCurrentStreamOp(loop.main), hir.SynchronizeOp(last_stream.result)]
 
 
-def constant_value(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def peel_first_iteration(loop: hir.ForOp) -> list[Operation]:
     """
     Iteration `lb` of `loop` as straight-line code, and `lb + step`, which `loop` then starts
     from; nothing when the bounds are not constants or the loop runs no iteration.
     """
-    bounds = [constant_value(v) for v in (loop.lb, loop.ub, loop.step)]
+    bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
     if None in bounds or not range(*bounds):  # type: ignore[arg-type]
         return []
     mapping: dict[SSAValue, SSAValue] = {loop.induction_var: loop.lb}
