@@ -75,11 +75,6 @@ def layer_norm(
     return F.layer_norm(x, normalized_shape, weight, bias, eps)
 
 
-@layer_norm.register_fake
-def _(x: torch.Tensor, *args: Any) -> torch.Tensor:
-    return torch.empty_like(x)
-
-
 @torch.library.custom_op("hir::layer_norm_backward", mutates_args=())
 def layer_norm_backward(
     grad: torch.Tensor, x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float
@@ -88,19 +83,9 @@ def layer_norm_backward(
     return layer_norm_input_gradient(grad, x, normalized_shape, weight, eps)
 
 
-@layer_norm_backward.register_fake
-def _(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
-    return torch.empty_like(x)
-
-
 @torch.library.custom_op("hir::rms_norm", mutates_args=())
 def rms_norm(x: torch.Tensor, normalized_shape: list[int], weight: torch.Tensor | None, eps: float) -> torch.Tensor:
     return F.rms_norm(x, normalized_shape, weight, eps)
-
-
-@rms_norm.register_fake
-def _(x: torch.Tensor, *args: Any) -> torch.Tensor:
-    return torch.empty_like(x)
 
 
 @torch.library.custom_op("hir::rms_norm_backward", mutates_args=())
@@ -111,9 +96,20 @@ def rms_norm_backward(
     return rms_norm_input_gradient(grad, x, normalized_shape, weight, eps)
 
 
-@rms_norm_backward.register_fake
-def _(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+def _shaped_as_input(x: torch.Tensor, *args: Any) -> torch.Tensor:
+    """A norm's result on fake tensors: the input's shape."""
     return torch.empty_like(x)
+
+
+def _shaped_as_second(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    """A norm's input gradient on fake tensors: the input's (second operand's) shape."""
+    return torch.empty_like(x)
+
+
+for _norm in (layer_norm, rms_norm):
+    _norm.register_fake(_shaped_as_input)
+for _gradient in (layer_norm_backward, rms_norm_backward):
+    _gradient.register_fake(_shaped_as_second)
 
 
 class _Attention(torch.autograd.Function):
