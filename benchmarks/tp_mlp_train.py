@@ -377,7 +377,34 @@ def measure_tp(
     rows = [
         (name, max_over_ranks(times[name], device.type), max_over_ranks(errors[name], device.type)) for name in steps
     ]
+    if args.back_to_back:
+        report_back_to_back(hidden, M, steps, args.reps, device)
     return block.name, rows
+
+
+def report_back_to_back(
+    hidden: int, M: int, steps: dict[str, Callable[[], torch.Tensor]], reps: int, device: torch.device
+) -> None:
+    """
+    Each variant's `reps` steps run back to back, as a training loop runs them (one barrier and
+    synchronization before, one after): the host's time to issue a step and the wall time per step
+    (ms, max over ranks). Where the host's time nears the wall time, the host is the limit, and a
+    step timed from an idle device (the table) also waits for the host.
+    """
+    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    for name, step in steps.items():
+        dist.barrier()
+        synchronize()
+        began = time.perf_counter()
+        for _ in range(reps):
+            step()
+        issued = time.perf_counter()
+        synchronize()
+        ended = time.perf_counter()
+        host = max_over_ranks((issued - began) * 1e3 / reps, device.type)
+        wall = max_over_ranks((ended - began) * 1e3 / reps, device.type)
+        if dist.get_rank() == 0:
+            print(f"back to back: H={hidden} M={M} {name}: host {host:.3f} ms/step, wall {wall:.3f} ms/step")
 
 
 def tp_main(args: argparse.Namespace) -> int:
@@ -432,6 +459,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile takes a while)")
+    p.add_argument(
+        "--back-to-back",
+        action="store_true",
+        help="under torchrun: also run each variant's steps back to back and print the host's and the wall time per step",
+    )
     p.add_argument(
         "--cuda-graph",
         action="store_true",

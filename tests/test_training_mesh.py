@@ -133,11 +133,13 @@ def test_a_function_is_refused_on_a_mesh() -> None:
 @pytest.mark.parametrize("block", ["mlp", "layer"])
 def test_tp_training_benchmark_on_cpu(block: str) -> None:
     """benchmarks/tp_mlp_train.py under 2 gloo ranks: eager TP and a hir variant, checked against eager."""
-    argv = ["--device", "cpu", "--block", block, "--reps", "1", "--warmup", "0"]
+    argv = ["--device", "cpu", "--block", block, "--reps", "1", "--warmup", "0", "--back-to-back"]
     variants = ["--variants", "stream-lowering:2:chunks=2"]
     result = run_ranks([str(REPO / "benchmarks" / "tp_mlp_train.py"), *argv, *variants], timeout=300)
     assert result.returncode == 0, _output(result)
     assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", result.stdout)
+    for variant in ("eager", "hir stream-lowering:2:chunks=2"):  # --back-to-back: host and wall time per step
+        assert re.search(rf"back to back: .* {re.escape(variant)}: host \d+\.\d+ ms/step, wall \d+\.\d+", result.stdout)
     assert "eager" in result.stdout
     assert ("TP transformer layer" in result.stdout) == (block == "layer")
 
