@@ -49,7 +49,7 @@ from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import layout_of
 from hir.passes.device_constants import DeviceConstants, load_constants
-from hir.passes.overlap_cost import gathered_bytes, gemm_flops, reduced_bytes
+from hir.passes.overlap_cost import gathered_bytes, gemm_flops, gemm_ms, reduced_bytes
 from hir.passes.sharding import is_partial_sum, resharded_operands
 
 
@@ -72,8 +72,9 @@ def _bytes(t: Attribute, moved: Callable[[TensorType], float]) -> float:
 
 
 def compute_ms(op: Operation, constants: DeviceConstants) -> float:
+    """The estimated time of `op`'s GEMM (0 for an op that is none), as the overlap cost model's."""
     flops = gemm_flops(op)
-    return constants.gemm_latency_ms + flops / constants.gemm_flop_per_ms if flops else 0.0
+    return gemm_ms(flops, constants) if flops else 0.0
 
 
 @dataclass
