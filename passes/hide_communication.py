@@ -49,7 +49,7 @@ from hir.dialects import fusion
 from hir.dialects.functions import is_fusion_function
 from hir.dialects.parallel_encoding import layout_of
 from hir.passes.device_constants import DeviceConstants, load_constants
-from hir.passes.overlap_cost import gathered_bytes, gemm_flops, gemm_ms, reduced_bytes
+from hir.passes.overlap_cost import collective_ms, gathered_bytes, gemm_flops, gemm_ms, reduced_bytes
 from hir.passes.sharding import is_partial_sum, resharded_operands
 
 
@@ -61,7 +61,7 @@ def communication_ms(op: Operation, constants: DeviceConstants) -> float | None:
         sent = sum(_bytes(op.operands[k].type, gathered_bytes) for k in resharded)
     else:
         return None
-    return constants.nccl_latency_ms + sent / constants.nccl_bytes_per_ms
+    return collective_ms(sent, constants)
 
 
 def _bytes(t: Attribute, moved: Callable[[TensorType], float]) -> float:

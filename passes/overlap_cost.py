@@ -182,7 +182,12 @@ def gemm_ms(flops: float, constants: DeviceConstants, pieces: int = 1) -> float:
 
 def nccl_ms(t: Transfer, constants: DeviceConstants) -> float:
     """The transfer as one NCCL collective."""
-    return constants.nccl_latency_ms + t.bytes_per_device / constants.nccl_bytes_per_ms
+    return collective_ms(t.bytes_per_device, constants)
+
+
+def collective_ms(bytes_per_device: float, constants: DeviceConstants) -> float:
+    """One NCCL collective in which each device sends or receives `bytes_per_device`."""
+    return constants.nccl_latency_ms + bytes_per_device / constants.nccl_bytes_per_ms
 
 
 def serial_ms(work: Workload, constants: DeviceConstants, replay: bool) -> tuple[float, float]:
