@@ -31,17 +31,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import MemoryEffectKind
+from xdsl.traits import MemoryEffectKind, get_effects
 
 from hir.dialects import hir
 from hir.passes.hir_loop_fusion import root_buffer
 
-_NEUTRAL = (hir.AllocateOp, hir.AliasSelectOp, hir.AliasChunkOp, hir.PeerViewOp, arith.ConstantOp)
-"""Ops that neither touch buffer contents nor the streams: a wait moves past them."""
+
+def _neutral(op: Operation) -> bool:
+    """Whether `op` declares that it touches neither buffer contents nor the streams (a view, an
+    allocation, a constant): a wait moves past it."""
+    effects = get_effects(op)
+    return effects is not None and all(e.kind == MemoryEffectKind.ALLOC for e in effects)
+
 
 Roots = set[SSAValue | None]
 """Root buffers (None: one that may alias any other)."""
@@ -62,7 +66,7 @@ class Access:
     def add(self, op: Operation) -> None:
         """What `op` reads and writes, as its declared effects say (an hir op's `effects()`); an op
         that declares none, each of its buffer operands both ways."""
-        if isinstance(op, _NEUTRAL):
+        if _neutral(op):
             return
         if op.has_trait(hir.HirEffects):
             effects = op.effects()  # type: ignore[attr-defined]
@@ -115,7 +119,7 @@ def sink_wait(wait: hir.WaitOp | hir.SynchronizeOp) -> bool:
             if launch.conflicts(awaited):
                 break
             passed_launch = True
-        elif not isinstance(stop, _NEUTRAL):
+        elif not _neutral(stop):
             break
         stop = stop.next_op
     if not passed_launch or stop is None:
