@@ -282,14 +282,15 @@ SET_STREAM_HIR = "examples/set_stream.hir.mlir"
 def test_runs_on_a_gpu_reuse_the_devices_stream_and_event_objects() -> None:
     program = hir.compile_program(hir.parse_file(SET_STREAM_HIR))
     x = torch.randn(4, 8, device="cuda")
-    (y,) = program([x], num_streams=2)
     shared = runtime_streams.cuda_device(x.device.index)
+    known = set(shared.events)  # earlier tests of this process leave theirs
+    (y,) = program([x], num_streams=2)
     events, streams = dict(shared.events), dict(shared.streams)
     for _ in range(3):
         (y,) = program([x], num_streams=2)
     assert shared.events == events
     assert shared.streams == streams
-    assert len(events) == 3  # the caller's stream and the two pool streams
+    assert len(events.keys() - known) <= 3  # at most the caller's stream and the two pool streams
     torch.testing.assert_close(y, x)
 
 
