@@ -458,6 +458,52 @@ def test_t5_relative_position_buckets() -> None:
     _check(T5RelativeBias(), (torch.randn(2, 4, 16, 16),), (torch.randn(2, 4, 16, 16),))
 
 
+# -- convolutions: a ViT's patch embedding (timm), Whisper's conv stem, Mamba's causal depthwise conv --
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, img_size=16, patch_size=4, in_chans=3, embed_dim=32):
+        super().__init__()
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, embed_dim))
+        self.pos_embed = nn.Parameter(torch.randn(1, (img_size // patch_size) ** 2 + 1, embed_dim) * 0.02)
+        self.norm = nn.LayerNorm(embed_dim)
+
+    def forward(self, x):
+        x = self.proj(x).flatten(2).transpose(1, 2)  # BCHW -> BNC
+        x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)
+        return self.norm(x + self.pos_embed)
+
+
+class ConvStem(nn.Module):
+    def __init__(self, n_mels=8, n_state=16, n_ctx=5, d_conv=4):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_mels, n_state, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(n_state, n_state, kernel_size=3, stride=2, padding=1)
+        self.register_buffer("positional_embedding", torch.randn(n_ctx, n_state))
+        self.conv1d = nn.Conv1d(n_state, n_state, kernel_size=d_conv, groups=n_state, padding=d_conv - 1)
+
+    def forward(self, x):
+        x = F.gelu(self.conv1(x))
+        x = F.gelu(self.conv2(x))
+        x = x.permute(0, 2, 1) + self.positional_embedding  # Whisper's AudioEncoder
+        length = x.shape[1]
+        return F.silu(self.conv1d(x.transpose(1, 2))[..., :length]).transpose(1, 2)  # Mamba's causal conv
+
+
+def test_vit_patch_embedding() -> None:
+    """A Conv2d whose stride is its kernel: the patches are a reshape of the image, one matmul."""
+    torch.manual_seed(0)
+    compiled = _check(PatchEmbed(), (torch.randn(2, 3, 16, 16),), (torch.randn(2, 3, 16, 16),))
+    assert "fusion.slice" not in compiled.fusion_text
+
+
+def test_conv1d_stems() -> None:
+    """Padded, strided and depthwise Conv1d: a strided slice of the padded input per kernel position."""
+    torch.manual_seed(0)
+    _check(ConvStem(), (torch.randn(2, 8, 10),), (torch.randn(2, 8, 10),))
+
+
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 BLOCKS = {

@@ -176,6 +176,14 @@ CASES: tuple[Case, ...] = (
     Case("torch.prod", lambda x: torch.prod(x, dim=-1) + x.prod(), _x(4, 8)),
     Case("torch.cumprod", lambda x: torch.cumprod(x, dim=-1), _x(4, 8)),
     Case("torch.diagonal", lambda x: torch.diagonal(x, 1) + torch.diag(x[:, :4]).sum(), _x(4, 8)),
+    Case("nn.Conv2d (patches)", nn.Conv2d(3, 8, 4, stride=4), _x(2, 3, 8, 12)),
+    Case(
+        "F.conv1d (padding, stride, groups)",
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2),
+        _xs((2, 4, 9), (6, 2, 3), (6,)),
+    ),
+    Case("F.conv2d (dilation)", lambda x, w: F.conv2d(x, w, padding=2, dilation=2), _xs((1, 2, 7, 6), (3, 2, 3, 3))),
+    Case("F.conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2), _xs((1, 3, 4, 4), (3, 4, 2, 2))),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
 )
