@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
@@ -177,8 +178,16 @@ def import_program(
             raise located_error(node, f"inputs of kind {spec.kind.name} are not supported")
         if not isinstance(value, torch.Tensor):
             raise located_error(node, f"{what} is not a tensor")
+        shape, dtype = tuple(value.shape), value.dtype
+        if dtype.is_complex:  # carried as its view_as_real pairs (frontend/aten_complex.py)
+            if source.kind == "user":
+                raise FrontendError(
+                    f"<inputs>: error: argument '{source.name}' is a {dtype} tensor: pass torch.view_as_real of it"
+                )
+            source.tensor = torch.view_as_real(source.tensor)
+            shape, dtype = (*shape, 2), real_dtype(dtype)
         try:
-            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), source.layout, what, source)
+            t = mode.input_type(shape, element_type(dtype, node), source.layout, what, source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
@@ -203,6 +212,10 @@ def import_program(
             for k, (out, layout) in enumerate(zip(outputs, layouts)):
                 if not isinstance(out, Node):
                     raise FrontendError(f"<outputs>: error: output #{k} is not a tensor computed by the program")
+                if out.meta["val"].dtype.is_complex:
+                    raise located_error(
+                        out, f"output #{k} is a {out.meta['val'].dtype} tensor: return torch.view_as_real of it"
+                    )
                 emitter.where, emitter.name_hint = "<outputs>", None
                 try:
                     results.append(mode.output(emitter, env[out], tuple(out.meta["val"].shape), layout, f"output #{k}"))
@@ -240,6 +253,10 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
         values, index = node.args
         return env[values][index] if isinstance(env.get(values), tuple) else None
     builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target) or TRAINING_OPS_TABLE.get(node.target)
+    if is_complex_node(node):
+        builder = COMPLEX_TABLE.get(node.target)
+        if builder is None:
+            raise located_error(node, f"{_op_name(node.target)} on complex tensors is not supported")
     if builder is None:
         raise located_error(
             node, f"{_op_name(node.target)} is not supported by the fusion dialect (no entry in the ATen table)"

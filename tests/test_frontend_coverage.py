@@ -25,6 +25,7 @@ UNSUPPORTED = {
     "Tensor.scatter_add": "aten.scatter_add.default is not supported",
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "x[idx] = v (scatter)": "scatters values, which fusion does not have",
+    "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",
     "F.conv_transpose2d": "a transposed convolution (ConvTranspose) is not supported",
 }
 """Cases the fusion dialect has no op for (their rows say `no`), and the errors they get."""

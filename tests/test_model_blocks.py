@@ -458,6 +458,105 @@ def test_t5_relative_position_buckets() -> None:
     _check(T5RelativeBias(), (torch.randn(2, 4, 16, 16),), (torch.randn(2, 4, 16, 16),))
 
 
+# -- Meta's Llama (llama/model.py): rotary embeddings as complex products ---------------------------
+
+
+def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    t = torch.arange(end, device=freqs.device)
+    freqs = torch.outer(t, freqs).float()
+    return torch.polar(torch.ones_like(freqs), freqs)  # complex64
+
+
+def reshape_for_broadcast(freqs_cis, x):
+    ndim = x.ndim
+    shape = [d if i == 1 or i == ndim - 1 else 1 for i, d in enumerate(x.shape)]
+    return freqs_cis.view(*shape)
+
+
+def apply_rotary_emb(xq, xk, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = reshape_for_broadcast(freqs_cis, xq_)
+    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+
+class MetaRMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.rand(dim) + 0.5)
+
+    def forward(self, x):
+        return (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+
+
+class MetaTransformerBlock(nn.Module):
+    def __init__(self, dim=32, n_heads=4, n_kv_heads=2, max_seq_len=16):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
+        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
+        self.w1, self.w3 = nn.Linear(dim, 64, bias=False), nn.Linear(dim, 64, bias=False)
+        self.w2 = nn.Linear(64, dim, bias=False)
+        self.attention_norm, self.ffn_norm = MetaRMSNorm(dim), MetaRMSNorm(dim)
+        self.register_buffer("freqs_cis", precompute_freqs_cis(self.head_dim, max_seq_len * 2), persistent=False)
+
+    def attention(self, x, start_pos, freqs_cis, mask):
+        bsz, seqlen, _ = x.shape
+        xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim)
+        xk = self.wk(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim)
+        xv = self.wv(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim)
+        xq, xk = apply_rotary_emb(xq, xk, freqs_cis=freqs_cis)
+        n_rep = self.n_heads // self.n_kv_heads
+        keys = torch.repeat_interleave(xk, dim=2, repeats=n_rep)
+        values = torch.repeat_interleave(xv, dim=2, repeats=n_rep)
+        xq, keys, values = xq.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
+        scores = torch.matmul(xq, keys.transpose(2, 3)) / math.sqrt(self.head_dim)
+        scores = F.softmax((scores + mask).float(), dim=-1).type_as(xq)
+        output = torch.matmul(scores, values).transpose(1, 2).contiguous().view(bsz, seqlen, -1)
+        return self.wo(output)
+
+    def forward(self, x, start_pos: int = 0):
+        seqlen = x.shape[1]
+        freqs_cis = self.freqs_cis[start_pos : start_pos + seqlen]
+        mask = torch.full((seqlen, seqlen), float("-inf"), device=x.device)
+        mask = torch.triu(mask, diagonal=1)
+        mask = torch.hstack([torch.zeros((seqlen, start_pos), device=x.device), mask]).type_as(x)
+        h = x + self.attention(self.attention_norm(x), start_pos, freqs_cis, mask)
+        return h + self.w2(F.silu(self.w1(self.ffn_norm(h))) * self.w3(self.ffn_norm(h)))
+
+
+class ComplexArgument(nn.Module):
+    def forward(self, x, freqs_cis):
+        return torch.view_as_real(torch.view_as_complex(x) * freqs_cis)
+
+
+class ComplexResult(nn.Module):
+    def forward(self, x):
+        return torch.view_as_complex(x) * 2
+
+
+def test_meta_llama_block_with_complex_rotary_embeddings() -> None:
+    """The complex64 `freqs_cis` buffer is passed as its view_as_real pairs; the products are of the parts."""
+    torch.manual_seed(0)
+    block = MetaTransformerBlock()
+    assert block.freqs_cis.dtype == torch.complex64
+    _check(block, (torch.randn(2, 8, 32),), (torch.randn(2, 8, 32),))
+
+
+def test_complex_arguments_and_results_are_errors() -> None:
+    z = torch.randn(4, 2)
+    with pytest.raises(FrontendError, match=r"<inputs>: error: argument 'freqs_cis' is a torch.complex64 tensor"):
+        hir.compile(ComplexArgument(), (z, torch.randn(4, dtype=torch.complex64)))
+    with pytest.raises(FrontendError, match=r"test_model_blocks.py:\d+: error: output #0 is a torch.complex64 tensor"):
+        hir.compile(ComplexResult(), (z,))
+
+
 # -- convolutions: a ViT's patch embedding (timm), Whisper's conv stem, Mamba's causal depthwise conv --
 
 

@@ -176,6 +176,12 @@ CASES: tuple[Case, ...] = (
     Case("torch.prod", lambda x: torch.prod(x, dim=-1) + x.prod(), _x(4, 8)),
     Case("torch.cumprod", lambda x: torch.cumprod(x, dim=-1), _x(4, 8)),
     Case("torch.diagonal", lambda x: torch.diagonal(x, 1) + torch.diag(x[:, :4]).sum(), _x(4, 8)),
+    Case(
+        "torch.view_as_complex, torch.polar",
+        lambda x, a: torch.view_as_real(torch.view_as_complex(x.view(4, 4, 2)) * torch.polar(a.abs(), a)).flatten(1),
+        _xs((4, 8), (4, 4)),
+    ),
+    Case("torch.exp (complex)", lambda x: torch.view_as_real(torch.exp(torch.view_as_complex(x))), _x(4, 2)),
     Case("nn.Conv2d (patches)", nn.Conv2d(3, 8, 4, stride=4), _x(2, 3, 8, 12)),
     Case(
         "F.conv1d (padding, stride, groups)",
