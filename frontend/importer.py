@@ -55,6 +55,14 @@ class Signature:
     num_user_inputs: int = 0
     num_outputs: int = 0
     out_layouts: list[str | None] = field(default_factory=list)
+    out_spec: Any = None
+    """torch's pytree spec of what the function returns (a tensor, a tuple, a dict, nested): `structured`."""
+
+    def structured(self, results: Sequence[Any]) -> Any:
+        """The program's results (flat, in order) in the structure the function returns: `(h,)` stays a tuple."""
+        if self.out_spec is None:
+            return results[0] if len(results) == 1 else tuple(results)
+        return torch.utils._pytree.tree_unflatten(list(results), self.out_spec)
 
 
 @dataclass
@@ -222,6 +230,7 @@ def import_program(
                 except LayoutError as err:
                     raise FrontendError(f"<layouts>: error: {err}") from None
             signature.num_outputs = len(outputs)
+            signature.out_spec = program.call_spec.out_spec
             signature.out_layouts = list(layouts)
         elif node.op not in ("placeholder", "get_attr"):
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
