@@ -101,6 +101,8 @@ class CompileContext:
         self.compilers = compilers
         self.profile = profile
         self.slots: dict[SSAValue, int] = {}
+        self.adopts_results = True
+        """Whether a launch may take its kernel's result as a fresh destination (runtime/result_adoption.py)."""
 
     def slot(self, value: SSAValue) -> int:
         if (index := self.slots.get(value)) is None:

@@ -25,6 +25,7 @@ from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
 from hir.runtime.poison import poison
 from hir.runtime.residual_gemm import residual_gemm
+from hir.runtime.result_adoption import FRESH_RESULT_KINDS, adopt, fresh_destinations
 
 COMPILERS = StepCompilers()
 
@@ -224,9 +225,13 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
 
     # Outs that may be views of one buffer must not overlap: which write would win?
     shared_outs = [(j, k) for k in range(len(outs)) for j in range(k) if _may_share_memory(op.outs[j], op.outs[k])]
+    # Fresh destinations take the kernel's own result instead of a copy of it (runtime/result_adoption.py).
+    fresh = fresh_destinations(op) if compiler.adopts_results else [False] * len(outs)
+    last = ops[-2] if len(ops) >= 2 else None
+    fresh_result = isinstance(last, FRESH_RESULT_KINDS) and any(fresh)
 
     # One standard op whose operands are region arguments: its out= form writes the destination.
-    if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp):
+    if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp) and not fresh_result:
         only = ops[0]
         if terminator.values[0] is only.results[0] and all(o in arg_index for o in only.operands):
             kernel = _keeping_shape(out_kernel(only))
@@ -262,13 +267,15 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
 
     if (accumulating := residual_gemm(op, ops, compiler, _may_share_memory)) is not None:
         return accumulating
-    if (into_destination := _segment_into_destination(op, ops, compiler)) is not None:
+    if not fresh_result and (into_destination := _segment_into_destination(op, ops, compiler)) is not None:
         return into_destination
 
     # A segment: run op by op, then copy each yielded value into its destination once.
     arg_slots = compiler.slots_of(block.args)
     body = compiler.compile_block(block)
     yielded = compiler.slots_of(terminator.values)
+
+    adoptable = [(out, value, is_fresh) for out, value, is_fresh in zip(outs, yielded, fresh)]
 
     def segment(frame: Frame) -> None:
         env = frame.env
@@ -278,14 +285,18 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
         for arg, src in zip(arg_slots, ins):
             env[arg] = env[src]
         body.run(frame)
-        for out, value in zip(outs, yielded):
+        adopted: list[torch.Tensor] = []
+        for out, value, is_fresh in adoptable:
             destination, result = env[out], env[value]
             if result.shape != destination.shape:  # copy_ would broadcast it: a wrong answer, not an error
                 raise ValueError(
                     f"the segment computed a result of shape {tuple(result.shape)} for a destination "
                     f"of shape {tuple(destination.shape)}"
                 )
-            destination.copy_(result)
+            if is_fresh and adopt(frame, out, result, [env[a] for a in arg_slots], adopted):
+                adopted.append(result)
+            else:
+                destination.copy_(result)
 
     return segment
 

@@ -138,7 +138,14 @@ def _enclosing_loops(op: Operation, ctx: CompileContext) -> tuple[tuple[str, int
 
 
 class RaceCheckContext(CompileContext):
-    """Compiles steps that report their accesses to the run's `RaceChecker` (`Frame.streams`)."""
+    """
+    Compiles steps that report their accesses to the run's `RaceChecker` (`Frame.streams`), each
+    to the buffer the op names: no launch takes its result as its buffer (result adoption).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.adopts_results = False
 
     def compile_op(self, op: Operation) -> Step:
         step = super().compile_op(op)
