@@ -45,16 +45,12 @@ def _convolution(
     batch, channels, *spatial = shape_of(x)
     out_channels, _, *kernel = shape_of(w)
     n = len(spatial)
-    stride, padding, dilation = (_per_axis(v, n) for v in (stride, padding, dilation))
+    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
     out_shape = tuple(node.meta["val"].shape)
     out_spatial = list(out_shape[2:])
     length = math.prod(out_spatial)
     positions = math.prod(kernel)
-    tiles = list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation)
-    if tiles:
-        patches = _tiles(e, x, kernel, out_spatial)
-    else:
-        patches = _slices(e, node, x, kernel, out_spatial, stride, padding, dilation)
+    patches, _ = input_patches(e, node, x, kernel, out_spatial, stride, padding, dilation)
     per_group = channels // groups * positions
     patches = e.reshape(patches, (batch, groups, per_group, length), f"{node.target}")
     weight = e.reshape(w, (groups, out_channels // groups, per_group), f"{node.target}")
@@ -67,9 +63,30 @@ def _convolution(
     return y
 
 
-def _per_axis(values: Sequence[int], n: int) -> list[int]:
+def per_axis(values: Sequence[int], n: int) -> list[int]:
     values = list(values)
     return values * n if len(values) == 1 else values
+
+
+def input_patches(
+    e: Emitter,
+    node: Node,
+    x: SSAValue,
+    kernel: list[int],
+    out_spatial: list[int],
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    fill: float = 0.0,
+) -> tuple[SSAValue, list[int]]:
+    """
+    The input's values under each kernel position for each output position (padding of `fill`), and
+    the kernel's axes among them: `[B, C, k1, ..., kn, O1, ..., On]` where the kernel tiles the
+    input, else `[B, C, K, O1, ..., On]`, both with the kernel's positions in the weight's order.
+    """
+    if list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation):
+        return _tiles(e, x, kernel, out_spatial), list(range(2, 2 + len(kernel)))
+    return _slices(e, node, x, kernel, out_spatial, stride, padding, dilation, fill), [2]
 
 
 def _tiles(e: Emitter, x: SSAValue, kernel: list[int], out_spatial: list[int]) -> SSAValue:
@@ -97,13 +114,14 @@ def _slices(
     stride: list[int],
     padding: list[int],
     dilation: list[int],
+    fill: float,
 ) -> SSAValue:
-    """`[B, C, K, *out]`: one strided slice of the zero-padded input per kernel position, stacked on axis 2."""
+    """`[B, C, K, *out]`: one strided slice of the padded input per kernel position, stacked on axis 2."""
     batch, channels, *_ = shape_of(x)
     n = len(kernel)
     if any(padding):
         pad = [p for axis in reversed(range(n)) for p in (padding[axis], padding[axis])]
-        x = COMPOSITE_TABLE[aten.constant_pad_nd.default](e, node, x, pad, 0)  # zeros of the result's dtype
+        x = COMPOSITE_TABLE[aten.constant_pad_nd.default](e, node, x, pad, fill)  # in the result's dtype
     parts = []
     for position in _positions(kernel):
         offsets = [0, 0] + [k * d for k, d in zip(position, dilation)]

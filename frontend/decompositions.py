@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 import torch
+import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
@@ -33,7 +34,22 @@ def decomposition_table() -> Any:
     for op in ATEN_TABLE:
         if op in table:
             table.pop(op)
+    for op in EXTRA:
+        if op in torch._decomp.decomposition_table and op not in ATEN_TABLE:
+            table[op] = torch._decomp.decomposition_table[op]
     return table
+
+
+aten = torch.ops.aten
+EXTRA = (
+    aten.upsample_nearest2d.vec,
+    aten.upsample_nearest2d.default,
+    aten.upsample_bilinear2d.vec,
+    aten.upsample_bilinear2d.default,
+    aten.max_pool2d_with_indices.default,
+    aten._adaptive_avg_pool2d.default,
+)
+"""Ops torch's core set keeps whole (vision ops) whose torch decompositions are ops the table maps."""
 
 
 def decompose(program: ExportedProgram) -> ExportedProgram:

@@ -26,6 +26,7 @@ UNSUPPORTED = {
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "x[idx] = v (scatter)": "scatters values, which fusion does not have",
     "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",
+    "F.avg_pool2d(ceil_mode=True)": "ceil_mode=True adds windows that run past the input",
     "F.conv_transpose2d": "a transposed convolution (ConvTranspose) is not supported",
 }
 """Cases the fusion dialect has no op for (their rows say `no`), and the errors they get."""

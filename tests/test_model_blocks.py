@@ -603,6 +603,77 @@ def test_conv1d_stems() -> None:
     _check(ConvStem(), (torch.randn(2, 8, 10),), (torch.randn(2, 8, 10),))
 
 
+# -- torchvision's ResNet BasicBlock and a diffusion UNet's ResBlock (group norm, upsampling) ------
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, inplanes=4, planes=8):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=2, bias=False), nn.BatchNorm2d(planes))
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        self.fc = nn.Linear(planes, 10)
+
+    def forward(self, x):
+        x = self.maxpool(x)
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = F.relu(self.bn2(self.conv2(out)) + self.downsample(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(out, (1, 1)), 1))
+
+
+class GroupNorm32(nn.GroupNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class UNetResBlock(nn.Module):
+    def __init__(self, channels=8, out_channels=16, emb_channels=12):
+        super().__init__()
+        self.in_layers = nn.Sequential(
+            GroupNorm32(4, channels), nn.SiLU(), nn.Conv2d(channels, out_channels, 3, padding=1)
+        )
+        self.emb_layers = nn.Sequential(nn.SiLU(), nn.Linear(emb_channels, out_channels))
+        self.out_layers = nn.Sequential(
+            GroupNorm32(4, out_channels),
+            nn.SiLU(),
+            nn.Dropout(p=0.1),
+            nn.Conv2d(out_channels, out_channels, 3, padding=1),
+        )
+        self.skip_connection = nn.Conv2d(channels, out_channels, 1)
+
+    def forward(self, x, emb):
+        x = F.interpolate(x, scale_factor=2, mode="nearest")  # the Upsample before it
+        h = self.in_layers(x)
+        emb_out = self.emb_layers(emb).type(h.dtype)
+        h = self.out_layers(h + emb_out[..., None, None])
+        return F.avg_pool2d(self.skip_connection(x) + h, kernel_size=2, stride=2)  # the Downsample after it
+
+
+def _randomize_norms(module: nn.Module) -> nn.Module:
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm2d | nn.GroupNorm):
+            nn.init.normal_(m.weight)
+            nn.init.normal_(m.bias)
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.normal_()
+            m.running_var.uniform_(0.5, 2.0)
+    return module
+
+
+def test_resnet_basic_block() -> None:
+    torch.manual_seed(0)
+    _check(_randomize_norms(BasicBlock()), (torch.randn(2, 4, 8, 8),), (torch.randn(2, 4, 8, 8),))
+
+
+def test_unet_res_block_with_group_norm_and_resampling() -> None:
+    torch.manual_seed(0)
+    args = (torch.randn(2, 8, 4, 4), torch.randn(2, 12))
+    _check(_randomize_norms(UNetResBlock()), args, (torch.randn(2, 8, 4, 4), torch.randn(2, 12)))
+
+
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 BLOCKS = {

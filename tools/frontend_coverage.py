@@ -190,6 +190,19 @@ CASES: tuple[Case, ...] = (
     ),
     Case("F.conv2d (dilation)", lambda x, w: F.conv2d(x, w, padding=2, dilation=2), _xs((1, 2, 7, 6), (3, 2, 3, 3))),
     Case("F.conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2), _xs((1, 3, 4, 4), (3, 4, 2, 2))),
+    Case("nn.GroupNorm", nn.GroupNorm(2, 6), _x(2, 6, 3, 4)),
+    Case(
+        "F.avg_pool2d, F.adaptive_avg_pool2d",
+        lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False) + F.adaptive_avg_pool2d(x, (3, 3)),
+        _x(2, 3, 6, 6),
+    ),
+    Case("F.max_pool2d", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), _x(2, 3, 6, 6)),
+    Case(
+        "F.interpolate (nearest, bilinear)",
+        lambda x: F.interpolate(x, scale_factor=2.0) + F.interpolate(x, size=(8, 12), mode="bilinear"),
+        _x(1, 2, 4, 6),
+    ),
+    Case("F.avg_pool2d(ceil_mode=True)", lambda x: F.avg_pool2d(x, 2, ceil_mode=True), _x(1, 2, 5, 5)),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
 )
