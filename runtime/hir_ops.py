@@ -226,9 +226,12 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     # Outs that may be views of one buffer must not overlap: which write would win?
     shared_outs = [(j, k) for k in range(len(outs)) for j in range(k) if _may_share_memory(op.outs[j], op.outs[k])]
     # Fresh destinations take the kernel's own result instead of a copy of it (runtime/result_adoption.py).
-    fresh = fresh_destinations(op) if compiler.adopts_results else [False] * len(outs)
+    fresh = [
+        None if chain is None else compiler.slots_of(chain)
+        for chain in (fresh_destinations(op) if compiler.adopts_results else [None] * len(outs))
+    ]
     last = ops[-2] if len(ops) >= 2 else None
-    fresh_result = isinstance(last, FRESH_RESULT_KINDS) and any(fresh)
+    fresh_result = isinstance(last, FRESH_RESULT_KINDS) and any(chain is not None for chain in fresh)
 
     # One standard op whose operands are region arguments: its out= form writes the destination.
     if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp) and not fresh_result:
@@ -275,7 +278,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     body = compiler.compile_block(block)
     yielded = compiler.slots_of(terminator.values)
 
-    adoptable = [(out, value, is_fresh) for out, value, is_fresh in zip(outs, yielded, fresh)]
+    adoptable = list(zip(outs, yielded, fresh))
 
     def segment(frame: Frame) -> None:
         env = frame.env
@@ -286,14 +289,14 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             env[arg] = env[src]
         body.run(frame)
         adopted: list[torch.Tensor] = []
-        for out, value, is_fresh in adoptable:
+        for out, value, chain in adoptable:
             destination, result = env[out], env[value]
             if result.shape != destination.shape:  # copy_ would broadcast it: a wrong answer, not an error
                 raise ValueError(
                     f"the segment computed a result of shape {tuple(result.shape)} for a destination "
                     f"of shape {tuple(destination.shape)}"
                 )
-            if is_fresh and adopt(frame, out, result, [env[a] for a in arg_slots], adopted):
+            if chain is not None and adopt(frame, chain, result, [env[a] for a in arg_slots], adopted):
                 adopted.append(result)
             else:
                 destination.copy_(result)

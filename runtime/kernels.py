@@ -135,6 +135,8 @@ def out_kernel(op: fusion.FusionOp) -> Into:
 
 def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
     if not out.is_contiguous():
+        if _strided_matrix_mm(out, a, b):
+            return
         # torch.matmul(out=) into a strided view fails or scrambles it when it folds batch axes
         # (a of rank >= 3 against a matrix); a stream loop over an inner result axis gives such
         # views. Loops over the outer axis, the pipelines' case, keep the copy-free path.
@@ -153,6 +155,25 @@ def _matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
         torch.mm(a.reshape(rows, k), b.reshape(k, n), out=out.view(rows, n))
         return
     torch.matmul(a, b, out=out)
+
+
+def _strided_matrix_mm(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """
+    One GEMM straight into `out` where every operand is a matrix (leading axes of extent 1) and
+    `out` is a block of a larger row- or column-major matrix (a sharded weight's gradient block in
+    its full-shaped `.grad`): BLAS writes such a block through its leading dimension, where a
+    copy of the product would cost a read and a write of the whole block. Returns whether it ran.
+    """
+    if a.dim() < 2 or b.dim() < 2 or out.dim() < 2 or any(d != 1 for t in (out, a, b) for d in t.shape[:-2]):
+        return False
+    c, a, b = out.view(out.shape[-2:]), a.reshape(a.shape[-2:]), b.reshape(b.shape[-2:])
+    if c.stride(1) == 1 and c.stride(0) >= c.shape[1]:
+        torch.mm(a, b, out=c)
+        return True
+    if c.stride(0) == 1 and c.stride(1) >= c.shape[0]:  # column-major: C^T = B^T A^T, row-major
+        torch.mm(b.t(), a.t(), out=c.t())
+        return True
+    return False
 
 
 def _linear(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:

@@ -5,9 +5,10 @@ buffer instead of copying the result into it.
 A kernel without an `out=` form (attention and its backward, the norms, softmax) and a segment
 run op by op compute a tensor of their own, which the launch then copies into its destination:
 one read and one write of the whole result, for nothing, when no one has seen the destination
-yet. Where the destination is a `hir.allocate` of the launch's own block that nothing used
-between the allocation and the launch, and no stream switch came between them (the result is
-then made on the stream the buffer was made on), the launch rebinds the buffer to the result.
+yet. Where the destination is a `hir.allocate` of the launch's own block (or a view of all of it
+that only drops unit axes) that nothing used between the allocation and the launch, on the
+stream the allocation ran on (the result is then made where the buffer was made), the launch
+rebinds the buffer (and those views) to the result.
 
 What a run checks before it adopts (else it copies, as before): the result has the buffer's
 shape, dtype and device and is contiguous, as the fresh buffer was; it shares no storage with
@@ -24,6 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from hir.dialects import fusion, hir
@@ -44,46 +47,91 @@ SCAN_LIMIT = 64
 """Ops between an allocation and its launch that `fresh_destination` looks through at most."""
 
 
-def fresh_destination(launch: hir.LaunchOp, value: SSAValue) -> bool:
+def fresh_chain(launch: hir.LaunchOp, value: SSAValue) -> list[SSAValue] | None:
     """
-    Whether the launch's destination `value` is a buffer no one has seen before the launch: a
-    plain `hir.allocate` of the launch's block, with no use of it and no stream switch between.
+    Where the launch's destination `value` is a buffer no one has seen before the launch: the
+    values from its `hir.allocate` down to `value`, each a `hir.alias_select` of the one before
+    along an axis of extent 1 (the whole buffer, a unit axis dropped: a stream loop of one
+    iteration leaves such views; a dynamic extent is checked at run time). The allocation is
+    plain (not symmetric) and in the launch's block; between it and the launch nothing else uses
+    these values; and the launch runs on the stream the allocation ran on (`stream_at`). None
+    where the destination is not fresh.
     """
-    allocation = value.owner
+    chain = [value]
+    while isinstance(alias := chain[-1].owner, hir.AliasSelectOp):
+        base = alias.buffer.type
+        assert isinstance(base, MemRefType)
+        if base.get_shape()[alias.axis_value] not in (1, DYNAMIC_INDEX):  # a dynamic one is checked by `adopt`
+            return None
+        chain.append(alias.buffer)
+    allocation = chain[-1].owner
     if not isinstance(allocation, hir.AllocateOp) or allocation.symmetric is not None:
-        return False
+        return None
     if allocation.parent_block() is not launch.parent_block():
-        return False
+        return None
+    stream = stream_at(allocation)
+    if stream is None or stream_at(launch) is not stream:
+        return None
+    views = {v.owner for v in chain[:-1]}
     op: Operation | None = allocation.next_op
     for _ in range(SCAN_LIMIT):
         if op is None:
-            return False
+            return None
         if op is launch:
-            return True
-        for inner in op.walk():
-            if isinstance(inner, hir.SetCurrentStreamOp) or value in inner.operands:
-                return False
+            return chain[::-1]
+        if op not in views and any(any(v in inner.operands for v in chain) for inner in op.walk()):
+            return None
         op = op.next_op
-    return False
+    return None
 
 
-def fresh_destinations(launch: hir.LaunchOp) -> list[bool]:
-    """`fresh_destination` of each of the launch's outs (an out named twice is never fresh)."""
+CALLERS_STREAM = object()
+"""`stream_at` of an op before any stream switch of a function's body: the caller's stream."""
+
+
+def stream_at(op: Operation) -> object | None:
+    """
+    The stream current when `op` runs, as the SSA value of the last `hir.set_current_stream` before
+    it in its block (a `hir.get_current_stream` resolved to where it ran), or CALLERS_STREAM at the
+    top of a function's body; None where that is not known (an op with stream switches inside it,
+    a nested region, more than SCAN_LIMIT ops to look through).
+    """
+    previous = op.prev_op
+    for _ in range(SCAN_LIMIT):
+        if previous is None:
+            return CALLERS_STREAM if isinstance(op.parent_op(), func.FuncOp) else None
+        if isinstance(previous, hir.SetCurrentStreamOp):
+            stream = previous.stream
+            return stream_at(stream.owner) if isinstance(stream.owner, hir.GetCurrentStreamOp) else stream
+        if any(isinstance(inner, hir.SetCurrentStreamOp) for inner in previous.walk()):
+            return None
+        previous = previous.prev_op
+    return None
+
+
+def fresh_destinations(launch: hir.LaunchOp) -> list[list[SSAValue] | None]:
+    """`fresh_chain` of each of the launch's outs (an out named twice is never fresh)."""
     outs = list(launch.outs)
-    return [outs.count(v) == 1 and fresh_destination(launch, v) for v in outs]
+    return [fresh_chain(launch, v) if outs.count(v) == 1 else None for v in outs]
 
 
 def adopt(
-    frame: Frame, out: int, result: torch.Tensor, inputs: Sequence[Any], adopted: Sequence[torch.Tensor] = ()
+    frame: Frame,
+    chain: Sequence[int],
+    result: torch.Tensor,
+    inputs: Sequence[Any],
+    adopted: Sequence[torch.Tensor] = (),
 ) -> bool:
     """
-    Makes `result` the buffer of slot `out` where that is the same as copying it there (the
-    module docstring's checks); returns whether it did. `inputs` are the launch's operands,
+    Makes `result` the buffer of the fresh destination whose `fresh_chain` has the slots `chain`
+    (the allocation's first, the launch's out last), where that is the same as copying it there
+    (the module docstring's checks); returns whether it did. `inputs` are the launch's operands,
     `adopted` the results this launch adopted before.
     """
-    if frame.memory_stats is not None or out in frame.preallocated:
+    env = frame.env
+    if frame.memory_stats is not None or chain[0] in frame.preallocated:
         return False
-    destination = frame.env[out]
+    destination = env[chain[-1]]
     if (
         result.shape != destination.shape
         or result.dtype != destination.dtype
@@ -96,5 +144,9 @@ def adopt(
         return False
     if any(overlaps(result, other) for other in adopted):
         return False
-    frame.env[out] = result
+    if any(env[slot].numel() != result.numel() for slot in chain[:-1]):  # a view of part of the buffer
+        return False
+    for slot in chain[:-1]:  # the allocation and its unit-axis views: the same memory, other shapes
+        env[slot] = result.view(env[slot].shape)
+    env[chain[-1]] = result
     return True

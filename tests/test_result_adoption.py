@@ -74,6 +74,27 @@ func.func @main(%x: memref<4x8xf32>) -> memref<4x8xf32> {
 """
 
 
+# The launch runs on the caller's stream again, as the allocation did; its out drops a unit axis.
+SWITCHED_BACK = """
+func.func @main(%x: memref<4x8xf32>) -> memref<1x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %main = hir.get_current_stream
+  %y = hir.allocate() : memref<1x4x8xf32>
+  %s = hir.stream %c0
+  hir.set_current_stream %s
+  hir.synchronize %main
+  hir.set_current_stream %main
+  hir.synchronize %s
+  %y_0 = hir.alias_select %y[%c0] axis 0 : memref<1x4x8xf32> -> memref<4x8xf32, strided<[8, 1], offset: ?>>
+  hir.launch ins(%a = %x : memref<4x8xf32>) outs(%y_0 : memref<4x8xf32, strided<[8, 1], offset: ?>>) {
+    %r = fusion.softmax %a dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+    hir.yield %r : tensor<4x8xf32>
+  }
+  func.return %y : memref<1x4x8xf32>
+}
+"""
+
+
 @contextmanager
 def counted_copies() -> Iterator[list[tuple[int, ...]]]:
     """The shapes of the `Tensor.copy_` calls made meanwhile."""
@@ -142,3 +163,11 @@ def test_the_race_checker_runs_without_adoption() -> None:
         (y,) = program(SOFTMAX, race_check=True)([x])
     torch.testing.assert_close(y, torch.softmax(x, 1))
     assert copies == [(4, 8)]
+
+
+def test_back_on_the_allocations_stream_a_whole_buffer_view_takes_the_result() -> None:
+    x = torch.randn(4, 8)
+    with counted_copies() as copies:
+        (y,) = program(SWITCHED_BACK)([x], num_streams=1)
+    torch.testing.assert_close(y, torch.softmax(x, 1).unsqueeze(0))
+    assert copies == []

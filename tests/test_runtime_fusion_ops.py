@@ -411,3 +411,32 @@ def test_reshape_into_copies_once_and_handles_strided_outputs() -> None:
     transposed = torch.empty(12, 2).t()  # no view in x's shape
     assert _reshape_into(transposed, x) is transposed
     torch.testing.assert_close(transposed, x.reshape(2, 12))
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["row-major", "column-major"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_gemm_writes_a_block_of_a_larger_matrix_in_place(
+    axis: int, transposed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A product into a row or column block of a matrix (a sharded weight's gradient block in its
+    full-shaped `.grad`), row- or column-major, with a leading unit axis: one GEMM, no copy."""
+    from hir.runtime.kernels import _matmul_into
+
+    a, b = torch.randn(1, 6, 5), torch.randn(5, 4)
+    full = torch.zeros(8, 12).t() if transposed else torch.zeros(12, 8)
+    block = full.narrow(0, 4, 6) if axis == 0 else full.narrow(1, 2, 4)
+    block = block.narrow(1, 0, 4) if axis == 0 else block.narrow(0, 3, 6)
+    assert not block.is_contiguous()
+    copies: list[tuple[int, ...]] = []
+    original = torch.Tensor.copy_
+
+    def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+        copies.append(tuple(self.shape))
+        return original(self, src, non_blocking)
+
+    monkeypatch.setattr(torch.Tensor, "copy_", copy_)
+    _matmul_into(block.unsqueeze(0), a, b)
+    monkeypatch.undo()
+    torch.testing.assert_close(block, (a @ b)[0])
+    assert copies == []
+    torch.testing.assert_close(full.sum(), block.sum())  # nothing outside the block written
