@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n([^\n]*)')
+# A frame's line of code is absent where Python has no source (code typed at a prompt).
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*(?:\n(?!\s*File ")([^\n]*))?')
 _LIBRARIES = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
@@ -50,4 +51,4 @@ def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
     if source is None:
         where = f"<{node.name}>" if node is not None else "<program>"
         return FrontendError(f"{where}: error: {message}")
-    return FrontendError(f"{source}: error: {message}\n    {source.code}")
+    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))

@@ -105,6 +105,8 @@ class _Wrapper(torch.nn.Module):
 
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
+    if isinstance(example_args, torch.Tensor):  # iterating it would pass its rows as arguments
+        raise FrontendError("<inputs>: error: example_args is a tensor, not a tuple of tensors: pass (x,)")
     for i, arg in enumerate(example_args):
         if not isinstance(arg, torch.Tensor):
             raise FrontendError(f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor")
@@ -283,7 +285,7 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
     try:
         return builder(emitter, node, *value(node.args), **{k: value(v) for k, v in node.kwargs.items()})
     except FrontendError as err:
-        if source and str(err).startswith(str(source)) and "\n" not in str(err):
+        if source and source.code and str(err).startswith(str(source)) and "\n" not in str(err):
             raise FrontendError(f"{err}\n    {source.code}") from None
         raise
     except (VerifyException, TypeError) as err:

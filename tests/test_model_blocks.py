@@ -383,6 +383,20 @@ def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
     assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
 
 
+def test_code_without_source_and_a_tensor_for_example_args_are_located_errors() -> None:
+    """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
+    code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"
+    namespace: dict = {"torch": torch}
+    exec(compile(code, "<stdin>", "exec"), namespace)
+    with pytest.raises(FrontendError) as err:
+        hir.compile(namespace["forward"], (torch.randn(4, 16),))
+    assert str(err.value) == (
+        "<stdin>:2: error: dropout in training mode draws random numbers, which fusion does not: call model.eval()"
+    )
+    with pytest.raises(FrontendError, match=r"<inputs>: error: example_args is a tensor, not a tuple"):
+        hir.compile(InPlace(), torch.randn(4, 16))
+
+
 # -- Hugging Face GPT-2 attention (Conv1D as addmm, a boolean mask buffer) and T5 position buckets --
 
 
