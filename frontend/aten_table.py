@@ -8,7 +8,8 @@ Each op maps to its fusion op; a few are spelled with others where that is exact
 broadcast to extent 1, squeeze a sum over axes of extent 1, `x.pow(2)`-style scalars are 0-d
 `fusion.full`s broadcast to the operand. The table joins those of aten_composite.py (ops spelled
 with several fusion ops), aten_indexing.py (indexing and scans), aten_conv.py (convolutions),
-aten_vision.py (group norm, pooling) and aten_attention.py.
+aten_vision.py (group norm, pooling), aten_math.py
+(functions of unary ops, unfold) and aten_attention.py.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from hir.frontend.aten_common import (
 from hir.frontend.aten_composite import COMPOSITE_TABLE
 from hir.frontend.aten_conv import CONV_TABLE
 from hir.frontend.aten_indexing import INDEXING_TABLE
+from hir.frontend.aten_math import MATH_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.types import element_type
@@ -425,6 +427,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     **INDEXING_TABLE,
     **CONV_TABLE,
     **VISION_TABLE,
+    **MATH_TABLE,
     **COMPOSITE_TABLE,
 }
 

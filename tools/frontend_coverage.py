@@ -203,6 +203,12 @@ CASES: tuple[Case, ...] = (
         _x(1, 2, 4, 6),
     ),
     Case("F.avg_pool2d(ceil_mode=True)", lambda x: F.avg_pool2d(x, 2, ceil_mode=True), _x(1, 2, 5, 5)),
+    Case("Tensor.unfold", lambda x: x.unfold(1, 3, 2).sum(-1) + x.unfold(1, 3, 3).mean(-1)[:, :1], _x(2, 9)),
+    Case(
+        "torch.tan, sinh, cosh, hypot, log10",
+        lambda x: torch.tan(x) + torch.sinh(x) * torch.cosh(x) + torch.hypot(x, 1 - x) + torch.log10(x.abs()),
+        _x(4, 8),
+    ),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
 )
