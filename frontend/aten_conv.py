@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 
 from torch.fx import Node
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
-from hir.frontend.aten_composite import COMPOSITE_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 
 
@@ -50,7 +50,7 @@ def _convolution(
     out_spatial = list(out_shape[2:])
     length = math.prod(out_spatial)
     positions = math.prod(kernel)
-    patches, _ = input_patches(e, node, x, kernel, out_spatial, stride, padding, dilation)
+    patches, _ = input_patches(e, x, kernel, out_spatial, stride, padding, dilation)
     per_group = channels // groups * positions
     patches = e.reshape(patches, (batch, groups, per_group, length), f"{node.target}")
     weight = e.reshape(w, (groups, out_channels // groups, per_group), f"{node.target}")
@@ -70,7 +70,6 @@ def per_axis(values: Sequence[int], n: int) -> list[int]:
 
 def input_patches(
     e: Emitter,
-    node: Node,
     x: SSAValue,
     kernel: list[int],
     out_spatial: list[int],
@@ -86,7 +85,7 @@ def input_patches(
     """
     if list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation):
         return _tiles(e, x, kernel, out_spatial), list(range(2, 2 + len(kernel)))
-    return _slices(e, node, x, kernel, out_spatial, stride, padding, dilation, fill), [2]
+    return _slices(e, x, kernel, out_spatial, stride, padding, dilation, fill), [2]
 
 
 def _tiles(e: Emitter, x: SSAValue, kernel: list[int], out_spatial: list[int]) -> SSAValue:
@@ -107,7 +106,6 @@ def _tiles(e: Emitter, x: SSAValue, kernel: list[int], out_spatial: list[int]) -
 
 def _slices(
     e: Emitter,
-    node: Node,
     x: SSAValue,
     kernel: list[int],
     out_spatial: list[int],
@@ -119,9 +117,8 @@ def _slices(
     """`[B, C, K, *out]`: one strided slice of the padded input per kernel position, stacked on axis 2."""
     batch, channels, *_ = shape_of(x)
     n = len(kernel)
-    if any(padding):
-        pad = [p for axis in reversed(range(n)) for p in (padding[axis], padding[axis])]
-        x = COMPOSITE_TABLE[aten.constant_pad_nd.default](e, node, x, pad, fill)  # in the result's dtype
+    for axis in range(n):
+        x = _zeros_around(e, x, 2 + axis, padding[axis], padding[axis], fill)
     parts = []
     for position in _positions(kernel):
         offsets = [0, 0] + [k * d for k, d in zip(position, dilation)]
@@ -143,6 +140,142 @@ def _positions(kernel: list[int]) -> list[tuple[int, ...]]:
     return positions
 
 
+def _convolution_backward(
+    e: Emitter,
+    node: Node,
+    grad: SSAValue,
+    x: SSAValue,
+    w: SSAValue,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> tuple[SSAValue | None, SSAValue | None, SSAValue | None]:
+    """
+    The gradients of `_convolution` (those `output_mask` asks for): the input's is the weight's
+    transpose times the output's gradient, `[B, G, C/G * K, L]`, folded back onto the input (each
+    kernel position's part spread by the stride, shifted to its offset, summed; the padding cut
+    off); the weight's is the output's gradient times the patches, summed over the batch; the
+    bias's is the output's gradient summed over all but the channels.
+    """
+    if transposed:
+        raise e.error("a transposed convolution (ConvTranspose) is not supported: fusion has no scatter of patches")
+    element = element_of(grad)
+    x, w = e.cast(x, element), e.cast(w, element)
+    batch, channels, *spatial = shape_of(x)
+    out_channels, _, *kernel = shape_of(w)
+    n = len(spatial)
+    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
+    out_spatial = list(shape_of(grad)[2:])
+    length, positions = math.prod(out_spatial), math.prod(kernel)
+    per_group, per_out = channels // groups * positions, out_channels // groups
+    what = f"{node.target}"
+    g = e.reshape(grad, (batch, groups, per_out, length), what)
+    grad_x = grad_w = grad_b = None
+    if output_mask[0]:
+        wt = e.permute(e.reshape(w, (groups, per_out, per_group), what), [0, 2, 1])
+        cols = e.typed(lambda t: fusion.MatmulOp(wt, g, t), [wt, g], (batch, groups, per_group, length), element)
+        grad_x = fold(e, cols, shape_of(x), kernel, out_spatial, stride, padding, dilation)
+    if output_mask[1]:
+        patches, _ = input_patches(e, x, kernel, out_spatial, stride, padding, dilation)
+        patches = e.permute(e.reshape(patches, (batch, groups, per_group, length), what), [0, 1, 3, 2])
+        shape = (batch, groups, per_out, per_group)
+        products = e.typed(lambda t: fusion.MatmulOp(g, patches, t), [g, patches], shape, element)
+        grad_w = e.reshape(e.reduce(fusion.SumOp, products, [0], keepdim=False), shape_of(w), what)
+    if output_mask[2]:
+        grad_b = e.reduce(fusion.SumOp, grad, [0, *range(2, n + 2)], keepdim=False)
+    return grad_x, grad_w, grad_b
+
+
+def fold(
+    e: Emitter,
+    cols: SSAValue,
+    shape: tuple[int, ...],
+    kernel: list[int],
+    out_spatial: list[int],
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+) -> SSAValue:
+    """The sum, at each input position, of the patch entries that read it (`cols` as `[B, G, C/G * K, L]`)."""
+    batch, channels, *spatial = shape
+    n = len(spatial)
+    element = element_of(cols)
+    if list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation):  # the patches tile the input
+        tiles = e.reshape(cols, (batch, channels, *kernel, *out_spatial), "the patches of a convolution")
+        tiles = e.permute(tiles, [0, 1] + [a for i in range(n) for a in (2 + n + i, 2 + i)])
+        used = [o * k for o, k in zip(out_spatial, kernel)]
+        folded = e.reshape(tiles, (batch, channels, *used), "the patches of a convolution")
+        for axis in range(n):
+            folded = _zeros_around(e, folded, 2 + axis, 0, spatial[axis] - used[axis])
+        return folded
+    parts = e.reshape(cols, (batch, channels, math.prod(kernel), *out_spatial), "the patches of a convolution")
+    padded = [i + 2 * p for i, p in zip(spatial, padding)]
+    total = None
+    rank = n + 3
+    for index, position in enumerate(_positions(kernel)):
+        offsets = [index if a == 2 else 0 for a in range(rank)]
+        one = (batch, channels, 1, *out_spatial)
+        part = e.typed(lambda t, o=offsets: fusion.SliceOp(parts, o, [1] * rank, t), [parts], one, element)
+        part = e.squeeze(part, [2])
+        for axis in range(n):
+            part = _spread(e, part, 2 + axis, stride[axis])
+            before = position[axis] * dilation[axis]
+            part = _zeros_around(e, part, 2 + axis, before, padded[axis] - before - shape_of(part)[2 + axis])
+        total = part if total is None else e.binary(fusion.AddOp, total, part, element)
+    assert total is not None
+    if any(padding):
+        offsets = [0, 0, *padding]
+        cut = e.typed(lambda t: fusion.SliceOp(total, offsets, [1] * (n + 2), t), [total], tuple(shape), element)
+        return cut
+    return total
+
+
+def _spread(e: Emitter, x: SSAValue, axis: int, stride: int) -> SSAValue:
+    """`x` with `stride - 1` zeros after each element along `axis` but the last: `[a, 0, b, 0, c]` for stride 2."""
+    extent = shape_of(x)[axis]
+    if stride == 1 or extent == 1:
+        return x
+    element = element_of(x)
+    x = e.unsqueeze(x, [axis + 1])
+    gaps = list(shape_of(x))
+    gaps[axis + 1] = stride - 1
+    zeros = e.emit(fusion.FullOp(0.0, TensorType(element, tuple(gaps))))
+    spread = list(shape_of(x))
+    spread[axis + 1] = stride
+    x = e.typed(lambda t: fusion.ConcatOp([x, zeros], axis + 1, t), [x, zeros], tuple(spread), element)
+    merged = list(shape_of(x))
+    merged[axis : axis + 2] = [extent * stride]
+    x = e.reshape(x, tuple(merged), "the gradient of a strided convolution")
+    kept = list(merged)
+    kept[axis] = (extent - 1) * stride + 1
+    rank = len(kept)
+    return e.typed(lambda t: fusion.SliceOp(x, [0] * rank, [1] * rank, t), [x], tuple(kept), element)
+
+
+def _zeros_around(e: Emitter, x: SSAValue, axis: int, before: int, after: int, fill: float = 0.0) -> SSAValue:
+    """`x` with `before` zeros (or `fill`s) ahead of it and `after` behind it along `axis`."""
+    element = element_of(x)
+    parts = []
+    for size in (before, None, after):
+        if size is None:
+            parts.append(x)
+        elif size > 0:
+            block = list(shape_of(x))
+            block[axis] = size
+            parts.append(e.emit(fusion.FullOp(fill, TensorType(element, tuple(block)))))
+    if len(parts) == 1:
+        return x
+    shape = list(shape_of(x))
+    shape[axis] = sum(shape_of(p)[axis] for p in parts)
+    return e.typed(lambda t: fusion.ConcatOp(parts, axis, t), parts, tuple(shape), element)
+
+
 CONV_TABLE: dict[object, Builder] = {
     aten.convolution.default: float_only(_convolution),
+    aten.convolution_backward.default: _convolution_backward,
 }

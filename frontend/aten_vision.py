@@ -16,8 +16,8 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
-from hir.frontend.aten_conv import input_patches, per_axis
-from hir.frontend.emitter import Emitter, shape_of
+from hir.frontend.aten_conv import fold, input_patches, per_axis
+from hir.frontend.emitter import Emitter, element_of, shape_of
 
 
 def _group_norm(
@@ -68,32 +68,72 @@ def _avg_pool(
 ) -> SSAValue:
     """The sum of each window (zero padding) over the window's size, or over its elements in the input."""
     element = out_element(node)
-    x = e.cast(x, element)
-    n = len(kernel_size)
-    kernel = per_axis(kernel_size, n)
-    stride = per_axis(stride, n) if len(stride) else kernel
-    padding = per_axis(padding, n)
-    out_shape = tuple(node.meta["val"].shape)
-    out_spatial = list(out_shape[-n:])
-    spatial = shape_of(x)[-n:]
-    floor = [(i + 2 * p - k) // s + 1 for i, p, k, s in zip(spatial, padding, kernel, stride)]
-    if out_spatial != floor:
-        raise e.error(f"{node.target}: ceil_mode=True adds windows that run past the input, which are not supported")
-    unbatched = len(shape_of(x)) == n + 1
-    if unbatched:
-        x = e.unsqueeze(x, [0])
-    patches, axes = input_patches(e, node, x, kernel, out_spatial, stride, padding, [1] * n)
+    out_spatial = list(node.meta["val"].shape[-len(kernel_size) :])
+    pool = _Pool(e, node, e.cast(x, element), kernel_size, stride, padding, out_spatial)
+    patches, axes = input_patches(e, pool.x, pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation)
     total = e.reduce(fusion.SumOp, patches, axes, keepdim=False)
-    if divisor_override:
-        divisor: SSAValue | float = float(divisor_override)
-    elif count_include_pad or not any(padding):
-        divisor = float(math.prod(kernel))
-    else:  # the window's elements inside the input: the same sum over a tensor of ones
-        ones = e.emit(fusion.FullOp(1.0, TensorType(element, shape_of(x))))
-        counts, _ = input_patches(e, node, ones, kernel, out_spatial, stride, padding, [1] * n)
-        divisor = e.reduce(fusion.SumOp, counts, axes, keepdim=False)
-    y = e.binary(fusion.DivOp, total, divisor, element)
-    return e.squeeze(y, [0]) if unbatched else y
+    y = e.binary(fusion.DivOp, total, pool.divisor(count_include_pad, divisor_override), element)
+    return e.squeeze(y, [0]) if pool.unbatched else y
+
+
+def _avg_pool_backward(
+    e: Emitter,
+    node: Node,
+    grad: SSAValue,
+    x: SSAValue,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> SSAValue:
+    """Each output's gradient over its divisor, given to each input element of its window (summed over windows)."""
+    element = out_element(node)
+    n = len(kernel_size)
+    out_spatial = list(shape_of(grad)[-n:])
+    pool = _Pool(e, node, e.cast(x, element), kernel_size, stride, padding, out_spatial)
+    grad = e.cast(grad, element)
+    if pool.unbatched:
+        grad = e.unsqueeze(grad, [0])
+    share = e.binary(fusion.DivOp, grad, pool.divisor(count_include_pad, divisor_override), element)
+    batch, channels = shape_of(share)[:2]
+    positions = math.prod(pool.kernel)
+    share = e.broadcast_to(e.unsqueeze(share, [2]), (batch, channels, positions, *out_spatial))
+    cols = e.reshape(share, (batch, 1, channels * positions, math.prod(out_spatial)), f"{node.target}")
+    dx = fold(e, cols, shape_of(pool.x), pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation)
+    return e.squeeze(dx, [0]) if pool.unbatched else dx
+
+
+class _Pool:
+    """A pool's windows: per-axis kernel, stride and padding; the input with a batch axis; the divisor."""
+
+    def __init__(self, e: Emitter, node: Node, x: SSAValue, kernel_size, stride, padding, out_spatial: list[int]):
+        n = len(kernel_size)
+        self.e, self.out_spatial = e, out_spatial
+        self.kernel = per_axis(kernel_size, n)
+        self.stride = per_axis(stride, n) if len(stride) else self.kernel
+        self.padding = per_axis(padding, n)
+        self.dilation = [1] * n
+        spatial = shape_of(x)[-n:]
+        floor = [(i + 2 * p - k) // s + 1 for i, p, k, s in zip(spatial, self.padding, self.kernel, self.stride)]
+        if out_spatial != floor:
+            raise e.error(
+                f"{node.target}: ceil_mode=True adds windows that run past the input, which are not supported"
+            )
+        self.unbatched = len(shape_of(x)) == n + 1
+        self.x = e.unsqueeze(x, [0]) if self.unbatched else x
+
+    def divisor(self, count_include_pad: bool, divisor_override: int | None) -> SSAValue | float:
+        """The window's size, `divisor_override`, or (count_include_pad=False) its elements inside the input."""
+        if divisor_override:
+            return float(divisor_override)
+        if count_include_pad or not any(self.padding):
+            return float(math.prod(self.kernel))
+        e = self.e
+        ones = e.emit(fusion.FullOp(1.0, TensorType(element_of(self.x), shape_of(self.x))))
+        counts, axes = input_patches(e, ones, self.kernel, self.out_spatial, self.stride, self.padding, self.dilation)
+        return e.reduce(fusion.SumOp, counts, axes, keepdim=False)
 
 
 VISION_TABLE: dict[object, Builder] = {
@@ -101,4 +141,6 @@ VISION_TABLE: dict[object, Builder] = {
     aten.avg_pool1d.default: float_only(_avg_pool),
     aten.avg_pool2d.default: float_only(_avg_pool),
     aten.avg_pool3d.default: float_only(_avg_pool),
+    aten.avg_pool2d_backward.default: float_only(_avg_pool_backward),
+    aten.avg_pool3d_backward.default: float_only(_avg_pool_backward),
 }

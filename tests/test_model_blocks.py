@@ -617,6 +617,33 @@ def test_conv1d_stems() -> None:
     _check(ConvStem(), (torch.randn(2, 8, 10),), (torch.randn(2, 8, 10),))
 
 
+class ConvPool(nn.Module):
+    """The convolutions above and an average pool, for their backward ops (`training=True`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem, self.patches = ConvStem(), PatchEmbed(img_size=8, in_chans=2)
+
+    def forward(self, audio, image):
+        pooled = F.avg_pool2d(image, 3, stride=2, padding=1, count_include_pad=False)
+        return self.stem(audio).square().mean() + self.patches(image).square().mean() + pooled.square().mean()
+
+
+def test_convolution_and_pooling_gradients() -> None:
+    """convolution_backward: the weight's transpose times the gradient, folded back onto the input; avg_pool2d's."""
+    torch.manual_seed(0)
+    model = ConvPool()
+    audio, image = torch.randn(2, 8, 10, requires_grad=True), torch.randn(2, 2, 8, 8, requires_grad=True)
+    step = hir.compile(model, (audio, image), training=True)
+    step(audio, image).backward()
+    grads = [t.grad for t in (audio, image, *model.parameters())]
+    for t in (audio, image, *model.parameters()):
+        t.grad = None
+    model(audio, image).backward()
+    for got, expected in zip(grads, [t.grad for t in (audio, image, *model.parameters())]):
+        torch.testing.assert_close(got, expected)
+
+
 # -- torchvision's ResNet BasicBlock and a diffusion UNet's ResBlock (group norm, upsampling) ------
 
 
