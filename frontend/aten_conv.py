@@ -52,6 +52,13 @@ def _convolution(
     positions = math.prod(kernel)
     patches, _ = input_patches(e, x, kernel, out_spatial, stride, padding, dilation)
     per_group = channels // groups * positions
+    if groups == 1:  # a linear: its bias is added before the one rounding to the result's dtype, as torch's conv does
+        cols = e.permute(e.reshape(patches, (batch, per_group, length), f"{node.target}"), [0, 2, 1])
+        weight = e.reshape(w, (out_channels, per_group), f"{node.target}")
+        bias = None if bias is None else e.cast(bias, element)
+        operands = [cols, weight] if bias is None else [cols, weight, bias]
+        y = e.typed(lambda t: fusion.LinearOp(cols, weight, bias, t), operands, (batch, length, out_channels), element)
+        return e.reshape(e.permute(y, [0, 2, 1]), out_shape, f"{node.target}")
     patches = e.reshape(patches, (batch, groups, per_group, length), f"{node.target}")
     weight = e.reshape(w, (groups, out_channels // groups, per_group), f"{node.target}")
     shape = (batch, groups, out_channels // groups, length)

@@ -186,6 +186,12 @@ def _linear_into(out: torch.Tensor, x: torch.Tensor, w: torch.Tensor, bias: torc
     if w.dim() == 2 and x.dim() == 2 and bias is not None:
         torch.addmm(bias, x, w.t(), out=out)
         return
+    if w.dim() == 2 and x.dim() > 2 and bias is not None and out.is_contiguous():
+        # One addmm over all rows, as F.linear runs it: the bias is added before the one rounding
+        # of a bf16 result (a matmul, then an add, rounds twice).
+        rows, n = out.numel() // w.shape[0], w.shape[0]
+        torch.addmm(bias, x.reshape(rows, x.shape[-1]), w.t(), out=out.view(rows, n))
+        return
     _matmul_into(out, x, w.t() if w.dim() == 2 else w)
     if bias is not None:
         out.add_(bias)

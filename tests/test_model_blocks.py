@@ -617,6 +617,19 @@ def test_conv1d_stems() -> None:
     _check(ConvStem(), (torch.randn(2, 8, 10),), (torch.randn(2, 8, 10),))
 
 
+def test_bf16_linear_and_convolution_round_once_as_torch_does() -> None:
+    """A bias is added before the one rounding to bf16 (torch's addmm over all rows), so the results are torch's bits."""
+    torch.manual_seed(0)
+    for module, x in (
+        (nn.Linear(16, 8), torch.randn(2, 4, 16)),
+        (nn.Conv2d(3, 8, 4, stride=4), torch.randn(2, 3, 16, 16)),
+        (nn.Conv1d(8, 16, 3, padding=1), torch.randn(2, 8, 10)),
+    ):
+        module, x = module.bfloat16().eval(), x.bfloat16()
+        with torch.no_grad():
+            torch.testing.assert_close(hir.compile(module, (x,))(x), module(x), atol=0, rtol=0)
+
+
 class ConvPool(nn.Module):
     """The convolutions above and an average pool, for their backward ops (`training=True`)."""
 
