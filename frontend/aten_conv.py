@@ -6,8 +6,10 @@ k * dilation] + bias[o]`.
 The patches are `[B, C, K, L]` (K the kernel's positions, L the output's): a reshape and a
 permute of the input when the kernel tiles it (stride = kernel, no padding or dilation: a ViT's
 patch embedding), else one strided `fusion.slice` of the zero-padded input per kernel position
-(a Whisper or Mamba conv1d, kernel 3 or 4), stacked. Groups split the channels: the weight as
-`[G, O/G, C/G * K]` times the patches as `[B, G, C/G * K, L]` is one batched `fusion.matmul`.
+(a Whisper or Mamba conv1d, kernel 3 or 4), stacked. One group is a `fusion.linear` of the
+patches as `[B, L, C * K]` (the bias inside, as torch rounds once); groups split the channels:
+the weight as `[G, O/G, C/G * K]` times the patches as `[B, G, C/G * K, L]` is one batched
+`fusion.matmul`.
 Transposed convolutions are refused at the user's line.
 """
 
