@@ -265,9 +265,10 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
         return env[values][index] if isinstance(env.get(values), tuple) else None
     builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target) or TRAINING_OPS_TABLE.get(node.target)
     if is_complex_node(node):
-        builder = COMPLEX_TABLE.get(node.target)
+        builder = COMPLEX_TABLE.get(node.target) if isinstance(mode, SingleDevice) else None
         if builder is None:
-            raise located_error(node, f"{_op_name(node.target)} on complex tensors is not supported")
+            where = "" if isinstance(mode, SingleDevice) else " on a mesh"
+            raise located_error(node, f"{_op_name(node.target)} on complex tensors is not supported{where}")
     if builder is None:
         raise located_error(
             node, f"{_op_name(node.target)} is not supported by the fusion dialect (no entry in the ATen table)"
