@@ -3,7 +3,8 @@ Math functions fusion spells with its unary ops, each as torch computes it up to
 `tan = sin / cos`, `sinh = (expm1(x) - expm1(-x)) / 2` (no cancellation near 0), `cosh = (exp(x)
 + exp(-x)) / 2`, `hypot = sqrt(a^2 + b^2)`, `log10 = log(x) / ln 10`; and `Tensor.unfold`, the
 sliding windows of an axis: a reshape where the windows tile it, else one strided slice per
-position in the window, stacked on a new last axis.
+position in the window, stacked on a new last axis; `torch.cdist` over a broadcast of the
+differences; `bucketize` / `searchsorted` as counts of the boundaries below each value.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import math
 
 from torch.fx import Node
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
-from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 
 
 def _tan(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
@@ -79,6 +81,70 @@ def _unfold(e: Emitter, node: Node, x: SSAValue, dim: int, size: int, step: int)
     return e.typed(lambda t: fusion.ConcatOp(parts, rank, t), parts, out_shape, element_of(x))
 
 
+def _cdist(e: Emitter, node: Node, a: SSAValue, b: SSAValue, p: float, compute_mode=None) -> SSAValue:
+    """`torch.cdist`: the p-norm of each difference `a[..., i, :] - b[..., j, :]`, over a `[..., P, R, M]` broadcast."""
+    element = out_element(node)
+    a, b = e.cast(a, element), e.cast(b, element)
+    rank = len(shape_of(a))
+    diff = e.binary(fusion.SubOp, e.unsqueeze(a, [rank - 1]), e.unsqueeze(b, [rank - 2]), element)
+    last = rank
+    if p == 0:  # the count of differing coordinates
+        zero = e.broadcast_to(e.constant(0.0, element), shape_of(diff))
+        differs = e.typed(lambda t: fusion.CompareOp("ne", diff, zero, t), [diff, zero], shape_of(diff), IntegerType(1))
+        return e.reduce(fusion.SumOp, e.cast(differs, element), [last], keepdim=False)
+    magnitude = e.unary(fusion.AbsOp, diff)
+    if math.isinf(p):
+        return e.reduce(fusion.MaxOp, magnitude, [last], keepdim=False)
+    if p == 1:
+        return e.reduce(fusion.SumOp, magnitude, [last], keepdim=False)
+    if p == 2:
+        squares = e.binary(fusion.MulOp, diff, diff, element)
+        return e.unary(fusion.SqrtOp, e.reduce(fusion.SumOp, squares, [last], keepdim=False))
+    powers = e.reduce(fusion.SumOp, e.binary(fusion.PowOp, magnitude, float(p), element), [last], keepdim=False)
+    return e.binary(fusion.PowOp, powers, 1.0 / p, element)
+
+
+def _bucketize(e: Emitter, node: Node, x: SSAValue, boundaries: SSAValue, *, out_int32=False, right=False) -> SSAValue:
+    """The count of boundaries below each value: `n - sum(x <= b)` (`x < b` with right=True); NaNs go last."""
+    return _count_below(e, node, x, boundaries, right, sorted_rows=False)
+
+
+def _searchsorted(
+    e: Emitter,
+    node: Node,
+    sorted_sequence: SSAValue,
+    x: SSAValue,
+    *,
+    out_int32=False,
+    right=False,
+    side=None,
+    sorter=None,
+) -> SSAValue:
+    if sorter is not None:
+        raise e.error(f"{node.target}: a sorter is not supported: sort the sequence first")
+    right = right or side == "right"
+    return _count_below(e, node, x, sorted_sequence, right, sorted_rows=len(shape_of(sorted_sequence)) > 1)
+
+
+def _count_below(e: Emitter, node: Node, x: SSAValue, edges: SSAValue, right: bool, sorted_rows: bool) -> SSAValue:
+    """Per value of `x`, the edges below it: against all of a 1-D `edges`, or against its row of an N-D one."""
+    operand = element_of(edges) if is_float(element_of(edges)) else element_of(x)
+    x, edges = e.cast(x, operand), e.cast(edges, operand)
+    rank = len(shape_of(x))
+    values = e.unsqueeze(x, [rank])  # [..., V, 1]
+    if sorted_rows:
+        edges = e.unsqueeze(edges, [rank - 1])  # [..., 1, N]
+    values, edges = e.broadcast_pair(values, edges)
+    predicate = "lt" if right else "le"
+    above = e.typed(
+        lambda t: fusion.CompareOp(predicate, values, edges, t), [values, edges], shape_of(values), IntegerType(1)
+    )
+    element = out_element(node)
+    count = e.reduce(fusion.SumOp, e.cast(above, element), [rank], keepdim=False)
+    extent = shape_of(edges)[rank]
+    return e.binary(fusion.SubOp, e.broadcast_to(e.constant(extent, element), shape_of(count)), count, element)
+
+
 MATH_TABLE: dict[object, Builder] = {
     aten.tan.default: float_only(_tan),
     aten.sinh.default: float_only(_sinh),
@@ -86,4 +152,7 @@ MATH_TABLE: dict[object, Builder] = {
     aten.hypot.default: float_only(_hypot),
     aten.log10.default: float_only(_log10),
     aten.unfold.default: _unfold,
+    aten._cdist_forward.default: float_only(_cdist),
+    aten.bucketize.Tensor: _bucketize,
+    aten.searchsorted.Tensor: _searchsorted,
 }

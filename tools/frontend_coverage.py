@@ -209,6 +209,12 @@ CASES: tuple[Case, ...] = (
         lambda x: torch.tan(x) + torch.sinh(x) * torch.cosh(x) + torch.hypot(x, 1 - x) + torch.log10(x.abs()),
         _x(4, 8),
     ),
+    Case("torch.cdist", lambda a, b: torch.cdist(a, b) + torch.cdist(a, b, p=1), _xs((2, 4, 3), (2, 5, 3))),
+    Case(
+        "torch.bucketize, torch.searchsorted",
+        lambda x, b: torch.bucketize(x, b.sort()[0]) + torch.searchsorted(b.sort()[0], x, right=True),
+        _xs((4, 8), (5,)),
+    ),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
 )
