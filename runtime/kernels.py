@@ -8,6 +8,7 @@ torch's `out=` forms, so a launch into a slice costs no extra copy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -189,7 +190,7 @@ def _linear_into(out: torch.Tensor, x: torch.Tensor, w: torch.Tensor, bias: torc
     if w.dim() == 2 and x.dim() > 2 and bias is not None and out.is_contiguous():
         # One addmm over all rows, as F.linear runs it: the bias is added before the one rounding
         # of a bf16 result (a matmul, then an add, rounds twice).
-        rows, n = out.numel() // w.shape[0], w.shape[0]
+        rows, n = math.prod(out.shape[:-1]), w.shape[0]  # not numel // n: n may be 0
         torch.addmm(bias, x.reshape(rows, x.shape[-1]), w.t(), out=out.view(rows, n))
         return
     _matmul_into(out, x, w.t() if w.dim() == 2 else w)

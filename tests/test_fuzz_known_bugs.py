@@ -359,3 +359,22 @@ def test_bug19_extent_one_stream_axis_broadcast_stays_out_of_the_segment(policy:
     from fuzz.check import RunOptions, check_lowering
 
     assert check_lowering(BUG19, RunOptions(num_streams=2, policy=policy)) is not None
+
+
+BUG21 = """
+func.func @main(%x: tensor<2x1x3xf64>, %w: tensor<0x3xf64>, %b: tensor<f64>) -> tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>> {
+  %y = fusion.linear %x, %w, %b : tensor<2x1x3xf64>, tensor<0x3xf64>, tensor<f64> -> tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
+  func.return %y : tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
+}
+"""
+
+
+@pytest.mark.parametrize("num_streams", [1, 2])
+def test_bug21_a_biased_linear_with_no_output_features(num_streams: int) -> None:
+    """
+    A linear with a bias on a 3-D input whose weight has no rows (an empty output axis): the
+    one-addmm path counted the rows as numel // 0. Lowered and run against the reference.
+    """
+    from fuzz.check import RunOptions, check_lowering
+
+    assert check_lowering(BUG21, RunOptions(num_streams=num_streams)) is not None
