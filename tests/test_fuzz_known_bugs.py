@@ -363,8 +363,9 @@ def test_bug19_extent_one_stream_axis_broadcast_stays_out_of_the_segment(policy:
 
 BUG21 = """
 func.func @main(%x: tensor<2x1x3xf64>, %w: tensor<0x3xf64>, %b: tensor<f64>) -> tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>> {
-  %y = fusion.linear %x, %w, %b : tensor<2x1x3xf64>, tensor<0x3xf64>, tensor<f64> -> tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
-  func.return %y : tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
+  %y = fusion.linear %x, %w, %b : tensor<2x1x3xf64>, tensor<0x3xf64>, tensor<f64> -> tensor<2x1x0xf64>
+  %z = fusion.set %y : tensor<2x1x0xf64> -> tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
+  func.return %z : tensor<2x1x0xf64, #fusion.parallel<[stream, serial, serial]>>
 }
 """
 
