@@ -1,8 +1,12 @@
 """
 Model code as people write it compiles and matches eager torch on CPU: a nanoGPT block, a Llama
 decoder layer (RMSNorm, rotary embeddings with non-persistent buffers, attention, a SiLU-gated
-MLP), top-k MoE routing, an embedding model, and code with in-place updates. The modules follow
-their sources (nanoGPT's model.py, Hugging Face's modeling_llama.py) with small sizes.
+MLP), top-k MoE routing, an embedding model, code with in-place updates, Meta's Llama block
+(complex rotary embeddings), convolutions (a ViT patch embedding, Whisper's and Mamba's Conv1d,
+a ResNet BasicBlock, a diffusion UNet ResBlock with group norm and resampling) and their
+gradients. The modules follow their sources (nanoGPT's model.py, Hugging Face's
+modeling_llama.py, Meta's llama/model.py, timm, Whisper, torchvision, guided diffusion) with
+small sizes.
 """
 
 from __future__ import annotations
