@@ -25,7 +25,7 @@ from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
 from hir.runtime.poison import poison
 from hir.runtime.residual_gemm import residual_gemm
-from hir.runtime.result_adoption import FRESH_RESULT_KINDS, adopt, fresh_destinations
+from hir.runtime.result_adoption import FRESH_RESULT_KINDS, VIEW_KINDS, adopt, fresh_destinations
 
 COMPILERS = StepCompilers()
 
@@ -231,7 +231,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
         for chain in (fresh_destinations(op) if compiler.adopts_results else [None] * len(outs))
     ]
     last = ops[-2] if len(ops) >= 2 else None
-    fresh_result = isinstance(last, FRESH_RESULT_KINDS) and any(chain is not None for chain in fresh)
+    fresh_result = isinstance(last, FRESH_RESULT_KINDS + VIEW_KINDS) and any(chain is not None for chain in fresh)
 
     # One standard op whose operands are region arguments: its out= form writes the destination.
     if len(ops) == 2 and len(outs) == 1 and isinstance(ops[0], fusion.FusionOp) and not fresh_result:

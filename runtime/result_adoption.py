@@ -43,6 +43,13 @@ FRESH_RESULT_KINDS: tuple[type[fusion.FusionOp], ...] = (
 )
 """Ops whose `out=` kernel computes a fresh tensor and copies it into the destination."""
 
+VIEW_KINDS: tuple[type[fusion.FusionOp], ...] = (fusion.PermuteOp, fusion.ReshapeOp, fusion.SliceOp)
+"""
+Ops whose `out=` kernel copies a view: of a fresh result computed earlier in the launch, the view
+may be adopted where contiguous (attention's output with its heads merged back, on the GPU's
+fused kernels whose output is laid out [batch, sequence, heads, head_dim]).
+"""
+
 SCAN_LIMIT = 64
 """Ops between an allocation and its launch that `fresh_destination` looks through at most."""
 
