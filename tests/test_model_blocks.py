@@ -575,6 +575,169 @@ def test_complex_arguments_and_results_are_errors() -> None:
         hir.compile(ComplexResult(), (z,))
 
 
+# -- more families: Mistral's sliding window, Gemma's norm, GPT-NeoX's partial rotary, Mixtral's and
+# DeepSeek's MoE routed densely, BERT's padding mask, Whisper's cross-attention ------------------
+
+
+class SlidingWindowAttention(nn.Module):
+    """Mistral's mask: causal, and at most `window` positions back (torch.full(-inf), triu, tril)."""
+
+    def __init__(self, dim=16, window=3):
+        super().__init__()
+        self.window, self.qkv = window, nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        t = x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        mask = mask + torch.tril(torch.full((t, t), float("-inf")), diagonal=-self.window - 1)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class GemmaRMSNorm(nn.Module):
+    def __init__(self, dim=16, eps=1e-6):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.randn(dim) * 0.1)
+
+    def forward(self, x):
+        output = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)
+        return (output * (1.0 + self.weight.float())).type_as(x)
+
+
+class NeoXPartialRotary(nn.Module):
+    def __init__(self, hidden=32, heads=4, rotary_pct=0.25):
+        super().__init__()
+        self.heads, self.head_size = heads, hidden // heads
+        self.rotary_ndims = int(self.head_size * rotary_pct)
+        self.query_key_value = nn.Linear(hidden, 3 * hidden)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.rotary_ndims, 2).float() / self.rotary_ndims))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, hidden_states, position_ids):
+        b, t, _ = hidden_states.shape
+        qkv = self.query_key_value(hidden_states).view(b, t, self.heads, 3 * self.head_size)
+        query = qkv[..., : self.head_size].permute(0, 2, 1, 3)
+        key = qkv[..., self.head_size : 2 * self.head_size].permute(0, 2, 1, 3)
+        value = qkv[..., 2 * self.head_size :].permute(0, 2, 1, 3)
+        freqs = (self.inv_freq[None, :, None].expand(b, -1, 1) @ position_ids[:, None, :].float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().unsqueeze(1), emb.sin().unsqueeze(1)
+        q_rot, q_pass = query[..., : self.rotary_ndims], query[..., self.rotary_ndims :]
+        k_rot, k_pass = key[..., : self.rotary_ndims], key[..., self.rotary_ndims :]
+        query = torch.cat(((q_rot * cos) + (rotate_half(q_rot) * sin), q_pass), dim=-1)
+        key = torch.cat(((k_rot * cos) + (rotate_half(k_rot) * sin), k_pass), dim=-1)
+        return F.scaled_dot_product_attention(query, key, value, is_causal=True)
+
+
+class DenseMoE(nn.Module):
+    """Mixtral's router (softmax, top-k, renormalized) as one_hot weights, or DeepSeek's (sigmoid scores, a
+    shared expert); every expert runs on every token."""
+
+    def __init__(self, deepseek=False, dim=16, num_experts=4, top_k=2):
+        super().__init__()
+        self.deepseek, self.num_experts, self.top_k = deepseek, num_experts, top_k
+        self.gate = nn.Linear(dim, num_experts, bias=False)
+        self.experts = nn.ModuleList([LlamaMLP(_MoEConfig()) for _ in range(num_experts)])
+        self.shared_experts = LlamaMLP(_MoEConfig())
+
+    def forward(self, x):
+        b, t, h = x.shape
+        x = x.view(-1, h)
+        logits = self.gate(x)
+        if self.deepseek:
+            scores = logits.sigmoid()
+            indices = torch.topk(scores, self.top_k, dim=-1)[1]
+            weights = scores.gather(1, indices)
+            weights /= weights.sum(dim=-1, keepdim=True)
+            y = torch.zeros_like(x)
+            for i, expert in enumerate(self.experts):
+                y = y + expert(x) * (weights * (indices == i)).sum(dim=-1, keepdim=True)
+            return (y + self.shared_experts(x)).view(b, t, h)
+        weights, selected = torch.topk(F.softmax(logits, dim=1, dtype=torch.float), self.top_k, dim=-1)
+        weights /= weights.sum(dim=-1, keepdim=True)
+        dense = (weights.unsqueeze(-1) * F.one_hot(selected, num_classes=self.num_experts)).sum(dim=1)
+        y = torch.zeros((b * t, h), dtype=x.dtype, device=x.device)
+        for i, expert in enumerate(self.experts):
+            y = y + expert(x) * dense[:, i : i + 1]
+        return y.reshape(b, t, h), logits
+
+
+class _MoEConfig:
+    hidden_size = 16
+    intermediate_size = 32
+
+
+class BertSelfAttention(nn.Module):
+    """BERT's attention with the padding mask an argument: `(1 - mask) * finfo.min`, added to the scores."""
+
+    def __init__(self, hidden=32, heads=4):
+        super().__init__()
+        self.heads, self.head_size = heads, hidden // heads
+        self.query, self.key, self.value = (nn.Linear(hidden, hidden) for _ in range(3))
+        self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)
+        self.dropout = nn.Dropout(0.1)
+
+    def transpose_for_scores(self, x):
+        return x.view((*x.size()[:-1], self.heads, self.head_size)).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        extended = attention_mask[:, None, None, :].to(dtype=hidden_states.dtype)
+        extended = (1.0 - extended) * torch.finfo(hidden_states.dtype).min
+        q, k, v = (self.transpose_for_scores(f(hidden_states)) for f in (self.query, self.key, self.value))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size) + extended
+        context = torch.matmul(self.dropout(nn.functional.softmax(scores, dim=-1)), v).permute(0, 2, 1, 3)
+        return self.LayerNorm(context.reshape(hidden_states.shape) + hidden_states)
+
+
+class CrossAttention(nn.Module):
+    """Whisper's decoder attention over the encoder's output (two inputs of different lengths)."""
+
+    def __init__(self, n_state=32, n_head=4):
+        super().__init__()
+        self.n_head = n_head
+        self.query, self.key, self.value = (
+            nn.Linear(n_state, n_state),
+            nn.Linear(n_state, n_state, bias=False),
+            nn.Linear(n_state, n_state),
+        )
+        self.out = nn.Linear(n_state, n_state)
+
+    def forward(self, x, xa):
+        q, k, v = self.query(x), self.key(xa), self.value(xa)
+        n_state = q.shape[-1]
+        scale = (n_state // self.n_head) ** -0.25
+        q = q.view(*q.shape[:2], self.n_head, -1).permute(0, 2, 1, 3) * scale
+        k = k.view(*k.shape[:2], self.n_head, -1).permute(0, 2, 3, 1) * scale
+        v = v.view(*v.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        w = F.softmax((q @ k).float(), dim=-1).to(q.dtype)
+        return self.out((w @ v).permute(0, 2, 1, 3).flatten(start_dim=2))
+
+
+def _padding_mask() -> torch.Tensor:
+    mask = torch.ones(2, 8, dtype=torch.long)
+    mask[1, 5:] = 0
+    return mask
+
+
+FAMILIES = {
+    "mistral-sliding-window": lambda: (SlidingWindowAttention(), (torch.randn(2, 8, 16),)),
+    "gemma-rmsnorm-bf16": lambda: (GemmaRMSNorm(), (torch.randn(2, 4, 16, dtype=torch.bfloat16),)),
+    "neox-partial-rotary": lambda: (NeoXPartialRotary(), (torch.randn(2, 8, 32), torch.arange(8).expand(2, 8))),
+    "mixtral-dense-moe": lambda: (DenseMoE(), (torch.randn(2, 4, 16),)),
+    "deepseek-shared-moe": lambda: (DenseMoE(deepseek=True), (torch.randn(2, 4, 16),)),
+    "bert-padding-mask": lambda: (BertSelfAttention(), (torch.randn(2, 8, 32), _padding_mask())),
+    "whisper-cross-attention": lambda: (CrossAttention(), (torch.randn(2, 5, 32), torch.randn(2, 7, 32))),
+}
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_model_families(name: str) -> None:
+    torch.manual_seed(0)
+    module, inputs = FAMILIES[name]()
+    fresh = tuple(torch.randn_like(x) if x.is_floating_point() else x for x in inputs)
+    _check(module, inputs, fresh)
+
+
 # -- convolutions: a ViT's patch embedding (timm), Whisper's conv stem, Mamba's causal depthwise conv --
 
 
