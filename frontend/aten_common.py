@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
@@ -37,9 +37,54 @@ def no_options(e: Emitter, node: Node, kwargs: dict) -> None:
 def binary(kind: type[fusion.BinaryFusionOp]) -> Builder:
     def build(e: Emitter, node: Node, a, b, **kwargs) -> SSAValue:
         no_options(e, node, kwargs)
-        return e.binary(kind, a, b, out_element(node))
+        return opmath_binary(e, kind, a, b, out_element(node))
 
     return build
+
+
+_OPMATH = {BFloat16Type(): torch.bfloat16, Float16Type(): torch.float16}
+_DIVISIONS = (fusion.DivOp, fusion.FloorDivOp, fusion.TruncDivOp)
+
+
+def opmath_binary(e: Emitter, kind: type[fusion.BinaryFusionOp], a: Any, b: Any, element: Any) -> SSAValue:
+    """
+    `a OP b` as torch computes a bf16 or f16 tensor times, or over, a Python number (or a 0-d tensor
+    of a wider float): in f32 with the number as it is, rounded once to the result's dtype. Where
+    the number is not exact in that dtype (`x * 0.125` is, `x / math.sqrt(8)` is not), the operands
+    are cast to f32 and the result back. Other ops round the number to the result's dtype first, as
+    torch's `add` and `sub` do.
+    """
+    dtype = _OPMATH.get(element)
+    numbers = (a, b) if kind is fusion.MulOp else (b,) if kind in _DIVISIONS else ()
+    if dtype is None or not any(_inexact(v, dtype) for v in numbers):
+        return e.binary(kind, a, b, element)
+    wide = Float32Type()
+    a, b = (e.cast(v, wide) if isinstance(v, SSAValue) else v for v in (a, b))
+    return e.cast(e.binary(kind, a, b, wide), element)
+
+
+def scaled_sum(e: Emitter, kind: type[fusion.BinaryFusionOp], a: Any, b: Any, alpha: Any, element: Any) -> SSAValue:
+    """
+    `a + alpha * b` (`kind` add or sub), one op in torch: for a bf16 or f16 result, computed in f32
+    with alpha (and a Python number operand) rounded to the result's dtype, and rounded once.
+    """
+    dtype = _OPMATH.get(element)
+    if dtype is None:
+        return e.binary(kind, a, e.binary(fusion.MulOp, b, alpha, element), element)
+    wide = Float32Type()
+    alpha, a, b = (
+        e.cast(v, wide) if isinstance(v, SSAValue) else torch.tensor(v, dtype=dtype).item() for v in (alpha, a, b)
+    )
+    return e.cast(e.binary(kind, a, e.binary(fusion.MulOp, b, alpha, wide), wide), element)
+
+
+def _inexact(value: Any, dtype: torch.dtype) -> bool:
+    """A Python number that `dtype` rounds, or a 0-d tensor of a wider float type."""
+    if isinstance(value, SSAValue):
+        return shape_of(value) == () and element_of(value) in (Float32Type(), Float64Type())
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return torch.tensor(value, dtype=dtype).item() != value
 
 
 def unary(kind: type[fusion.UnaryFusionOp]) -> Builder:

@@ -31,7 +31,9 @@ from hir.frontend.aten_common import (
     float_only,
     matmul,
     meta,
+    opmath_binary,
     out_element,
+    scaled_sum,
     unary,
     where,
 )
@@ -51,7 +53,7 @@ def _add_or_sub(kind: type[fusion.BinaryFusionOp]) -> Builder:
     def build(e: Emitter, node: Node, a, b, alpha=1) -> SSAValue:
         element = out_element(node)
         if alpha != 1:
-            b = e.binary(fusion.MulOp, b, alpha, element)
+            return scaled_sum(e, kind, a, b, alpha, element)
         return e.binary(kind, a, b, element)
 
     return build
@@ -67,13 +69,13 @@ _ROUNDING: dict[str | None, type[fusion.BinaryFusionOp]] = {
 def _div(e: Emitter, node: Node, a, b, rounding_mode=None) -> SSAValue:
     if rounding_mode not in _ROUNDING:
         raise e.error(f"{node.target}: rounding_mode={rounding_mode!r} is not one of None, 'floor', 'trunc'")
-    return e.binary(_ROUNDING[rounding_mode], a, b, out_element(node))
+    return opmath_binary(e, _ROUNDING[rounding_mode], a, b, out_element(node))
 
 
 def _rsub(e: Emitter, node: Node, a, b, alpha=1) -> SSAValue:
     element = out_element(node)
     if alpha != 1:
-        a = e.binary(fusion.MulOp, a, alpha, element)
+        return scaled_sum(e, fusion.SubOp, b, a, alpha, element)
     return e.binary(fusion.SubOp, b, a, element)
 
 

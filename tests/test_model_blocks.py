@@ -797,6 +797,28 @@ def test_bf16_linear_and_convolution_round_once_as_torch_does() -> None:
             torch.testing.assert_close(hir.compile(module, (x,))(x), module(x), atol=0, rtol=0)
 
 
+def _scalar_arithmetic(x, y):
+    return (
+        x * (1.0 / math.sqrt(8)),  # torch multiplies in f32 by the unrounded number, then rounds once
+        x / math.sqrt(8),
+        torch.div(x, 0.3, rounding_mode="floor"),
+        x + 1e-3,  # add and sub round the number to the tensor's dtype first
+        torch.add(x, y, alpha=0.3),  # in f32 with a rounded alpha, rounded once
+        1.0 - x,
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_arithmetic_with_python_numbers_is_torch_bits(dtype: torch.dtype) -> None:
+    """A bf16 or f16 tensor with a Python number is computed as torch's kernels do (in f32 where they do)."""
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 64, dtype=dtype) * 3, torch.randn(64, 64, dtype=dtype)
+    torch.testing.assert_close(hir.compile(_scalar_arithmetic, (x, y))(x, y), _scalar_arithmetic(x, y), atol=0, rtol=0)
+    block, h = Block(GPTConfig()).to(dtype).eval(), torch.randn(2, 8, 32, dtype=dtype)
+    with torch.no_grad():
+        torch.testing.assert_close(hir.compile(block, (h,))(h), block(h), atol=0, rtol=0)
+
+
 class ConvPool(nn.Module):
     """The convolutions above and an average pool, for their backward ops (`training=True`)."""
 
