@@ -221,7 +221,10 @@ def import_program(
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
             for k, (out, layout) in enumerate(zip(outputs, layouts)):
                 if not isinstance(out, Node):
-                    raise FrontendError(f"<outputs>: error: output #{k} is not a tensor computed by the program")
+                    what = "None" if out is None else f"a Python {type(out).__name__} ({out!r})"
+                    raise FrontendError(
+                        f"<outputs>: error: output #{k} is {what}, not a tensor computed by the program: return tensors"
+                    )
                 if out.meta["val"].dtype.is_complex:
                     raise located_error(
                         out, f"output #{k} is a {out.meta['val'].dtype} tensor: return torch.view_as_real of it"

@@ -387,7 +387,7 @@ def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
     assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
 
 
-def test_code_without_source_and_a_tensor_for_example_args_are_located_errors() -> None:
+def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are_errors() -> None:
     """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
     code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"
     namespace: dict = {"torch": torch}
@@ -399,6 +399,8 @@ def test_code_without_source_and_a_tensor_for_example_args_are_located_errors() 
     )
     with pytest.raises(FrontendError, match=r"<inputs>: error: example_args is a tensor, not a tuple"):
         hir.compile(InPlace(), torch.randn(4, 16))
+    with pytest.raises(FrontendError, match=r"<outputs>: error: output #1 is a Python int \(4\), not a tensor"):
+        hir.compile(lambda x: (x * 2, x.shape[0]), (torch.randn(4, 16),))
 
 
 # -- Hugging Face GPT-2 attention (Conv1D as addmm, a boolean mask buffer) and T5 position buckets --
