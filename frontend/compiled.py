@@ -168,7 +168,7 @@ class CompiledFunction:
             graph = False
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         results = self._results(results, graph, outputs)
-        return results[0] if len(results) == 1 else results
+        return self.signature.structured(results)  # the structure the function returns: a dict, (h,), ...
 
     def specialization(self, *args: torch.Tensor) -> CompiledFunction:
         """The specialization that runs a call with these arguments (compiled now if new): its

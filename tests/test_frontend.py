@@ -432,3 +432,30 @@ def test_docs_list_every_table_entry() -> None:
     doc = (Path(__file__).resolve().parent.parent / "docs" / "frontend.md").read_text()
     missing = [str(overload) for overload in ATEN_TABLE if f"`{overload}`" not in doc]
     assert not missing, f"docs/frontend.md does not list {missing}"
+
+
+class _Structured(torch.nn.Module):
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> object:
+        h = self.proj(x)
+        if self.kind == "one-tuple":
+            return (h,)
+        if self.kind == "dict":
+            return {"hidden": h, "gate": torch.sigmoid(h)}
+        return h, (torch.relu(h), {"sum": h.sum(-1)})
+
+
+@pytest.mark.parametrize("kind", ["one-tuple", "dict", "nested"])
+def test_the_compiled_function_returns_the_modules_structure(kind: str) -> None:
+    """A module's tuple of one, dict or nested result comes back in that structure, as eager returns it."""
+    torch.manual_seed(0)
+    module = _Structured(kind)
+    x = torch.randn(4, 8)
+    expected, got = module(x), hir.compile(module, (x,))(x)
+    assert torch.utils._pytree.tree_structure(got) == torch.utils._pytree.tree_structure(expected)
+    for a, b in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(expected)):
+        torch.testing.assert_close(a, b)
