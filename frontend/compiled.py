@@ -133,7 +133,11 @@ class CompiledFunction:
             raise FrontendError(f"<compile>: error: {err}") from None
         return module
 
-    def __call__(self, *args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor | None, ...] | None:
+    def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        if kwargs and self.specializations is not None:
+            args = self.specializations.signature.positional(args, kwargs)
+        elif kwargs:
+            raise TypeError(f"{self.name} takes its tensors by position, got {', '.join(kwargs)} by name")
         return self.call_into(args)
 
     def call_into(
@@ -386,6 +390,13 @@ def compile_torch(
     **options: Any,
 ) -> CompiledFunction | TrainingFunction:
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    if tensors := [k for k, v in options.items() if isinstance(v, torch.Tensor)]:
+        # Keyword options are the passes' (`chunks=2`): a tensor among them is an example argument.
+        raise FrontendError(
+            f"<inputs>: error: {', '.join(tensors)}: a tensor passed to hir.compile by name; the example "
+            "arguments are one sequence, in the function's order (`hir.compile(model, (x, mask))`), and a "
+            "call may then pass them by name (`compiled(x, mask=mask)`)"
+        )
     if training:
         from hir.frontend.training import compile_training
 

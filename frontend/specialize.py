@@ -95,6 +95,28 @@ class CallSignature:
         """`x: float32[4, 16], y: float32[4, 8]` (on a mesh, the local shapes the call passed)."""
         return ", ".join(f"{n}: {spec_of(a)}" for n, a in zip(self.arg_names, args))
 
+    def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """
+        The call's arguments in order: those passed by keyword go to the place their name has in
+        the function's parameters (`compiled(x, mask=m)`); an unknown, repeated or missing name is a
+        CallError.
+        """
+        if not kwargs:
+            return tuple(args)
+        names = self.arg_names
+        for name in kwargs:
+            if name not in names:
+                raise CallError(
+                    f"<call>: error: {self.name} has no argument '{name}' (its arguments: {', '.join(names)})"
+                )
+            if names.index(name) < len(args):
+                raise CallError(f"<call>: error: {self.name} got argument '{name}' twice (by position and by name)")
+        rest = names[len(args) :]
+        if missing := [n for n in rest if n not in kwargs]:
+            plural = "s" * (len(missing) > 1)
+            raise CallError(f"<call>: error: {self.name} is missing argument{plural} {', '.join(missing)}")
+        return (*args, *(kwargs[n] for n in rest))
+
     def check(self, args: Sequence[Any], example: Key) -> Key:
         """The call's key; a CallError for a call no specialization can take."""
         names = ", ".join(self.arg_names)

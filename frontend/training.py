@@ -247,7 +247,8 @@ class TrainingFunction:
             return {}
         return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
 
-    def __call__(self, *args: torch.Tensor) -> Any:
+    def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        args = self.specializations.signature.positional(args, kwargs)
         cache = self.specializations if torch.is_grad_enabled() else self.inference
         aot = cache.lookup(None, args)
         try:

@@ -640,7 +640,8 @@ class MeshTrainingFunction:
     def _state(self) -> dict[str, torch.Tensor]:
         return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
 
-    def __call__(self, *args: torch.Tensor) -> Any:
+    def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        args = self.specializations.signature.positional(args, kwargs)
         step = self.specializations.lookup(None, args)
         tensors = [*self._state().values(), *args]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):

@@ -459,3 +459,37 @@ def test_the_compiled_function_returns_the_modules_structure(kind: str) -> None:
     assert torch.utils._pytree.tree_structure(got) == torch.utils._pytree.tree_structure(expected)
     for a, b in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(expected)):
         torch.testing.assert_close(a, b)
+
+
+class _Masked(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.proj(x) * mask
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_arguments_may_be_passed_by_name(training: bool) -> None:
+    torch.manual_seed(0)
+    module = _Masked()
+    x, mask = torch.randn(4, 8), (torch.rand(4, 8) > 0.5).float()
+    compiled = hir.compile(module, (x, mask), training=training)
+    torch.testing.assert_close(compiled(x, mask=mask), module(x, mask))
+    torch.testing.assert_close(compiled(mask=mask, x=x), module(x, mask))
+    for call, message in [
+        (lambda: compiled(x, mask=mask, scale=mask), "has no argument 'scale' (its arguments: x, mask)"),
+        (lambda: compiled(x, mask, x=x), "got argument 'x' twice"),
+        (lambda: compiled(mask=mask), "is missing argument x"),
+    ]:
+        with pytest.raises(hir.FrontendError, match=re.escape(message)):
+            call()
+
+
+def test_an_example_tensor_passed_by_name_is_an_inputs_error() -> None:
+    x, mask = torch.randn(4, 8), torch.ones(4, 8)
+    with pytest.raises(
+        hir.FrontendError, match=re.escape("<inputs>: error: mask: a tensor passed to hir.compile by name")
+    ):
+        hir.compile(_Masked(), (x,), mask=mask)
