@@ -930,6 +930,12 @@ BLOCKS = {
     "moe": lambda: (MoE(), (torch.randn(2, 4, 16),)),
     "embedding": lambda: (TinyLM(), (torch.randint(0, 50, (2, 8)),)),
     "in-place": lambda: (InPlace(), (torch.randn(4, 16),)),
+    "meta-llama": lambda: (MetaTransformerBlock(), (torch.randn(2, 8, 32),)),
+    "patch-embed": lambda: (PatchEmbed(), (torch.randn(2, 3, 16, 16),)),
+    "conv-stem": lambda: (ConvStem(), (torch.randn(2, 8, 10),)),
+    # The ResNet block's max pooling imports through torch's decomposition of
+    # max_pool2d_with_indices, which torch 2.11 on CUDA does not apply (a located error there).
+    "unet": lambda: (_randomize_norms(UNetResBlock()), (torch.randn(2, 8, 4, 4), torch.randn(2, 12))),
 }
 
 
