@@ -933,8 +933,8 @@ BLOCKS = {
     "meta-llama": lambda: (MetaTransformerBlock(), (torch.randn(2, 8, 32),)),
     "patch-embed": lambda: (PatchEmbed(), (torch.randn(2, 3, 16, 16),)),
     "conv-stem": lambda: (ConvStem(), (torch.randn(2, 8, 10),)),
-    # The ResNet block's max pooling imports through torch's decomposition of
-    # max_pool2d_with_indices, which torch 2.11 on CUDA does not apply (a located error there).
+    # Not the ResNet block: on an H200 with torch 2.11 its import stopped at
+    # aten.max_pool2d_with_indices (a located error), which torch 2.13 on CPU decomposes.
     "unet": lambda: (_randomize_norms(UNetResBlock()), (torch.randn(2, 8, 4, 4), torch.randn(2, 12))),
 }
 
