@@ -170,6 +170,12 @@ def _abs(e: Emitter, node: Node, z: SSAValue) -> SSAValue:
     return e.unary(fusion.SqrtOp, e.reduce(fusion.SumOp, squares, [len(shape_of(z)) - 1], keepdim=False))
 
 
+def _conj(e: Emitter, node: Node, z: SSAValue) -> SSAValue:
+    """`a - bi` (autograd's backward of a complex product multiplies by the other factor's conjugate)."""
+    element = element_of(z)
+    return _pair(e, _part(e, z, 0), e.binary(fusion.MulOp, _part(e, z, 1), -1.0, element))
+
+
 def _reshape(e: Emitter, node: Node, z: SSAValue, *args, **kwargs) -> SSAValue:
     shape = _pair_shape(node)
     return z if shape == shape_of(z) else e.reshape(z, shape, f"{node.target}")
@@ -269,6 +275,10 @@ COMPLEX_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.real.default: _part_of(0),
     aten.imag.default: _part_of(1),
     aten.abs.default: _abs,
+    aten._conj.default: _conj,
+    aten.conj_physical.default: _conj,
+    aten._conj_physical.default: _conj,
+    aten.resolve_conj.default: _same,
     aten.mul.Tensor: _mul,
     aten.mul.Scalar: _mul,
     aten.add.Tensor: _add_or_sub(fusion.AddOp),

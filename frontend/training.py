@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
@@ -31,6 +31,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.ir import Block, BlockArgument, SSAValue
 
+from hir.frontend.aten_complex import real_dtype
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
@@ -113,6 +114,10 @@ class GraphProgram:
     """Per graph output: ("program", k) the program's output k, ("input", i) the graph's input i, ("none", 0)."""
     used: list[bool]
     """Per graph input: whether the program takes it (inputs only returned, or unused, are not)."""
+    complex_inputs: list[bool] = field(default_factory=list)
+    """Per graph input: complex, passed as its `view_as_real` pairs."""
+    complex_results: set[int] = field(default_factory=set)
+    """The program's outputs that are complex values' pairs, viewed back as complex."""
     _boxed_call: ClassVar[bool] = True
     """AOT autograd calls it with one list, which it may clear."""
 
@@ -121,20 +126,32 @@ class GraphProgram:
         args.clear()  # the boxed convention: the callee frees what it no longer needs
         results: Any = ()
         if self.compiled is not None:
+            given = [
+                torch.view_as_real(a) if k < len(self.complex_inputs) and self.complex_inputs[k] else a
+                for k, (a, used) in enumerate(zip(inputs, self.used))
+                if used
+            ]
             with torch.no_grad():
-                results = self.compiled(*[a for a, used in zip(inputs, self.used) if used])
+                results = self.compiled(*given)
             if not isinstance(results, tuple):
                 results = (results,)
+            if self.complex_results:
+                results = tuple(
+                    torch.view_as_complex(r.contiguous()) if k in self.complex_results else r
+                    for k, r in enumerate(results)
+                )
         return [results[k] if kind == "program" else inputs[k] if kind == "input" else None for kind, k in self.plan]
 
 
 def import_graph(
     gm: GraphModule, inputs: Sequence[Any], names: Sequence[str], layouts: Sequence[str | None], name: str
-) -> tuple[ImportedProgram | None, list[tuple[str, int]], list[bool]]:
+) -> tuple[ImportedProgram | None, GraphProgram]:
     """
     The fusion module of an FX graph of ATen ops (placeholders in `inputs`' order, named `names`):
     its outputs that are computed become `@main`'s results; an output that is a graph input, or
-    None, is passed through by `GraphProgram`.
+    None, is passed through by `GraphProgram` (returned without its compiled program). A complex
+    input or output (a complex buffer, a complex value saved for the backward) is carried as its
+    `view_as_real` pairs, which `GraphProgram` passes and views back.
     """
     mode = SingleDevice()
     block = Block()
@@ -143,13 +160,18 @@ def import_graph(
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     arguments: list[BlockArgument] = []
     sources: list[InputSource] = []
+    complex_inputs: list[bool] = []
     for k, (node, example) in enumerate(zip(placeholders, inputs)):
         value = node.meta.get("val", example)
         if not isinstance(value, torch.Tensor):
             raise located_error(node, f"{name}: input {names[k]!r} is a {type(value).__name__}, not a tensor")
         source = InputSource("user", index=k, name=names[k], layout=layouts[k])
+        shape, dtype = tuple(value.shape), value.dtype
+        complex_inputs.append(dtype.is_complex)
+        if dtype.is_complex:  # carried as its view_as_real pairs (frontend/aten_complex.py); GraphProgram passes them
+            shape, dtype = (*shape, 2), real_dtype(dtype)
         try:
-            t = mode.input_type(tuple(value.shape), element_type(value.dtype, node), layouts[k], names[k], source)
+            t = mode.input_type(shape, element_type(dtype, node), layouts[k], names[k], source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
@@ -159,6 +181,7 @@ def import_graph(
         sources.append(source)
     plan: list[tuple[str, int]] = []
     results: list[SSAValue] = []
+    complex_results: set[int] = set()
     for node in gm.graph.nodes:
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
@@ -176,10 +199,13 @@ def import_graph(
                 else:
                     plan.append(("program", len(results)))
                     results.append(value)
+                    val = out.meta.get("val")
+                    if isinstance(val, torch.Tensor) and val.dtype.is_complex:  # its pairs: GraphProgram views them
+                        complex_results.add(len(results) - 1)
         elif node.op != "placeholder":
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
     if not results:
-        return None, plan, [False] * len(arguments)
+        return None, GraphProgram(None, plan, [False] * len(arguments))
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
@@ -191,7 +217,8 @@ def import_graph(
         source.index = k
     module = verified_module(block, results, name)
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
-    return ImportedProgram(module, signature, mode), plan, used
+    program = GraphProgram(None, plan, used, complex_inputs, complex_results)
+    return ImportedProgram(module, signature, mode), program
 
 
 @dataclass
@@ -272,7 +299,7 @@ class TrainingFunction:
                     names = [*state_names, *arg_names]
                     layouts = [None] * len(state_names) + self.layouts
                 try:
-                    imported, plan, used = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
+                    imported, program = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
                 except FrontendError as err:
                     if graph != "backward":
                         raise  # __call__ names the call's arguments
@@ -282,7 +309,6 @@ class TrainingFunction:
                         f"<backward>: error: {self.name}: the backward of the call with ({described}) cannot be "
                         f"compiled: {err}"
                     ) from None
-                program = GraphProgram(None, plan, used)
                 if imported is not None:
                     on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs)
                     s = self.settings

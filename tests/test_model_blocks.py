@@ -569,6 +569,26 @@ def test_meta_llama_block_with_complex_rotary_embeddings() -> None:
     _check(block, (torch.randn(2, 8, 32),), (torch.randn(2, 8, 32),))
 
 
+def test_meta_llama_block_trains_with_its_complex_buffer() -> None:
+    """training=True: the complex buffer and the complex values saved for the backward travel as
+    their real pairs, and the backward's conjugates are of the pairs; gradients against eager."""
+    torch.manual_seed(0)
+    block = MetaTransformerBlock()
+    x = torch.randn(2, 8, 32, requires_grad=True)
+    compiled = hir.compile(block, (x,), training=True)
+    out = compiled(x)
+    out.square().sum().backward()
+    got = {"x": x.grad, **{n: p.grad for n, p in block.named_parameters()}}
+    x.grad = None
+    block.zero_grad(set_to_none=True)
+    reference = block(x)
+    reference.square().sum().backward()
+    torch.testing.assert_close(out, reference, rtol=1e-4, atol=1e-5)
+    expected = {"x": x.grad, **{n: p.grad for n, p in block.named_parameters()}}
+    for name, gradient in expected.items():
+        torch.testing.assert_close(got[name], gradient, rtol=1e-4, atol=1e-5, msg=name)
+
+
 def test_complex_arguments_and_results_are_errors() -> None:
     z = torch.randn(4, 2)
     with pytest.raises(FrontendError, match=r"<inputs>: error: argument 'freqs_cis' is a torch.complex64 tensor"):
