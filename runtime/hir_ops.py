@@ -25,7 +25,7 @@ from hir.runtime.kernels import out_kernel
 from hir.runtime.memory import overlaps
 from hir.runtime.poison import poison
 from hir.runtime.residual_gemm import residual_gemm
-from hir.runtime.result_adoption import FRESH_RESULT_KINDS, VIEW_KINDS, adopt, fresh_destinations
+from hir.runtime.result_adoption import FRESH_RESULT_KINDS, VIEW_KINDS, adopt, fresh_destinations, input_spans
 
 COMPILERS = StepCompilers()
 
@@ -289,6 +289,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             env[arg] = env[src]
         body.run(frame)
         adopted: list[torch.Tensor] = []
+        spans: list[tuple[int, int]] | None = None  # the operands' storages, once, if a destination is fresh
         for out, value, chain in adoptable:
             destination, result = env[out], env[value]
             if result.shape != destination.shape:  # copy_ would broadcast it: a wrong answer, not an error
@@ -296,10 +297,12 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
                     f"the segment computed a result of shape {tuple(result.shape)} for a destination "
                     f"of shape {tuple(destination.shape)}"
                 )
-            if chain is not None and adopt(frame, chain, result, [env[a] for a in arg_slots], adopted):
-                adopted.append(result)
-            else:
-                destination.copy_(result)
+            if chain is not None:
+                spans = input_spans([env[a] for a in arg_slots]) if spans is None else spans
+                if adopt(frame, chain, result, spans, adopted):
+                    adopted.append(result)
+                    continue
+            destination.copy_(result)
 
     return segment
 

@@ -122,18 +122,24 @@ def fresh_destinations(launch: hir.LaunchOp) -> list[list[SSAValue] | None]:
     return [fresh_chain(launch, v) if outs.count(v) == 1 else None for v in outs]
 
 
+def input_spans(inputs: Sequence[Any]) -> list[tuple[int, int]]:
+    """The storage byte ranges of a launch's tensor operands (`adopt` compares results against them)."""
+    return [storage_range(t) for t in inputs if isinstance(t, torch.Tensor)]
+
+
 def adopt(
     frame: Frame,
     chain: Sequence[int],
     result: torch.Tensor,
-    inputs: Sequence[Any],
+    inputs: Sequence[tuple[int, int]],
     adopted: Sequence[torch.Tensor] = (),
 ) -> bool:
     """
     Makes `result` the buffer of the fresh destination whose `fresh_chain` has the slots `chain`
     (the allocation's first, the launch's out last), where that is the same as copying it there
-    (the module docstring's checks); returns whether it did. `inputs` are the launch's operands,
-    `adopted` the results this launch adopted before.
+    (the module docstring's checks); returns whether it did. `inputs` are the storage ranges of
+    the launch's operands (`input_spans`, once per run of the launch), `adopted` the results this
+    launch adopted before.
     """
     env = frame.env
     if frame.memory_stats is not None or chain[0] in frame.preallocated:
@@ -147,7 +153,7 @@ def adopt(
     ):
         return False
     span = storage_range(result)
-    if any(isinstance(t, torch.Tensor) and ranges_meet(span, storage_range(t)) for t in inputs):
+    if any(ranges_meet(span, other) for other in inputs):
         return False
     if any(overlaps(result, other) for other in adopted):
         return False
