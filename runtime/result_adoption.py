@@ -51,7 +51,7 @@ fused kernels whose output is laid out [batch, sequence, heads, head_dim]).
 """
 
 SCAN_LIMIT = 64
-"""Ops between an allocation and its launch that `fresh_destination` looks through at most."""
+"""Ops that `fresh_chain` and `stream_at` look through at most."""
 
 
 def fresh_chain(launch: hir.LaunchOp, value: SSAValue) -> list[SSAValue] | None:
