@@ -1,13 +1,15 @@
 """
-Vision ops that torch's core ATen set keeps whole: group norm (a diffusion UNet's, a ConvNeXt's)
-and average pooling. Group norm is a layer norm of each group's channels and positions (a view of
-the input as `[N, G, C/G * HxW]`), then the per-channel affine; average pooling sums the input's
-patches (the windows a convolution reads, frontend/aten_conv.py) and divides by the window's size.
+Vision ops that torch's core ATen set keeps whole: group norm (a diffusion UNet's, a ConvNeXt's),
+average and max pooling. Group norm is a layer norm of each group's channels and positions (a
+view of the input as `[N, G, C/G * HxW]`), then the per-channel affine; average pooling sums the input's
+patches (the windows a convolution reads, frontend/aten_conv.py) and divides by the window's size;
+max pooling takes their maximum.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 from torch.fx import Node
@@ -136,7 +138,41 @@ class _Pool:
         return e.reduce(fusion.SumOp, counts, axes, keepdim=False)
 
 
+def _max_pool_with_indices(
+    e: Emitter,
+    node: Node,
+    x: SSAValue,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> tuple[SSAValue, None]:
+    """
+    The maximum of each window (the padding, -inf, never wins), and no indices: a reader of them
+    (max pooling's backward, which scatters into them) is an error at its line. Mapped here rather
+    than left to torch's decomposition, which not every torch version applies.
+    """
+    n = len(kernel_size)
+    if any(d != 1 for d in per_axis(dilation, n)):
+        raise e.error(f"{node.target}: a dilated max pooling is not supported")
+    if any(user.target is operator.getitem and user.args[1] == 1 and user.users for user in node.users):
+        raise e.error(
+            f"{node.target}: the indices of the maxima (return_indices=True, or max pooling's backward, "
+            "which scatters into them) are not supported"
+        )
+    out_spatial = list(node.meta["val"][0].shape[-n:])
+    pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial)
+    patches, axes = input_patches(
+        e, pool.x, pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation, fill=float("-inf")
+    )
+    y = e.reduce(fusion.MaxOp, patches, axes, keepdim=False)
+    return (e.squeeze(y, [0]) if pool.unbatched else y), None
+
+
 VISION_TABLE: dict[object, Builder] = {
+    aten.max_pool2d_with_indices.default: float_only(_max_pool_with_indices),
+    aten.max_pool3d_with_indices.default: float_only(_max_pool_with_indices),
     aten.native_group_norm.default: float_only(_group_norm),
     aten.avg_pool1d.default: float_only(_avg_pool),
     aten.avg_pool2d.default: float_only(_avg_pool),

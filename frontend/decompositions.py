@@ -46,7 +46,6 @@ EXTRA = (
     aten.upsample_nearest2d.default,
     aten.upsample_bilinear2d.vec,
     aten.upsample_bilinear2d.default,
-    aten.max_pool2d_with_indices.default,
     aten._adaptive_avg_pool2d.default,
 )
 """Ops torch's core set keeps whole (vision ops) whose torch decompositions are ops the table maps."""

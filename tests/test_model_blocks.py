@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -933,6 +934,42 @@ def test_resnet_basic_block() -> None:
     _check(_randomize_norms(BasicBlock()), (torch.randn(2, 4, 8, 8),), (torch.randn(2, 4, 8, 8),))
 
 
+class _Pool(nn.Module):
+    def __init__(self, pool: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.pool = pool
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(x)
+
+
+@pytest.mark.parametrize(
+    ("pool", "shape"),
+    [
+        (lambda x: F.max_pool2d(x, 2), (2, 3, 8, 8)),
+        (lambda x: F.max_pool2d(x, 3, stride=2, padding=1), (2, 3, 9, 9)),
+        (lambda x: F.max_pool2d(x, (2, 3), stride=(1, 2)), (1, 2, 7, 9)),
+        (lambda x: F.max_pool2d(x, 2), (3, 8, 8)),
+        (lambda x: F.max_pool1d(x, 3, stride=2, padding=1), (2, 4, 11)),
+        (lambda x: F.max_pool3d(x, 2), (1, 2, 4, 4, 4)),
+        (lambda x: -F.max_pool2d(-x, 3, stride=1, padding=1), (2, 3, 6, 6)),
+    ],
+    ids=["tiles", "padded", "rectangular", "unbatched", "1-d", "3-d", "negative"],
+)
+def test_max_pooling_is_the_windows_maximum(
+    pool: Callable[[torch.Tensor], torch.Tensor], shape: tuple[int, ...]
+) -> None:
+    """Max pooling mapped by the table, whatever torch's decompositions: eager's values exactly."""
+    x = torch.randn(*shape)
+    torch.testing.assert_close(hir.compile(_Pool(pool), (x,))(x), pool(x), rtol=0, atol=0)
+
+
+def test_max_pooling_indices_are_a_located_error() -> None:
+    x = torch.randn(1, 2, 4, 4)
+    with pytest.raises(FrontendError, match="the indices of the maxima"):
+        hir.compile(nn.MaxPool2d(2, return_indices=True), (x,))
+
+
 def test_unet_res_block_with_group_norm_and_resampling() -> None:
     torch.manual_seed(0)
     args = (torch.randn(2, 8, 4, 4), torch.randn(2, 12))
@@ -953,8 +990,7 @@ BLOCKS = {
     "meta-llama": lambda: (MetaTransformerBlock(), (torch.randn(2, 8, 32),)),
     "patch-embed": lambda: (PatchEmbed(), (torch.randn(2, 3, 16, 16),)),
     "conv-stem": lambda: (ConvStem(), (torch.randn(2, 8, 10),)),
-    # Not the ResNet block: on an H200 with torch 2.11 its import stopped at
-    # aten.max_pool2d_with_indices (a located error), which torch 2.13 on CPU decomposes.
+    "resnet": lambda: (_randomize_norms(BasicBlock()), (torch.randn(2, 4, 8, 8),)),
     "unet": lambda: (_randomize_norms(UNetResBlock()), (torch.randn(2, 8, 4, 4), torch.randn(2, 12))),
 }
 
