@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from torch.fx import Node
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
@@ -40,14 +41,9 @@ def _convolution(
     output_padding: Sequence[int],
     groups: int,
 ) -> SSAValue:
-    if transposed:
-        raise e.error("a transposed convolution (ConvTranspose) is not supported: fusion has no scatter of patches")
     element = out_element(node)
-    x, w = e.cast(x, element), e.cast(w, element)
-    batch, channels, *spatial = shape_of(x)
-    out_channels, _, *kernel = shape_of(w)
-    n = len(spatial)
-    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
+    geometry = _geometry(e, x, w, element, stride, padding, dilation, transposed)
+    x, w, batch, channels, out_channels, kernel, n, stride, padding, dilation = geometry
     out_shape = tuple(node.meta["val"].shape)
     out_spatial = list(out_shape[2:])
     length = math.prod(out_spatial)
@@ -72,6 +68,48 @@ def _convolution(
     return y
 
 
+class _Geometry(NamedTuple):
+    """A convolution's operands in its dtype, their extents, and stride, padding, dilation per axis."""
+
+    x: SSAValue
+    w: SSAValue
+    batch: int
+    channels: int
+    out_channels: int
+    kernel: list[int]
+    n: int
+    """The number of spatial axes."""
+    stride: list[int]
+    padding: list[int]
+    dilation: list[int]
+
+
+def _geometry(
+    e: Emitter,
+    x: SSAValue,
+    w: SSAValue,
+    element: Attribute,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+) -> _Geometry:
+    """The forward's and the backward's common start; a transposed convolution is refused here."""
+    if transposed:
+        raise e.error("a transposed convolution (ConvTranspose) is not supported: fusion has no scatter of patches")
+    x, w = e.cast(x, element), e.cast(w, element)
+    batch, channels, *spatial = shape_of(x)
+    out_channels, _, *kernel = shape_of(w)
+    n = len(spatial)
+    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
+    return _Geometry(x, w, batch, channels, out_channels, kernel, n, stride, padding, dilation)
+
+
+def tiles_input(kernel: list[int], stride: list[int], padding: list[int], dilation: list[int]) -> bool:
+    """Whether the kernel's windows tile the input (stride = kernel, no padding or dilation): views, no slices."""
+    return list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation)
+
+
 def per_axis(values: Sequence[int], n: int) -> list[int]:
     values = list(values)
     return values * n if len(values) == 1 else values
@@ -92,7 +130,7 @@ def input_patches(
     the kernel's axes among them: `[B, C, k1, ..., kn, O1, ..., On]` where the kernel tiles the
     input, else `[B, C, K, O1, ..., On]`, both with the kernel's positions in the weight's order.
     """
-    if list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation):
+    if tiles_input(kernel, stride, padding, dilation):
         return _tiles(e, x, kernel, out_spatial), list(range(2, 2 + len(kernel)))
     return _slices(e, x, kernel, out_spatial, stride, padding, dilation, fill), [2]
 
@@ -171,14 +209,9 @@ def _convolution_backward(
     off); the weight's is the output's gradient times the patches, summed over the batch; the
     bias's is the output's gradient summed over all but the channels.
     """
-    if transposed:
-        raise e.error("a transposed convolution (ConvTranspose) is not supported: fusion has no scatter of patches")
     element = element_of(grad)
-    x, w = e.cast(x, element), e.cast(w, element)
-    batch, channels, *spatial = shape_of(x)
-    out_channels, _, *kernel = shape_of(w)
-    n = len(spatial)
-    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
+    geometry = _geometry(e, x, w, element, stride, padding, dilation, transposed)
+    x, w, batch, channels, out_channels, kernel, n, stride, padding, dilation = geometry
     out_spatial = list(shape_of(grad)[2:])
     length, positions = math.prod(out_spatial), math.prod(kernel)
     per_group, per_out = channels // groups * positions, out_channels // groups
@@ -214,7 +247,7 @@ def fold(
     batch, channels, *spatial = shape
     n = len(spatial)
     element = element_of(cols)
-    if list(stride) == kernel and not any(padding) and all(d == 1 for d in dilation):  # the patches tile the input
+    if tiles_input(kernel, stride, padding, dilation):
         tiles = e.reshape(cols, (batch, channels, *kernel, *out_spatial), "the patches of a convolution")
         tiles = e.permute(tiles, [0, 1] + [a for i in range(n) for a in (2 + n + i, 2 + i)])
         used = [o * k for o, k in zip(out_spatial, kernel)]
