@@ -72,10 +72,8 @@ def _avg_pool(
     element = out_element(node)
     out_spatial = list(node.meta["val"].shape[-len(kernel_size) :])
     pool = _Pool(e, node, e.cast(x, element), kernel_size, stride, padding, out_spatial)
-    patches, axes = input_patches(e, pool.x, pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation)
-    total = e.reduce(fusion.SumOp, patches, axes, keepdim=False)
-    y = e.binary(fusion.DivOp, total, pool.divisor(count_include_pad, divisor_override), element)
-    return e.squeeze(y, [0]) if pool.unbatched else y
+    total = pool.reduce(fusion.SumOp, pool.x)
+    return pool.result(e.binary(fusion.DivOp, total, pool.divisor(count_include_pad, divisor_override), element))
 
 
 def _avg_pool_backward(
@@ -132,10 +130,19 @@ class _Pool:
             return float(divisor_override)
         if count_include_pad or not any(self.padding):
             return float(math.prod(self.kernel))
-        e = self.e
-        ones = e.emit(fusion.FullOp(1.0, TensorType(element_of(self.x), shape_of(self.x))))
-        counts, axes = input_patches(e, ones, self.kernel, self.out_spatial, self.stride, self.padding, self.dilation)
-        return e.reduce(fusion.SumOp, counts, axes, keepdim=False)
+        ones = self.e.emit(fusion.FullOp(1.0, TensorType(element_of(self.x), shape_of(self.x))))
+        return self.reduce(fusion.SumOp, ones)
+
+    def reduce(self, kind: type[fusion.ReductionFusionOp], x: SSAValue, fill: float = 0.0) -> SSAValue:
+        """`kind` over each window of `x` (the input, or a tensor of its shape; padding of `fill`): `[B, C, *out]`."""
+        patches, axes = input_patches(
+            self.e, x, self.kernel, self.out_spatial, self.stride, self.padding, self.dilation, fill
+        )
+        return self.e.reduce(kind, patches, axes, keepdim=False)
+
+    def result(self, y: SSAValue) -> SSAValue:
+        """`y` without the batch axis the pool added to an unbatched input."""
+        return self.e.squeeze(y, [0]) if self.unbatched else y
 
 
 def _max_pool_with_indices(
@@ -163,11 +170,7 @@ def _max_pool_with_indices(
         )
     out_spatial = list(node.meta["val"][0].shape[-n:])
     pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial)
-    patches, axes = input_patches(
-        e, pool.x, pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation, fill=float("-inf")
-    )
-    y = e.reduce(fusion.MaxOp, patches, axes, keepdim=False)
-    return (e.squeeze(y, [0]) if pool.unbatched else y), None
+    return pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=float("-inf"))), None
 
 
 VISION_TABLE: dict[object, Builder] = {

@@ -964,10 +964,14 @@ def test_max_pooling_is_the_windows_maximum(
     torch.testing.assert_close(hir.compile(_Pool(pool), (x,))(x), pool(x), rtol=0, atol=0)
 
 
-def test_max_pooling_indices_are_a_located_error() -> None:
-    x = torch.randn(1, 2, 4, 4)
+def test_max_pooling_indices_and_dilation_are_located_errors() -> None:
+    x = torch.randn(1, 2, 6, 6)
     with pytest.raises(FrontendError, match="the indices of the maxima"):
         hir.compile(nn.MaxPool2d(2, return_indices=True), (x,))
+    with pytest.raises(
+        FrontendError, match=r"test_model_blocks\.py:\d+: error: .*a dilated max pooling is not supported"
+    ):
+        hir.compile(_Pool(lambda t: F.max_pool2d(t, 2, dilation=2)), (x,))
 
 
 def test_unet_res_block_with_group_norm_and_resampling() -> None:
