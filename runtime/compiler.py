@@ -103,6 +103,8 @@ class CompileContext:
         self.slots: dict[SSAValue, int] = {}
         self.adopts_results = True
         """Whether a launch may take its kernel's result as a fresh destination (runtime/result_adoption.py)."""
+        self.block_orders: dict[Block, Any] = {}
+        """Result adoption's walk of each block (`BlockOrder`), made once per block, not per launch."""
 
     def slot(self, value: SSAValue) -> int:
         if (index := self.slots.get(value)) is None:

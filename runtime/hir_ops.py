@@ -226,10 +226,9 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     # Outs that may be views of one buffer must not overlap: which write would win?
     shared_outs = [(j, k) for k in range(len(outs)) for j in range(k) if _may_share_memory(op.outs[j], op.outs[k])]
     # Fresh destinations take the kernel's own result instead of a copy of it (runtime/result_adoption.py).
-    fresh = [
-        None if chain is None else compiler.slots_of(chain)
-        for chain in (fresh_destinations(op) if compiler.adopts_results else [None] * len(outs))
-    ]
+    fresh: list[list[int] | None] = [None] * len(outs)
+    if compiler.adopts_results:
+        fresh = [None if c is None else compiler.slots_of(c) for c in fresh_destinations(op, compiler.block_orders)]
     last = ops[-2] if len(ops) >= 2 else None
     fresh_result = isinstance(last, FRESH_RESULT_KINDS + VIEW_KINDS) and any(chain is not None for chain in fresh)
 

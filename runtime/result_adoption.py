@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from hir.dialects import fusion, hir
 from hir.runtime.compiler import Frame
@@ -50,19 +50,50 @@ may be adopted where contiguous (attention's output with its heads merged back, 
 fused kernels whose output is laid out [batch, sequence, heads, head_dim]).
 """
 
-SCAN_LIMIT = 64
-"""Ops that `fresh_chain` and `stream_at` look through at most."""
+CALLERS_STREAM = object()
+"""The stream of an op before any stream switch of a function's body: the caller's stream."""
 
 
-def fresh_chain(launch: hir.LaunchOp, value: SSAValue) -> list[SSAValue] | None:
+class BlockOrder:
+    """
+    One walk of a block: each op's position, and the stream current when it runs, as the SSA value
+    of the last `hir.set_current_stream` before it (a `hir.get_current_stream` of this block
+    resolved to where it ran), CALLERS_STREAM at the top of a function's body, or None where that
+    is not known (after an op with stream switches inside it; at the top of a nested region).
+    """
+
+    def __init__(self, block: Block):
+        self.position: dict[Operation, int] = {}
+        self.stream: dict[Operation, object | None] = {}
+        current: object | None = CALLERS_STREAM if isinstance(block.parent_op(), func.FuncOp) else None
+        for k, op in enumerate(block.ops):
+            self.position[op], self.stream[op] = k, current
+            if isinstance(op, hir.SetCurrentStreamOp):
+                owner = op.stream.owner
+                current = (
+                    self.stream[owner]
+                    if isinstance(owner, hir.GetCurrentStreamOp) and owner in self.stream
+                    else op.stream
+                )
+            elif any(isinstance(inner, hir.SetCurrentStreamOp) for inner in op.walk()):
+                current = None
+
+    def outermost(self, op: Operation) -> Operation | None:
+        """The op of this block that is `op` or holds it; None outside the block."""
+        while op is not None and op not in self.position:
+            op = op.parent_op()
+        return op
+
+
+def fresh_chain(launch: hir.LaunchOp, value: SSAValue, order: BlockOrder) -> list[SSAValue] | None:
     """
     Where the launch's destination `value` is a buffer no one has seen before the launch: the
     values from its `hir.allocate` down to `value`, each a `hir.alias_select` of the one before
     along an axis of extent 1 (the whole buffer, a unit axis dropped: a stream loop of one
     iteration leaves such views; a dynamic extent is checked at run time). The allocation is
-    plain (not symmetric) and in the launch's block; between it and the launch nothing else uses
-    these values; and the launch runs on the stream the allocation ran on (`stream_at`). None
-    where the destination is not fresh.
+    plain (not symmetric) and in the launch's block (`order` is that block's); between it and the
+    launch nothing else uses these values; and the launch runs on the stream the allocation ran
+    on. None where the destination is not fresh.
     """
     chain = [value]
     while isinstance(alias := chain[-1].owner, hir.AliasSelectOp):
@@ -74,52 +105,33 @@ def fresh_chain(launch: hir.LaunchOp, value: SSAValue) -> list[SSAValue] | None:
     allocation = chain[-1].owner
     if not isinstance(allocation, hir.AllocateOp) or allocation.symmetric is not None:
         return None
-    if allocation.parent_block() is not launch.parent_block():
+    if allocation not in order.position or order.position[allocation] > order.position[launch]:
         return None
-    stream = stream_at(allocation)
-    if stream is None or stream_at(launch) is not stream:
+    stream = order.stream[allocation]
+    if stream is None or order.stream[launch] is not stream:
         return None
     views = {v.owner for v in chain[:-1]}
-    op: Operation | None = allocation.next_op
-    for _ in range(SCAN_LIMIT):
-        if op is None:
-            return None
-        if op is launch:
-            return chain[::-1]
-        if op not in views and any(any(v in inner.operands for v in chain) for inner in op.walk()):
-            return None
-        op = op.next_op
-    return None
+    first, last = order.position[allocation], order.position[launch]
+    for v in chain:
+        for use in v.uses:
+            user = order.outermost(use.operation)
+            if user is not None and user is not launch and user not in views and first < order.position[user] < last:
+                return None
+    return chain[::-1]
 
 
-CALLERS_STREAM = object()
-"""`stream_at` of an op before any stream switch of a function's body: the caller's stream."""
-
-
-def stream_at(op: Operation) -> object | None:
+def fresh_destinations(launch: hir.LaunchOp, orders: dict[Block, BlockOrder]) -> list[list[SSAValue] | None]:
     """
-    The stream current when `op` runs, as the SSA value of the last `hir.set_current_stream` before
-    it in its block (a `hir.get_current_stream` resolved to where it ran), or CALLERS_STREAM at the
-    top of a function's body; None where that is not known (an op with stream switches inside it,
-    a nested region, more than SCAN_LIMIT ops to look through).
+    `fresh_chain` of each of the launch's outs (an out named twice is never fresh); `orders` holds
+    the `BlockOrder` of each block walked so far, made here for the launch's block if missing.
     """
-    previous = op.prev_op
-    for _ in range(SCAN_LIMIT):
-        if previous is None:
-            return CALLERS_STREAM if isinstance(op.parent_op(), func.FuncOp) else None
-        if isinstance(previous, hir.SetCurrentStreamOp):
-            stream = previous.stream
-            return stream_at(stream.owner) if isinstance(stream.owner, hir.GetCurrentStreamOp) else stream
-        if any(isinstance(inner, hir.SetCurrentStreamOp) for inner in previous.walk()):
-            return None
-        previous = previous.prev_op
-    return None
-
-
-def fresh_destinations(launch: hir.LaunchOp) -> list[list[SSAValue] | None]:
-    """`fresh_chain` of each of the launch's outs (an out named twice is never fresh)."""
+    block = launch.parent_block()
+    if block is None:
+        return [None] * len(launch.outs)
+    if (order := orders.get(block)) is None:
+        order = orders[block] = BlockOrder(block)
     outs = list(launch.outs)
-    return [fresh_chain(launch, v) if outs.count(v) == 1 else None for v in outs]
+    return [fresh_chain(launch, v, order) if outs.count(v) == 1 else None for v in outs]
 
 
 def input_spans(inputs: Sequence[Any]) -> list[tuple[int, int]]:
