@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -114,9 +114,9 @@ class GraphProgram:
     """Per graph output: ("program", k) the program's output k, ("input", i) the graph's input i, ("none", 0)."""
     used: list[bool]
     """Per graph input: whether the program takes it (inputs only returned, or unused, are not)."""
-    complex_inputs: list[bool] = field(default_factory=list)
+    complex_inputs: list[bool]
     """Per graph input: complex, passed as its `view_as_real` pairs."""
-    complex_results: set[int] = field(default_factory=set)
+    complex_results: set[int]
     """The program's outputs that are complex values' pairs, viewed back as complex."""
     _boxed_call: ClassVar[bool] = True
     """AOT autograd calls it with one list, which it may clear."""
@@ -127,7 +127,7 @@ class GraphProgram:
         results: Any = ()
         if self.compiled is not None:
             given = [
-                torch.view_as_real(a) if k < len(self.complex_inputs) and self.complex_inputs[k] else a
+                torch.view_as_real(a) if self.complex_inputs[k] else a
                 for k, (a, used) in enumerate(zip(inputs, self.used))
                 if used
             ]
@@ -205,7 +205,7 @@ def import_graph(
         elif node.op != "placeholder":
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
     if not results:
-        return None, GraphProgram(None, plan, [False] * len(arguments))
+        return None, GraphProgram(None, plan, [False] * len(arguments), complex_inputs, set())
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
