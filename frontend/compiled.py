@@ -116,6 +116,8 @@ class CompiledFunction:
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
         self._shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
         """The parameters as moved and sharded once per device, shared by every specialization."""
+        self._input_plans: dict[torch.device, tuple[list[Any], list[tuple[int, InputSource]]]] = {}
+        """Per device: the program's inputs with the parameters in place, and where the user's go (`_inputs`)."""
         self._communicator: Any = None
         self.specializations: Specializations | None = None
         """
@@ -155,7 +157,7 @@ class CompiledFunction:
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
         device = args[0].device if args else torch.device("cpu")
-        inputs = [self._input(k, source, args, device) for k, source in enumerate(self.signature.inputs)]
+        inputs = self._inputs(args, device)
         communicator = self._communicator_for_run()
         graph = self._graph_for(device)
         if self.candidates or (
@@ -344,6 +346,24 @@ class CompiledFunction:
         if graph and isinstance(result, torch.Tensor) and isinstance(output, torch.Tensor) and overlaps(result, output):
             result = result.clone()
         return result
+
+    def _inputs(self, args: Sequence[torch.Tensor], device: torch.device) -> list[Any]:
+        """
+        The program's inputs for a call: the parameters as held for `device` (looked up once per
+        device, then a list copied per call) with the user's tensors in their places.
+        """
+        plan = self._input_plans.get(device)
+        if plan is None:
+            sources = self.signature.inputs
+            held = [None if s.kind == "user" else self._input(k, s, args, device) for k, s in enumerate(sources)]
+            users = [(k, s) for k, s in enumerate(sources) if s.kind == "user"]
+            plan = self._input_plans[device] = (held, users)
+        held, users = plan
+        inputs = list(held)
+        local_input = self.mode.local_input
+        for k, source in users:
+            inputs[k] = local_input(args[source.index], source)
+        return inputs
 
     def _input(self, k: int, source: InputSource, args: Sequence[torch.Tensor], device: torch.device) -> Any:
         if source.kind == "user":

@@ -58,6 +58,17 @@ def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
     return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device, recorded)
 
 
+def _fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """
+    Everything `CallSignature.check` and the specialization's key read from a call, as one tuple
+    compared without building an `ArgSpec` (the grad mode too, which the check reads); None when
+    an argument is not a tensor (the full check reports it).
+    """
+    if not all(isinstance(a, torch.Tensor) for a in args):
+        return None
+    return (torch.is_grad_enabled(), *[(a.shape, a.dtype, a.device, a.requires_grad) for a in args])
+
+
 def rows_sharded(layout: str | None, rank: int) -> bool:
     """Whether a user tensor of this layout is a shard of its rows on a mesh (axis 0 `didx`)."""
     if layout is None:
@@ -195,11 +206,23 @@ class Specializations:
         self.limit = limit
         self.cache: OrderedDict[Key, Any] = OrderedDict()
         self._bound = False
+        self._last: tuple[tuple[Any, ...], Any] | None = None
+        """The last call's `_fast_key` and the specialization it ran: a call like the one before
+        skips the checks and the key's hashing (most calls; microseconds before the first kernel)."""
         self.dropped = 0
         """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
 
     def lookup(self, first: Any, args: Sequence[Any]) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one."""
+        fast = _fast_key(args)
+        if fast is not None and self._last is not None and self._last[0] == fast:
+            return self._last[1]
+        specialization = self._lookup(first, args)
+        if fast is not None:
+            self._last = (fast, specialization)
+        return specialization
+
+    def _lookup(self, first: Any, args: Sequence[Any]) -> Any:
         key = self.signature.check(args, self.example)
         if first is not None and not self._bound and self._matches_example(key):
             self._bound = True
@@ -224,7 +247,9 @@ class Specializations:
 
     def _trim(self) -> None:
         if len(self.cache) > self.limit:
-            self.cache.popitem(last=False)
+            _, dropped = self.cache.popitem(last=False)
+            if self._last is not None and self._last[1] is dropped:
+                self._last = None
             self.dropped += 1
             if self.dropped == 1:
                 warnings.warn(

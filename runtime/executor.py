@@ -200,7 +200,7 @@ class Program:
         device for an output without a mesh and for a fusion-level program (the reference).
         """
         if communicator is None or not self.output_meshes:
-            return [True] * len(self.output_types)
+            return [True] * len(self._expected_outputs)
         return [mesh is None or communicator.position_in(mesh) is not None for mesh in self.output_meshes]
 
     @cached_property
@@ -235,11 +235,7 @@ class Program:
             streams=streams if checker is None else checker,
             num_streams=num_streams,
             communicator=communicator if checker is None else checker.communicator,
-            preallocated={
-                self.allocated_results[k]: t
-                for k, t in enumerate(outputs)
-                if t is not None and k in self.allocated_results
-            },
+            preallocated=self._preallocated(outputs),
             slots=self.slots,
             memory_stats=memory_stats,
             poison=poison_enabled() if self.poison is None else self.poison,
@@ -268,6 +264,13 @@ class Program:
             _own_results(results, outputs, inputs)
         return results, frame.env
 
+    def _preallocated(self, outputs: list[torch.Tensor | None]) -> dict[int, torch.Tensor]:
+        """Allocate-result slot -> the caller's buffer that replaces it (`Frame.preallocated`)."""
+        if all(t is None for t in outputs):
+            return {}
+        allocated = self.allocated_results
+        return {allocated[k]: t for k, t in enumerate(outputs) if t is not None and k in allocated}
+
     # -- checks ----------------------------------------------------------------------------------
 
     def check_inputs(
@@ -277,6 +280,8 @@ class Program:
         Count, types, shapes, dtypes and (given `device`) devices of the inputs; with
         `global_types`, against the unsharded types of a lowered program (before sharding).
         """
+        if not global_types and device is not None and self._inputs_fit(inputs, device):
+            return
         expected = self._expected_global_inputs if global_types else self._expected_inputs
         if not isinstance(inputs, Sequence):
             raise LocatedError(self.func, f"the inputs must be a list, got {type(inputs).__name__}")
@@ -284,6 +289,30 @@ class Program:
             raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(expected)} inputs, got {len(inputs)}")
         for i, (value, e) in enumerate(zip(inputs, expected)):
             e.check(self.func, i, "input", value, device)
+
+    def _inputs_fit(self, inputs: Sequence[Any], device: torch.device) -> bool:
+        """
+        Whether every input is a tensor of its static shape and dtype on `device`: one comparison
+        each, the calls' common case (a static signature), before `_Expected.check` looks closer
+        (and names what is wrong). False also where a closer look may still accept the inputs.
+        """
+        specs = self._static_inputs
+        if specs is None or type(inputs) is not list or len(inputs) != len(specs):
+            return False
+        for value, (shape, dtype) in zip(inputs, specs):
+            if not isinstance(value, torch.Tensor) or value.shape != shape or value.dtype != dtype:
+                return False
+            if value.device != device:
+                return False
+        return True
+
+    @cached_property
+    def _static_inputs(self) -> list[tuple[torch.Size, torch.dtype]] | None:
+        """Each input's shape and dtype where every input is a tensor of a static shape; else None."""
+        expected = self._expected_inputs
+        if not all(e.shaped and e.static and e.dtype is not None for e in expected):
+            return None
+        return [(torch.Size(e.shape), e.dtype) for e in expected]  # type: ignore[misc]
 
     @cached_property
     def _expected_inputs(self) -> list[_Expected]:

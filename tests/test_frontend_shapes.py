@@ -151,6 +151,26 @@ def test_call_errors_name_the_argument_and_its_shape() -> None:
     assert not re.search(r"input #\d|<Mlp>:\d+:\d+", message)
 
 
+def test_a_call_like_the_last_one_is_still_checked() -> None:
+    """A call with the last call's signature skips the key's rebuild, not what the checks read."""
+    torch.manual_seed(0)
+    mlp = Mlp()
+    x, r = randn(4, 16), randn(4, 16, seed=1)
+    compiled = hir.compile(mlp, (x, r))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, r), mlp(x, r))
+        torch.testing.assert_close(compiled(x.clone().requires_grad_(), r), mlp(x, r))
+    # Grad mode is on now: the same tensors are a call the function cannot take.
+    assert "requires grad, and this compiled function has no backward" in call_error(
+        compiled, x.clone().requires_grad_(), r
+    )
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, r), mlp(x, r))
+        assert call_error(compiled, x, r.to("meta")).endswith("('x' on cpu, 'residual' on meta)")
+        y = randn(6, 16, seed=2)
+        torch.testing.assert_close(compiled(y, y), mlp(y, y))  # a new signature after the cached one
+
+
 def test_a_function_gets_its_parameter_names() -> None:
     def scaled(inputs: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         return torch.tanh(inputs) * scale
