@@ -18,6 +18,7 @@ from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, s
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
+from hir.frontend.module_state import HeldState, state_table, take
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, spec_of
 from hir.passes.hide_communication import HideCommunicationPass
 from hir.passes.stream_overlap import Lowering
@@ -114,10 +115,13 @@ class CompiledFunction:
         """Other lowerings (pipeline text, the model's description) that the first call measures against this one."""
         self.measured: dict[str, float] = {}
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
-        self._shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
-        """The parameters as moved and sharded once per device, shared by every specialization."""
-        self._input_plans: dict[torch.device, tuple[list[Any], list[tuple[int, InputSource]]]] = {}
-        """Per device: the program's inputs with the parameters in place, and where the user's go (`_inputs`)."""
+        self._shared_state: dict[tuple[int, torch.device], HeldState] = {}
+        """The parameters and buffers as held per device (moved, sharded), shared by every specialization."""
+        self._module: torch.nn.Module | None = None
+        """The module compiled, whose parameters and buffers each call reads as they are now; None: a function."""
+        self._input_plans: dict[torch.device, Any] = {}
+        """Per device: the program's inputs with the constants in place, where the user's tensors go and
+        where the module's come from (`_input_plan`)."""
         self._communicator: Any = None
         self.specializations: Specializations | None = None
         """
@@ -349,30 +353,67 @@ class CompiledFunction:
 
     def _inputs(self, args: Sequence[torch.Tensor], device: torch.device) -> list[Any]:
         """
-        The program's inputs for a call: the parameters as held for `device` (looked up once per
-        device, then a list copied per call) with the user's tensors in their places.
+        The program's inputs for a call: the user's tensors, and the module's parameters and
+        buffers as held for `device`, each taken again where the module's has changed since
+        (frontend/module_state.py); where each goes is worked out once per device.
         """
         plan = self._input_plans.get(device)
         if plan is None:
-            sources = self.signature.inputs
-            held = [None if s.kind == "user" else self._input(k, s, args, device) for k, s in enumerate(sources)]
-            users = [(k, s) for k, s in enumerate(sources) if s.kind == "user"]
-            plan = self._input_plans[device] = (held, users)
-        held, users = plan
-        inputs = list(held)
+            plan = self._input_plans[device] = self._input_plan(device)
+        template, users, states = plan
+        inputs = list(template)
         local_input = self.mode.local_input
         for k, source in users:
             inputs[k] = local_input(args[source.index], source)
+        shared = self._shared_state
+        for k, source, table, attr in states:
+            held = shared.get((k, device))
+            origin = table.get(attr)
+            if held is None or not held.current(origin):
+                held = shared[k, device] = self._take(source, device, origin, held)
+            inputs[k] = held.tensor
         return inputs
 
-    def _input(self, k: int, source: InputSource, args: Sequence[torch.Tensor], device: torch.device) -> Any:
-        if source.kind == "user":
-            return self.mode.local_input(args[source.index], source)
-        key = (k, device)
-        if key not in self._shared_state:  # parameters are sharded and moved once per device
-            assert source.tensor is not None
-            self._shared_state[key] = self.mode.local_input(source.tensor.to(device), source)
-        return self._shared_state[key]
+    def _input_plan(
+        self, device: torch.device
+    ) -> tuple[list[Any], list[tuple[int, InputSource]], list[tuple[int, InputSource, dict[str, Any], str]]]:
+        """
+        The inputs with the constants in place (the state no module attribute holds: taken once),
+        where each user tensor goes, and where each module tensor comes from.
+        """
+        template: list[Any] = [None] * len(self.signature.inputs)
+        users, states = [], []
+        for k, source in enumerate(self.signature.inputs):
+            if source.kind == "user":
+                users.append((k, source))
+                continue
+            where = state_table(self._module, source.name) if self._module is not None else None
+            if where is not None:
+                states.append((k, source, *where))
+                continue
+            held = self._shared_state.get((k, device))
+            if held is None:
+                held = self._shared_state[k, device] = self._take(source, device, None, None)
+            template[k] = held.tensor
+        return template, users, states
+
+    def _take(
+        self, source: InputSource, device: torch.device, origin: torch.Tensor | None, previous: HeldState | None
+    ) -> HeldState:
+        """The held form of a parameter, buffer or constant (`origin`: the module's tensor now, if it holds one)."""
+        assert source.tensor is not None
+
+        def local(t: torch.Tensor) -> torch.Tensor:
+            return self.mode.local_input(t.to(device), source)
+
+        if origin is not None:
+            return take(origin, source.tensor, source.name, self.name, local, previous)
+        if previous is not None:  # the module held it at the previous call
+            raise FrontendError(
+                f"<call>: error: {self.name}: the module no longer has {source.name!r}, which {self.name} was "
+                "compiled with: compile the module again"
+            )
+        return HeldState(local(source.tensor), None, 0, 0, private=True)
 
     def _communicator_for_run(self) -> Any:
         """Programs compiled for a mesh run with one (collectives, or symmetric memory alone)."""
@@ -425,7 +466,7 @@ def compile_torch(
             num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
             max_specializations=max_specializations, **options,
         )  # fmt: skip
-    shared_state: dict[tuple[int, torch.device], torch.Tensor] = {}
+    shared_state: dict[tuple[int, torch.device], HeldState] = {}
 
     def specialize(examples: Sequence[Any]) -> CompiledFunction:
         imported = import_program(fn, examples, in_layouts, out_layouts, mesh, param_layouts)
@@ -434,6 +475,7 @@ def compile_torch(
             imported, name, pipeline, options, on_cuda, num_streams, cuda_graph, measure_candidates
         )
         compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
+        compiled._module = fn if isinstance(fn, torch.nn.Module) else None
         return compiled
 
     compiled = specialize(example_args)

@@ -1,7 +1,9 @@
 """
 A tensor-parallel MLP compiled once on a mesh of every rank and called with other numbers of rows:
 each call passes this rank's shard, a new row count compiles a specialization (from the logical
-shape, D times the shard's rows), and every result matches eager torch on the unsharded input.
+shape, D times the shard's rows), and every result matches eager torch on the unsharded input;
+then the module's parameters change (one updated in place, one replaced), and each rank's shards,
+copies of their blocks, follow them.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/shapes_mesh_driver.py
 """
@@ -50,6 +52,13 @@ def main() -> int:
             got, want = compiled(rows_of(x, 2, rank, world)), rows_of(mlp(x), 2, rank, world)
         if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
             failures.append(f"rank {rank}, {rows} rows: differs by {(got - want).abs().max().item():.2e}")
+    with torch.no_grad():  # what an optimizer step and a load by assignment do
+        mlp.fc1.weight.mul_(0.5)
+        mlp.fc2.weight = torch.nn.Parameter(torch.randn(H, FFN))
+        x = torch.randn(4 * world, H)
+        got, want = compiled(rows_of(x, 2, rank, world)), rows_of(mlp(x), 2, rank, world)
+    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        failures.append(f"rank {rank}, changed parameters: differs by {(got - want).abs().max().item():.2e}")
     assert compiled.specializations is not None
     if len(compiled.specializations.keys) != 3:
         failures.append(f"rank {rank}: {len(compiled.specializations.keys)} specializations, expected 3")
@@ -57,7 +66,7 @@ def main() -> int:
         print(failure, flush=True)
     dist.barrier()
     if rank == 0 and not failures:
-        print("every row count matches eager torch", flush=True)
+        print("every row count matches eager torch, also after the parameters changed", flush=True)
     dist.destroy_process_group()
     return 1 if failures else 0
 

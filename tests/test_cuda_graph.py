@@ -529,7 +529,7 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
     assert runs_of(compiled.program, recorded_capture) == ["run", "capture"]  # replayed
     (captured,) = compiled.program.graphs.values()
     assert captured.replays == 2
-    state = [t for t in compiled._shared_state.values()]
+    state = [held.tensor for held in compiled._shared_state.values()]
     assert {t.data_ptr() for t in state} == {block.fc.weight.data_ptr(), block.fc.bias.data_ptr()}
     assert all(any(t is s for s in captured.static_inputs) for t in state)  # read where the module holds them
     assert set(copies).isdisjoint(t.data_ptr() for t in state)  # the replay copied in x only
@@ -538,7 +538,7 @@ def test_compiled_function_captures_once(recorded_capture: list[tuple[hir.Progra
     # Given at other memory, an input read in place makes the call capture anew (the graph reads the old).
     program, inputs = (
         compiled.program,
-        [compiled._input(k, s, (x,), x.device) for k, s in enumerate(compiled.signature.inputs)],
+        compiled._inputs((x,), x.device),
     )
     moved = [t.clone() if t is state[0] else t for t in inputs]
     program(moved, cuda_graph=True, in_place_inputs=compiled._read_in_place)

@@ -1,0 +1,101 @@
+"""
+The module's parameters and buffers as a compiled function reads them, kept in step with the
+module: a parameter reassigned (`lin.weight = nn.Parameter(w)`, `p.data = w`, `module.to(...)`)
+or updated in place where the function reads a copy of it (moved to the call's device, or this
+device's shard on a mesh) is taken again at the next call, as eager torch would read it. Without
+this a call after such a change computed with the old values: a wrong answer, and a silent one.
+
+Each call compares, per tensor, what the module now holds with what the held form was taken
+from: the tensor object, its storage address and its version counter (which every in-place
+update bumps). A change of shape or dtype is an error: the program was compiled for the old ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from hir.frontend.errors import FrontendError
+
+
+@dataclass
+class HeldState:
+    """A parameter or buffer as the program reads it on one device, and the module tensor it was taken from."""
+
+    tensor: torch.Tensor
+    """The program's input: the module's own tensor (detached), or a copy (moved, a shard)."""
+    origin: torch.Tensor | None
+    """The module's tensor it was taken from; None for a constant the module does not hold."""
+    address: int
+    version: int
+    private: bool
+    """Whether `tensor` is a copy of the function's own, which a later retake may overwrite in place."""
+
+    def current(self, origin: torch.Tensor | None) -> bool:
+        """Whether `origin`, what the module holds now, is what this was taken from, unchanged."""
+        return origin is self.origin and (
+            origin is None or (origin.data_ptr() == self.address and origin._version == self.version)
+        )
+
+
+StateTable = tuple[dict[str, Any], str]
+"""Where the module keeps one tensor: the dict (`_parameters`, `_buffers`, `__dict__`) and the key."""
+
+
+def state_table(module: torch.nn.Module, name: str) -> StateTable | None:
+    """Where `module` keeps its state `name` (`fc1.weight`); None for a constant no module attribute holds."""
+    path, _, attr = name.rpartition(".")
+    try:
+        owner = module.get_submodule(path) if path else module
+    except AttributeError:
+        return None
+    for table in (owner._parameters, owner._buffers):
+        if attr in table:
+            return table, attr
+    if isinstance(owner.__dict__.get(attr), torch.Tensor):
+        return owner.__dict__, attr
+    return None
+
+
+def take(
+    origin: torch.Tensor,
+    expected: torch.Tensor,
+    name: str,
+    owner: str,
+    local: Callable[[torch.Tensor], torch.Tensor],
+    previous: HeldState | None,
+) -> HeldState:
+    """
+    The held form of the module's tensor `origin` (`local` moves and shards it), where the program
+    was compiled for tensors like `expected`. A copy replaces the previous copy in place where it
+    can, so that a CUDA graph that reads the previous one keeps reading the current values.
+    """
+    fresh = origin.detach()
+    if fresh.is_complex():  # carried as its view_as_real pairs (frontend/aten_complex.py)
+        fresh = torch.view_as_real(fresh)
+    if fresh.shape != expected.shape or fresh.dtype != expected.dtype:
+        raise FrontendError(
+            f"<call>: error: {owner}: the module's {name!r} is now {_spec(fresh)}, but {owner} was compiled "
+            f"when it was {_spec(expected)}: compile the module again"
+        )
+    tensor = local(fresh)
+    private = not _same_storage(tensor, fresh)
+    if private and previous is not None and previous.private and _same_form(previous.tensor, tensor):
+        previous.tensor.copy_(tensor)
+        tensor = previous.tensor
+    return HeldState(tensor, origin, origin.data_ptr(), origin._version, private)
+
+
+def _spec(t: torch.Tensor) -> str:
+    return f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.device == b.device and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _same_form(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.device == b.device and a.stride() == b.stride()
