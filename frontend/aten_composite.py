@@ -98,6 +98,12 @@ def _vector_norm(e: Emitter, node: Node, x: SSAValue, ord=2, dim=None, keepdim: 
 def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAValue:
     """addmm / baddbmm: `beta * bias + alpha * (a @ b)` (beta = 0 ignores the bias, NaNs too, as torch)."""
     element = out_element(node)
+    if _is_linear(node, bias, a, b, beta, alpha):
+        # A biased linear as autograd records it (`addmm(bias, x, w.t())`): one fusion.linear, one
+        # GEMM with the bias added before its one rounding, where the bias broadcast and added
+        # after the product are two more passes over the result.
+        w = e.permute(b, [1, 0])
+        return e.typed(lambda t: fusion.LinearOp(a, w, bias, t), [a, w, bias], tuple(node.meta["val"].shape), element)
     product = matmul(e, node, a, b)
     if alpha != 1:
         product = e.binary(fusion.MulOp, product, alpha, element)
@@ -106,6 +112,17 @@ def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAV
     if beta != 1:
         bias = e.binary(fusion.MulOp, bias, beta, element)
     return e.binary(fusion.AddOp, bias, product, element)
+
+
+def _is_linear(node: Node, bias: Any, a: Any, b: Any, beta: Any, alpha: Any) -> bool:
+    """Whether an addmm is `a @ b + bias` of matrices with a bias per column, all of one element type."""
+    if node.target is not torch.ops.aten.addmm.default or beta != 1 or alpha != 1:
+        return False
+    if not all(isinstance(v, SSAValue) for v in (bias, a, b)):
+        return False
+    shapes = [shape_of(v) for v in (bias, a, b)]
+    elements = {element_of(v) for v in (bias, a, b)}
+    return len(shapes[1]) == 2 and len(shapes[2]) == 2 and shapes[0] == (shapes[2][1],) and len(elements) == 1
 
 
 def _repeat(e: Emitter, node: Node, x: SSAValue, repeats) -> SSAValue:

@@ -111,7 +111,11 @@ class GraphProgram:
     compiled: CompiledFunction | None
     """None when no output is computed (every output is an input or None)."""
     plan: list[tuple[str, int]]
-    """Per graph output: ("program", k) the program's output k, ("input", i) the graph's input i, ("none", 0)."""
+    """
+    Per graph output: ("program", k) the program's output k, ("input", i) the graph's input i,
+    ("view", v) the view `views[v]` of an input, ("none", 0).
+    """
+    views: list[InputView]
     used: list[bool]
     """Per graph input: whether the program takes it (inputs only returned, or unused, are not)."""
     complex_inputs: list[bool]
@@ -140,7 +144,65 @@ class GraphProgram:
                     torch.view_as_complex(r.contiguous()) if k in self.complex_results else r
                     for k, r in enumerate(results)
                 )
-        return [results[k] if kind == "program" else inputs[k] if kind == "input" else None for kind, k in self.plan]
+        outputs = []
+        for kind, k in self.plan:
+            if kind == "program":
+                outputs.append(results[k])
+            elif kind == "input":
+                outputs.append(inputs[k])
+            elif kind == "view":
+                outputs.append(self.views[k].of(inputs))
+            else:
+                outputs.append(None)
+        return outputs
+
+
+VIEW_TARGETS = frozenset(
+    {
+        aten.t.default,
+        aten.permute.default,
+        aten.transpose.int,
+        aten.view.default,
+        aten._unsafe_view.default,
+        aten.unsqueeze.default,
+        aten.squeeze.dim,
+        aten.expand.default,
+        aten.alias.default,
+    }
+)
+"""ATen views whose other arguments are constants: an output made of these from an input is that view of it."""
+
+
+@dataclass
+class InputView:
+    """An output of a graph that is views of one of its inputs: taken by torch at the call, not copied by a program."""
+
+    input: int
+    views: list[Node]
+
+    def of(self, inputs: Sequence[Any]) -> torch.Tensor:
+        t = inputs[self.input]
+        for node in self.views:
+            t = node.target(t, *node.args[1:])  # type: ignore[operator]
+        return t
+
+    @classmethod
+    def find(cls, out: Node, placeholders: list[Node]) -> InputView | None:
+        """
+        The view chain from a placeholder to `out`, if `out` is one: a weight's transpose that
+        the forward saves for the backward, which a program would copy into a buffer of its own
+        (a read and a write of the whole weight per step) where eager autograd keeps a view.
+        """
+        chain: list[Node] = []
+        node: Any = out
+        while isinstance(node, Node) and node.op == "call_function" and node.target in VIEW_TARGETS:
+            if node.kwargs or any(isinstance(a, Node) for a in node.args[1:]):
+                return None
+            chain.append(node)
+            node = node.args[0]
+        if not chain or not isinstance(node, Node) or node.op != "placeholder":
+            return None
+        return cls(placeholders.index(node), chain[::-1])
 
 
 def import_graph(
@@ -180,6 +242,7 @@ def import_graph(
         arguments.append(arg)
         sources.append(source)
     plan: list[tuple[str, int]] = []
+    views: list[InputView] = []
     results: list[SSAValue] = []
     complex_results: set[int] = set()
     for node in gm.graph.nodes:
@@ -194,6 +257,9 @@ def import_graph(
                     plan.append(("none", 0))
                 elif isinstance(value, BlockArgument):
                     plan.append(("input", arguments.index(value)))
+                elif (view := InputView.find(out, placeholders)) is not None:
+                    plan.append(("view", len(views)))
+                    views.append(view)
                 elif value in results:
                     plan.append(("program", results.index(value)))
                 else:
@@ -205,7 +271,7 @@ def import_graph(
         elif node.op != "placeholder":
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
     if not results:
-        return None, GraphProgram(None, plan, [False] * len(arguments), complex_inputs, set())
+        return None, GraphProgram(None, plan, views, [False] * len(arguments), complex_inputs, set())
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
@@ -217,7 +283,7 @@ def import_graph(
         source.index = k
     module = verified_module(block, results, name)
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
-    program = GraphProgram(None, plan, used, complex_inputs, complex_results)
+    program = GraphProgram(None, plan, views, used, complex_inputs, complex_results)
     return ImportedProgram(module, signature, mode), program
 
 

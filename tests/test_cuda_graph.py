@@ -782,7 +782,13 @@ def test_compiled_function_replays_on_a_gpu() -> None:
     (captured,) = compiled.program.graphs.values()
     assert captured.replays == 3
     # Its copies are the graph's input buffers now: a replay copies in only x.
-    assert all(any(t is s for s in captured.static_inputs) for t in compiled._shared_state.values())
+    held = [h.tensor for h in compiled._shared_state.values()]
+    assert all(any(t is s for s in captured.static_inputs) for t in held)
+    with torch.no_grad():  # an update of the CPU module reaches those copies, in place: still replayed
+        block.fc.weight.mul_(-1.0)
+        torch.testing.assert_close(compiled(x).cpu(), block(x.cpu()), rtol=1e-4, atol=1e-4)
+    assert captured.replays == 4
+    assert all(h.tensor is t for h, t in zip(compiled._shared_state.values(), held))
 
     on_gpu = Block().cuda()  # on the GPU: read in place, so an in-place update is seen by the next replay
     x = x.cuda()

@@ -96,6 +96,40 @@ def test_the_weight_gradients_read_their_operands_as_views() -> None:
     assert len(transposed_gemms) >= 2  # dW1 and dW2 read dY^T / dH^T inside their GEMM's launch
 
 
+def test_the_forward_saves_views_of_the_weights_not_copies() -> None:
+    """
+    What the forward saves that is a view of one of its inputs (the weights' transposes, which
+    the backward's input gradients read) is that view, as eager autograd keeps it: no program
+    output and no copy of a weight per step. The gradients still match eager.
+    """
+    torch.manual_seed(0)
+    block = Block()
+    eager = copy.deepcopy(block)
+    compiled = hir.compile(block, (randn(8, 16),), training=True)
+    x = randn(8, 16, seed=1).requires_grad_()
+    grad = randn(8, 16, seed=2)
+    compiled(x).backward(grad)  # the first call compiles both programs
+    block.zero_grad()
+    copies: list[tuple[int, ...]] = []
+    original = torch.Tensor.copy_
+
+    def counted(self: torch.Tensor, source: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+        copies.append(tuple(self.shape))
+        return original(self, source, non_blocking)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch.Tensor, "copy_", counted)
+        out = compiled(x)
+    assert not copies
+    out.backward(grad)
+    eager(x.detach().clone()).backward(grad)
+    assert_same_grads(block, eager)
+    (programs,) = compiled.graphs.values()
+    weights = {(32, 16), (16, 32)}
+    outputs = {tuple(t.get_shape()) for t in programs["forward"].program.output_types}  # type: ignore[attr-defined]
+    assert not outputs & weights
+
+
 def test_a_function_of_several_inputs() -> None:
     def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         return torch.softmax(q @ k.transpose(0, 1) * scale, dim=-1).sum(dim=0)
