@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
+from hir.dialects.syntax import array_values
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_common import (
     binary,
@@ -309,6 +310,23 @@ def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | N
     return e.typed(lambda t: fusion.LinearOp(x, w, bias, t), operands, shape, out_element(node))
 
 
+def _mm(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    """
+    `mm(x, t(w))`, a linear as autograd records it: one fusion.linear of `w`, as `F.linear` reads
+    it (a launch of one GEMM, not a transpose then a product); any other product, a matmul.
+    """
+    owner = b.owner
+    if (
+        isinstance(owner, fusion.PermuteOp)
+        and list(array_values(owner.properties["perm"])) == [1, 0]
+        and len(shape_of(a)) == 2
+        and element_of(a) == element_of(b)
+    ):
+        w = owner.operands[0]
+        return e.typed(lambda t: fusion.LinearOp(a, w, None, t), [a, w], tuple(node.meta["val"].shape), element_of(a))
+    return matmul(e, node, a, b)
+
+
 ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     # elementwise arithmetic (scalar operands become 0-d fusion.full constants)
     aten.add.Tensor: _add_or_sub(fusion.AddOp),
@@ -422,7 +440,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.amin.default: _amax_or_amin(fusion.MinOp),
     # contractions
     aten.matmul.default: matmul,
-    aten.mm.default: matmul,
+    aten.mm.default: _mm,
     aten.bmm.default: matmul,
     aten.linear.default: _linear,
     aten.scaled_dot_product_attention.default: scaled_dot_product_attention,

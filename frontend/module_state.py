@@ -60,6 +60,30 @@ def state_table(module: torch.nn.Module, name: str) -> StateTable | None:
     return None
 
 
+class StateReader:
+    """
+    A module's parameters and buffers by name (those of `named_parameters()`, then of
+    `named_buffers()`), read straight from the dicts the module keeps them in: walking the module
+    tree at every call (what `named_parameters()` does) cost a training step's forward more host
+    time before its first kernel than the rest of the call. Where a tensor was removed since, or
+    the module's tensors are not kept in such dicts, the walk again.
+    """
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.module = module
+        self._where: list[tuple[str, dict[str, Any], str]] | None = None
+
+    def __call__(self) -> dict[str, torch.Tensor]:
+        if self._where is not None:
+            state = {name: table.get(attr) for name, table, attr in self._where}
+            if all(isinstance(t, torch.Tensor) for t in state.values()):
+                return state
+        state = {**dict(self.module.named_parameters()), **dict(self.module.named_buffers())}
+        where = [(name, state_table(self.module, name)) for name in state]
+        self._where = [(name, *w) for name, w in where if w is not None] if all(w for _, w in where) else None
+        return state
+
+
 def take(
     origin: torch.Tensor,
     expected: torch.Tensor,

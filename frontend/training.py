@@ -49,6 +49,7 @@ from hir.frontend.importer import (
     verified_module,
 )
 from hir.frontend.layouts import LayoutError
+from hir.frontend.module_state import StateReader
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.types import element_type
@@ -315,6 +316,7 @@ class TrainingFunction:
         max_specializations: int,
     ):
         self.fn = fn
+        self._read_state = StateReader(fn) if isinstance(fn, torch.nn.Module) else None
         self.name = call.name
         self.layouts = layouts
         self.settings = settings
@@ -336,9 +338,7 @@ class TrainingFunction:
         }
 
     def _state(self) -> dict[str, torch.Tensor]:
-        if not isinstance(self.fn, torch.nn.Module):
-            return {}
-        return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
+        return self._read_state() if self._read_state is not None else {}
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         args = self.specializations.signature.positional(args, kwargs)

@@ -39,6 +39,7 @@ from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, located_error
 from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, verified_module
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
+from hir.frontend.module_state import StateReader
 from hir.frontend.sharded import (
     ACTIVATIONS,
     COLUMN_BIAS,
@@ -617,6 +618,7 @@ class MeshTrainingFunction:
                  layouts: list[str | None], param_layouts: Mapping[str, str | None], settings: Any,
                  max_specializations: int):  # fmt: skip
         self.fn = fn
+        self._read_state = StateReader(fn)
         self.name = call.name
         self.mesh = mesh
         self.layouts = layouts
@@ -638,7 +640,7 @@ class MeshTrainingFunction:
         }
 
     def _state(self) -> dict[str, torch.Tensor]:
-        return {**dict(self.fn.named_parameters()), **dict(self.fn.named_buffers())}
+        return self._read_state()
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         args = self.specializations.signature.positional(args, kwargs)
