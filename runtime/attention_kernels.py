@@ -63,8 +63,28 @@ def attention_gradients(
     with torch.enable_grad():
         inputs = [x.detach().requires_grad_() for x in (q, k, v)]
         out = attention(*inputs, mask, causal, scale)
-        dq, dk, dv = torch.autograd.grad(out, inputs, grad)
+    node = out.grad_fn
+    if node is not None and _reads_leaves(node, inputs):
+        # The fused kernel's backward node called on this thread, as `torch.autograd.grad` would
+        # call it from the engine's device thread: the same kernel, without the hand-off to that
+        # thread and back (host time the GPU may wait for, in a backward of short kernels). Under
+        # no_grad as the engine runs it without create_graph: the gradients record no graph.
+        with torch.no_grad():
+            dq, dk, dv = node(grad)[:3]
+        return dq, dk, dv
+    dq, dk, dv = torch.autograd.grad(out, inputs, grad)
     return dq, dk, dv
+
+
+def _reads_leaves(node: object, leaves: list[torch.Tensor]) -> bool:
+    """Whether the autograd node's first three inputs are `leaves` themselves (no view between them and the kernel)."""
+    edges = getattr(node, "next_functions", ())
+    if len(edges) < 3:
+        return False
+    for (edge, _), leaf in zip(edges, leaves):
+        if getattr(edge, "variable", None) is not leaf:
+            return False
+    return True
 
 
 def sdpa_kernel(op: fusion.ScaledDotProductAttentionOp) -> Callable[..., torch.Tensor]:

@@ -176,6 +176,37 @@ def test_sdpa_backward_matches_the_math(case: tuple, stream: str | None) -> None
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 16, 8), (3, 16, 8)], ids=["rank 4", "rank 3"])
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa_backward_calls_the_kernels_backward_on_this_thread(
+    shape: tuple[int, ...], causal: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Where the fused kernel reads q, k and v themselves (4-D), the gradients come from its backward
+    node called directly, not through the autograd engine; other ranks (reshaped views) go
+    through the engine. Both against autograd through F.scaled_dot_product_attention.
+    """
+    from hir.runtime.attention_kernels import attention_gradients
+
+    generator = torch.Generator().manual_seed(7)
+    grad, q, k, v = (torch.randn(shape, generator=generator) for _ in range(4))
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    expected = torch.autograd.grad(F.scaled_dot_product_attention(*leaves, is_causal=causal, scale=0.4), leaves, grad)
+    through_engine: list[int] = []
+    real_grad = torch.autograd.grad
+
+    def counted(*args: object, **kwargs: object) -> object:
+        through_engine.append(1)
+        return real_grad(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch.autograd, "grad", counted)
+    got = attention_gradients(grad, q, k, v, None, causal, 0.4)
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert len(through_engine) == (0 if len(shape) == 4 else 1)
+    assert not any(t.requires_grad for t in got)  # called under grad mode, as a launch may be: no graph recorded
+
+
 @pytest.mark.parametrize("shape", [(3, 16, 8), (2, 2, 4, 16, 8)], ids=["rank 3", "rank 5"])
 def test_sdpa_kernel_takes_4d_views(shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     """
