@@ -52,6 +52,7 @@ from hir.frontend.layouts import LayoutError
 from hir.frontend.module_state import StateReader
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
 from hir.frontend.training_ops import FusedTrainingOps
+from hir.frontend.training_step import AotStep, Graphs
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
@@ -353,6 +354,7 @@ class TrainingFunction:
         from functorch.compile import aot_function, min_cut_rematerialization_partition
 
         programs: dict[str, CompiledFunction] = {}
+        graphs = Graphs()
         state_names = list(self._state())
         arg_names = self.specializations.signature.arg_names
 
@@ -383,6 +385,7 @@ class TrainingFunction:
                         s.num_streams, s.cuda_graph, s.measure_candidates, replay_must_win=True,
                     )  # fmt: skip
                     programs[graph] = program.compiled
+                graphs.programs[graph] = program
                 return program
 
             return compile_graph
@@ -395,16 +398,20 @@ class TrainingFunction:
                     return torch.func.functional_call(self.fn, state, args)
                 return self.fn(*args)
 
+        def partition(joint: GraphModule, joint_inputs: Any, **options: Any) -> tuple[GraphModule, GraphModule]:
+            graphs.forward_outputs = options.get("num_fwd_outputs")
+            return min_cut_rematerialization_partition(joint, joint_inputs, **options)
+
         aot = aot_function(
             run,
             compiler("forward"),
             compiler("backward"),
-            partition_fn=min_cut_rematerialization_partition,
+            partition_fn=partition,
             decompositions=decompositions(),
             inference_compiler=compiler("inference"),
         )
         aot.programs = programs  # type: ignore[attr-defined]
-        return aot
+        return AotStep(aot, graphs)
 
 
 def compile_training(
