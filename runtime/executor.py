@@ -247,7 +247,9 @@ class Program:
         if checker is not None:
             checker.enter(inputs, outputs)
         body = self.profiled_body if profiler_active() else self.body
-        caller_stream = streams.current()
+        # A program that never switches streams leaves the caller's current: nothing to restore
+        # (and no query of the current stream before its first launch).
+        caller_stream = streams.current() if self.switches_streams else None
         try:
             body.run(frame)
         except Exception as err:
@@ -255,7 +257,8 @@ class Program:
                 raise checker.race from err  # the race came first and may be the cause
             raise
         finally:
-            streams.set_current(caller_stream)
+            if caller_stream is not None:
+                streams.set_current(caller_stream)
         results = [frame.env[s] for s in self.result_slots]
         if checker is not None:
             checker.finish(results)
@@ -395,6 +398,11 @@ class Program:
             return []
         axes = ((i, uneven_axis(t)) for i, t in enumerate(self.global_input_types))
         return [(i, axis) for i, axis in axes if axis is not None]
+
+    @cached_property
+    def switches_streams(self) -> bool:
+        """Whether a run may make another stream current (a `hir.set_current_stream` or `hir.stream_for` in it)."""
+        return any(isinstance(op, hir.SetCurrentStreamOp | hir.StreamForOp) for op in self.func.walk())
 
     @cached_property
     def first_communication(self) -> hir.CommunicationOp | None:

@@ -1115,3 +1115,42 @@ def test_a_result_of_another_shape_than_its_buffer_is_an_error(segment: str, whe
         match=rf"mismatch\.mlir:{where} computed a result of shape \(1, 3\) for a destination of shape \(2, 3\)",
     ):
         hir.execute(module, [torch.randn(1, 4), torch.randn(4, 3)])
+
+
+class _LoggedStreams(runtime_streams.CpuStreams):
+    """CPU streams that log the current-stream queries and switches of a run."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def current(self) -> runtime_streams.Stream:
+        self.calls.append("current")
+        return "caller"
+
+    def set_current(self, stream: runtime_streams.Stream) -> None:
+        self.calls.append(f"set_current {stream}")
+
+
+def test_a_program_without_stream_switches_leaves_the_current_stream_alone() -> None:
+    """
+    No query of the caller's stream before the first launch, and no restore after, where the
+    program never makes another stream current; a program that does is restored to the caller's.
+    """
+    text = """
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>> {
+  %y = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+  func.return %y : tensor<4x8xf32, #fusion.parallel<[stream, serial]>>
+}
+"""
+    x = torch.randn(4, 8)
+    plain = hir.compile_program(
+        hir.run_pipeline(hir.parse(text.replace(", #fusion.parallel<[stream, serial]>", "")), "stream-lowering")
+    )
+    streamed = hir.compile_program(hir.run_pipeline(hir.parse(text), "stream-lowering"))
+    assert not plain.switches_streams
+    assert streamed.switches_streams
+    for program, expected_last in ((plain, None), (streamed, "set_current caller")):
+        streams = _LoggedStreams()
+        (y,) = program([x], streams=streams)
+        torch.testing.assert_close(y, torch.exp(x))
+        assert (streams.calls[-1] if streams.calls else None) == expected_last, streams.calls
