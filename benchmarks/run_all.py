@@ -112,6 +112,10 @@ AG_GEMM_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}
 RS_SCHEDULES = "stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine comm-priority=high}:1:chunks=1,stream-lowering{backend=copy-engine}:2:chunks=2,stream-lowering{backend=copy-engine join=chain}:2:chunks=2,stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
 RS_NCCL_SCHEDULES = "stream-lowering:2:chunks=2,stream-lowering{join=chain}:2:chunks=2,stream-lowering:4:chunks=4,stream-lowering{join=chain}:4:chunks=4"
 SCHEDULE_SIZES = "16384x4096,32768x2048,16384x1024,4096x4096,2048x4096"
+# The copy-engine GEMM + reduce-scatter with its release barrier at the start and at the end: host time to the first GEMM.
+FIRST_LAUNCH = (
+    "stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine release=end}:1:chunks=1"
+)
 # The row-parallel lowerings replayed as CUDA graphs: NCCL per chunk, copy-engine in 1 and 2 chunks.
 ROW_PARALLEL_GRAPHS = "stream-lowering:2:chunks=2,stream-lowering{backend=copy-engine}:1:chunks=1,stream-lowering{backend=copy-engine}:1:chunks=2"
 QUICK = ("--sizes", "8192x1024", "--reps", "5", "--warmup", "2")
@@ -136,6 +140,7 @@ STEPS: tuple[Step, ...] = (
     Step("race-check-cost", "the race checker's cost per access, one GPU", ((PY, "benchmarks/race_check_cost.py", "--device", "cuda"),), quick=("--iterations", "16", "64")),
     Step("host-overhead", "host time per hir op against hand-written torch calls, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda"),), quick=("--repeats", "10", "--warmup", "2", "--chain", "1000")),
     Step("host-overhead-graph", "host time per hir op of the program replayed as a CUDA graph, one GPU", ((PY, "benchmarks/host_overhead.py", "--device", "cuda", "--cuda-graph", "--chain", "0"),), quick=("--repeats", "10", "--warmup", "2")),
+    Step("first-launch", "host time from the call to the first GEMM of the copy-engine GEMM + reduce-scatter, 2 GPUs", (torchrun("2", "benchmarks/gemm_rs.py", "--sizes", "16384x4096", "--reps", "20", "--first-launch", "--variants", FIRST_LAUNCH),), quick=QUICK),
     Step("ag-gemm", "all-gather + GEMM: baselines, copy-engine, NCCL and ring lowerings; timeline PNG", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "50", "--warmup", "10", "--profile", OUT, "--profile-variant", "2", "--variants", AG_GEMM),), quick=QUICK),
     Step("ag-gemm-chunks", "all-gather + GEMM: copy-engine pushes chosen automatically or 1, 2, 4", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_CHUNKS),), quick=QUICK),
     Step("ag-gemm-nccl", "all-gather + GEMM: the collective-based (NCCL) pipelines", (torchrun(GPUS, "benchmarks/ag_gemm.py", "--reps", "30", "--warmup", "5", "--variants", AG_GEMM_NCCL),), quick=QUICK),
