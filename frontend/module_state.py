@@ -63,21 +63,27 @@ def state_table(module: torch.nn.Module, name: str) -> StateTable | None:
 class StateReader:
     """
     A module's parameters and buffers by name (those of `named_parameters()`, then of
-    `named_buffers()`), read straight from the dicts the module keeps them in: walking the module
-    tree at every call (what `named_parameters()` does) cost a training step's forward more host
-    time before its first kernel than the rest of the call. Where a tensor was removed since, or
-    the module's tensors are not kept in such dicts, the walk again.
+    `named_buffers()` at the first call), read straight from the dicts the module keeps them in:
+    walking the module tree at every call (what `named_parameters()` does) cost a training step's
+    forward more host time before its first kernel than the rest of the call. A tensor replaced
+    since is read where it is now; one removed since is an error naming it (`owner`: the compiled
+    function, as its errors name it). Where the module keeps a tensor elsewhere, every call walks.
     """
 
-    def __init__(self, module: torch.nn.Module) -> None:
+    def __init__(self, module: torch.nn.Module, owner: str) -> None:
         self.module = module
+        self.owner = owner
         self._where: list[tuple[str, dict[str, Any], str]] | None = None
 
     def __call__(self) -> dict[str, torch.Tensor]:
         if self._where is not None:
             state = {name: table.get(attr) for name, table, attr in self._where}
-            if all(isinstance(t, torch.Tensor) for t in state.values()):
-                return state
+            if missing := [name for name, t in state.items() if not isinstance(t, torch.Tensor)]:
+                raise FrontendError(
+                    f"<call>: error: {self.owner}: the module no longer has {', '.join(map(repr, missing))}, which "
+                    f"{self.owner} was compiled with: compile the module again"
+                )
+            return state  # type: ignore[return-value]
         state = {**dict(self.module.named_parameters()), **dict(self.module.named_buffers())}
         where = [(name, state_table(self.module, name)) for name in state]
         self._where = [(name, *w) for name, w in where if w is not None] if all(w for _, w in where) else None

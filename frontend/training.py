@@ -317,7 +317,7 @@ class TrainingFunction:
         max_specializations: int,
     ):
         self.fn = fn
-        self._read_state = StateReader(fn) if isinstance(fn, torch.nn.Module) else None
+        self._read_state = StateReader(fn, call.name) if isinstance(fn, torch.nn.Module) else None
         self.name = call.name
         self.layouts = layouts
         self.settings = settings
@@ -345,8 +345,9 @@ class TrainingFunction:
         args = self.specializations.signature.positional(args, kwargs)
         cache = self.specializations if torch.is_grad_enabled() else self.inference
         aot = cache.lookup(None, args)
+        state = self._state()
         try:
-            return aot(self._state(), *args)
+            return aot(state, *args)
         except FrontendError as err:
             raise cache.signature.in_users_terms(err, args, cache.example) from None
 

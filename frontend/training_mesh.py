@@ -618,7 +618,7 @@ class MeshTrainingFunction:
                  layouts: list[str | None], param_layouts: Mapping[str, str | None], settings: Any,
                  max_specializations: int):  # fmt: skip
         self.fn = fn
-        self._read_state = StateReader(fn)
+        self._read_state = StateReader(fn, call.name)
         self.name = call.name
         self.mesh = mesh
         self.layouts = layouts

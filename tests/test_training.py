@@ -170,6 +170,33 @@ def test_later_calls_run_the_programs_without_aot_autograds_wrappers() -> None:
         torch.testing.assert_close(x.grad, y.grad)
 
 
+def test_a_replaced_parameter_is_read_and_a_removed_one_is_an_error() -> None:
+    """The module's state is read at every call: a parameter replaced between steps gets its gradient."""
+    from hir.frontend.errors import FrontendError
+
+    torch.manual_seed(0)
+    block = Block()
+    compiled = hir.compile(block, (randn(8, 16),), training=True)
+    x = randn(8, 16, seed=1)
+    compiled(x).sum().backward()
+    block.fc1.weight = torch.nn.Parameter(randn(32, 16, seed=5))
+    eager = copy.deepcopy(block)
+    block.zero_grad()
+    out = compiled(x)
+    out.sum().backward()
+    want = eager(x)
+    want.sum().backward()
+    torch.testing.assert_close(out, want)
+    assert_same_grads(block, eager)
+    block.norm.weight = None
+    with pytest.raises(FrontendError) as err:
+        compiled(x)
+    assert str(err.value) == (
+        "<call>: error: <Block>: the module no longer has 'norm.weight', which <Block> was compiled with: compile "
+        "the module again"
+    )
+
+
 def test_a_function_of_several_inputs() -> None:
     def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         return torch.softmax(q @ k.transpose(0, 1) * scale, dim=-1).sum(dim=0)
