@@ -545,6 +545,11 @@ class _Apply(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
+        if torch.is_grad_enabled():  # create_graph=True: the program records no graph (frontend/training_step.py)
+            raise RuntimeError(
+                "a function compiled by hir.compile(..., training=True) has no double backward: "
+                "its gradients cannot be differentiated again (create_graph=True)"
+            )
         saved = ctx.saved_tensors
         tensors, results = saved[: ctx.num_tensors], saved[ctx.num_tensors :]
         return (None, *ctx.step.run_backward(tensors, results, grads))

@@ -98,6 +98,13 @@ class LeanStep(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        if torch.is_grad_enabled():
+            # create_graph=True: the backward program records no graph, so the gradients would
+            # silently have none (a gradient penalty's own gradient lost), as AOT autograd refuses.
+            raise RuntimeError(
+                "a function compiled by hir.compile(..., training=True) has no double backward: "
+                "its gradients cannot be differentiated again (create_graph=True)"
+            )
         form: LeanForm = ctx.form
         # The backward was traced with contiguous gradients, as AOT autograd passes them.
         tangents = [g.contiguous() for g in grads]

@@ -197,6 +197,26 @@ def test_a_replaced_parameter_is_read_and_a_removed_one_is_an_error() -> None:
     )
 
 
+def test_a_double_backward_is_an_error_not_a_gradient_without_graph() -> None:
+    """
+    create_graph=True through a compiled step is refused, at the first call (AOT autograd's) and
+    after (the frontend's own function), instead of gradients that silently carry no graph (a
+    gradient penalty's own gradient would be lost).
+    """
+    torch.manual_seed(0)
+    compiled = hir.compile(Block(), (randn(8, 16),), training=True)
+    x = randn(8, 16, seed=1).requires_grad_()
+
+    def penalized_step() -> None:
+        out = compiled(x)
+        (grad,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+        (grad.pow(2).sum() + out.sum()).backward()
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="double backward"):
+            penalized_step()
+
+
 def test_a_function_of_several_inputs() -> None:
     def attention_scores(q: torch.Tensor, k: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         return torch.softmax(q @ k.transpose(0, 1) * scale, dim=-1).sum(dim=0)

@@ -161,6 +161,14 @@ def check(
     if len(copied) != len(written_in_place) or any(not torch.equal(a, b) for a, b in zip(copied, written_in_place)):
         failures.append(f"{name}: the gradients copied into their blocks differ from those written in place")
     del step.__dict__["_result_shapes"]
+    # A double backward is refused on every rank, not run without a graph.
+    try:
+        params = [p for p in module.parameters() if p.requires_grad]
+        grads = torch.autograd.grad(compiled(mine).sum(), params, create_graph=True)
+        failures.append(f"{name}: create_graph=True gave gradients (requires_grad={grads[0].requires_grad})")
+    except RuntimeError as err:
+        if "double backward" not in str(err):
+            failures.append(f"{name}: create_graph=True failed otherwise: {err}")
     return [f"{pipeline}: {f}" for f in failures]
 
 
