@@ -32,6 +32,7 @@ from hir.runtime.memory import overlaps, overlaps_itself, ranges_meet, storage_r
 from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.poison import enabled as poison_enabled
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
+from hir.runtime.result_adoption import STREAM_SWITCHES
 from hir.runtime.streams import Streams
 
 STEP_COMPILERS = std_ops.COMPILERS | fusion_ops.COMPILERS | hir_ops.COMPILERS
@@ -401,8 +402,8 @@ class Program:
 
     @cached_property
     def switches_streams(self) -> bool:
-        """Whether a run may make another stream current (a `hir.set_current_stream` or `hir.stream_for` in it)."""
-        return any(isinstance(op, hir.SetCurrentStreamOp | hir.StreamForOp) for op in self.func.walk())
+        """Whether a run may make another stream current (an op of `STREAM_SWITCHES` in it)."""
+        return any(isinstance(op, STREAM_SWITCHES) for op in self.func.walk())
 
     @cached_property
     def first_communication(self) -> hir.CommunicationOp | None:

@@ -53,13 +53,17 @@ fused kernels whose output is laid out [batch, sequence, heads, head_dim]).
 CALLERS_STREAM = object()
 """The stream of an op before any stream switch of a function's body: the caller's stream."""
 
+STREAM_SWITCHES: tuple[type[Operation], ...] = (hir.SetCurrentStreamOp, hir.StreamForOp)
+"""The ops whose steps make another stream current (a stream loop: its workers, then its `main`)."""
+
 
 class BlockOrder:
     """
     One walk of a block: each op's position, and the stream current when it runs, as the SSA value
     of the last `hir.set_current_stream` before it (a `hir.get_current_stream` of this block
     resolved to where it ran), CALLERS_STREAM at the top of a function's body, or None where that
-    is not known (after an op with stream switches inside it; at the top of a nested region).
+    is not known (after an op with stream switches inside it, after a stream loop from another
+    stream than the current; at the top of a nested region).
     """
 
     def __init__(self, block: Block):
@@ -69,14 +73,19 @@ class BlockOrder:
         for k, op in enumerate(block.ops):
             self.position[op], self.stream[op] = k, current
             if isinstance(op, hir.SetCurrentStreamOp):
-                owner = op.stream.owner
-                current = (
-                    self.stream[owner]
-                    if isinstance(owner, hir.GetCurrentStreamOp) and owner in self.stream
-                    else op.stream
-                )
-            elif any(isinstance(inner, hir.SetCurrentStreamOp) for inner in op.walk()):
+                current = self._resolved(op.stream)
+            elif isinstance(op, hir.StreamForOp):
+                # After the loop `main` is current, or what was, where it ran no iteration.
+                current = current if self._resolved(op.main) is current else None
+            elif any(isinstance(inner, STREAM_SWITCHES) for inner in op.walk()):
                 current = None
+
+    def _resolved(self, stream: SSAValue) -> object:
+        """A stream value, as the stream a `hir.get_current_stream` of this block stands for where it is one."""
+        owner = stream.owner
+        if isinstance(owner, hir.GetCurrentStreamOp) and owner in self.stream:
+            return self.stream[owner]
+        return stream
 
     def outermost(self, op: Operation) -> Operation | None:
         """The op of this block that is `op` or holds it; None outside the block."""

@@ -74,6 +74,35 @@ func.func @main(%x: memref<4x8xf32>) -> memref<4x8xf32> {
 """
 
 
+# A stream loop from another stream between the allocation and the launch: that stream is current after it.
+LOOP_FROM_ANOTHER_STREAM = """
+func.func @main(%x: memref<4x8xf32>) -> memref<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = hir.num_streams
+  %main = hir.get_current_stream
+  %y = hir.allocate() : memref<4x8xf32>
+  %other = hir.stream %c0
+  hir.set_current_stream %other
+  hir.synchronize %main
+  hir.set_current_stream %main
+  hir.stream_for %i = %c0 to %c2 step %c1 streams(%s) of %n from %other {
+  }
+  hir.launch ins(%a = %x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+    %r = fusion.softmax %a dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+    hir.yield %r : tensor<4x8xf32>
+  }
+  hir.set_current_stream %main
+  hir.synchronize %other
+  func.return %y : memref<4x8xf32>
+}
+"""
+
+# The same loop from the caller's stream: the caller's stream is current after it, as before it.
+LOOP_FROM_THE_CALLERS_STREAM = LOOP_FROM_ANOTHER_STREAM.replace("of %n from %other", "of %n from %main")
+
+
 # The launch runs on the caller's stream again, as the allocation did; its out drops a unit axis.
 SWITCHED_BACK = """
 func.func @main(%x: memref<4x8xf32>) -> memref<1x4x8xf32> {
@@ -150,7 +179,9 @@ def test_a_preallocated_output_still_receives_the_result() -> None:
     assert copies == [(4, 8)]
 
 
-@pytest.mark.parametrize("text", [SEEN, SWITCHED], ids=["seen-before", "stream-switch"])
+@pytest.mark.parametrize(
+    "text", [SEEN, SWITCHED, LOOP_FROM_ANOTHER_STREAM], ids=["seen-before", "stream-switch", "loop-from-another-stream"]
+)
 def test_a_buffer_that_is_not_fresh_gets_a_copy(text: str) -> None:
     x = torch.randn(4, 8)
     with counted_copies() as copies:
@@ -193,4 +224,12 @@ def test_a_contiguous_view_of_a_fresh_result_is_adopted() -> None:
     with counted_copies() as copies:
         (y,) = program(VIEWED_BACK)([x])
     torch.testing.assert_close(y, torch.exp(x))
+    assert copies == []
+
+
+def test_after_a_stream_loop_from_the_callers_stream_the_buffer_is_still_fresh() -> None:
+    x = torch.randn(4, 8)
+    with counted_copies() as copies:
+        (y,) = program(LOOP_FROM_THE_CALLERS_STREAM)([x], num_streams=2)
+    torch.testing.assert_close(y, torch.softmax(x, 1))
     assert copies == []
