@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float6
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
+from hir.dialects.syntax import array_values
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
 
@@ -131,6 +132,24 @@ def fill_value(value: Any, dtype: torch.dtype) -> int | float | bool:
 def matmul(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
     shape = tuple(node.meta["val"].shape)
     return e.typed(lambda t: fusion.MatmulOp(a, b, t), [a, b], shape, out_element(node))
+
+
+def linear_of_product(e: Emitter, node: Node, a: SSAValue, b: SSAValue, bias: SSAValue | None = None) -> SSAValue:
+    """
+    `a @ b (+ bias)` as one fusion.linear of the weight `b^T`, as `F.linear` runs it: autograd
+    records a linear as `mm(x, t(w))` or `addmm(bias, x, t(w))`, whose `t(w)` is a [1, 0] permute
+    of `w` itself (read through); another `b` is transposed by a view.
+    """
+    w = b.owner.operands[0] if reads_transposed(b) else e.permute(b, [1, 0])  # type: ignore[union-attr]
+    operands = [a, w] if bias is None else [a, w, bias]
+    shape = tuple(node.meta["val"].shape)
+    return e.typed(lambda t: fusion.LinearOp(a, w, bias, t), operands, shape, element_of(a))
+
+
+def reads_transposed(b: SSAValue) -> bool:
+    """Whether `b` is a [1, 0] fusion.permute of another value (a weight's `t(w)`)."""
+    owner = b.owner
+    return isinstance(owner, fusion.PermuteOp) and list(array_values(owner.properties["perm"])) == [1, 0]
 
 
 def float_only(builder: Builder) -> Builder:

@@ -22,6 +22,7 @@ from hir.frontend.aten_common import (
     dims_of,
     fill_value,
     float_only,
+    linear_of_product,
     matmul,
     out_element,
     truth,
@@ -102,8 +103,7 @@ def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAV
         # A biased linear as autograd records it (`addmm(bias, x, w.t())`): one fusion.linear, one
         # GEMM with the bias added before its one rounding, where the bias broadcast and added
         # after the product are two more passes over the result.
-        w = e.permute(b, [1, 0])
-        return e.typed(lambda t: fusion.LinearOp(a, w, bias, t), [a, w, bias], tuple(node.meta["val"].shape), element)
+        return linear_of_product(e, node, a, b, bias)
     product = matmul(e, node, a, b)
     if alpha != 1:
         product = e.binary(fusion.MulOp, product, alpha, element)

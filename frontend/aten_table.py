@@ -23,17 +23,18 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
-from hir.dialects.syntax import array_values
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_common import (
     binary,
     dims_of,
     fill_value,
     float_only,
+    linear_of_product,
     matmul,
     meta,
     opmath_binary,
     out_element,
+    reads_transposed,
     scaled_sum,
     unary,
     where,
@@ -311,19 +312,9 @@ def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | N
 
 
 def _mm(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
-    """
-    `mm(x, t(w))`, a linear as autograd records it: one fusion.linear of `w`, as `F.linear` reads
-    it (a launch of one GEMM, not a transpose then a product); any other product, a matmul.
-    """
-    owner = b.owner
-    if (
-        isinstance(owner, fusion.PermuteOp)
-        and list(array_values(owner.properties["perm"])) == [1, 0]
-        and len(shape_of(a)) == 2
-        and element_of(a) == element_of(b)
-    ):
-        w = owner.operands[0]
-        return e.typed(lambda t: fusion.LinearOp(a, w, None, t), [a, w], tuple(node.meta["val"].shape), element_of(a))
+    """`mm(x, t(w))`, a linear as autograd records it: one fusion.linear; any other product, a matmul."""
+    if reads_transposed(b) and len(shape_of(a)) == 2 and element_of(a) == element_of(b):
+        return linear_of_product(e, node, a, b)
     return matmul(e, node, a, b)
 
 

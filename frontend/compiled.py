@@ -18,7 +18,7 @@ from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, s
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
-from hir.frontend.module_state import HeldState, state_table, take
+from hir.frontend.module_state import HeldState, removed, state_table, take
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, spec_of
 from hir.passes.hide_communication import HideCommunicationPass
 from hir.passes.stream_overlap import Lowering
@@ -390,6 +390,10 @@ class CompiledFunction:
             where = state_table(self._module, source.name) if self._module is not None else None
             if where is not None:
                 states.append((k, source, *where))
+                # Read from the module from now on: the capture's tensor is only the shape and dtype
+                # compiled for (held, it would keep replaced weights' memory alive).
+                assert source.tensor is not None
+                source.tensor = source.tensor.to("meta")
                 continue
             held = self._shared_state.get((k, device))
             if held is None:
@@ -409,10 +413,7 @@ class CompiledFunction:
         if origin is not None:
             return take(origin, source.tensor, source.name, self.name, local, previous)
         if previous is not None:  # the module held it at the previous call
-            raise FrontendError(
-                f"<call>: error: {self.name}: the module no longer has {source.name!r}, which {self.name} was "
-                "compiled with: compile the module again"
-            )
+            raise removed(self.name, [source.name])
         return HeldState(local(source.tensor), None, 0, 0, private=True)
 
     def _communicator_for_run(self) -> Any:

@@ -79,15 +79,20 @@ class StateReader:
         if self._where is not None:
             state = {name: table.get(attr) for name, table, attr in self._where}
             if missing := [name for name, t in state.items() if not isinstance(t, torch.Tensor)]:
-                raise FrontendError(
-                    f"<call>: error: {self.owner}: the module no longer has {', '.join(map(repr, missing))}, which "
-                    f"{self.owner} was compiled with: compile the module again"
-                )
+                raise removed(self.owner, missing)
             return state  # type: ignore[return-value]
         state = {**dict(self.module.named_parameters()), **dict(self.module.named_buffers())}
         where = [(name, state_table(self.module, name)) for name in state]
         self._where = [(name, *w) for name, w in where if w is not None] if all(w for _, w in where) else None
         return state
+
+
+def removed(owner: str, names: list[str]) -> FrontendError:
+    """The error of a call after the module lost tensors `owner` (the compiled function) was compiled with."""
+    return FrontendError(
+        f"<call>: error: {owner}: the module no longer has {', '.join(map(repr, names))}, which {owner} was "
+        "compiled with: compile the module again"
+    )
 
 
 def take(

@@ -54,6 +54,7 @@ from hir.frontend.sharded import (
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
 from hir.frontend.training_ops import FusedTrainingOps
+from hir.frontend.training_step import refuse_double_backward
 from hir.frontend.types import element_type
 
 
@@ -545,11 +546,7 @@ class _Apply(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
-        if torch.is_grad_enabled():  # create_graph=True: the program records no graph (frontend/training_step.py)
-            raise RuntimeError(
-                "a function compiled by hir.compile(..., training=True) has no double backward: "
-                "its gradients cannot be differentiated again (create_graph=True)"
-            )
+        refuse_double_backward()
         saved = ctx.saved_tensors
         tensors, results = saved[: ctx.num_tensors], saved[ctx.num_tensors :]
         return (None, *ctx.step.run_backward(tensors, results, grads))

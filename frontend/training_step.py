@@ -24,6 +24,19 @@ import torch
 from torch.utils import _pytree as pytree
 
 
+def refuse_double_backward() -> None:
+    """
+    In a backward program's `autograd.Function.backward`: create_graph=True (grad mode on there)
+    is an error, since the program records no graph and its gradients would silently have none
+    (a gradient penalty's own gradient lost); AOT autograd's function refuses it too.
+    """
+    if torch.is_grad_enabled():
+        raise RuntimeError(
+            "a function compiled by hir.compile(..., training=True) has no double backward: "
+            "its gradients cannot be differentiated again (create_graph=True)"
+        )
+
+
 @dataclass
 class Graphs:
     """What the compilers and the partitioner saw of one specialization (filled as AOT compiles)."""
@@ -46,9 +59,9 @@ class AotStep:
         self._lean_checked = False
 
     def __call__(self, state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
-        if self.lean is None and not self._lean_checked and self.out_spec is not None:
+        if not self._lean_checked and self.out_spec is not None and "backward" in self.graphs.programs:
             self.lean = lean_form(self.graphs, self.out_spec.num_leaves, len(state) + len(args))
-            self._lean_checked = self.lean is not None or "backward" in self.graphs.programs
+            self._lean_checked = True  # both programs exist: their form does not change
         if self.lean is not None and torch.is_grad_enabled():
             outputs = LeanStep.apply(self.lean, *state.values(), *args)
             return pytree.tree_unflatten(list(outputs), self.out_spec)  # type: ignore[arg-type]
@@ -98,13 +111,7 @@ class LeanStep(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
-        if torch.is_grad_enabled():
-            # create_graph=True: the backward program records no graph, so the gradients would
-            # silently have none (a gradient penalty's own gradient lost), as AOT autograd refuses.
-            raise RuntimeError(
-                "a function compiled by hir.compile(..., training=True) has no double backward: "
-                "its gradients cannot be differentiated again (create_graph=True)"
-            )
+        refuse_double_backward()
         form: LeanForm = ctx.form
         # The backward was traced with contiguous gradients, as AOT autograd passes them.
         tangents = [g.contiguous() for g in grads]

@@ -49,6 +49,33 @@ def test_every_call_reads_the_modules_parameters_as_they_are_now() -> None:
 
 
 @torch.no_grad()
+def test_a_replaced_parameter_is_not_kept_alive_by_the_function() -> None:
+    """No tensor the compiled function holds shares the storage of a weight the module replaced."""
+    import gc
+    import warnings
+
+    block = Block()
+    x = randn(8, 16, seed=1)
+    compiled = hir.compile(block, (x,))
+    compiled(x)
+    old = block.fc.weight.untyped_storage().data_ptr()
+    block.fc.weight = torch.nn.Parameter(randn(16, 16, seed=2))
+    torch.testing.assert_close(compiled(x), block(x))
+    gc.collect()
+    with warnings.catch_warnings():  # isinstance on every live object reads deprecated module attributes
+        warnings.simplefilter("ignore")
+        tensors = [t for t in gc.get_objects() if isinstance(t, torch.Tensor)]
+    assert not any(_storage_address(t) == old for t in tensors)
+
+
+def _storage_address(t: torch.Tensor) -> int | None:
+    """The address of a real tensor's storage; None for the fake ones torch.export's capture leaves."""
+    if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
+        return None
+    return t.untyped_storage().data_ptr() if t.device.type == "cpu" else None
+
+
+@torch.no_grad()
 def test_a_parameter_of_another_shape_or_dtype_or_removed_is_an_error() -> None:
     block = Block()
     x = randn(8, 16, seed=1)
