@@ -37,11 +37,13 @@ the whole run: the baselines and every variant.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
 import os
 import statistics
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
 import torch
@@ -94,6 +96,41 @@ def timed(fn: Callable[[], object], reps: int, warmup: int, device: str = "cuda"
     for _ in range(warmup):
         fn()
     return statistics.median([time_once(fn, torch.device(device), dist.barrier) for _ in range(reps)])
+
+
+GEMM_FUNCTIONS = ("torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "F.linear")
+"""The functions whose calls start a GEMM: those of a GEMM step (runtime/kernels.py), and the
+`F.linear` an eager module calls."""
+
+
+@contextlib.contextmanager
+def gemm_starts() -> Iterator[list[int]]:
+    """
+    While active, the host time (`time.perf_counter_ns`) at which each call of `GEMM_FUNCTIONS`
+    starts is appended to the list it yields. Not torch.profiler: it records every torch op (and
+    the runtime adds a range per hir op while one records), which costs microseconds an op before
+    the first GEMM, the very time measured; this wraps the GEMM calls alone.
+    """
+    starts: list[int] = []
+    owners = {"torch": torch, "F": torch.nn.functional}
+    originals = {name: getattr(owners[name.split(".")[0]], name.split(".")[1]) for name in GEMM_FUNCTIONS}
+
+    def clocked(original: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            starts.append(time.perf_counter_ns())
+            return original(*args, **kwargs)
+
+        return call
+
+    for name, original in originals.items():
+        owner, attribute = name.split(".")
+        setattr(owners[owner], attribute, clocked(original))
+    try:
+        yield starts
+    finally:
+        for name, original in originals.items():
+            owner, attribute = name.split(".")
+            setattr(owners[owner], attribute, original)
 
 
 def timed_interleaved(

@@ -23,11 +23,13 @@ each once), so that GPU clock drift affects them alike.
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
-from ag_gemm import captured, timed_interleaved
+from ag_gemm import GEMM_FUNCTIONS, captured, gemm_starts, timed_interleaved
 
 import hir
 
@@ -85,7 +87,31 @@ def measure(args: argparse.Namespace, device: torch.device) -> list[tuple[str, f
         for name, run in variants:  # every first call (hir's may measure candidate lowerings) before any timing
             errors[name] = relative_error(run(), reference)
         times = timed_interleaved(dict(variants), args.reps, args.warmup, device)
+        if args.first_launch:
+            # Run without a graph, each from an idle device: the host's time is the device's wait.
+            unreplayed = dict(v for v in variants if v[0] in ("eager", "hir eager" if cuda else "hir"))
+            for name, run in unreplayed.items():
+                print(
+                    f"  first GEMM launch, {name}: {first_gemm_us(run, args.reps, device):.1f} us after the call (host)"
+                )
     return [(name, times[name], errors[name]) for name, _ in variants]
+
+
+def first_gemm_us(run: Callable[[], torch.Tensor], calls: int, device: torch.device) -> float:
+    """Median host microseconds from a call to the start of its first GEMM call, each call from an idle device."""
+    delays = []
+    for _ in range(calls):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        with gemm_starts() as starts:
+            entered = time.perf_counter_ns()
+            run()
+        if not starts:
+            raise SystemExit(f"--first-launch: the block called none of {', '.join(GEMM_FUNCTIONS)}")
+        delays.append((starts[0] - entered) / 1e3)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return statistics.median(delays)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile baseline")
+    p.add_argument(
+        "--first-launch",
+        action="store_true",
+        help="also print the host microseconds from the call to the first GEMM of eager and of hir without a graph",
+    )
     return p
 
 

@@ -34,12 +34,11 @@ gives NCCL's collectives high-priority streams for the whole run.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import re
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -47,9 +46,11 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory  # registers torch.ops.symm_mem
 from ag_gemm import (
     DTYPES,
+    GEMM_FUNCTIONS,
     add_nccl_priority_flag,
     build_program,
     exposed,
+    gemm_starts,
     graph_replay,
     init_nccl,
     max_over_ranks,
@@ -216,37 +217,6 @@ def time_variants(
 FIRST_LAUNCH = " @first-launch"
 """Marks a result that is the microseconds to a variant's first GEMM (`--first-launch`), not its ms."""
 
-GEMM_FUNCTIONS = ("matmul", "mm", "bmm", "addmm")
-"""The torch functions a GEMM step calls (runtime/kernels.py)."""
-
-
-@contextlib.contextmanager
-def gemm_starts() -> Iterator[list[int]]:
-    """
-    While active, the host time (`time.perf_counter_ns`) at which each call of torch's GEMM
-    functions starts is appended to the list it yields. Not torch.profiler: it records every
-    torch op (and the runtime adds a range per hir op while one records), which costs
-    microseconds an op before the first GEMM, the very time measured; this wraps the GEMM calls
-    alone.
-    """
-    starts: list[int] = []
-    originals = {name: getattr(torch, name) for name in GEMM_FUNCTIONS}
-
-    def clocked(original: Callable[..., object]) -> Callable[..., object]:
-        def call(*args: object, **kwargs: object) -> object:
-            starts.append(time.perf_counter_ns())
-            return original(*args, **kwargs)
-
-        return call
-
-    for name, original in originals.items():
-        setattr(torch, name, clocked(original))
-    try:
-        yield starts
-    finally:
-        for name, original in originals.items():
-            setattr(torch, name, original)
-
 
 def first_launch_us(
     program: hir.Program, inputs: list, num_streams: int, communicator: Communicator, calls: int, device: str
@@ -264,7 +234,7 @@ def first_launch_us(
             entered = time.perf_counter_ns()
             program(inputs, num_streams=num_streams, communicator=communicator)
         if not starts:
-            raise SystemExit(f"--first-launch: the program called none of torch.{', torch.'.join(GEMM_FUNCTIONS)}")
+            raise SystemExit(f"--first-launch: the program called none of {', '.join(GEMM_FUNCTIONS)}")
         delays.append((starts[0] - entered) / 1e3)
     if device == "cuda":
         torch.cuda.synchronize()

@@ -405,6 +405,8 @@ def test_attention_block_benchmark_on_cpu(capsys: pytest.CaptureFixture[str]) ->
     import attention_block
 
     argv = ["--device", "cpu", "--reps", "1", "--warmup", "0", "--no-torch-compile", "--batch", "2", "--seq", "8"]
-    assert attention_block.main(argv) == 0
+    assert attention_block.main([*argv, "--first-launch"]) == 0
     out = capsys.readouterr().out
     assert all(f"  {name} " in out for name in ("eager", "hir", "hir stream(2)")), out
+    for name in ("eager", "hir"):  # the host's time to each one's first GEMM
+        assert re.search(rf"first GEMM launch, {re.escape(name)}: \d+\.\d us after the call", out), out
