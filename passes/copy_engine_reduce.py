@@ -7,7 +7,10 @@ latency; here the transfers are copies the copy engines carry over NVLink, and t
 besides the GEMM is one add per received partial:
 
     before the loop:  %rank, the comm stream and a reduction stream forked from the caller's
-                      stream, the symmetric receive buffer (one slot per peer and iteration)
+                      stream, the symmetric receive buffer (one slot per peer and iteration);
+                      a loop of one iteration with the release at the start forks no comm
+                      stream: its first peer's step is peeled, and the comm stream's first work
+                      is the wait for that GEMM, the release barrier, the push
     iteration i, on its worker stream:
       for t = 1 .. D-1: the producer (the GEMM) on the rows destined for device
                       (rank + t) mod D, found through its axis map (split along the axis that
@@ -278,9 +281,13 @@ def _rewrite_loop(
     mesh = meshes.pop() if len(meshes) == 1 else None
     if mesh is None:
         raise _error(sums[0], "lowers the partial sums of one loop on one mesh, but this loop has several")
-    streams = fork_comm_streams(loop, mesh, release, buffers, reduce=True)
-    for plan, recv, gather in zip(plans, received, gathered):
-        _rewrite_sum(plan, loop, streams, recv.result, gather.result if gather is not None else None)
+    # A loop of one iteration releases at its first push (see `_rewrite_sum`): the comm stream's
+    # first work is then a wait for the first GEMM, so the host launches that GEMM before the fork.
+    at_first_push = release == "start" and loop.single_iteration() is not None
+    streams = fork_comm_streams(loop, mesh, release, buffers, reduce=True, fork=not at_first_push)
+    for k, (plan, recv, gather) in enumerate(zip(plans, received, gathered)):
+        release_here = at_first_push and k == 0
+        _rewrite_sum(plan, loop, streams, recv.result, gather.result if gather is not None else None, release_here)
     assert streams.reduce is not None
     join = hir.SynchronizeOp(streams.reduce)  # before anything after the loop reads the outputs
     join.location = loop.location
@@ -338,8 +345,18 @@ def _for(first: SSAValue, end: SSAValue, step: SSAValue, block: Block, ops: list
 
 
 def _rewrite_sum(
-    plan: _Plan, loop: hir.StreamForOp, streams: CommStreams, received: SSAValue, gathered: SSAValue | None
+    plan: _Plan,
+    loop: hir.StreamForOp,
+    streams: CommStreams,
+    received: SSAValue,
+    gathered: SSAValue | None,
+    release_at_first_push: bool = False,
 ) -> None:
+    """
+    The partial sum's pipeline in place of its launch. With `release_at_first_push` (the comm
+    stream not forked before the loop), the first peer's step is peeled out of the loop over the
+    peers: its GEMM, then on the comm stream the wait for it, the release barrier, the push.
+    """
     ps = plan.sum
     devices = len(ps.mesh)
     i, worker, rank, comm = loop.induction_var, loop.worker, streams.rank, streams.comm
@@ -350,39 +367,45 @@ def _rewrite_sum(
     ops: list[Operation] = [c0, c1, c_devices]
 
     # The partials destined for the peers, in rotated order, each pushed as soon as it is computed.
-    remote = _index_block("t")
-    t = remote.args[0]
-    total = arith.AddiOp(rank, t)
-    destination = named(arith.RemUIOp(total.result, c_devices.result), "to")
-    views, gemm = split_launch(ps.producer, [Piece(plan.destination_axis, destination.result, devices)], "to")
-    peer = hir.PeerViewOp(received, destination.result, ps.mesh)
-    peer_chunk = hir.AliasSelectOp(peer.result, i, 0)
-    slot_index = arith.SubiOp(t, c1.result)
-    slot = named(hir.AliasSelectOp(peer_chunk.result, slot_index.result, 0), "slot")
-    partial = named(hir.AliasSelectOp(gemm.outs[0], c0.result, s), "partial")  # without the summed axis
-    ops.append(
-        _for(
-            c1.result,
-            c_devices.result,
-            c1.result,
-            remote,
-            [
-                total,
-                destination,
-                *views,
-                gemm,
-                hir.SetCurrentStreamOp(comm),
-                hir.SynchronizeOp(worker),
-                peer,
-                peer_chunk,
-                slot_index,
-                slot,
-                partial,
-                copy_launch(partial.result, slot.result),
-                hir.SetCurrentStreamOp(worker),
-            ],
-        )
-    )
+    def remote_step(t: SSAValue, release: bool) -> list[Operation]:
+        total = arith.AddiOp(rank, t)
+        destination = named(arith.RemUIOp(total.result, c_devices.result), "to")
+        views, gemm = split_launch(ps.producer, [Piece(plan.destination_axis, destination.result, devices)], "to")
+        peer = hir.PeerViewOp(received, destination.result, ps.mesh)
+        peer_chunk = hir.AliasSelectOp(peer.result, i, 0)
+        # Slot t-1 of the peer's receive buffer (slot 0 for the peeled first step).
+        slot_index: list[Operation] = [] if t is c1.result else [arith.SubiOp(t, c1.result)]
+        k = c0.result if t is c1.result else slot_index[0].results[0]
+        slot = named(hir.AliasSelectOp(peer_chunk.result, k, 0), "slot")
+        partial = named(hir.AliasSelectOp(gemm.outs[0], c0.result, s), "partial")  # without the summed axis
+        wait = [hir.SetCurrentStreamOp(comm), hir.SynchronizeOp(worker)]
+        if release:  # the peers' reads of the last run are done: see `_release`
+            wait.append(hir.BarrierOp(ps.mesh))
+        return [
+            total,
+            destination,
+            *views,
+            gemm,
+            *wait,
+            peer,
+            peer_chunk,
+            *slot_index,
+            slot,
+            partial,
+            copy_launch(partial.result, slot.result),
+            hir.SetCurrentStreamOp(worker),
+        ]
+
+    first = c1.result
+    if release_at_first_push:
+        ops += remote_step(c1.result, release=True)
+        if devices > 2:
+            second = index_constant(2)
+            ops.append(second)
+            first = second.result
+    if not release_at_first_push or devices > 2:
+        remote = _index_block("t")
+        ops.append(_for(first, c_devices.result, c1.result, remote, remote_step(remote.args[0], release=False)))
 
     # Every device has pushed its partials of chunk i once the comm stream passes this barrier.
     ops += [hir.SetCurrentStreamOp(comm), hir.BarrierOp(ps.mesh), hir.SetCurrentStreamOp(reduce)]

@@ -141,14 +141,20 @@ class CommStreams:
 
 
 def fork_comm_streams(
-    loop: hir.StreamForOp, mesh: Sequence[int], release: str, buffers: Sequence[Operation], reduce: bool = False
+    loop: hir.StreamForOp,
+    mesh: Sequence[int],
+    release: str,
+    buffers: Sequence[Operation],
+    reduce: bool = False,
+    fork: bool = True,
 ) -> CommStreams:
     """
     Before `loop`: `%rank = hir.device_index`, the comm stream (pool stream num_streams) and, with
     `reduce`, a reduction stream (pool stream num_streams + 1), then `buffers` (the symmetric
-    allocations), then the comm stream forked from the caller's stream; with `release=start`, the
-    comm stream's first work is the release barrier. The reduction stream is not forked: whoever
-    uses it makes it wait for the comm stream first.
+    allocations), then (with `fork`) the comm stream forked from the caller's stream; with
+    `release=start`, the comm stream's first work is the release barrier. The reduction stream is
+    not forked: whoever uses it makes it wait for the comm stream first. Without `fork`, the
+    caller makes the comm stream's first work a wait for a stream that waited for the caller's.
     """
     rank = named(hir.DeviceIndexOp(mesh), "rank")
     comm = named(hir.StreamOp(loop.num_streams), "comm")
@@ -161,10 +167,11 @@ def fork_comm_streams(
         ops += [one, after, stream]
         reduce_stream = stream.result
     ops += list(buffers)
-    ops += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(loop.main)]
-    if release == "start":
-        ops.append(hir.BarrierOp(mesh))
-    ops.append(hir.SetCurrentStreamOp(loop.main))
+    if fork:
+        ops += [hir.SetCurrentStreamOp(comm.result), hir.SynchronizeOp(loop.main)]
+        if release == "start":
+            ops.append(hir.BarrierOp(mesh))
+        ops.append(hir.SetCurrentStreamOp(loop.main))
     for op in ops:
         op.location = loop.location
         loop.parent_block().insert_op_before(op, loop)  # type: ignore[union-attr]
