@@ -8,8 +8,10 @@ in this frontend: for `self.fc1(x)` that is the line of the call, not `F.linear`
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
+import traceback
 from dataclasses import dataclass
 
 import torch
@@ -51,4 +53,31 @@ def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
     if source is None:
         where = f"<{node.name}>" if node is not None else "<program>"
         return FrontendError(f"{where}: error: {message}")
+    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))
+
+
+_CAUSED_BY = re.compile(r"Caused by: \(([^\s:()]+):(\d+) in ")
+
+
+def capture_error(err: BaseException) -> FrontendError:
+    """
+    torch.export's refusal (a data-dependent branch, an unsupported Python construct) at the
+    user's line: the innermost frame of the exception's traceback outside torch and the
+    frontend, else the one torch names (`Caused by: (file:line in f)`); `<capture>` where neither
+    exists.
+    """
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else type(err).__name__
+    message = f"torch.export could not capture the program: {first}"
+    source: SourceLine | None = None
+    for frame, line in reversed(list(traceback.walk_tb(err.__traceback__))):
+        file = frame.f_code.co_filename
+        if not os.path.abspath(file).startswith(_LIBRARIES) and not file.startswith("<"):
+            source = SourceLine(file, line, linecache.getline(file, line).strip())
+            break
+    if source is None and (named := _CAUSED_BY.search(text)) is not None:
+        file, line = named.group(1), int(named.group(2))
+        source = SourceLine(file, line, linecache.getline(file, line).strip())
+    if source is None:
+        return FrontendError(f"<capture>: error: {message}")
     return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))

@@ -30,7 +30,7 @@ from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, located_error, user_source_line
+from hir.frontend.errors import FrontendError, capture_error, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
 from hir.frontend.types import element_type
 
@@ -57,9 +57,17 @@ class Signature:
     out_layouts: list[str | None] = field(default_factory=list)
     out_spec: Any = None
     """torch's pytree spec of what the function returns (a tensor, a tuple, a dict, nested): `structured`."""
+    none_outputs: tuple[int, ...] = ()
+    """Positions among the returned leaves that are None (a model's `past_key_values=None`): no
+    program result; `structured` puts the None back."""
 
     def structured(self, results: Sequence[Any]) -> Any:
         """The program's results (flat, in order) in the structure the function returns: `(h,)` stays a tuple."""
+        if self.none_outputs:
+            leaves = list(results)
+            for k in self.none_outputs:
+                leaves.insert(k, None)
+            results = leaves
         if self.out_spec is None:
             return results[0] if len(results) == 1 else tuple(results)
         return torch.utils._pytree.tree_unflatten(list(results), self.out_spec)
@@ -113,8 +121,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     try:
         program = torch.export.export(module, tuple(example_args), strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise FrontendError(f"<capture>: error: torch.export could not capture the program: {first}") from err
+        raise capture_error(err) from err
     _refuse_state_updates(program)
     return decompose(program)
 
@@ -219,11 +226,17 @@ def import_program(
         elif node.op == "output":
             outputs = _user_outputs(program, node)
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
-            for k, (out, layout) in enumerate(zip(outputs, layouts)):
+            names = _output_names(program.call_spec.out_spec, len(outputs))
+            none_outputs = tuple(k for k, out in enumerate(outputs) if out is None)
+            for k in none_outputs:
+                if layouts[k] is not None:
+                    raise FrontendError(f"<layouts>: error: out_layouts gives {names[k]}, which is None, a layout")
+            kept = [(k, out, layout) for k, (out, layout) in enumerate(zip(outputs, layouts)) if out is not None]
+            for k, out, layout in kept:
                 if not isinstance(out, Node):
-                    what = "None" if out is None else f"a Python {type(out).__name__} ({out!r})"
                     raise FrontendError(
-                        f"<outputs>: error: output #{k} is {what}, not a tensor computed by the program: return tensors"
+                        f"<outputs>: error: {names[k]} is a Python {type(out).__name__} ({out!r}), not a tensor "
+                        "computed by the program: return tensors (or None)"
                     )
                 if out.meta["val"].dtype.is_complex:
                     raise located_error(
@@ -234,9 +247,10 @@ def import_program(
                     results.append(mode.output(emitter, env[out], tuple(out.meta["val"].shape), layout, f"output #{k}"))
                 except LayoutError as err:
                     raise FrontendError(f"<layouts>: error: {err}") from None
-            signature.num_outputs = len(outputs)
+            signature.num_outputs = len(kept)
             signature.out_spec = program.call_spec.out_spec
-            signature.out_layouts = list(layouts)
+            signature.out_layouts = [layout for _, _, layout in kept]
+            signature.none_outputs = none_outputs
         elif node.op not in ("placeholder", "get_attr"):
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
 
@@ -303,6 +317,17 @@ def _state_tensor(program: ExportedProgram, name: str) -> torch.Tensor:
     if name in program.constants and isinstance(program.constants[name], torch.Tensor):
         return program.constants[name]
     raise FrontendError(f"<inputs>: error: the module's state {name!r} is not a tensor torch.export recorded")
+
+
+def _output_names(spec: Any, count: int) -> list[str]:
+    """How the user names each returned leaf: `output 'logits'`, `output [1]`, `output #0` (a bare tensor)."""
+    if spec is None:
+        return [f"output #{k}" for k in range(count)]
+    leaves = torch.utils._pytree.tree_flatten_with_path(torch.utils._pytree.tree_unflatten(list(range(count)), spec))[0]
+    names = [
+        f"output {torch.utils._pytree.keystr(path)}" if path else f"output #{k}" for k, (path, _) in enumerate(leaves)
+    ]
+    return names if len(names) == count else [f"output #{k}" for k in range(count)]
 
 
 def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:

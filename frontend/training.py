@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
+import torch.utils._pytree as pytree
 from torch.fx import GraphModule, Node
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
@@ -396,8 +397,11 @@ class TrainingFunction:
             # that op does not apply, as its math (matmuls, softmax), which the table has.
             with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH):
                 if isinstance(self.fn, torch.nn.Module):
-                    return torch.func.functional_call(self.fn, state, args)
-                return self.fn(*args)
+                    result = torch.func.functional_call(self.fn, state, args)
+                else:
+                    result = self.fn(*args)
+            graphs.out_spec = pytree.tree_structure(result)
+            return result
 
         def partition(joint: GraphModule, joint_inputs: Any, **options: Any) -> tuple[GraphModule, GraphModule]:
             graphs.forward_outputs = options.get("num_fwd_outputs")

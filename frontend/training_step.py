@@ -45,6 +45,8 @@ class Graphs:
     """"forward" / "backward" -> the `GraphProgram` AOT autograd calls."""
     forward_outputs: int | None = None
     """How many of the forward graph's outputs are the function's (the partitioner's num_fwd_outputs)."""
+    out_spec: pytree.TreeSpec | None = None
+    """The structure the function returns, as traced (AOT autograd returns a tuple's leaves as a list)."""
 
 
 class AotStep:
@@ -65,10 +67,11 @@ class AotStep:
         if self.lean is not None and torch.is_grad_enabled():
             outputs = LeanStep.apply(self.lean, *state.values(), *args)
             return pytree.tree_unflatten(list(outputs), self.out_spec)  # type: ignore[arg-type]
-        result = self.aot(state, *args)
+        leaves = pytree.tree_leaves(self.aot(state, *args))
         if self.out_spec is None:
-            self.out_spec = pytree.tree_flatten(result)[1]
-        return result
+            self.out_spec = self.graphs.out_spec
+            assert self.out_spec is not None, "the function was traced at its first call"
+        return pytree.tree_unflatten(leaves, self.out_spec)
 
 
 @dataclass(frozen=True)

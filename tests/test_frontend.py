@@ -446,19 +446,38 @@ class _Structured(torch.nn.Module):
             return (h,)
         if self.kind == "dict":
             return {"hidden": h, "gate": torch.sigmoid(h)}
+        if self.kind == "with-none":  # as a Hugging Face model returns past_key_values=None
+            return {"logits": h, "past_key_values": None, "states": (None, torch.relu(h))}
         return h, (torch.relu(h), {"sum": h.sum(-1)})
 
 
-@pytest.mark.parametrize("kind", ["one-tuple", "dict", "nested"])
-def test_the_compiled_function_returns_the_modules_structure(kind: str) -> None:
-    """A module's tuple of one, dict or nested result comes back in that structure, as eager returns it."""
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("kind", ["one-tuple", "dict", "nested", "with-none"])
+def test_the_compiled_function_returns_the_modules_structure(kind: str, training: bool) -> None:
+    """A module's tuple of one, dict or nested result comes back in that structure, as eager returns it, None entries too."""
     torch.manual_seed(0)
     module = _Structured(kind)
     x = torch.randn(4, 8)
-    expected, got = module(x), hir.compile(module, (x,))(x)
+    expected, got = module(x), hir.compile(module, (x,), training=training)(x)
     assert torch.utils._pytree.tree_structure(got) == torch.utils._pytree.tree_structure(expected)
     for a, b in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(expected)):
         torch.testing.assert_close(a, b)
+    if training:  # the gradients flow through the structure's tensors as through eager's
+        for result in (expected, got):
+            sum(leaf.sum() for leaf in torch.utils._pytree.tree_leaves(result) if leaf is not None).backward()
+        eager = _Structured(kind)
+        eager.load_state_dict(module.state_dict())
+        sum(leaf.sum() for leaf in torch.utils._pytree.tree_leaves(eager(x)) if leaf is not None).backward()
+        assert module.proj.weight.grad is not None
+        torch.testing.assert_close(module.proj.weight.grad, 2 * eager.proj.weight.grad)
+
+
+def test_a_layout_for_a_none_output_is_an_error_naming_it() -> None:
+    x = torch.randn(4, 8)
+    with pytest.raises(
+        hir.FrontendError, match=re.escape("out_layouts gives output ['past_key_values'], which is None, a layout")
+    ):
+        hir.compile(_Structured("with-none"), (x,), out_layouts=[None, "[serial, serial]", None, None])
 
 
 class _Masked(torch.nn.Module):

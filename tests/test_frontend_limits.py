@@ -75,7 +75,7 @@ def unsupported_programs() -> None:
     refused(_add_in_place, (x,), "updates input 'x' in place")
     refused(_Counter(), (x,), "updates buffer 'calls' in place")
     refused(lambda x: x[x > 0], (x,), "boolean mask")
-    refused(_branch, (x,), "could not capture", located=False)
+    refused(_branch, (x,), "could not capture")  # at the line of the branch on data
 
 
 def one_device_and_mesh_layouts() -> None:
