@@ -673,7 +673,10 @@ class MeshTrainingFunction:
                 return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
 
         try:
-            graphs = trace_joint(run, tensors, decompositions())
+            # Traced with grad on also when the first call of a signature runs under no_grad (an
+            # evaluation batch of a new size): the step's programs are the joint's, whatever the mode.
+            with torch.enable_grad():
+                graphs = trace_joint(run, tensors, decompositions())
         except FrontendError:
             raise
         except Exception as err:  # torch's message about the user's code

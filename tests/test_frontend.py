@@ -151,6 +151,13 @@ SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], l
     "pre_norm_block": (Block(), [X], [STREAM]),
     "where_compare": (lambda x, y: torch.where(x > y, x, y * 0.1) + (x <= 0.5).float(), [X, X], [STREAM, STREAM]),
     "where_scalar": (lambda x: torch.where(x.abs() < 1.0, x, 0.0), [X], [CHUNKS]),
+    "scatter_add": (lambda x: x.scatter_add(1, x.argsort(dim=1) % 5, x), [X], [STREAM]),
+    "scatter_gates": (
+        lambda x: torch.zeros_like(x).scatter(1, x.topk(2).indices, x.topk(2).values.softmax(-1)),
+        [X],
+        [STREAM],
+    ),
+    "scatter_value_repeated": (lambda x: x.scatter(1, x.argsort(dim=1)[:, :6] % 4, -1.0), [X], [None]),
     "reshape_keeps_rows": (lambda x: x.reshape(8, 4, 4).relu().reshape(8, 16), [X], [STREAM]),
     "reshape_serial": (lambda x: x.reshape(4, 32).tanh(), [X], [None]),
     # Views that split or merge the streamed axis (the stream goes on the outer factor).
@@ -183,7 +190,7 @@ SUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], l
 # Ops the fusion dialect lacks today: each fails with an error naming the op, until its fusion op
 # lands and the ATen table maps it; then the case passes and strict xfail asks for the marker's removal.
 UNSUPPORTED: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]], str]] = {
-    "scatter_add": (lambda x: x.scatter_add(1, x.argsort(dim=1), x), [X], "a scatter op"),
+    "i0": (lambda x: torch.special.i0(x), [X], "a Bessel function op"),
 }
 
 

@@ -22,7 +22,6 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "frontend.md"
 
 UNSUPPORTED = {
     "torch.special.i0": "aten.i0.default is not supported",
-    "Tensor.scatter_add": "aten.scatter_add.default is not supported",
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "x[idx] = v (scatter)": "scatters values, which fusion does not have",
     "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",

@@ -373,6 +373,34 @@ def test_a_backward_without_a_mapping_names_the_call() -> None:
     assert "<index_put>: error:" in str(err.value)  # the scatter-add, refused by the ATen table
 
 
+def test_a_loss_computed_inside_the_function_has_its_gradients() -> None:
+    """F.cross_entropy (ignore_index entries included) inside the compiled step: its backward scatters the targets."""
+
+    class Classifier(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 5)
+
+        def forward(self, x: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            logits = self.fc(x)
+            return torch.nn.functional.cross_entropy(logits, targets, ignore_index=-100), logits
+
+    torch.manual_seed(0)
+    module = Classifier()
+    eager = copy.deepcopy(module)
+    x, targets = torch.randn(6, 8), torch.randint(0, 5, (6,))
+    targets[2] = -100
+    compiled = hir.compile(module, (x, targets), training=True)
+    loss, logits = compiled(x, targets)
+    expected_loss, expected_logits = eager(x, targets)
+    torch.testing.assert_close(loss, expected_loss)
+    (loss + logits.square().mean()).backward()
+    (expected_loss + expected_logits.square().mean()).backward()
+    for got, want in zip(module.parameters(), eager.parameters()):
+        assert got.grad is not None
+        torch.testing.assert_close(got.grad, want.grad)
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_a_training_loop_tracks_eager(optimizer: str) -> None:
     """A few optimizer steps: the parameters are read at each call, so every step is seen."""

@@ -305,6 +305,13 @@ def second_signature() -> list[str]:
         failures += [failure] if failure else []
     if len(compiled.specializations.keys) != 2:
         failures.append(f"second signature: {len(compiled.specializations.keys)} specializations, expected 2")
+    # An evaluation batch of a third size under no_grad: its first call compiles it too (traced with
+    # grad on), and it runs the forward.
+    x = torch.randn(M // 4 if M // 4 >= 2 * world else M, H)
+    with torch.no_grad():
+        got, want = compiled(rows_of(x, 2, rank, world)), rows_of(module(x), 2, rank, world)
+    if not torch.allclose(got, want, **TOL):  # type: ignore[arg-type]
+        failures.append(f"second signature: a first call under no_grad: rank {rank} output differs")
     return failures
 
 

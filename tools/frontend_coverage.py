@@ -173,6 +173,12 @@ CASES: tuple[Case, ...] = (
     Case("torch.where (two scalars)", lambda x: torch.where(x > 0, 1.0, -1.0), _x(4, 8)),
     Case("torch.special.i0", lambda x: torch.special.i0(x), _x(4, 8)),
     Case("Tensor.scatter_add", lambda x, i: x.scatter_add(1, i, x), _with_index((4, 8), (4, 8), 8)),
+    Case(
+        "Tensor.scatter (MoE gates)",
+        lambda x, i: torch.zeros_like(x).scatter(1, i, x[:, :2]),
+        _with_index((4, 8), (4, 2), 8),
+    ),
+    Case("Tensor.scatter (a value)", lambda x, i: x.scatter(1, i, 0.5), _with_index((4, 8), (4, 3), 8)),
     Case("torch.prod", lambda x: torch.prod(x, dim=-1) + x.prod(), _x(4, 8)),
     Case("torch.cumprod", lambda x: torch.cumprod(x, dim=-1), _x(4, 8)),
     Case("torch.diagonal", lambda x: torch.diagonal(x, 1) + torch.diag(x[:, :4]).sum(), _x(4, 8)),
