@@ -145,6 +145,9 @@ EQUIVALENT_MULTIDEVICE |= {
         for backend in ("copy-engine", "copy-engine-chunks", "copy-engine-end")
     },
     **{f"{program}/copy-engine-end/hir.synchronize#0": _COMM_FORK for program in _REDUCE_SCATTERS},
+    "tests/lit/passes/multidevice/copy_engine_reduce_scatter_one_chunk.mlir:main/copy-engine-end/hir.synchronize#0": (
+        _COMM_FORK
+    ),
     **{f"{_ALLREDUCE}/{backend}/hir.synchronize#7": _WORKER_JOIN for backend in _ALL_COPY_ENGINE},
     # With release=start, a loop of one iteration forks no comm stream (its first work is the first
     # push's wait, then the release barrier): no fork to delete in by_shard.mlir.
