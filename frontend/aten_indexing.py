@@ -285,12 +285,12 @@ def _sort(e: Emitter, node: Node, x: SSAValue, *args, **kwargs):
     return topk(e, x, n, dim, descending)
 
 
-def _scatter_hits(e: Emitter, x: SSAValue, dim: int, index: SSAValue, what: str) -> tuple[SSAValue, int]:
+def _scatter_hits(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAValue | None, what: str):
     """
-    For `x.scatter*(dim, index, ...)`: the mask [..., J, C, ...] of which index entry j (along
-    `dim`) writes which position c of `x` along `dim`, with the axis of the positions right after
-    `dim`; and `dim` made non-negative. The index must match x off `dim` (torch's smaller index,
-    which writes a leading block only, is refused).
+    For `x.scatter*(dim, index, src)`: the mask [..., J, C, ...] of which index entry j (along
+    `dim`) writes which position c of `x` along `dim` (the positions' axis right after `dim`), and
+    `dim` made non-negative. The index must have x's shape off `dim` (torch's smaller index, which
+    writes a leading block only, is refused) and src, as torch requires, at least the index's.
     """
     index = _index_operand(e, index)
     dim = _axis(x, dim)
@@ -300,63 +300,51 @@ def _scatter_hits(e: Emitter, x: SSAValue, dim: int, index: SSAValue, what: str)
             f"{what}: the index {list(wanted)} must have the shape of x {list(shape)} off dim {dim} (a smaller "
             "index writes a leading block only, which the fusion dialect does not express)"
         )
-    positions = shape[dim]
-    spread = (*wanted[: dim + 1], positions, *wanted[dim + 1 :])
+    if src is not None and (len(shape_of(src)) != len(wanted) or any(a < b for a, b in zip(shape_of(src), wanted))):
+        raise e.error(f"{what}: src {list(shape_of(src))} is smaller than the index {list(wanted)}")
+    spread = (*wanted[: dim + 1], shape[dim], *wanted[dim + 1 :])
     at = e.broadcast_to(e.unsqueeze(index, [dim + 1]), spread)
     where = iota(e, spread, dim + 1, I64)
     mask = e.typed(lambda t: fusion.CompareOp("eq", at, where, t), [at, where], spread, IntegerType(1))
     return mask, dim
 
 
-def scatter(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAValue | float, what: str) -> SSAValue:
+def scatter(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAValue | float) -> SSAValue:
     """
     `x.scatter(dim, index, src)`: each position of x that an index entry names takes that entry's
     src value (where several name it, the last along `dim`, as torch's CPU kernel leaves it); the
     others keep x. As a mask over (entry, position), the last entry per position, and a gather.
     """
-    mask, dim = _scatter_hits(e, x, dim, index, what)
+    tensor = src if isinstance(src, SSAValue) else None
+    mask, dim = _scatter_hits(e, x, dim, index, tensor, "scatter")
     spread, shape = shape_of(mask), shape_of(x)
     # Entry j+1 where it names the position, else 0; the largest per position is the last writer.
     ordinal = e.binary(fusion.AddOp, iota(e, spread, dim, I64), 1, I64)
     zero = e.broadcast_to(e.constant(0, I64), spread)
     named = e.typed(lambda t: fusion.WhereOp(mask, ordinal, zero, t), [mask, ordinal, zero], spread, I64)
-    last = e.reduce(fusion.MaxOp, named, [dim], keepdim=False)  # [..., C, ...]: shape of x
-    written = e.typed(
-        lambda t: fusion.CompareOp("gt", last, e.broadcast_to(e.constant(0, I64), shape), t),
-        [last],
-        shape,
-        IntegerType(1),
-    )
-    entry = e.binary(fusion.MaximumOp, e.binary(fusion.SubOp, last, 1, I64), 0, I64)
-    if isinstance(src, SSAValue):
-        src = e.cast(src, element_of(x))
-        source = shape_of(src)
-        wanted = shape_of(mask)[:dim] + shape_of(mask)[dim + 1 :]
-        limit = (*wanted[:dim], source[dim] if len(source) > dim else 1, *wanted[dim + 1 :])
-        if len(source) != len(shape) or any(a < b for a, b in zip(source, limit)):
-            raise e.error(f"{what}: src {list(source)} is smaller than the index off dim {dim}")
-        value = gather(e, src, dim, entry)
+    last = e.reduce(fusion.MaxOp, named, [dim], keepdim=False)  # [..., C, ...]: x's shape
+    none = e.broadcast_to(e.constant(0, I64), shape)
+    written = e.typed(lambda t: fusion.CompareOp("gt", last, none, t), [last, none], shape, IntegerType(1))
+    if tensor is not None:
+        entry = e.binary(fusion.MaximumOp, e.binary(fusion.SubOp, last, 1, I64), 0, I64)
+        value = gather(e, e.cast(tensor, element_of(x)), dim, entry)
     else:
-        value = e.broadcast_to(e.constant(src, element_of(x)), shape)
+        value = e.broadcast_to(e.constant(src, element_of(x)), shape)  # type: ignore[arg-type]
     return e.typed(lambda t: fusion.WhereOp(written, value, x, t), [written, value, x], shape, element_of(x))
 
 
 def _scatter(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src, *, reduce=None) -> SSAValue:
     """scatter.src / scatter.value (`reduce=` is scatter.reduce's, which the table does not map)."""
-    return scatter(e, x, dim, index, src, "scatter")
+    return scatter(e, x, dim, index, src)
 
 
 def _scatter_add(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src: SSAValue) -> SSAValue:
     """`x.scatter_add(dim, index, src)`: x plus, per position, the sum of the src entries naming it."""
-    mask, dim = _scatter_hits(e, x, dim, index, "scatter_add")
-    spread = shape_of(mask)
+    mask, dim = _scatter_hits(e, x, dim, index, src, "scatter_add")
+    spread, entries = shape_of(mask), shape_of(index)
     src = e.cast(src, element_of(x))
-    source = shape_of(src)
-    entries = shape_of(mask)[: dim + 1] + shape_of(mask)[dim + 2 :]
-    if len(source) != len(entries) or any(a < b for a, b in zip(source, entries)):
-        raise e.error(f"scatter_add: src {list(source)} is smaller than the index {list(entries)}")
-    if source != entries:  # torch reads the leading block of src of the index's shape
-        zeros, ones = [0] * len(source), [1] * len(source)
+    if shape_of(src) != entries:  # torch reads the leading block of src of the index's shape
+        zeros, ones = [0] * len(entries), [1] * len(entries)
         src = e.typed(lambda t: fusion.SliceOp(src, zeros, ones, t), [src], entries, element_of(x))
     spread_src = e.broadcast_to(e.unsqueeze(src, [dim + 1]), spread)
     zero = e.broadcast_to(e.constant(0, element_of(x)), spread)

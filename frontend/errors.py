@@ -42,9 +42,19 @@ def user_source_line(node: torch.fx.Node) -> SourceLine | None:
         for file, line, code in _FRAME.findall(node.meta.get("stack_trace") or "")
     ]
     for frame in reversed(frames):
-        if not os.path.abspath(frame.file).startswith(_LIBRARIES):
+        if _is_users(frame.file):
             return frame
     return None
+
+
+def _is_users(file: str) -> bool:
+    """Whether a frame's file is the user's: neither torch's nor the frontend's."""
+    return not os.path.abspath(file).startswith(_LIBRARIES)
+
+
+def _at(source: SourceLine, message: str) -> FrontendError:
+    """`file:line: error: message`, then that line of code where Python has it."""
+    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))
 
 
 def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
@@ -53,31 +63,28 @@ def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
     if source is None:
         where = f"<{node.name}>" if node is not None else "<program>"
         return FrontendError(f"{where}: error: {message}")
-    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))
+    return _at(source, message)
 
 
 _CAUSED_BY = re.compile(r"Caused by: \(([^\s:()]+):(\d+) in ")
 
 
-def capture_error(err: BaseException) -> FrontendError:
+def capture_error(err: BaseException, what: str = "torch.export could not capture the program") -> FrontendError:
     """
-    torch.export's refusal (a data-dependent branch, an unsupported Python construct) at the
-    user's line: the innermost frame of the exception's traceback outside torch and the
-    frontend, else the one torch names (`Caused by: (file:line in f)`); `<capture>` where neither
-    exists.
+    A trace's refusal (a data-dependent branch, an unsupported Python construct): `what`, torch's
+    first line, at the user's line: the innermost frame of the exception's traceback outside torch
+    and the frontend, else the one torch names (`Caused by: (file:line in f)`); `<capture>` where
+    neither exists.
     """
     text = str(err).strip()
-    first = text.splitlines()[0] if text else type(err).__name__
-    message = f"torch.export could not capture the program: {first}"
-    source: SourceLine | None = None
-    for frame, line in reversed(list(traceback.walk_tb(err.__traceback__))):
-        file = frame.f_code.co_filename
-        if not os.path.abspath(file).startswith(_LIBRARIES) and not file.startswith("<"):
-            source = SourceLine(file, line, linecache.getline(file, line).strip())
-            break
-    if source is None and (named := _CAUSED_BY.search(text)) is not None:
+    message = f"{what}: {text.splitlines()[0] if text else type(err).__name__}"
+    # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
+    frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]
+    users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]
+    if users:
+        file, line = users[-1]
+    elif (named := _CAUSED_BY.search(text)) is not None:
         file, line = named.group(1), int(named.group(2))
-        source = SourceLine(file, line, linecache.getline(file, line).strip())
-    if source is None:
+    else:
         return FrontendError(f"<capture>: error: {message}")
-    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))
+    return _at(SourceLine(file, line, linecache.getline(file, line).strip()), message)

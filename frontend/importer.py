@@ -240,11 +240,11 @@ def import_program(
                     )
                 if out.meta["val"].dtype.is_complex:
                     raise located_error(
-                        out, f"output #{k} is a {out.meta['val'].dtype} tensor: return torch.view_as_real of it"
+                        out, f"{names[k]} is a {out.meta['val'].dtype} tensor: return torch.view_as_real of it"
                     )
                 emitter.where, emitter.name_hint = "<outputs>", None
                 try:
-                    results.append(mode.output(emitter, env[out], tuple(out.meta["val"].shape), layout, f"output #{k}"))
+                    results.append(mode.output(emitter, env[out], tuple(out.meta["val"].shape), layout, names[k]))
                 except LayoutError as err:
                     raise FrontendError(f"<layouts>: error: {err}") from None
             signature.num_outputs = len(kept)
@@ -320,14 +320,12 @@ def _state_tensor(program: ExportedProgram, name: str) -> torch.Tensor:
 
 
 def _output_names(spec: Any, count: int) -> list[str]:
-    """How the user names each returned leaf: `output 'logits'`, `output [1]`, `output #0` (a bare tensor)."""
+    """How the user indexes each returned leaf: `output ['logits']`, `output [1]`, `output #0` (a bare tensor)."""
     if spec is None:
         return [f"output #{k}" for k in range(count)]
-    leaves = torch.utils._pytree.tree_flatten_with_path(torch.utils._pytree.tree_unflatten(list(range(count)), spec))[0]
-    names = [
-        f"output {torch.utils._pytree.keystr(path)}" if path else f"output #{k}" for k, (path, _) in enumerate(leaves)
-    ]
-    return names if len(names) == count else [f"output #{k}" for k in range(count)]
+    numbered = torch.utils._pytree.tree_unflatten(list(range(count)), spec)
+    paths = [path for path, _ in torch.utils._pytree.tree_flatten_with_path(numbered)[0]]
+    return [f"output {torch.utils._pytree.keystr(path)}" if path else f"output #{k}" for k, path in enumerate(paths)]
 
 
 def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:

@@ -36,7 +36,7 @@ from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, located_error
+from hir.frontend.errors import FrontendError, capture_error, located_error
 from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, verified_module
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import StateReader
@@ -680,8 +680,7 @@ class MeshTrainingFunction:
         except FrontendError:
             raise
         except Exception as err:  # torch's message about the user's code
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise FrontendError(f"<capture>: error: the training step could not be traced: {first}") from err
+            raise capture_error(err, "the training step could not be traced") from err
         s = self.settings
         on_cuda = any(t.is_cuda for t in tensors)
 

@@ -519,3 +519,13 @@ def test_an_example_tensor_passed_by_name_is_an_inputs_error() -> None:
         hir.FrontendError, match=re.escape("<inputs>: error: mask: a tensor passed to hir.compile by name")
     ):
         hir.compile(_Masked(), (x,), mask=mask)
+
+
+def test_a_scatter_with_an_index_smaller_than_x_is_a_located_error() -> None:
+    """torch writes a leading block for an index smaller than x off `dim`; the frontend refuses it at the line."""
+    x, index, src = torch.randn(6, 5), torch.randint(0, 5, (3, 2)), torch.randn(6, 3)
+    with pytest.raises(FrontendError) as err:
+        hir.compile(lambda x, i, s: x.scatter(1, i, s), (x, index, src))
+    assert "test_frontend.py:" in str(err.value)
+    assert "scatter: the index [3, 2] must have the shape of x [6, 5] off dim 1" in str(err.value)
+    assert "x.scatter(1, i, s)" in str(err.value)  # the line of code

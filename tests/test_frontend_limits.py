@@ -139,3 +139,19 @@ def test_every_limit_has_a_check() -> None:
 @pytest.mark.parametrize("phrase", list(CHECKS))
 def test_limit_still_holds(phrase: str) -> None:
     CHECKS[phrase]()
+
+
+def test_a_refused_trace_is_located_where_torch_names_the_line() -> None:
+    """Without a frame of the user's on the traceback, the line torch names (`Caused by:`) locates it."""
+    from hir.frontend.errors import capture_error
+
+    here = Path(__file__)
+    line = here.read_text().splitlines().index("def _branch(x: torch.Tensor) -> torch.Tensor:") + 2
+    err = capture_error(RuntimeError(f"Could not guard on data-dependent expression\nCaused by: ({here}:{line} in f)"))
+    assert str(err) == (
+        f"{here}:{line}: error: torch.export could not capture the program: Could not guard on data-dependent "
+        "expression\n    return x * 2 if x.sum() > 0 else x"
+    )
+    assert str(capture_error(ValueError("no line"), "the training step could not be traced")) == (
+        "<capture>: error: the training step could not be traced: no line"
+    )
