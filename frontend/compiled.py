@@ -482,7 +482,8 @@ def compile_torch(
     compiled = specialize(example_args)
     users = sorted((s for s in compiled.signature.inputs if s.kind == "user"), key=lambda s: s.index)
     layouts = [s.layout for s in users]
-    call = CallSignature(name, [s.name for s in users], layouts, len(mesh) if mesh is not None else 1)
+    devices = len(mesh) if mesh is not None else 1
+    call = CallSignature(name, [s.name for s in users], layouts, devices, ranks=tuple(mesh or ()))
     example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
     return compiled

@@ -22,6 +22,7 @@ import torch
 from hir.dialects.parallel_encoding import DIDX
 from hir.frontend.errors import FrontendError
 from hir.frontend.layouts import LayoutError, parse_layout
+from hir.frontend.rank_agreement import RankAgreement
 from hir.frontend.types import _ELEMENT_TYPES
 
 DEFAULT_MAX_SPECIALIZATIONS = 8
@@ -91,6 +92,8 @@ class CallSignature:
     """D: the mesh's size (1 without one); a rows-sharded argument's logical rows are D times its own."""
     training: bool = False
     """Whether the function has a backward: its arguments may require grad."""
+    ranks: tuple[int, ...] = ()
+    """The mesh's ranks, which call the function with the same signature (frontend/rank_agreement.py)."""
 
     def logical_shape(self, k: int, local: tuple[int, ...]) -> tuple[int, ...]:
         if self.devices > 1 and local and rows_sharded(self.layouts[k], len(local)):
@@ -211,6 +214,7 @@ class Specializations:
         skips the checks and the key's hashing (most calls; microseconds before the first kernel)."""
         self.dropped = 0
         """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
+        self.agreement = RankAgreement(signature)
 
     def lookup(self, first: Any, args: Sequence[Any]) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one."""
@@ -225,12 +229,14 @@ class Specializations:
     def _lookup(self, first: Any, args: Sequence[Any]) -> Any:
         key = self.signature.check(args, self.example)
         if first is not None and not self._bound and self._matches_example(key):
+            self._agree(key)
             self._bound = True
             self.cache[key] = first  # bound to the device of its first call
             self._trim()
         if key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
+        self._agree(key)
         examples = [
             torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
             for k, spec in enumerate(key)
@@ -244,6 +250,11 @@ class Specializations:
         self.cache[key] = specialization
         self._trim()
         return specialization
+
+    def _agree(self, key: Key) -> None:
+        """A new signature on this rank: a CallError on every rank of the mesh unless it is every rank's."""
+        if (error := self.agreement.disagreement(key)) is not None:
+            raise CallError(error)
 
     def _trim(self) -> None:
         if len(self.cache) > self.limit:

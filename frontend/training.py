@@ -489,6 +489,6 @@ def _compile_on_mesh(
             f"<layouts>: error: {name}: training=True on a mesh returns rows laid out as the first input's "
             f"({layouts[0]!r}), got out_layouts {outs}"
         )
-    call = CallSignature(name, names, layouts, len(mesh), training=True)
+    call = CallSignature(name, names, layouts, len(mesh), training=True, ranks=tuple(mesh))
     example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
     return MeshTrainingFunction(fn, call, example, mesh, layouts, param_layouts or {}, settings, max_specializations)
