@@ -103,6 +103,8 @@ class MeshMode:
         """S: stream chunks of the rows, the same for every activation."""
         self.forms: dict[SSAValue, Form] = {}
         self._input_forms: dict[str, Form] = {}
+        self.names: dict[SSAValue, str] = {}
+        """The parameters' and inputs' names (`fc1.bias`), for errors about their layouts."""
         self._reductions: dict[SSAValue, SSAValue] = {}
         """Partial sums already summed over the devices: each is reduced once, however often read."""
         self.overrides: dict[Any, Any] = {op: self._elementwise(ATEN_TABLE[op]) for op in ELEMENTWISE}
@@ -130,6 +132,11 @@ class MeshMode:
 
     def bind_input(self, value: SSAValue, source: Any) -> None:
         self.forms[value] = self._input_forms[_key(source)]
+        self.names[value] = source.name
+
+    def _called(self, value: SSAValue, role: str) -> str:
+        """`'fc1.bias'` for a parameter, else `the bias` (a computed value)."""
+        return f"'{self.names[value]}'" if value in self.names else f"the {role}"
 
     def _activation_type(
         self, shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
@@ -318,7 +325,19 @@ class MeshMode:
         x = self._reduced(e, x)
         fx, fw = self.form(e, x), self.form(e, w)
         element = element_of(x)
+        fb = self.form(e, bias) if bias is not None else None
         if fw.kind == WHOLE:
+            if bias is not None and fb is not None and fb.kind != WHOLE:
+                raise e.error(
+                    f'{self._called(bias, "bias")} is sharded ("[didx]"), but the linear\'s weight '
+                    f"{self._called(w, 'weight')} is replicated: shard the weight column-parallel "
+                    '("[didx, serial]") with it, or give the bias no layout'
+                )
+            if fx.kind == COLUMNS:
+                raise e.error(
+                    f"the linear's weight {self._called(w, 'weight')} is replicated, and its input is the "
+                    'column-sharded output of a column-parallel linear: make it row-parallel ("[serial, didx]")'
+                )
             if fx.kind not in ACTIVATIONS:
                 raise e.error(
                     f"a linear with a replicated weight takes rows-sharded or replicated input, not {fx.kind}"
@@ -335,8 +354,11 @@ class MeshMode:
             result_shape = (D, S, D, R, shape_of(w)[-1])
             y = self._matmul(e, x, w, result_shape, element)
             if bias is not None:
-                if self.form(e, bias).kind != COLUMN_BIAS:
-                    raise e.error('a column-parallel linear takes a column-parallel bias (layout "[didx]")')
+                if fb is None or fb.kind != COLUMN_BIAS:
+                    raise e.error(
+                        f'a column-parallel linear (weight {self._called(w, "weight")}, "[didx, serial]") takes '
+                        f'a column-parallel bias: give {self._called(bias, "bias")} the layout "[didx]"'
+                    )
                 y = self._add_bias(e, y, bias, [1, 2, 3])
             self.forms[y] = Form(COLUMNS, fx.kind == ROWS)
             return y
@@ -351,8 +373,11 @@ class MeshMode:
             self.forms[partial] = Form(PARTIAL, fx.rows_sharded)
             if bias is None:
                 return partial
-            if self.form(e, bias).kind != WHOLE:
-                raise e.error("a row-parallel linear takes a replicated bias (no layout)")
+            if fb is None or fb.kind != WHOLE:
+                raise e.error(
+                    f'a row-parallel linear (weight {self._called(w, "weight")}, "[serial, didx]") adds its bias '
+                    f"once, after the sum over the devices: give {self._called(bias, 'bias')} no layout"
+                )
             reduced = self._reduced(e, partial)
             result = e.binary(fusion.AddOp, reduced, bias, element)
             self.forms[result] = self.forms[reduced]

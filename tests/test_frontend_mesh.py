@@ -266,3 +266,53 @@ def test_heads_misuse_is_located(case: str, message: str) -> None:
         _compile(HeadsMisuse(case), HEADS_PARAMS)
     assert re.search(rf"test_frontend_mesh.py:\d+: error: .*{message}", str(err.value)), str(err.value)
     assert str(err.value).endswith("# the misuse")
+
+
+@pytest.mark.distributed
+def test_ranks_that_call_with_different_signatures_all_get_one_clear_error() -> None:
+    """Rows or requires_grad that differ between ranks at a first call: a CallError on both, no hang."""
+    driver = str(REPO / "tests" / "rank_agreement_driver.py")
+    result = run_ranks([driver, "rows_differ,grad_on_one_rank"], timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rows_differ, grad_on_one_rank: every rank raised the same clear error" in result.stdout
+
+
+@pytest.mark.distributed
+def test_a_rank_whose_peers_run_a_cached_signature_raises_after_the_stores_timeout() -> None:
+    result = run_ranks([str(REPO / "tests" / "rank_agreement_driver.py"), "later_divergence"], timeout=300)
+    assert "rank 1 raised the timeout's error" in result.stdout, result.stdout + result.stderr
+    assert result.returncode != 0  # rank 0's collective fails when rank 1 leaves
+
+
+class _TwoLinears(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+COLUMN, ROW = "[didx, serial]", "[serial, didx]"
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"fc1.bias": "[didx]", "fc2.weight": ROW},
+         "'fc1.bias' is sharded (\"[didx]\"), but the linear's weight 'fc1.weight' is replicated"),
+        ({"fc1.weight": COLUMN, "fc2.weight": ROW},
+         "a column-parallel linear (weight 'fc1.weight', \"[didx, serial]\") takes a column-parallel bias: "
+         "give 'fc1.bias' the layout \"[didx]\""),
+        ({"fc1.weight": COLUMN, "fc1.bias": "[didx]"},
+         "the linear's weight 'fc2.weight' is replicated, and its input is the column-sharded output"),
+        ({"fc1.weight": COLUMN, "fc1.bias": "[didx]", "fc2.weight": ROW, "fc2.bias": "[didx]"},
+         "adds its bias once, after the sum over the devices: give 'fc2.bias' no layout"),
+    ],
+)  # fmt: skip
+def test_a_bias_laid_out_unlike_its_weight_is_named_with_the_fix(params: dict[str, str], message: str) -> None:
+    with pytest.raises(FrontendError) as error:
+        hir.import_torch(_TwoLinears(), (torch.randn(8, 16),), [COLUMN], [COLUMN], mesh=[0, 1], param_layouts=params)
+    assert message in str(error.value)
+    assert str(error.value).startswith(__file__), str(error.value)  # at the module's line
