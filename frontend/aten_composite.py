@@ -28,6 +28,7 @@ from hir.frontend.aten_common import (
     truth,
     where,
 )
+from hir.frontend.aten_indexing import index_put
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
 
@@ -420,13 +421,18 @@ def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentu
 
 
 def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate: bool = False) -> SSAValue:
-    """`x[mask] = v` with one boolean mask and one value: `fusion.where(mask, v, x)`; other forms scatter."""
+    """
+    `x[mask] = v` with one boolean mask and one value: `fusion.where(mask, v, x)`; integer index
+    tensors: `fusion.index_add` (aten_indexing.index_put); other forms scatter.
+    """
     picked = [(k, index) for k, index in enumerate(indices) if index is not None]
+    if picked and all(_is_integer_index(index) for _, index in picked):
+        return index_put(e, node, x, indices, values, accumulate)
     boolean = len(picked) == 1 and element_of(picked[0][1]) == IntegerType(1)
     if accumulate or not boolean or math.prod(shape_of(values)) != 1:
         raise e.error(
-            f"{node.target}: an indexed assignment other than `x[mask] = value` scatters values, which fusion "
-            "does not have: write it with torch.where"
+            f"{node.target}: an indexed assignment other than `x[mask] = value` or one at integer indices scatters "
+            "values, which fusion does not have: write it with torch.where"
         )
     axis, mask = picked[0]
     shape = shape_of(x)
@@ -439,6 +445,11 @@ def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate:
     value = e.squeeze(values, list(range(len(shape_of(values)))))
     value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
     return e.typed(lambda t: fusion.WhereOp(mask, value, x, t), [mask, value, x], shape, element_of(x))
+
+
+def _is_integer_index(index: SSAValue) -> bool:
+    element = element_of(index)
+    return isinstance(element, IntegerType) and element.width.data != 1
 
 
 COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {

@@ -1,7 +1,9 @@
 """
 ATen builders for reading by index and along one axis: gather, index_select, embedding,
 `x[idx]` (index.Tensor), diagonal, flip, arange, tril/triu, cumsum, cumprod, prod, argmax/argmin, max/min
-with indices, topk and sort. `INDEXING_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
+with indices, topk and sort; for writing by index: scatter, scatter_add, index_add and the
+integer-indexed `index_put` (an embedding's backward). `INDEXING_TABLE` joins `ATEN_TABLE`
+(frontend/aten_table.py).
 
 Values with indices (`max(dim)`, `topk`, `sort`) are a `fusion.gather` of the indices, so each
 op computes one tensor; a graph's `getitem` picks the entry (frontend/importer.py).
@@ -27,6 +29,7 @@ from hir.frontend.types import element_type
 aten = torch.ops.aten
 Builder = Callable[..., Any]
 I64 = IntegerType(64)
+I32 = IntegerType(32)
 
 
 def _axis(x: SSAValue, dim: int) -> int:
@@ -85,20 +88,21 @@ def _embedding(e: Emitter, node: Node, weight, indices, padding_idx=-1, scale_gr
     return index_select(e, weight, 0, indices)
 
 
-def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | None]) -> SSAValue:
-    """
-    `x[..., i, j, ...]` with integer index tensors on consecutive axes: their broadcast values
-    (negative ones counted from the end, as torch does) linearized over those axes, whose merged
-    view `fusion.index_select` reads.
-    """
+def _adjacent_axes(e: Emitter, indices: Sequence[SSAValue | None]) -> list[int]:
+    """The axes that `indices` (torch's advanced indexing: None where an axis is taken whole) index."""
     axes = [k for k, index in enumerate(indices) if index is not None]
-    if not axes:
-        return x
-    if axes != list(range(axes[0], axes[-1] + 1)):
+    if axes and axes != list(range(axes[0], axes[-1] + 1)):
         raise e.error("indexing with tensors on axes that are not adjacent is not supported (torch moves them first)")
-    shape = shape_of(x)
+    return axes
+
+
+def _linear_index(e: Emitter, shape: tuple[int, ...], axes: list[int], picked: list[SSAValue]) -> SSAValue:
+    """
+    The integer index tensors `picked`, one per axis of `axes` (adjacent axes of `shape`), as one
+    row-major index over those axes: broadcast together, negative ones counted from the end as
+    torch does.
+    """
     first, count = axes[0], len(axes)
-    picked = [_index_operand(e, indices[k]) for k in axes]
     element = element_of(picked[0])
     linear: SSAValue | None = None
     for k, index in zip(axes, picked):
@@ -121,10 +125,118 @@ def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | Non
         term = index if stride == 1 else e.binary(fusion.MulOp, index, stride, element)
         linear = term if linear is None else e.binary(fusion.AddOp, linear, term, element)
     assert linear is not None
+    return linear
+
+
+def _merged(shape: tuple[int, ...], first: int, count: int, extent: int) -> tuple[int, ...]:
+    """`shape` with its axes first .. first + count - 1 replaced by one axis of `extent`."""
+    return (*shape[:first], extent, *shape[first + count :])
+
+
+def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | None]) -> SSAValue:
+    """
+    `x[..., i, j, ...]` with integer index tensors on consecutive axes: their broadcast values
+    (negative ones counted from the end, as torch does) linearized over those axes, whose merged
+    view `fusion.index_select` reads.
+    """
+    axes = _adjacent_axes(e, indices)
+    if not axes:
+        return x
+    shape = shape_of(x)
+    first, count = axes[0], len(axes)
+    linear = _linear_index(e, shape, axes, [_index_operand(e, indices[k]) for k in axes])
     if count > 1:
-        merged = (*shape[:first], math.prod(shape[first : first + count]), *shape[first + count :])
-        x = e.reshape(x, merged, f"{node.target}")
+        x = e.reshape(x, _merged(shape, first, count, math.prod(shape[first : first + count])), f"{node.target}")
     return index_select(e, x, first, linear)
+
+
+def index_add(e: Emitter, x: SSAValue, dim: int, index: SSAValue, source: SSAValue) -> SSAValue:
+    """`x.index_add(dim, index, source)` for a 1-D index (indices in range, as torch requires)."""
+    return e.typed(
+        lambda t: fusion.IndexAddOp(x, index, source, dim, t), [x, index, source], shape_of(x), element_of(x)
+    )
+
+
+def _index_add(
+    e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, source: SSAValue, *, alpha: float = 1
+) -> SSAValue:
+    """`x.index_add(dim, index, source, alpha=alpha)`: `fusion.index_add` of `alpha * source`."""
+    index = _index_operand(e, index)
+    if not shape_of(x):
+        raise e.error("index_add of a 0-d tensor is not supported: add the value itself")
+    dim = _axis(x, dim)
+    if len(shape_of(index)) > 1:
+        raise e.error(f"index_add: the index must be 0-D or 1-D, got shape {list(shape_of(index))}")
+    if not shape_of(index):
+        index = e.unsqueeze(index, [0])
+    if len(shape_of(source)) != len(shape_of(x)):
+        raise e.error(f"index_add: source {list(shape_of(source))} needs the rank of x {list(shape_of(x))}")
+    source = e.cast(source, element_of(x))
+    if alpha != 1:
+        source = e.binary(fusion.MulOp, source, alpha, element_of(x))
+    return index_add(e, x, dim, index, source)
+
+
+def index_put(
+    e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | None], values: SSAValue, accumulate: bool
+) -> SSAValue:
+    """
+    `x.index_put(indices, values, accumulate)` with integer index tensors on adjacent axes. Their
+    broadcast indices are linearized over those axes (as for `x[i, j]`) into one flat index over
+    a merged view of them, along which one `fusion.index_add` adds the values, broadcast to the
+    indexed shape and flattened alike: memory linear in x and the values (an embedding's backward,
+    `index_put(zeros, [ids], grad, accumulate=True)`). Without `accumulate`, where several
+    indices name one position torch keeps one writer's value, which a sum is not: only a single
+    value is written (`x[idx] = v`), at the positions an index_add of ones counts.
+    """
+    axes = _adjacent_axes(e, indices)
+    shape = shape_of(x)
+    first, count = axes[0], len(axes)
+    linear = _linear_index(e, shape, axes, [_index_operand(e, indices[k]) for k in axes])
+    entries = shape_of(linear)
+    indexed = (*shape[:first], *entries, *shape[first + count :])
+    single = math.prod(shape_of(values)) == 1
+    if not accumulate and not single:
+        raise e.error(
+            f"{node.target}: an assignment of several values at integer indices keeps one writer's value where "
+            "indices repeat, which fusion does not have: assign one value, or add the values with "
+            "index_put(..., accumulate=True) or index_add"
+        )
+    total = math.prod(entries)
+    if total == 0:
+        return x
+    flat = (total,)
+    if entries != flat:
+        linear = e.reshape(linear, flat, "the flattened index")
+    merged = _merged(shape, first, count, math.prod(shape[first : first + count]))
+    target = e.reshape(x, merged, f"{node.target}") if merged != shape else x
+    if accumulate:
+        source = _broadcast_values(e, node, e.cast(values, element_of(x)), indexed)
+        spread = _merged(indexed, first, len(entries), total)
+        if spread != indexed:
+            source = e.reshape(source, spread, "the flattened values")
+        result = index_add(e, target, first, linear, source)
+        return e.reshape(result, shape, f"{node.target}") if merged != shape else result
+    # One value: the positions some index names (an index_add of ones counts them) take it.
+    ones = e.broadcast_to(e.constant(1, I32), _merged(merged, first, 1, total))
+    zeros = e.broadcast_to(e.constant(0, I32), merged)
+    counts = index_add(e, zeros, first, linear, ones)
+    if merged != shape:
+        counts = e.reshape(counts, shape, f"{node.target}")
+    none = e.broadcast_to(e.constant(0, I32), shape)
+    hit = e.typed(lambda t: fusion.CompareOp("gt", counts, none, t), [counts, none], shape, IntegerType(1))
+    value = e.squeeze(values, list(range(len(shape_of(values)))))
+    value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
+    return e.typed(lambda t: fusion.WhereOp(hit, value, x, t), [hit, value, x], shape, element_of(x))
+
+
+def _broadcast_values(e: Emitter, node: Node, values: SSAValue, indexed: tuple[int, ...]) -> SSAValue:
+    """`values` broadcast to the indexed shape, as torch's index_put broadcasts them."""
+    given = shape_of(values)
+    lead = len(indexed) - len(given)
+    if lead < 0 or any(n not in (1, indexed[lead + k]) for k, n in enumerate(given)):
+        raise e.error(f"{node.target}: values {list(given)} do not broadcast to the indexed shape {list(indexed)}")
+    return e.broadcast_to(values, indexed)
 
 
 def _diagonal(e: Emitter, node: Node, x: SSAValue, offset: int = 0, dim1: int = 0, dim2: int = 1) -> SSAValue:
@@ -358,6 +470,7 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.scatter.src: _scatter,
     aten.scatter.value: _scatter,
     aten.scatter_add.default: _scatter_add,
+    aten.index_add.default: _index_add,
     aten.gather.default: _gather,
     aten.index_select.default: _index_select,
     aten.embedding.default: _embedding,

@@ -33,7 +33,9 @@ Only `didx` and `mesh` are propagated: the other axes of a new type are `serial`
 propagated by `convert-fusion-to-hir`, passes/stream_axes.py). A candidate `didx` axis must have
 the extent of the axis it comes from (an uneven one of extent L is split into the same chunks of
 ceil(L/D)) or the mesh size; an extent-1 broadcast axis is skipped, and so is an uneven axis that
-the value's producer creates (a broadcast's new axis), which cannot differ between devices. When operands or
+the value's producer creates (a broadcast's new axis), which cannot differ between devices, and any
+axis that the producer reads whole from an operand (a softmax's axis, the indexed axis of a
+`fusion.index_add`), whose shards each depend on the whole axis. When operands or
 consumers disagree, one is picked as above, never an error: `fusion-decompose-resharding` then
 reshards what does not agree, as if the user had written the chosen sharding. A resharding that
 the lowering does not support is reported there, at the op that needs it, as it would be had the
@@ -110,13 +112,15 @@ def _can_make(value: SSAValue, axis: int, mesh: tuple[int, ...]) -> bool:
     device (the mesh size) the local extent is 1, static: any producer can. An uneven axis has a
     local extent that differs between devices, which a producer can only follow when it reads
     the axis from an operand: an axis it creates (a broadcast's new axis, a `fusion.full`) has one
-    static extent.
+    static extent. An axis it reads whole from an operand (no axis map, an extent map: a softmax's
+    or a scan's axis, the indexed axis of a `fusion.index_add`) it cannot make sharded at all:
+    each device's shard depends on the whole axis.
     """
     assert isinstance(value.type, TensorType)
     producer = value.owner
-    if value.type.get_shape()[axis] == len(mesh) or not isinstance(producer, fusion.FusionOp):
+    if not isinstance(producer, fusion.FusionOp) or producer.axis_map()[axis]:
         return True
-    return bool(producer.axis_map()[axis])
+    return value.type.get_shape()[axis] == len(mesh) and not producer.extent_map()[axis]
 
 
 def forward_sharding(op: fusion.FusionOp) -> DeviceSharding | None:

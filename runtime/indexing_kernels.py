@@ -45,6 +45,9 @@ def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
         return lambda x, index: torch.gather(x, dim, index)
     if kind is fusion.IndexSelectOp:
         return _index_select(_dim(op))
+    if kind is fusion.IndexAddOp:
+        dim = _dim(op)
+        return lambda x, index, source: torch.index_add(x, dim, _index_add_index(index), source)
     if kind is fusion.FlipOp:
         dims = list(op.axes)  # type: ignore[attr-defined]
         return lambda x: torch.flip(x, dims)
@@ -83,6 +86,8 @@ def indexing_into(op: fusion.FusionOp) -> Callable[..., object] | None:
     if kind is fusion.IotaOp:
         make = _iota(op)
         return lambda out: out.copy_(make(device=out.device))
+    if kind is fusion.IndexAddOp:
+        return _index_add_into(_dim(op))
     eager = indexing_kernel(op)
     if eager is None:
         return None
@@ -101,6 +106,24 @@ def _index_select(dim: int) -> Kernel:
         return picked.reshape(*x.shape[:dim], *index.shape, *x.shape[dim + 1 :])
 
     return select
+
+
+def _index_add_index(index: torch.Tensor) -> torch.Tensor:
+    """torch's index_add takes int32 or int64 indices only."""
+    return index if index.dtype in (torch.int32, torch.int64) else index.long()
+
+
+def _index_add_into(dim: int) -> Callable[..., object]:
+    """
+    index_add through its out= form: x copied into `out` (a buffer or a strided view), then the
+    source slices added there, with no temporary of x's size. The launch gives `out` memory of
+    its own where it may overlap an operand (runtime/hir_ops.py), which torch would misread.
+    """
+
+    def into(out: torch.Tensor, x: torch.Tensor, index: torch.Tensor, source: torch.Tensor) -> None:
+        torch.index_add(x, dim, _index_add_index(index), source, out=out)
+
+    return into
 
 
 def _iota(op: fusion.FusionOp) -> Kernel:

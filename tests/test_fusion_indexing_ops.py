@@ -36,6 +36,15 @@ def _t(*shape: int, element: Attribute = f32) -> TensorType:
         (lambda: fusion.GatherOp(_value(4, 8), _value(3, 3, element=i64), 1, _t(3, 3)), "differ on axis 0"),
         (lambda: fusion.IndexSelectOp(_value(4, 8), _value(5, element=i1), 0, _t(5, 8)), "not i1"),
         (lambda: fusion.IndexSelectOp(_value(4, 8), _value(5, element=i64), 0, _t(5, 4)), "does not match"),
+        (lambda: fusion.IndexAddOp(_value(4, 8), _value(2, 3, element=i64), _value(6, 8), 0), "must be 1-D"),
+        (lambda: fusion.IndexAddOp(_value(4, 8), _value(2, element=i1), _value(2, 8), 0), "not i1"),
+        (lambda: fusion.IndexAddOp(_value(4, 8), _value(2, element=i64), _value(2, 7), 0), "expected 2x8"),
+        (lambda: fusion.IndexAddOp(_value(4, 8), _value(3, element=i64), _value(4, 3, 1), 1), "expected 4x3"),
+        (lambda: fusion.IndexAddOp(_value(4, 8), _value(2, element=i64), _value(2, 8), 2), "out of range"),
+        (
+            lambda: fusion.IndexAddOp(_value(4, 8), _value(2, element=i64), _value(2, 8, element=i64), 0),
+            "x has element type f32, source i64",
+        ),
         (lambda: fusion.FlipOp(_value(4, 8), [2], _t(4, 8)), "out of range"),
         (lambda: fusion.IotaOp(0, _t(4, element=i1)), "an iota of i1"),
         (lambda: fusion.CumsumOp(_value(4, 8), 2, _t(4, 8)), "out of range"),
@@ -62,8 +71,9 @@ CHUNKS = "[stream(2), serial]"
         (lambda x, i: torch.cumsum(x, dim=1) + torch.flip(x, [1]), STREAM),
         (lambda x, i: torch.tril(x) + torch.arange(8), CHUNKS),
         (lambda x, i: torch.minimum(x, x.flip(1)) // 0.5 + torch.clamp(x, max=0.2), STREAM),
+        (lambda x, i: x.index_add(1, torch.arange(8) % 3, x * 2), CHUNKS),
     ],
-    ids=["gather", "topk-argmax", "cumsum-flip", "tril-arange", "minimum-floordiv-clamp"],
+    ids=["gather", "topk-argmax", "cumsum-flip", "tril-arange", "minimum-floordiv-clamp", "index-add"],
 )
 def test_streamed_rows_match_eager(fn: Callable[..., torch.Tensor], layout: str) -> None:
     def inputs() -> tuple[torch.Tensor, torch.Tensor]:

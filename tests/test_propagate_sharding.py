@@ -65,6 +65,18 @@ func.func @main(%x: tensor<2x8xf32, {ROWS}>) -> tensor<8xf32, {REPLICATED}> {{
   func.return %s : tensor<8xf32, {REPLICATED}>
 }}
 """,
+    # An embedding's backward sharded by columns: index_add carries x's and source's columns to
+    # its result (its indexed rows are read whole), so nothing is gathered; without propagation x
+    # and the source are gathered, added whole, and sliced again.
+    "index_add_columns": f"""
+func.func @main(%x: tensor<10x2xf32, {COLUMNS}>, %raw: tensor<6xi64>, %s: tensor<6x2xf32, {COLUMNS}>) -> tensor<10x2xf32, {COLUMNS}> {{
+  %n = fusion.full 10 : tensor<6xi64>
+  %i = fusion.remainder %raw, %n : tensor<6xi64>, tensor<6xi64> -> tensor<6xi64>
+  %y = fusion.index_add %x, %i, %s dim = 0 : tensor<10x2xf32, {COLUMNS}>, tensor<6xi64>, tensor<6x2xf32, {COLUMNS}> -> tensor<10x2xf32>
+  %r = fusion.relu %y : tensor<10x2xf32> -> tensor<10x2xf32, {COLUMNS}>
+  func.return %r : tensor<10x2xf32, {COLUMNS}>
+}}
+""",
 }
 
 COLLECTIVES = ("allgather", "allreduce", "reduce_scatter", "all_to_all", "broadcast", "send", "recv")
@@ -75,6 +87,7 @@ EXPECTED = {
     "column_parallel": ({"allgather": 1}, {}),
     "backward_transpose": ({}, {}),
     "partial_sum": ({"allgather": 1}, {"allreduce": 1}),
+    "index_add_columns": ({"allgather": 2}, {}),
 }
 
 

@@ -6,6 +6,8 @@ gradients, and the loss curve of a short training loop, match eager torch on ran
 from __future__ import annotations
 
 import copy
+import math
+import re
 import sys
 from pathlib import Path
 
@@ -352,25 +354,115 @@ def test_attention_outside_self_attention_shapes(shapes: tuple, fused: bool) -> 
 
 
 def test_a_backward_without_a_mapping_names_the_call() -> None:
-    """An embedding's backward is a scatter-add (index_put), which the fusion dialect lacks."""
+    """cdist's backward is an op of its own (`_cdist_backward`), which the ATen table lacks."""
 
-    class Embedded(torch.nn.Module):
+    class Distances(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.embedding = torch.nn.Embedding(50, 8)
+            self.centers = torch.nn.Parameter(randn(5, 8))
 
-        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-            return torch.tanh(self.embedding(tokens))
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(torch.cdist(x, self.centers))
 
-    tokens = torch.randint(0, 50, (4, 6), generator=torch.Generator().manual_seed(0))
-    compiled = hir.compile(Embedded(), (tokens,), training=True)
-    out = compiled(tokens)
+    x = randn(4, 8, seed=1)
+    compiled = hir.compile(Distances(), (x,), training=True)
+    out = compiled(x)
     with pytest.raises(hir.FrontendError) as err:
         out.sum().backward()
     assert str(err.value).startswith(
-        "<backward>: error: <Embedded>: the backward of the call with (tokens: int64[4, 6]) cannot be compiled: "
+        "<backward>: error: <Distances>: the backward of the call with (x: float32[4, 8]) cannot be compiled: "
     )
-    assert "<index_put>: error:" in str(err.value)  # the scatter-add, refused by the ATen table
+    assert "<_cdist_backward>: error:" in str(err.value)  # refused by the ATen table
+
+
+class NanoGPT(torch.nn.Module):
+    """
+    nanoGPT's model: token and position embeddings, causal attention and MLP blocks, a final
+    LayerNorm, and an lm_head whose weight is the token embedding's (tied). With targets it also
+    returns F.cross_entropy of the logits.
+    """
+
+    def __init__(self, vocab: int = 50, length: int = 8, hidden: int = 16, layers: int = 2) -> None:
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, hidden)
+        self.wpe = torch.nn.Embedding(length, hidden)
+        self.attention = torch.nn.ModuleList(CausalAttention(True, hidden, 2, length) for _ in range(layers))
+        self.mlp = torch.nn.ModuleList(Block(hidden, 4 * hidden) for _ in range(layers))
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.lm_head = torch.nn.Linear(hidden, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(
+        self, tokens: torch.Tensor, targets: torch.Tensor | None = None
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.wte(tokens) + self.wpe(positions)
+        for attention, mlp in zip(self.attention, self.mlp):
+            x = mlp(attention(x))
+        logits = self.lm_head(self.norm(x))
+        if targets is None:
+            return logits
+        return logits, torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def tokens(*shape: int, seed: int, vocab: int = 50) -> torch.Tensor:
+    """Token ids with repeats (a scatter-add backward must sum them), never all alike."""
+    ids = torch.randint(0, vocab, shape, generator=torch.Generator().manual_seed(seed))
+    ids.view(-1)[: shape[-1] // 2] = 7
+    return ids
+
+
+def test_an_embedding_trains_its_backward_is_an_index_add() -> None:
+    """
+    An embedding's backward is a scatter-add of the output's gradient rows at the token ids
+    (`index_put(accumulate=True)`), one `fusion.index_add`: the token and position embeddings and
+    the tied lm_head get eager's gradients, the loss outside the compiled model.
+    """
+    torch.manual_seed(0)
+    model = NanoGPT()
+    eager = copy.deepcopy(model)
+    compiled = hir.compile(model, (tokens(2, 8, seed=1),), training=True)
+    ids, targets = tokens(2, 8, seed=2), tokens(2, 8, seed=3)
+    for module in (compiled, eager):
+        logits = module(ids)
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
+    for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
+        assert p.grad is not None, name
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4, msg=lambda m, name=name: f"{name}: {m}")
+    (programs,) = compiled.graphs.values()
+    backward = programs["backward"].fusion_text
+    assert backward.count("fusion.index_add") == 2  # the token and the position embeddings
+    sizes = [math.prod(int(n) for n in shape.split("x")) for shape in re.findall(r"tensor<((?:\d+x)*\d+)x", backward)]
+    assert max(sizes) < 16 * 50 * 16  # linear memory: no one-hot mask of tokens x vocabulary x hidden
+
+
+def test_a_language_model_with_its_loss_inside_tracks_eager_under_adamw() -> None:
+    """F.cross_entropy inside the compiled step, a few AdamW steps: the losses follow eager's."""
+    torch.manual_seed(0)
+    model = NanoGPT()
+    eager = copy.deepcopy(model)
+    ids, targets = tokens(4, 8, seed=1), tokens(4, 8, seed=2)
+    compiled = hir.compile(model, (ids, targets), training=True)
+    ours = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    theirs = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    losses: list[tuple[float, float]] = []
+    for _ in range(5):
+        step: list[float] = []
+        for module, optimizer in ((compiled, ours), (eager, theirs)):
+            optimizer.zero_grad()
+            _, loss = module(ids, targets)
+            loss.backward()
+            optimizer.step()
+            step.append(loss.item())
+        losses.append((step[0], step[1]))
+    ours_curve, eager_curve = (torch.tensor(curve) for curve in zip(*losses))
+    torch.testing.assert_close(ours_curve, eager_curve, rtol=1e-4, atol=1e-4)
+    assert eager_curve[-1] < eager_curve[0]  # it trains
+    # The embeddings themselves; not every parameter: Adam scales each gradient to about lr, so one
+    # that is zero but for rounding (the keys' bias: softmax ignores a shift of a query's scores)
+    # moves by the sign of its rounding error.
+    for name in ("wte.weight", "wpe.weight"):
+        torch.testing.assert_close(model.get_parameter(name), eager.get_parameter(name), rtol=1e-4, atol=1e-4)
 
 
 def test_a_loss_computed_inside_the_function_has_its_gradients() -> None:
@@ -483,3 +575,19 @@ def test_bf16_gradients_on_a_gpu(cuda_graph: bool) -> None:
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=2e-2, atol=2e-2)
         for p, q in zip(block.parameters(), eager.parameters()):
             torch.testing.assert_close(p.grad, q.grad, rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_bf16_embedding_gradients_on_a_gpu() -> None:
+    """The embeddings' scatter-add in bf16 on a GPU (atomic adds, in bf16 as torch's own)."""
+    torch.manual_seed(0)
+    model = NanoGPT().to("cuda", torch.bfloat16)
+    eager = copy.deepcopy(model)
+    ids, targets = tokens(4, 8, seed=1).cuda(), tokens(4, 8, seed=2).cuda()
+    compiled = hir.compile(model, (ids, targets), training=True)
+    for module in (compiled, eager):
+        _, loss = module(ids, targets)
+        loss.backward()
+    for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
+        assert p.grad is not None, name
+        torch.testing.assert_close(p.grad, q.grad, rtol=5e-2, atol=5e-2, msg=lambda m, name=name: f"{name}: {m}")

@@ -64,6 +64,18 @@ def _scatter_setitem(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _values_setitem(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[index] = x[: len(index)] * 2
+    return y
+
+
+def _accumulate_(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.index_put_((index,), x[: len(index)], accumulate=True)
+    return y
+
+
 def _silu_(x: torch.Tensor) -> torch.Tensor:
     y = x * 2
     F.silu(y, inplace=True)
@@ -223,6 +235,9 @@ CASES: tuple[Case, ...] = (
     ),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
+    Case("x[idx] = values (scatter)", _values_setitem, _with_index((4, 8), (2,), 4)),
+    Case("Tensor.index_put_(accumulate=True)", _accumulate_, _with_index((4, 8), (3,), 4)),
+    Case("Tensor.index_add", lambda x, i: x.index_add(1, i, x[:, :5], alpha=0.5), _with_index((4, 8), (5,), 8)),
 )
 
 

@@ -54,7 +54,7 @@ from hir.dialects.fusion.elementwise import (
     TanhOp,
     WhereOp,
 )
-from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexSelectOp, IotaOp
+from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexAddOp, IndexSelectOp, IotaOp
 from hir.dialects.fusion.normalization import LayerNormOp, NormFusionOp, RmsNormOp, SoftmaxOp
 from hir.dialects.fusion.normalization_grads import LayerNormBackwardOp, NormBackwardFusionOp, RmsNormBackwardOp
 from hir.dialects.fusion.ops import (
@@ -134,6 +134,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     SignOp,
     GatherOp,
     IndexSelectOp,
+    IndexAddOp,
     FlipOp,
     IotaOp,
     CumsumOp,
@@ -180,6 +181,7 @@ __all__ = [
     "GatherOp",
     "GeluBackwardOp",
     "GeluOp",
+    "IndexAddOp",
     "IndexSelectOp",
     "IotaOp",
     "LayerNormBackwardOp",

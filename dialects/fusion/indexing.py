@@ -1,7 +1,8 @@
 """
 Reading by index: `fusion.gather`, `fusion.index_select` (embeddings, `x[idx]`), `fusion.flip`,
-and `fusion.iota`, the index itself. Indices are integer tensors; they are in range (an index out
-of range is torch's error at run time, as in eager torch).
+and `fusion.iota`, the index itself; writing by index: `fusion.index_add` (an embedding's
+backward, `index_put` with `accumulate=True`). Indices are integer tensors; they are in range (an
+index out of range is torch's error at run time, as in eager torch).
 
 An axis that an op reads by index maps to nothing in its axis map: a loop that slices it would
 read the wrong elements, so the passes refuse to slice it (located, "cannot run slice by slice").
@@ -143,6 +144,100 @@ class IndexSelectOp(_Indexed):
     ) -> dict[str, Attribute]:
         dim = _dim(self)
         if result_axis is None or result_axis >= dim:
+            return dict(self.properties)
+        return {"dim": IntegerAttr(dim - 1, i64)}
+
+
+@irdl_op_definition
+class IndexAddOp(FusionOp):
+    """
+    `torch.index_add(x, dim, index, source)`: x with the slices of `source` along `dim` added at
+    the positions the 1-D `index` names, `result[..., index[j], ...] += source[..., j, ...]`
+    with `j` on axis `dim`; a position named several times gets each of its slices. `source` has
+    x's shape but along `dim`, where it has the index's length. The scatter-add of an
+    embedding's backward (`index_put` with `accumulate=True`), in memory linear in the operands.
+
+    Axis map: an axis off `dim` maps to that axis of x and of source; `dim` maps to nothing (the
+    result's slice there takes whichever source slices the index's values name), and the index
+    is read whole.
+
+    Verifies:
+        `dim` is an axis of x, and not the result's didx axis (each device would add the slices
+        every device's positions get); the index is 1-D; source has x's rank, x's extents off
+        `dim` and the index's length along it; the result has x's shape. Element types: the
+        index is an integer tensor (not i1); x, source and the result share one.
+
+    Example:
+        %g = fusion.index_add %x, %i, %s dim = 0 : tensor<10x8xf32>, tensor<6xi64>, tensor<6x8xf32> -> tensor<10x8xf32>
+    """
+
+    name = "fusion.index_add"
+
+    x = operand_def(TensorType)
+    index = operand_def(TensorType)
+    source = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$x `,` $index `,` $source `dim` `=` $dim attr-dict "
+        "`:` type($x) `,` type($index) `,` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self, x: SSAValue, index: SSAValue, source: SSAValue, dim: int, result_type: Attribute | None = None
+    ) -> None:
+        super().__init__(
+            operands=[x, index, source],
+            result_types=[result_type or x.type],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    def verify_element_types(self) -> None:
+        verify_index(self.index, "the index")
+        for what, value in (("source", self.source), ("the result", self.result)):
+            if element_type_of(value) != element_type_of(self.x):
+                raise VerifyException(f"x has element type {element_type_of(self.x)}, {what} {element_type_of(value)}")
+
+    def result_shape(self) -> rules.Shape:
+        x, index, source, dim = shape_of(self.x), shape_of(self.index), shape_of(self.source), _dim(self)
+        rules.check_dims([dim], len(x), "dim")
+        if len(index) != 1:
+            raise VerifyException(f"the index must be 1-D, got shape {rules.fmt(index)}")
+        expected = tuple(index[0] if d == dim else n for d, n in enumerate(x))
+        if not rules.shapes_match(expected, source):
+            raise VerifyException(
+                f"source has shape {rules.fmt(source)}, expected {rules.fmt(expected)} (x's extents off "
+                f"dim {dim}, the index's length along it)"
+            )
+        if layout_of(self.result.type).didx_axis == dim:
+            raise VerifyException(
+                f"the indexed axis {dim} cannot be the result's didx axis (each device would add the slices "
+                "of every device's positions): shard another axis, or reshard the result"
+            )
+        return x
+
+    def axis_map(self) -> rules.AxisMap:
+        dim = self._dim_of_one_rank()
+        return tuple(() if d == dim else ((0, d), (2, d)) for d in range(len(shape_of(self.x))))
+
+    def extent_map(self) -> rules.AxisMap:
+        dim = self._dim_of_one_rank()
+        return tuple(((0, d),) if d == dim else ((0, d), (2, d)) for d in range(len(shape_of(self.x))))
+
+    def _dim_of_one_rank(self) -> int:
+        # A loop's probe without the indexed axis has a result of lower rank: no axis map, which is
+        # how the passes learn that the axis cannot be sliced.
+        rank, dim = len(shape_of(self.x)), _dim(self)
+        if len(shape_of(self.source)) != rank or len(shape_of(self.result)) != rank or not 0 <= dim < rank:
+            raise VerifyException("x, source and the result need one rank, which `dim` is an axis of")
+        return dim
+
+    def properties_without_axes(
+        self, operand_axes: Sequence[int | None], result_axis: int | None
+    ) -> dict[str, Attribute]:
+        removed, dim = (result_axis if result_axis is not None else operand_axes[0]), _dim(self)
+        if removed is None or removed >= dim:
             return dict(self.properties)
         return {"dim": IntegerAttr(dim - 1, i64)}
 

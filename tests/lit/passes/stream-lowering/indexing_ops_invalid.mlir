@@ -66,3 +66,21 @@ func.func @cumprod_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<
   %y = fusion.cumprod %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[serial, stream(4)]>>
   func.return %y : tensor<4x8xf32, #fusion.parallel<[serial, stream(4)]>>
 }
+
+// -----
+
+// An index_add's indexed axis takes whichever source slices the index names: a loop over it,
+// single indices or chunks, is refused.
+func.func @index_add_dim(%x: tensor<8x4xf32>, %i: tensor<3xi64>, %s: tensor<3x4xf32>) -> tensor<8x4xf32, #fusion.parallel<[stream, serial]>> {
+  // expected-error@+1 {{'fusion.index_add' op cannot run slice by slice on result axis 0: on its operands without that axis it computes something else (stream another axis)}}
+  %y = fusion.index_add %x, %i, %s dim = 0 : tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf32> -> tensor<8x4xf32, #fusion.parallel<[stream, serial]>>
+  func.return %y : tensor<8x4xf32, #fusion.parallel<[stream, serial]>>
+}
+
+// -----
+
+func.func @index_add_dim_chunks(%x: tensor<8x4xf32>, %i: tensor<3xi64>, %s: tensor<3x4xf32>) -> tensor<8x4xf32, #fusion.parallel<[stream(2), serial]>> {
+  // expected-error@+1 {{'fusion.index_add' op cannot run slice by slice on result axis 0: on its operands without that axis it computes something else (stream another axis)}}
+  %y = fusion.index_add %x, %i, %s dim = 0 : tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf32> -> tensor<8x4xf32, #fusion.parallel<[stream(2), serial]>>
+  func.return %y : tensor<8x4xf32, #fusion.parallel<[stream(2), serial]>>
+}
