@@ -59,7 +59,7 @@ def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
     return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device, recorded)
 
 
-def _fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     """
     Everything `CallSignature.check` and the specialization's key read from a call, as one tuple
     compared without building an `ArgSpec` (the grad mode too, which the check reads); None when
@@ -210,15 +210,16 @@ class Specializations:
         self.cache: OrderedDict[Key, Any] = OrderedDict()
         self._bound = False
         self._last: tuple[tuple[Any, ...], Any] | None = None
-        """The last call's `_fast_key` and the specialization it ran: a call like the one before
+        """The last call's `fast_key` and the specialization it ran: a call like the one before
         skips the checks and the key's hashing (most calls; microseconds before the first kernel)."""
         self.dropped = 0
         """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
         self.agreement = RankAgreement(signature)
 
-    def lookup(self, first: Any, args: Sequence[Any]) -> Any:
-        """The specialization for this call: `first` (the example's), a cached one, or a new one."""
-        fast = _fast_key(args)
+    def lookup(self, first: Any, args: Sequence[Any], key: tuple[Any, ...] | None = None) -> Any:
+        """The specialization for this call: `first` (the example's), a cached one, or a new one
+        (`key`: the arguments' `fast_key`, where the caller has it)."""
+        fast = fast_key(args) if key is None else key
         if fast is not None and self._last is not None and self._last[0] == fast:
             return self._last[1]
         specialization = self._lookup(first, args)

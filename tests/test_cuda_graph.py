@@ -743,6 +743,51 @@ def test_graph_outputs_are_copies(
         assert result.untyped_storage().data_ptr() != static_output.untyped_storage().data_ptr()
 
 
+def test_a_call_like_the_last_replays_without_the_programs_checks(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
+) -> None:
+    """
+    After a replayed call, a call with arguments of the same shapes, dtypes and devices replays
+    without `Program.__call__` (its checks passed for such arguments); a parameter replaced at
+    other memory, another shape, or graphs turned off take the checked path again, and every
+    result matches the block's.
+    """
+    block, compiled = compiled_block(cuda_graph=True)
+    calls: list[int] = []
+    original_call = hir.Program.__call__
+
+    def counted_call(self: hir.Program, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(hir.Program, "__call__", counted_call)
+
+    def graph_computes(captured: cuda_graph_mode.CapturedRun) -> None:
+        (static_output,) = captured.static_outputs
+        weight, bias, x = captured.static_inputs
+        RecordingGraph.made[-1].on_replay = lambda: static_output.copy_(torch.relu(x @ weight.t() + bias))
+
+    with torch.no_grad():
+        compiled(random_rows(0))
+        graph_computes(*compiled.program.graphs.values())
+        for seed in (1, 2):
+            x = random_rows(seed)
+            torch.testing.assert_close(compiled(x), block(x))
+        assert len(calls) == 1  # the first call's only
+        block.fc.weight = torch.nn.Parameter(torch.randn(16, 32))  # read in place: the graph reads the old
+        x = random_rows(3)
+        torch.testing.assert_close(compiled(x)[0], block(x)[0])  # the capture's run computes it
+        assert len(calls) == 2
+        assert runs_of(compiled.program, recorded_capture)[-2:] == ["run", "capture"]
+        graph_computes(*[c for c in compiled.program.graphs.values() if c.replays == 1])  # the new capture
+        torch.testing.assert_close(compiled(random_rows(4)), block(random_rows(4)))
+        assert len(calls) == 2
+        compiled(torch.randn(4, 32))  # another shape: a specialization of its own
+        compiled.cuda_graph = False
+        torch.testing.assert_close(compiled(random_rows(5)), block(random_rows(5)))
+        assert len(calls) == 4
+
+
 def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
     """An output whose local form is a copy (a reshape that cannot be a view) is returned as it is."""
     _, compiled = compiled_block()
