@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -124,6 +125,24 @@ class CompiledFunction:
         self._communicator: Any = None
         self._replay: _Replay | None = None
         """The last call's replay, which a call with the same arguments' key runs without the checks."""
+        self.lent_outputs: frozenset[int] = frozenset()
+        """
+        Outputs a replay returns as views of the graph's output buffers, not copies: a training
+        forward's saved activations, which only its backward reads. Before a replay overwrites the
+        buffers, the tensors lent by the one before that are still referenced (a second
+        micro-batch's forward before the first one's backward) are moved to memory of their own.
+        """
+        self.borrowed_inputs: frozenset[int] = frozenset()
+        """
+        User inputs (by position) that a graph reads where they are, not from copies: a training
+        backward's saved activations, lent by its forward's replay. A call that passes one at other
+        memory than at the capture (the forward ran eagerly, or moved it) runs without the graph.
+        """
+        self._lent: list[weakref.ref[torch.Tensor]] = []
+        self._moved_calls = 0
+        """Calls in a row that passed a borrowed input elsewhere than the graph reads it."""
+        self._borrowed_at: dict[int, int] | None = None
+        """Program input -> the data pointer the graph reads a borrowed input at."""
         self.specializations: Specializations | None = None
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
@@ -165,9 +184,10 @@ class CompiledFunction:
             if target is not self:
                 return self._delegate(target, args, outputs, key)
         replay = self._replay
-        if replay is not None and outputs is None and replay.fits(self, key):
+        if replay is not None and outputs is None and replay.fits(self, key) and not self._borrowed_moved(args):
             # The previous call's graph, for arguments of the same shapes, dtypes and devices: the
             # checks it passed hold, so the replay goes first (the GPU waits for it).
+            self._move_lent()
             results = replay.run(self._inputs(args, replay.device))
             if results is not None:
                 return self.signature.structured(self._results(results, True))
@@ -182,7 +202,7 @@ class CompiledFunction:
             graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call
         ):
             self._measure_first_call(inputs, communicator, graph, device)
-        graph = self._graph_for(device)
+        graph = self._graph_for(device) and not self._borrowed_moved(args, count=True)
         try:
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         except CaptureError as err:
@@ -320,10 +340,50 @@ class CompiledFunction:
     ) -> list[Any]:
         """One run of `program` (default: the kept one), replayed or not, the module's own parameters read in place."""
         program = self.program if program is None else program
+        if graph:
+            self._move_lent()
+            if self._borrowed_at is None and self.borrowed_inputs:
+                self._borrowed_at = {k: inputs[k].data_ptr() for k in self._borrowed_positions}
         return program(
             inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph, outputs=outputs,
             in_place_inputs=self._read_in_place if graph else (),
         )  # fmt: skip
+
+    def _move_lent(self) -> None:
+        """Before a replay overwrites its output buffers: the lent views still referenced get memory of their own."""
+        for ref in self._lent:
+            lent = ref()
+            if lent is not None:
+                lent.data = lent.clone()  # `.data`: the tensor autograd saved sees the copy, at its version
+        self._lent.clear()
+
+    @cached_property
+    def _borrowed_positions(self) -> tuple[int, ...]:
+        """The program inputs of the borrowed user inputs."""
+        return tuple(
+            k for k, s in enumerate(self.signature.inputs) if s.kind == "user" and s.index in self.borrowed_inputs
+        )
+
+    def _borrowed_moved(self, args: Sequence[torch.Tensor], count: bool = False) -> bool:
+        """
+        Whether a borrowed input is at other memory than the graph reads (then the call runs
+        eagerly). Counted, twice in a row means that they are not lent (the forward runs eagerly):
+        the function runs eagerly from now on, and its graphs, which hold the first call's inputs,
+        give their memory back.
+        """
+        at = self._borrowed_at
+        if not at:
+            return False
+        sources = self.signature.inputs
+        moved = any(args[sources[k].index].data_ptr() != pointer for k, pointer in at.items())
+        if count:
+            self._moved_calls = self._moved_calls + 1 if moved else 0
+            if self._moved_calls >= 2 and self.cuda_graph is None:
+                self.eager_measured_faster = True
+                self.graph_decision = f"{self.graph_decision}; its borrowed inputs are not lent: runs eagerly"
+                self.program.graphs.clear()
+                self._replay = None
+        return moved
 
     @cached_property
     def _read_in_place(self) -> tuple[int, ...]:
@@ -331,9 +391,10 @@ class CompiledFunction:
         The parameters and buffers, which a graph reads where this function holds them, not from
         copies made at every replay: the module's own tensors (already on the device, not
         sharded), so that an in-place update of the module is seen, and the copies this function
-        made once per device (moved or sharded), which stay where they are as long as it lives.
+        made once per device (moved or sharded), which stay where they are as long as it lives;
+        and the borrowed user inputs (`borrowed_inputs`).
         """
-        return tuple(k for k, source in enumerate(self.signature.inputs) if source.kind != "user")
+        return (*(k for k, s in enumerate(self.signature.inputs) if s.kind != "user"), *self._borrowed_positions)
 
     def _fall_back(self, err: CaptureError, stacklevel: int = 3) -> None:
         """The automatic mode's fallback when a capture was refused or failed: eagerly from now on, one warning."""
@@ -369,7 +430,11 @@ class CompiledFunction:
             return None
         result = self.mode.local_output(output, k)
         if graph and isinstance(result, torch.Tensor) and isinstance(output, torch.Tensor):
-            if _shares_memory(result, output):
+            if k in self.lent_outputs:
+                if result is output:  # a tensor of its own, whose memory `_move_lent` may replace
+                    result = output.view(output.shape)
+                self._lent.append(weakref.ref(result))
+            elif _shares_memory(result, output):
                 result = result.clone()
         return result
 

@@ -788,6 +788,61 @@ def test_a_call_like_the_last_replays_without_the_programs_checks(
         assert len(calls) == 4
 
 
+def test_lent_outputs_and_borrowed_inputs_skip_the_copies(recorded_capture: list[tuple[hir.Program, str]]) -> None:
+    """
+    A training forward's saved activations: a replay lends them (views of the graph's output
+    buffers), and moves those still referenced to memory of their own before it overwrites the
+    buffers; the backward's graph reads them where they are, and a call that passes one elsewhere
+    (moved) runs without the graph, with the right result.
+    """
+
+    def forward(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x * 2.0, x + 1.0
+
+    def backward(saved: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+        return saved * grad
+
+    f = hir.compile(forward, (torch.randn(4, 4),), cuda_graph=True)
+    b = hir.compile(backward, (torch.randn(4, 4), torch.randn(4, 4)), cuda_graph=True)
+    f.lent_outputs, b.borrowed_inputs = frozenset({1}), frozenset({0})
+    x1, x2, g = random_rows(1)[:4, :4], random_rows(2)[:4, :4], random_rows(3)[:4, :4]
+    out1, saved1 = f(x1)
+    (f_graph,) = f.program.graphs.values()
+    static_saved = f_graph.static_outputs[1]
+    assert saved1.data_ptr() == static_saved.data_ptr()  # lent: the buffer itself
+    assert out1.data_ptr() != f_graph.static_outputs[0].data_ptr()  # the user's output: a copy
+
+    def f_computes() -> None:
+        x = f_graph.static_inputs[0]
+        f_graph.static_outputs[0].copy_(x * 2.0)
+        static_saved.copy_(x + 1.0)
+
+    RecordingGraph.made[-1].on_replay = f_computes
+    torch.testing.assert_close(b(saved1, g), (x1 + 1.0) * g)
+    (b_graph,) = b.program.graphs.values()
+    assert b_graph.static_inputs[0] is saved1  # read where the forward's graph wrote it
+
+    def b_computes() -> None:
+        b_graph.static_outputs[0].copy_(static_saved * b_graph.static_inputs[1])
+
+    RecordingGraph.made[-1].on_replay = b_computes
+    _, saved2 = f(x2)  # the first step's activations, still held, move before the replay
+    assert saved1.data_ptr() != static_saved.data_ptr()
+    assert saved2.data_ptr() == static_saved.data_ptr()
+    torch.testing.assert_close(saved1, x1 + 1.0)
+    torch.testing.assert_close(saved2, x2 + 1.0)
+    log = len(recorded_capture)
+    torch.testing.assert_close(b(saved2, g), (x2 + 1.0) * g)  # replayed, no copy of saved2
+    assert len(recorded_capture) == log
+    assert b_graph.replays == 2
+    torch.testing.assert_close(b(saved1, g), (x1 + 1.0) * g)  # moved: run without the graph
+    assert runs_of(b.program, recorded_capture)[-1] == "run"
+    assert b_graph.replays == 2
+    del saved2
+    _, saved3 = f(x1)  # nothing referenced is lent: nothing to move
+    assert saved3.data_ptr() == static_saved.data_ptr()
+
+
 def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
     """An output whose local form is a copy (a reshape that cannot be a view) is returned as it is."""
     _, compiled = compiled_block()
