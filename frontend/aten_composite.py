@@ -206,7 +206,7 @@ def _scalar_tensor(e: Emitter, node: Node, value, **kwargs) -> SSAValue:
 
 
 def _new_full(e: Emitter, node: Node, x: SSAValue, size, *args, **kwargs) -> SSAValue:
-    """new_zeros / new_ones / new_full / new_empty (its values are any: zeros), empty and empty_like."""
+    """new_zeros / new_ones / new_full / new_empty (its values are any: zeros)."""
     val = node.meta["val"]
     fill = 1 if node.target == aten.new_ones.default else args[0] if node.target == aten.new_full.default else 0
     return e.emit(
@@ -215,6 +215,8 @@ def _new_full(e: Emitter, node: Node, x: SSAValue, size, *args, **kwargs) -> SSA
 
 
 def _empty(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    """empty, empty_like, empty_strided, new_empty_strided (a backward's buffer that a copy fills): zeros;
+    values have no strides, so the strides asked for are the layout torch gives the copy, not a value."""
     val = node.meta["val"]
     return e.emit(fusion.FullOp(0, TensorType(element_type(val.dtype, node), tuple(val.shape))))
 
@@ -251,30 +253,53 @@ def _logical(conjunction: bool) -> Builder:
     return build
 
 
+def _along(e: Emitter, x: SSAValue, dim: int, offset: int, size: int) -> SSAValue:
+    """`x` sliced to `[offset, offset + size)` along `dim`."""
+    shape = shape_of(x)
+    kept = tuple(size if k == dim else n for k, n in enumerate(shape))
+    offsets = [offset if k == dim else 0 for k in range(len(shape))]
+    return e.typed(lambda t: fusion.SliceOp(x, offsets, [1] * len(shape), t), [x], kept, element_of(x))
+
+
+def _joined(e: Emitter, parts: list[SSAValue], dim: int) -> SSAValue:
+    if len(parts) == 1:
+        return parts[0]
+    shape = list(shape_of(parts[0]))
+    shape[dim] = sum(shape_of(p)[dim] for p in parts)
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, tuple(shape), element_of(parts[0]))
+
+
 def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int = 0, start=None, end=None, step=1):
-    """`x[..., start:end, ...] = source` in functional form: the parts of x around it, concatenated."""
+    """
+    `x[..., start:end:step, ...] = source` in functional form: the parts of x around it,
+    concatenated. With a step, the stretch the slice spans is viewed as `[n, step]` (x padded with
+    zeros where its last row runs past x), its first column replaced by the source, and viewed back
+    (the backward of `x[..., ::2]`, GPT-J's rotary embedding).
+    """
     shape = shape_of(x)
     dim %= len(shape)
-    if step != 1:
-        raise e.error(f"{node.target}: a strided slice assignment (step {step}) is not supported")
     begin = 0 if start is None else start + shape[dim] if start < 0 else start
     begin = max(0, min(shape[dim], begin))
-    finish = begin + shape_of(source)[dim] if node.target == aten.slice_scatter.default else begin + 1
     if node.target == aten.select_scatter.default:
         source = e.unsqueeze(source, [dim])
     source = e.cast(source, element_of(x))
-    parts = []
-    for offset, size in ((0, begin), (finish, shape[dim] - finish)):
-        if size:
-            kept = tuple(size if k == dim else n for k, n in enumerate(shape))
-            offsets = [offset if k == dim else 0 for k in range(len(shape))]
-            parts.append(
-                e.typed(lambda t, o=offsets: fusion.SliceOp(x, o, [1] * len(shape), t), [x], kept, element_of(x))
-            )
+    count = shape_of(source)[dim]
+    if step != 1 and count > 1:
+        span = count * step
+        padded = x
+        if begin + span > shape[dim]:
+            extra = tuple(begin + span - shape[dim] if k == dim else n for k, n in enumerate(shape))
+            padded = _joined(e, [x, e.emit(fusion.FullOp(0, TensorType(element_of(x), extra)))], dim)
+        rows = e.reshape(_along(e, padded, dim, begin, span), (*shape[:dim], count, step, *shape[dim + 1 :]))
+        rows = _joined(e, [e.unsqueeze(source, [dim + 1]), _along(e, rows, dim + 1, 1, step - 1)], dim + 1)
+        source = e.reshape(rows, tuple(span if k == dim else n for k, n in enumerate(shape)))
+        count = min(span, shape[dim] - begin)
+        if count < span:
+            source = _along(e, source, dim, 0, count)
+    finish = begin + count
+    parts = [_along(e, x, dim, offset, size) for offset, size in ((0, begin), (finish, shape[dim] - finish)) if size]
     parts.insert(1 if begin else 0, source)
-    if len(parts) == 1:
-        return parts[0]
-    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, shape, element_of(x))
+    return _joined(e, parts, dim)
 
 
 def _select_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int, index: int) -> SSAValue:
@@ -487,6 +512,8 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.new_empty.default: _new_full,
     aten.empty.memory_format: _empty,
     aten.empty_like.default: _empty,
+    aten.empty_strided.default: _empty,
+    aten.new_empty_strided.default: _empty,
     aten.copy.default: _copy,
     aten.slice_scatter.default: _slice_scatter,
     aten.constant_pad_nd.default: _constant_pad,

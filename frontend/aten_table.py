@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.fx import Node
@@ -85,10 +86,65 @@ def _identity(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
     return x
 
 
+_RANDOM_ADVICE = "set the dropout probabilities to 0 or call model.eval()"
+
+
 def _dropout(e: Emitter, node: Node, x: SSAValue, p: float, train: bool | None) -> SSAValue:
-    if train:
-        raise e.error("dropout in training mode draws random numbers, which fusion does not: call model.eval()")
+    if train and p:
+        raise e.error(f"dropout in training mode draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
     return x
+
+
+def _native_dropout(e: Emitter, node: Node, x: SSAValue, p: float, train: bool | None) -> tuple[SSAValue, SSAValue]:
+    """`(x, mask)` where nothing is dropped (p = 0, or not training); else the error of random numbers."""
+    if train is not False and p:
+        raise e.error(f"dropout in training mode draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
+    return x, e.emit(fusion.FullOp(True, TensorType(IntegerType(1), shape_of(x))))
+
+
+def _random(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+    """Ops that draw random numbers: an error naming the op (drop path's `bernoulli_`, `torch.rand_like`)."""
+    raise e.error(f"{node.target} draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
+
+
+def _data_dependent(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+    """Ops whose result's shape depends on the input's values (`torch.where(mask)`, `x.nonzero()`)."""
+    raise e.error(
+        f"{node.target} returns as many values as its input's data selects (a data-dependent shape), which "
+        "compiled programs do not have: route every token densely (a mask, one_hot weights, gather) instead"
+    )
+
+
+DATA_DEPENDENT_OPS = (
+    aten.nonzero.default,
+    aten.masked_select.default,
+    aten._unique2.default,
+    aten.unique_dim.default,
+    aten.unique_consecutive.default,
+)
+
+RANDOM_OPS = (
+    aten.bernoulli.default,
+    aten.bernoulli.p,
+    aten.bernoulli.Tensor,
+    aten.rand.default,
+    aten.rand_like.default,
+    aten.randn.default,
+    aten.randn_like.default,
+    aten.randint.default,
+    aten.randint.low,
+    aten.randint_like.default,
+    aten.randint_like.low_dtype,
+    aten.randperm.default,
+    aten.normal.Tensor_float,
+    aten.normal.float_Tensor,
+    aten.normal.Tensor_Tensor,
+    aten.normal.float_float,
+    aten.normal_functional.default,
+    aten.uniform.default,
+    aten.exponential.default,
+    aten.multinomial.default,
+)
 
 
 def _to(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
@@ -405,6 +461,9 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.detach.default: _identity,
     aten.lift_fresh_copy.default: _identity,
     aten.dropout.default: _dropout,
+    aten.native_dropout.default: _native_dropout,
+    **dict.fromkeys(RANDOM_OPS, _random),
+    **dict.fromkeys(DATA_DEPENDENT_OPS, _data_dependent),
     # shapes
     aten.expand.default: _expand,
     aten.permute.default: _permute,

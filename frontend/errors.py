@@ -11,10 +11,16 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+import torch.fx.traceback as fx_traceback
+from torch.overrides import TorchFunctionMode
 
 # A frame's line of code is absent where Python has no source (code typed at a prompt).
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*(?:\n(?!\s*File ")([^\n]*))?')
@@ -77,7 +83,13 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     neither exists.
     """
     text = str(err).strip()
-    message = f"{what}: {text.splitlines()[0] if text else type(err).__name__}"
+    first = text.splitlines()[0] if text else type(err).__name__
+    if first == "aten._local_scalar_dense.default":  # torch's DataDependentOutputException names only the op
+        first = (
+            "the code reads a tensor's value as a Python number (`.item()`, `if t:`, `float(t)`), "
+            "which a program traced once for every value cannot"
+        )
+    message = f"{what}: {first}"
     # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
     frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]
     users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]
@@ -88,3 +100,30 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     else:
         return FrontendError(f"<capture>: error: {message}")
     return _at(SourceLine(file, line, linecache.getline(file, line).strip()), message)
+
+
+class _RecordUserLines(TorchFunctionMode):
+    """Sets the traced nodes' stack trace to the user's line of each torch call (see `user_lines`)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        frame = sys._getframe(1)
+        while frame is not None and not _is_users(frame.f_code.co_filename):
+            frame = frame.f_back  # type: ignore[assignment]
+        if frame is not None:
+            file, line = frame.f_code.co_filename, frame.f_lineno
+            code = linecache.getline(file, line).strip()
+            fx_traceback.set_stack_trace([f'  File "{file}", line {line}, in {frame.f_code.co_name}\n    {code}\n'])
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def user_lines() -> Iterator[None]:
+    """
+    While AOT autograd traces the user's code (training=True): every node it records carries the
+    user's line of the torch call that made it (`node.meta["stack_trace"]`), and so does every node
+    of the backward, which AOT autograd's anomaly mode takes from the forward's node; so that an
+    error in either graph is located as torch.export's nodes are. AOT autograd records no stack
+    of its own.
+    """
+    with fx_traceback.preserve_node_meta(), _RecordUserLines():
+        yield

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -355,6 +356,13 @@ def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:
         return []
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return [p.name for p in parameters.values() if p.kind in kinds]
+
+
+def value_name(name: str) -> str:
+    """A parameter's or buffer's name (`blocks.0.weight`, `0.weight` of an nn.Sequential) as an SSA name hint:
+    dots as underscores, and one that would start with a digit prefixed with `p_` (as torch.export's `p_0_weight`)."""
+    hint = re.sub(r"[^A-Za-z0-9_$-]", "_", name)
+    return f"p_{hint}" if not hint or hint[0].isdigit() else hint
 
 
 def _op_name(target: Any) -> str:

@@ -20,24 +20,27 @@ On a mesh (`mesh=`, `param_layouts=`): frontend/training_mesh.py.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from hir.frontend.aten_complex import real_dtype
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, located_error
+from hir.frontend.errors import FrontendError, capture_error, located_error, user_lines
 from hir.frontend.importer import (
     ImportedProgram,
     InputSource,
@@ -47,6 +50,7 @@ from hir.frontend.importer import (
     _import_node,
     _parameter_names,
     _per_entry,
+    value_name,
     verified_module,
 )
 from hir.frontend.layouts import LayoutError
@@ -98,7 +102,7 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
     table = decomposition_table()
     table = {op: table[op] for op in list(table.keys())}
     extra = {
-        **get_decompositions([aten.addmm, aten.native_layer_norm]),
+        **get_decompositions([aten.addmm, aten.native_layer_norm, aten._native_batch_norm_legit_functional]),
         aten.scalar_tensor.default: _scalar_tensor,
         aten.var_mean.correction: _var_mean,
         aten.any.dim: _any,
@@ -125,12 +129,19 @@ class GraphProgram:
     """Per graph input: complex, passed as its `view_as_real` pairs."""
     complex_results: set[int]
     """The program's outputs that are complex values' pairs, viewed back as complex."""
+    constants: list[torch.Tensor] = field(default_factory=list)
+    """
+    Tensor constants the traced code made (`torch.tensor([...])` in a forward), passed after the
+    graph's inputs, moved once to the device the inputs are on.
+    """
     _boxed_call: ClassVar[bool] = True
     """AOT autograd calls it with one list, which it may clear."""
 
     def __call__(self, args: list[Any]) -> list[Any]:
         inputs = list(args)
         args.clear()  # the boxed convention: the callee frees what it no longer needs
+        if self.constants:
+            inputs += self._constants_on(next((a.device for a in inputs if isinstance(a, torch.Tensor)), None))
         results: Any = ()
         if self.compiled is not None:
             given = [
@@ -158,6 +169,11 @@ class GraphProgram:
             else:
                 outputs.append(None)
         return outputs
+
+    def _constants_on(self, device: torch.device | None) -> list[torch.Tensor]:
+        if device is not None and self.constants[0].device != device:
+            self.constants = [c.to(device) for c in self.constants]
+        return self.constants
 
 
 VIEW_TARGETS = frozenset(
@@ -240,7 +256,7 @@ def import_graph(
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
-        arg.name_hint = names[k].replace(".", "_")
+        arg.name_hint = value_name(names[k])
         env[node] = arg
         arguments.append(arg)
         sources.append(source)
@@ -248,9 +264,29 @@ def import_graph(
     views: list[InputView] = []
     results: list[SSAValue] = []
     complex_results: set[int] = set()
+    constants: list[torch.Tensor] = []
     for node in gm.graph.nodes:
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
+        elif node.op == "get_attr":
+            with unset_fake_temporarily():  # a real tensor, read while AOT autograd's fake mode is on
+                constant = attribute_tensor(gm, node).detach()
+            if constant.numel() == 1 and not constant.dtype.is_complex:
+                env[node] = scalar_constant(emitter, node, constant)
+                continue
+            # A tensor of several values: an input of @main after the graph's, passed by GraphProgram.
+            source = InputSource("user", index=len(arguments), name=node.name)
+            shape, dtype = tuple(constant.shape), constant.dtype
+            if dtype.is_complex:
+                shape, dtype = (*shape, 2), real_dtype(dtype)
+            t = mode.input_type(shape, element_type(dtype, node), None, node.name, source)
+            arg = block.insert_arg(t, len(block.args))
+            arg.name_hint = node.name
+            env[node] = arg
+            arguments.append(arg)
+            sources.append(source)
+            complex_inputs.append(constant.dtype.is_complex)
+            constants.append(constant)
         elif node.op == "output":
             for out in node.args[0]:
                 value = env.get(out) if isinstance(out, Node) else None
@@ -274,7 +310,7 @@ def import_graph(
         elif node.op != "placeholder":
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
     if not results:
-        return None, GraphProgram(None, plan, views, [False] * len(arguments), complex_inputs, set())
+        return None, GraphProgram(None, plan, views, [False] * len(arguments), complex_inputs, set(), constants)
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
@@ -286,8 +322,24 @@ def import_graph(
         source.index = k
     module = verified_module(block, results, name)
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
-    program = GraphProgram(None, plan, views, used, complex_inputs, complex_results)
+    program = GraphProgram(None, plan, views, used, complex_inputs, complex_results, constants)
     return ImportedProgram(module, signature, mode), program
+
+
+def attribute_tensor(gm: GraphModule, node: Node) -> torch.Tensor:
+    """The tensor a `get_attr` node reads: a constant the traced code made (`torch.tensor(v)`)."""
+    value = operator.attrgetter(str(node.target))(gm)
+    if not isinstance(value, torch.Tensor):
+        raise located_error(node, f"the graph reads {node.target!r}, a {type(value).__name__}, not a tensor")
+    return value
+
+
+def scalar_constant(e: Emitter, node: Node, constant: torch.Tensor) -> SSAValue:
+    """A one-element tensor constant (`torch.tensor(torch.finfo(x.dtype).min)`) as a `fusion.full` of its shape."""
+    with unset_fake_temporarily():
+        number = constant.item()
+    value = e.constant(number, element_type(constant.dtype, node))
+    return e.broadcast_to(value, tuple(constant.shape)) if constant.dim() else value
 
 
 @dataclass
@@ -322,35 +374,71 @@ class TrainingFunction:
         self.name = call.name
         self.layouts = layouts
         self.settings = settings
-        self.specializations = Specializations(call, example, self._specialize, max_specializations)
-        """The functions AOT autograd compiles, by input signature, for calls under grad mode."""
-        self.inference = Specializations(call, example, self._specialize, max_specializations)
-        """The same for calls under `torch.no_grad()`: their forward saves nothing."""
+        self._modules = list(fn.modules()) if isinstance(fn, torch.nn.Module) else []
+        """The module's submodules, whose train / eval flags pick the programs (`_mode`)."""
+        self._cache_of = (call, example, max_specializations)
+        self._flags = self._mode()
+        self._by_mode = {self._flags: self._new_caches()}
+        self.specializations, self.inference = self._by_mode[self._flags]
+        """
+        The functions AOT autograd compiles, by input signature, for calls under grad mode, and
+        the same for calls under `torch.no_grad()` (their forward saves nothing): those of the
+        module's current train / eval flags.
+        """
+
+    def _new_caches(self) -> tuple[Specializations, Specializations]:
+        call, example, most = self._cache_of
+        grad = Specializations(call, example, self._specialize, most)
+        return grad, Specializations(call, example, self._specialize, most)
+
+    def _mode(self) -> tuple[bool, ...]:
+        """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
+        return tuple(m.training for m in self._modules)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
         """
         Per grad mode and cached input signature, its compiled programs by graph ("forward",
-        "backward"; "inference" where nothing requires grad).
+        "backward"; "inference" where nothing requires grad), for the module's current train /
+        eval flags.
         """
+        self._select_mode()
         return {
             (grad, key): aot.programs
             for grad, cache in ((True, self.specializations), (False, self.inference))
             for key, aot in cache.cache.items()
         }
 
+    def _select_mode(self) -> None:
+        flags = self._mode()
+        if flags != self._flags:
+            if flags not in self._by_mode:
+                self._by_mode[flags] = self._new_caches()
+            self._flags = flags
+            self.specializations, self.inference = self._by_mode[flags]
+
     def _state(self) -> dict[str, torch.Tensor]:
         return self._read_state() if self._read_state is not None else {}
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        self._select_mode()
         args = self.specializations.signature.positional(args, kwargs)
         cache = self.specializations if torch.is_grad_enabled() else self.inference
         aot = cache.lookup(None, args)
         state = self._state()
+        traced = aot.out_spec is not None
         try:
             return aot(state, *args)
         except FrontendError as err:
             raise cache.signature.in_users_terms(err, args, cache.example) from None
+        except DiagnosticException:
+            raise  # a program's run-time error, located at its op
+        except Exception as err:
+            if traced:
+                raise
+            # AOT autograd's own trace around the function (its joint backward: a reentrant checkpoint).
+            error = capture_error(err, "the training step could not be traced")
+            raise cache.signature.in_users_terms(error, args, cache.example) from err
 
     def _specialize(self, examples: Sequence[torch.Tensor]) -> Callable[..., Any]:
         from functorch.compile import aot_function, min_cut_rematerialization_partition
@@ -395,11 +483,16 @@ class TrainingFunction:
         def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (matmuls, softmax), which the table has.
-            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH):
-                if isinstance(self.fn, torch.nn.Module):
-                    result = torch.func.functional_call(self.fn, state, args)
-                else:
-                    result = self.fn(*args)
+            try:
+                with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
+                    if isinstance(self.fn, torch.nn.Module):
+                        result = torch.func.functional_call(self.fn, state, args)
+                    else:
+                        result = self.fn(*args)
+            except FrontendError:
+                raise
+            except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
+                raise capture_error(err, "the training step could not be traced") from err
             graphs.out_spec = pytree.tree_structure(result)
             return result
 

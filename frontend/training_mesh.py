@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from xdsl.builder import ImplicitBuilder
@@ -36,8 +37,8 @@ from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, capture_error, located_error
-from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, verified_module
+from hir.frontend.errors import FrontendError, capture_error, located_error, user_lines
+from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, value_name, verified_module
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import StateReader
 from hir.frontend.sharded import (
@@ -53,6 +54,7 @@ from hir.frontend.sharded import (
 )
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
+from hir.frontend.training import attribute_tensor, scalar_constant
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.training_step import refuse_double_backward
 from hir.frontend.types import element_type
@@ -130,7 +132,7 @@ def _typed_input(
         t, form = TensorType(t.element_type, (*lead, q, p), t.encoding), Form(form.kind, axis=1)
     mode._input_forms[_key(source)] = form
     arg = block.insert_arg(t, len(block.args))
-    arg.name_hint = primal.name.replace(".", "_")
+    arg.name_hint = value_name(primal.name)
     mode.forms[arg] = form
     return arg, source
 
@@ -165,6 +167,13 @@ class MeshStep:
         self._drop_unread_gathered()
         self.forward = compile(self.forward_imported, "forward")
         self.backward = compile(self.backward_imported, "backward")
+        # Replayed, the forward lends the activations only the backward reads (views of its graph's
+        # buffers, not copies) and the backward's graph reads them there: no copy on either side.
+        lent = frozenset(k for kind, k in self.backward_inputs if kind == "saved" and k >= num_outputs)
+        self.forward.lent_outputs = lent
+        self.backward.borrowed_inputs = frozenset(
+            j for j, (kind, k) in enumerate(self.backward_inputs) if kind == "saved" and k in lent
+        )
         self._gradient_bases: dict[int, tuple[torch.Tensor, int]] = {}
         """Per sharded parameter (primal index): the full-shaped gradient last returned, as the
         base it is a view of, and the base's version after this rank's block was written."""
@@ -192,6 +201,8 @@ class MeshStep:
         for node in gm.graph.nodes:
             if node.op == "call_function":
                 env[node] = _import_node(node, e, env, mode)
+            elif node.op == "get_attr":
+                env[node] = _mesh_constant(e, gm, node)
             elif node.op == "output":
                 outs = list(node.args[0])
                 for k, out in enumerate(outs[: self.num_outputs]):
@@ -290,6 +301,8 @@ class MeshStep:
         for node in gm.graph.nodes:
             if node.op == "call_function":
                 env[node] = _import_node(node, e, env, mode)
+            elif node.op == "get_attr":
+                env[node] = _mesh_constant(e, gm, node)
             elif node.op == "output":
                 outs = list(node.args[0])
                 for primal, want, out in zip(self.primals, self.primal_forms, outs):
@@ -669,7 +682,7 @@ class MeshTrainingFunction:
             params = dict(zip(names, inputs[: len(names)]))
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (frontend/sharded_heads_math.py).
-            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH):
+            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
                 return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
 
         try:
@@ -692,3 +705,14 @@ class MeshTrainingFunction:
 
         out_layout = self.layouts[0] if self.layouts else None
         return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile)
+
+
+def _mesh_constant(e: Emitter, gm: GraphModule, node: Node) -> SSAValue:
+    """A one-element tensor constant of the traced code (`torch.tensor(v)`) as a `fusion.full`; no other on a mesh."""
+    with unset_fake_temporarily():
+        constant = attribute_tensor(gm, node).detach()
+    if constant.numel() != 1 or constant.dtype.is_complex:
+        raise located_error(
+            node, f"a tensor constant of {constant.numel()} values ({node.target}) is not supported on a mesh"
+        )
+    return scalar_constant(e, node, constant)

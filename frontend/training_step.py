@@ -97,7 +97,7 @@ def lean_form(graphs: Graphs, results: int, inputs: int) -> LeanForm | None:
     if any(kind != "program" for kind, _ in forward.plan[:results]):
         return None
     saved = len(forward.plan) - results
-    if len(backward.used) != saved + results or len(backward.plan) != inputs:
+    if len(backward.used) - len(backward.constants) != saved + results or len(backward.plan) != inputs:
         return None
     return LeanForm(forward, backward, results)
 

@@ -388,6 +388,58 @@ def test_an_in_place_update_of_a_buffer_is_a_located_error() -> None:
     assert message.endswith("self.cache.copy_(x)  # the update the compiled function refuses")
 
 
+class MixtralSparseMoE(nn.Module):
+    """Hugging Face's Mixtral block: each expert runs on the tokens `torch.where(expert_mask[i])` selects."""
+
+    def __init__(self, dim=16, num_experts=4, top_k=2):
+        super().__init__()
+        self.num_experts, self.top_k = num_experts, top_k
+        self.gate = nn.Linear(dim, num_experts, bias=False)
+        self.experts = nn.ModuleList([LlamaMLP(_MoEConfig()) for _ in range(num_experts)])
+
+    def forward(self, hidden_states):
+        b, t, h = hidden_states.shape
+        hidden_states = hidden_states.view(-1, h)
+        routing_weights = F.softmax(self.gate(hidden_states), dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        final = torch.zeros((b * t, h), dtype=hidden_states.dtype, device=hidden_states.device)
+        expert_mask = F.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+        for expert_idx in range(self.num_experts):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            current = self.experts[expert_idx](hidden_states[None, top_x].reshape(-1, h))
+            final.index_add_(0, top_x, current * routing_weights[top_x, idx, None])
+        return final.reshape(b, t, h)
+
+
+def test_a_sparse_moe_dispatch_is_a_located_error_and_its_dense_form_compiles() -> None:
+    with pytest.raises(FrontendError) as err:
+        hir.compile(MixtralSparseMoE().eval(), (torch.randn(2, 4, 16),))
+    assert re.match(
+        r".*test_model_blocks.py:\d+: error: aten.nonzero.default returns as many values as its", str(err.value)
+    )
+    assert "(a data-dependent shape)" in str(err.value)
+    assert str(err.value).endswith("idx, top_x = torch.where(expert_mask[expert_idx])")
+    torch.manual_seed(0)
+    _check(DenseMoE(), (torch.randn(2, 4, 16),), (torch.randn(3, 5, 16),))
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "start", "end", "step"),
+    [((10, 6), 0, 0, None, 2), ((10, 6), 0, 1, None, 2), ((11, 6), 0, 1, None, 3), ((11, 6), 0, 2, 9, 3),
+     ((4, 9), 1, 0, None, 4), ((4, 9), -1, 1, 8, 3), ((4, 9), 1, 8, None, 2), ((2, 4, 9), 2, -5, None, 2)],
+)  # fmt: skip
+def test_strided_slice_assignments(shape: tuple[int, ...], dim: int, start: int, end: int | None, step: int) -> None:
+    """`x[..., start:end:step] = v`: the backward of GPT-J's `x[..., ::2]`, and setitem with a step."""
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    source = torch.randn_like(x.narrow(dim, 0, len(range(*slice(start, end, step).indices(shape[dim])))))
+
+    def assign(x, source):
+        return torch.slice_scatter(x, source, dim, start, end, step) * 2
+
+    torch.testing.assert_close(hir.compile(assign, (x, source))(x, source), assign(x, source))
+
+
 def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are_errors() -> None:
     """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
     code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"
@@ -396,7 +448,8 @@ def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are
     with pytest.raises(FrontendError) as err:
         hir.compile(namespace["forward"], (torch.randn(4, 16),))
     assert str(err.value) == (
-        "<stdin>:2: error: dropout in training mode draws random numbers, which fusion does not: call model.eval()"
+        "<stdin>:2: error: dropout in training mode draws random numbers, which fusion does not: "
+        "set the dropout probabilities to 0 or call model.eval()"
     )
     with pytest.raises(FrontendError, match=r"<inputs>: error: example_args is a tensor, not a tuple"):
         hir.compile(InPlace(), torch.randn(4, 16))

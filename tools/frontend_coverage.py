@@ -95,6 +95,12 @@ def _setitem(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _strided_setitem(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[:, 1::2] = x[:, ::2] * 2
+    return y
+
+
 CASES: tuple[Case, ...] = (
     Case("torch.stack", lambda x, y: torch.stack([x, y], dim=1), _xs((4, 8), (4, 8))),
     Case("torch.cat", lambda x, y: torch.cat([x, y], dim=-1), _xs((4, 8), (4, 3))),
@@ -234,6 +240,9 @@ CASES: tuple[Case, ...] = (
         _xs((4, 8), (5,)),
     ),
     Case("x[mask]", lambda x: x[x > 0], _x(4, 8)),
+    Case("torch.where(mask) (one argument)", lambda x: torch.where(x > 0)[0], _x(4, 8)),
+    Case("torch.rand_like", lambda x: x + torch.rand_like(x), _x(4, 8)),
+    Case("x[:, 1::2] = v (strided setitem)", _strided_setitem, _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
     Case("x[idx] = values (scatter)", _values_setitem, _with_index((4, 8), (2,), 4)),
     Case("Tensor.index_put_(accumulate=True)", _accumulate_, _with_index((4, 8), (3,), 4)),
