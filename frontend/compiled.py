@@ -143,6 +143,8 @@ class CompiledFunction:
         """Calls in a row that passed a borrowed input elsewhere than the graph reads it."""
         self._borrowed_at: dict[int, int] | None = None
         """Program input -> the data pointer the graph reads a borrowed input at."""
+        self.modes: TrainEvalModes | None = None
+        """A module's functions by its train / eval flags (on the function compiled first)."""
         self.specializations: Specializations | None = None
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
@@ -179,6 +181,8 @@ class CompiledFunction:
         `key`: the arguments' `fast_key`, where the caller has it.
         """
         key = fast_key(args) if key is None else key
+        if self.modes is not None and (other := self.modes.function(self)) is not self:
+            return other.call_into(args, outputs, key)
         if self.specializations is not None:
             target = self.specializations.lookup(self, args, key)
             if target is not self:
@@ -598,7 +602,45 @@ def compile_torch(
     call = CallSignature(name, [s.name for s in users], layouts, devices, ranks=tuple(mesh or ()))
     example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
+    if isinstance(fn, torch.nn.Module):
+        compiled.modes = TrainEvalModes(fn, compiled)
     return compiled
+
+
+class TrainEvalModes:
+    """
+    A module's programs by its submodules' train / eval flags: the trace follows them (dropout,
+    batch norm), so a call after `model.train()` or `model.eval()` runs a function compiled again,
+    once, for the new flags (its specializations of their own), never the old flags' programs.
+    """
+
+    def __init__(self, module: torch.nn.Module, compiled: CompiledFunction):
+        self.modules = list(module.modules())
+        flags = self.flags()
+        self.by_flags: dict[tuple[bool, ...], CompiledFunction] = {flags: compiled}
+
+    def flags(self) -> tuple[bool, ...]:
+        return tuple(m.training for m in self.modules)
+
+    def function(self, first: CompiledFunction) -> CompiledFunction:
+        """The function of the current flags (`first`, the one compiled first, builds the others)."""
+        flags = self.flags()
+        function = self.by_flags.get(flags)
+        if function is None:
+            specializations = first.specializations
+            assert specializations is not None
+            signature = specializations.signature
+            examples = [
+                torch.zeros(signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
+                for k, spec in enumerate(specializations.example)
+            ]
+            function = specializations.build(examples)
+            function.specializations = Specializations(
+                specializations.signature, specializations.example, specializations.build, specializations.limit
+            )
+            function.cuda_graph, function.num_streams = first.cuda_graph, first.num_streams
+            self.by_flags[flags] = function
+        return function
 
 
 def compile_imported(

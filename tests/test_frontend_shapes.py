@@ -224,3 +224,41 @@ def test_each_specialization_replays_its_own_graph_on_a_gpu() -> None:
         specialization = compiled.specialization(randn(rows, 16).cuda(), randn(rows, 16).cuda())
         (captured,) = specialization.program.graphs.values()
         assert captured.replays >= 2  # (and the first call's measurement, where the model left two lowerings close)
+
+
+class _ScaledByMode(torch.nn.Module):
+    """A forward that follows its train / eval flag without randomness: the trace takes one branch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.inner = torch.nn.Dropout(0.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x)
+        return y * 2.0 if self.training else y * 3.0 + (1.0 if self.inner.training else 0.0)
+
+
+@torch.no_grad()
+def test_train_and_eval_flags_pick_programs_of_their_own() -> None:
+    """model.train() / .eval() after hir.compile (also a submodule's own flag) runs what eager runs."""
+    model = _ScaledByMode().eval()
+    x = randn(8, 16)
+    compiled = hir.compile(model, (x,))
+    torch.testing.assert_close(compiled(x), model(x))
+    model.train()
+    torch.testing.assert_close(compiled(x), model(x))
+    model.inner.eval()
+    torch.testing.assert_close(compiled(x), model(x))
+    model.eval()
+    torch.testing.assert_close(compiled(randn(4, 16)), model(randn(4, 16)))
+    assert compiled.modes is not None
+    assert len(compiled.modes.by_flags) == 3  # eval, train, train with the inner module in eval
+
+
+def test_a_training_mode_the_function_cannot_take_is_an_error_not_the_eval_program() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Dropout(0.5)).eval()
+    compiled = hir.compile(model, (randn(8, 16),))
+    model.train()
+    with torch.no_grad(), pytest.raises(hir.FrontendError, match="dropout in training mode draws random numbers"):
+        compiled(randn(8, 16))
