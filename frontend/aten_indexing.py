@@ -450,20 +450,81 @@ def _scatter(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src
     return scatter(e, x, dim, index, src)
 
 
-def _scatter_add(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src: SSAValue) -> SSAValue:
-    """`x.scatter_add(dim, index, src)`: x plus, per position, the sum of the src entries naming it."""
+def _past_the_end(e: Emitter, index: SSAValue, extent: int, linear: SSAValue, end: int) -> SSAValue:
+    """`linear`, with `end` where the I64 `index` is out of [0, extent)."""
+    shape = shape_of(index)
+    past = e.broadcast_to(e.constant(end, I64), shape)
+    for predicate, bound in (("lt", 0), ("ge", extent)):
+        limit = e.broadcast_to(e.constant(bound, I64), shape)
+        hit = e.typed(
+            lambda t, p=predicate, b=limit: fusion.CompareOp(p, index, b, t), [index, limit], shape, IntegerType(1)
+        )
+        linear = e.typed(lambda t, h=hit, v=linear: fusion.WhereOp(h, past, v, t), [hit, past, linear], shape, I64)
+    return linear
+
+
+def _laid_out(x: SSAValue) -> bool:
+    """Whether x's type streams or shards an axis (a layout the ops after it keep)."""
+    return isinstance(x.type, TensorType) and any(kind != "serial" for kind in layout_of(x.type).kinds)
+
+
+def _scatter_add_by_mask(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAValue) -> SSAValue:
+    """x + the `fusion.sum` over index entries of src where an entry names the position: memory index x extent."""
     mask, dim = _scatter_hits(e, x, dim, index, src, "scatter_add")
-    spread, entries = shape_of(mask), shape_of(index)
-    src = e.cast(src, element_of(x))
-    if shape_of(src) != entries:  # torch reads the leading block of src of the index's shape
-        zeros, ones = [0] * len(entries), [1] * len(entries)
-        src = e.typed(lambda t: fusion.SliceOp(src, zeros, ones, t), [src], entries, element_of(x))
+    spread = shape_of(mask)
     spread_src = e.broadcast_to(e.unsqueeze(src, [dim + 1]), spread)
     zero = e.broadcast_to(e.constant(0, element_of(x)), spread)
     parts = e.typed(
         lambda t: fusion.WhereOp(mask, spread_src, zero, t), [mask, spread_src, zero], spread, element_of(x)
     )
     return e.binary(fusion.AddOp, x, e.reduce(fusion.SumOp, parts, [dim], keepdim=False), element_of(x))
+
+
+def _scatter_add(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src: SSAValue) -> SSAValue:
+    """
+    `x.scatter_add(dim, index, src)`: x plus, at the position each index entry names along `dim`
+    (its own coordinates elsewhere), that entry's src value. One `fusion.index_add` over x
+    flattened, at the entries' row-major positions: memory linear in the index (an MoE's
+    dispatch of tokens x hidden entries), where a mask of entries against positions is not.
+    Torch's shapes: the index no larger than x off `dim` nor than src anywhere; src's leading
+    block of the index's shape is added.
+    """
+    index = _index_operand(e, index)
+    dim = _axis(x, dim)
+    shape, entries = shape_of(x), shape_of(index)
+    if len(shape) != len(entries) or any(w > n for d, (w, n) in enumerate(zip(entries, shape)) if d != dim):
+        raise e.error(f"scatter_add: the index {list(entries)} must be no larger than x {list(shape)} off dim {dim}")
+    if len(shape_of(src)) != len(entries) or any(a < b for a, b in zip(shape_of(src), entries)):
+        raise e.error(f"scatter_add: src {list(shape_of(src))} is smaller than the index {list(entries)}")
+    total = math.prod(entries)
+    if total == 0:
+        return x
+    src = e.cast(src, element_of(x))
+    if shape_of(src) != entries:  # torch reads the leading block of src of the index's shape
+        zeros, ones = [0] * len(entries), [1] * len(entries)
+        src = e.typed(lambda t: fusion.SliceOp(src, zeros, ones, t), [src], entries, element_of(x))
+    if _laid_out(x) and entries == (*shape[:dim], entries[dim], *shape[dim + 1 :]):
+        # Flattened, x would lose its stream or device axes: the mask of entries against positions.
+        return _scatter_add_by_mask(e, x, dim, index, src)
+    index = e.cast(index, I64)
+    inner = math.prod(shape[dim + 1 :])
+    linear = index if inner == 1 else e.binary(fusion.MulOp, index, inner, I64)
+    for axis in range(len(shape)):
+        stride = math.prod(shape[axis + 1 :])
+        if axis != dim and entries[axis] > 1:
+            coordinate = iota(e, entries, axis, I64)
+            term = coordinate if stride == 1 else e.binary(fusion.MulOp, coordinate, stride, I64)
+            linear = e.binary(fusion.AddOp, linear, term, I64)
+    flat = (math.prod(shape),)
+    # An index out of [0, extent) is torch's error: moved past the end, where index_add raises it
+    # too, rather than to another row's position.
+    linear = _past_the_end(e, index, shape[dim], linear, flat[0])
+    target = e.reshape(x, flat, "scatter_add") if shape != flat else x
+    if entries != (total,):
+        linear = e.reshape(linear, (total,), "the flattened index")
+        src = e.reshape(src, (total,), "the flattened src")
+    result = index_add(e, target, 0, linear, src)
+    return e.reshape(result, shape, "scatter_add") if shape != flat else result
 
 
 INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {

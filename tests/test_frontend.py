@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import hir
+from hir.diagnostics import LocatedError
 from hir.frontend import ATEN_TABLE, FrontendError
 
 torch.manual_seed(0)
@@ -519,6 +520,54 @@ def test_an_example_tensor_passed_by_name_is_an_inputs_error() -> None:
         hir.FrontendError, match=re.escape("<inputs>: error: mask: a tensor passed to hir.compile by name")
     ):
         hir.compile(_Masked(), (x,), mask=mask)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "index_shape", "src_shape", "dim"),
+    [
+        ((4, 6), (4, 3), (4, 5), 1),  # src larger than the index: its leading block
+        ((4, 6), (2, 3), (3, 4), 1),  # an index smaller than x off dim: a leading block of x
+        ((5, 3, 4), (5, 3, 2), (5, 3, 2), 2),
+        ((6, 4), (10, 4), (10, 4), 0),  # more entries than positions: repeats accumulate
+        ((6, 4), (3, 2), (4, 4), -2),
+    ],
+)
+def test_scatter_add_is_one_index_add_of_linear_positions(
+    x_shape: tuple[int, ...], index_shape: tuple[int, ...], src_shape: tuple[int, ...], dim: int
+) -> None:
+    """Memory linear in the index: no [entries x extent] mask (an MoE dispatch's tokens x hidden x tokens)."""
+    torch.manual_seed(len(x_shape) + dim)
+    x, src = torch.randn(*x_shape), torch.randn(*src_shape)
+    index = torch.randint(0, x_shape[dim], index_shape)
+
+    def fn(x: torch.Tensor, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+        return x.scatter_add(dim, index, src)
+
+    compiled = hir.compile(fn, (x, index, src))
+    torch.testing.assert_close(compiled(x, index, src), fn(x, index, src))
+    assert "fusion.index_add" in compiled.fusion_text
+    assert "fusion.sum" not in compiled.fusion_text
+
+
+def test_an_moe_dispatch_with_scatter_add_matches_eager() -> None:
+    """Expert outputs added back to their tokens' rows, as MoE layers write it."""
+    tokens, hidden, picked = 16, 8, 12
+    out, y = torch.zeros(tokens, hidden), torch.randn(picked, hidden)
+    rows = torch.randint(0, tokens, (picked, 1))
+
+    def combine(out: torch.Tensor, rows: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return out.scatter_add(0, rows.expand(-1, y.shape[1]), y)
+
+    compiled = hir.compile(combine, (out, rows, y))
+    torch.testing.assert_close(compiled(out, rows, y), combine(out, rows, y))
+
+
+def test_a_scatter_add_index_out_of_range_is_an_error_not_another_rows_sum() -> None:
+    x, src, index = torch.randn(4, 6), torch.randn(4, 3), torch.randint(0, 6, (4, 3))
+    compiled = hir.compile(lambda x, i, s: x.scatter_add(1, i, s), (x, index, src))
+    index[1, 1] = -1  # flattened, it would name row 0's last position
+    with pytest.raises(LocatedError, match="index out of range"):
+        compiled(x, index, src)
 
 
 def test_a_scatter_with_an_index_smaller_than_x_is_a_located_error() -> None:
