@@ -66,6 +66,8 @@ def make_context() -> Context:
 
 def parse(text: str, name: str = "<string>", ctx: Context | None = None) -> ModuleOp:
     """Parses and verifies a module; errors name `name:line:col`."""
+    if not isinstance(text, str | bytes):
+        raise TypeError(f"hir.parse takes the text of a module (a str), got {type(text).__name__}")
     module = LocatedParser(ctx or make_context(), text, name).parse_module()
     verify(module)
     return module
@@ -87,6 +89,8 @@ def verify(module: ModuleOp) -> None:
 
 def parse_pipeline(pipeline: str) -> tuple[ModulePass, ...]:
     """The passes of a `-p` pipeline; raises PipelineError (a ValueError) naming the pass and option at fault."""
+    if not isinstance(pipeline, str):
+        raise TypeError(f"a pass pipeline is a str in hir-opt's -p syntax ('cse,dce'), got {type(pipeline).__name__}")
     return parse_pass_pipeline(pipeline, available_passes())
 
 
@@ -96,6 +100,9 @@ def run_pipeline(module: ModuleOp, pipeline: str, ctx: Context | None = None) ->
     the module, verified after every pass. (Not after every stage of stream-lowering, as hir-opt
     does: that would verify 5 more times, which doubles the cost of lowering a small program.)
     """
+
+    if not isinstance(module, ModuleOp):
+        raise TypeError(f"hir.run_pipeline takes a ModuleOp (hir.parse's result), got {type(module).__name__}")
 
     def verify_between(_prev: object, m: ModuleOp, _next: object) -> None:
         verify(m)

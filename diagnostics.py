@@ -7,12 +7,13 @@ and runtime errors name it, MLIR style:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, TypeAttribute
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
@@ -42,6 +43,13 @@ error, since xDSL's verifier and printer recurse once per level and past about 1
 Python's stack.
 """
 
+MAX_ATTRIBUTE_DEPTH = 32
+"""
+The deepest nesting of attributes and types in one another (`[[...]]`, `tensor<tensor<...>>`,
+`((f32))`). Real ones nest a few levels deep (`tensor<..., #fusion.parallel<[...], mesh = [...]>>`);
+xDSL's parser and printer recurse several frames per level.
+"""
+
 
 class LocatedParser(Parser):
     """
@@ -59,6 +67,7 @@ class LocatedParser(Parser):
         self.line_offset = line_offset
         self._line_starts: list[int] | None = None
         self._depth = 0
+        self._attribute_depth = 0
         self._enclosing_forward_references: list[dict[str, dict[int, ForwardDeclaredValue]]] = []
         self._forward_use_spans: dict[int, Span] = {}
         self._shaped_types: dict[str, TypeAttribute] = {}
@@ -73,17 +82,37 @@ class LocatedParser(Parser):
         start = self._current_token.span.start
         match = _SHAPED_TYPE_TEXT.match(self.lexer.input.content, start)
         if match is None:
-            return super().parse_optional_type()
+            with self._nested_attribute(start):
+                return super().parse_optional_type()
         text = match.group()
         known = self._shaped_types.get(text)
         if known is not None:
             self._resume_from(match.end())
             return known
-        parsed = super().parse_optional_type()
+        with self._nested_attribute(start):
+            parsed = super().parse_optional_type()
         between = self.lexer.input.content[match.end() : self._current_token.span.start]
         if parsed is not None and self._current_token.span.start >= match.end() and not between.strip():
             self._shaped_types[text] = parsed  # xDSL's parser read exactly that text
         return parsed
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        with self._nested_attribute(self._current_token.span.start):
+            return super().parse_optional_attribute()
+
+    @contextlib.contextmanager
+    def _nested_attribute(self, start: int) -> Iterator[None]:
+        """One more level of attributes and types in one another; past MAX_ATTRIBUTE_DEPTH, a located error."""
+        self._attribute_depth += 1
+        try:
+            if self._attribute_depth > MAX_ATTRIBUTE_DEPTH:
+                self.raise_error(
+                    f"nesting too deep: more than {MAX_ATTRIBUTE_DEPTH} attributes or types nested in one another",
+                    start,
+                )
+            yield
+        finally:
+            self._attribute_depth -= 1
 
     # -- a region's values are not visible outside it ----------------------------------------------
     # xDSL lets a definition inside a region resolve a forward reference made outside it (`hir.for
@@ -175,6 +204,11 @@ class LocatedParser(Parser):
             module = super().parse_module(allow_implicit_module)
         except (ValueError, OverflowError, VerifyException) as err:  # outside any op: an alias definition
             self.raise_error(str(err), self._current_token.span)
+        except RecursionError:  # nesting the limits above do not count (locations, affine maps, dense literals)
+            self.raise_error(
+                "nesting too deep: the input nests brackets in one another more deeply than the parser can follow",
+                self._current_token.span,
+            )
         first = module.ops.first
         if isinstance(module.location, UnknownLoc) and first is not None:
             module.location = first.location  # an implicit module: errors on it name where it starts

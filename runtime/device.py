@@ -77,16 +77,33 @@ def requested_kind(name: str | None) -> DeviceKind:
     """The kind the user asked for (`hir-run --device`), by default CUDA when torch sees a GPU, else CPU."""
     if name is None:
         return DEVICE_KINDS["cuda"] if torch.cuda.is_available() else DEVICE_KINDS["cpu"]
-    kind = kind_of(torch.device(name))
+    kind = kind_of(torch_device(name))
     if not kind.is_available():
         raise UserError(f"--device {name}, but torch sees no {name.upper()} device")
     return kind
 
 
+def torch_device(device: str | torch.device) -> torch.device:
+    """
+    `torch.device(device)` (a CPU has one device: `cpu:0` is `cpu`, as where torch puts a tensor
+    asked for on `cpu:0`); a name torch does not know, or what is no device, is a UserError.
+    """
+    if not isinstance(device, torch.device):
+        if not isinstance(device, str | int) or isinstance(device, bool):
+            raise UserError(f"the device must be a torch.device or a name such as 'cpu' or 'cuda:0', got {device!r}")
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            raise UserError(
+                f"unknown device {device!r}: the runtime knows {', '.join(DEVICE_KINDS)} (as 'cuda' or 'cuda:0')"
+            ) from None
+    return torch.device("cpu") if device.type == "cpu" else device
+
+
 def run_device(device: str | torch.device | None, inputs: Sequence[Any]) -> torch.device:
     """Where a program call runs: the device asked for, else that of the first tensor input, else CPU."""
     if device is not None:
-        return torch.device(device)
+        return torch_device(device)
     for value in inputs:
         if isinstance(value, torch.Tensor):
             return value.device

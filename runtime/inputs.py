@@ -21,5 +21,9 @@ def random_inputs(types: Sequence[Attribute], seed: int = 0, device: str | torch
         shape = t.get_shape()
         if DYNAMIC_INDEX in shape:
             raise UserError(f"input #{i} has dynamic extents ({t}): pass the inputs with --inputs")
-        inputs.append(random_tensor(shape, shaped_dtype(t), device, generator))
+        try:
+            inputs.append(random_tensor(shape, shaped_dtype(t), device, generator))
+        except (RuntimeError, MemoryError) as err:  # more memory than the device has
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UserError(f"input #{i} ({t}) cannot be allocated: {reason}") from None
     return inputs

@@ -1,4 +1,10 @@
-"""Index arithmetic (`arith`) on Python integers, as host programs use it for loop bounds and stream numbers."""
+"""
+Index arithmetic (`arith`) on Python integers, as host programs use it for loop bounds and stream
+numbers. A value is held as the signed integer of its type's width (`index`: 64 bits), and each
+op computes what MLIR's does: results wrap around modulo 2^width (`arith.addi` of the largest
+index and 1 is the smallest), and the unsigned ops (`divui`, `remui`, `ceildivui`, `minui`,
+`maxui`, `cmpi ult` ...) read their operands as unsigned.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import operator
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.ir import Attribute
 
 from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
 
@@ -50,6 +57,8 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
     arith.OrIOp: operator.or_,
     arith.XOrIOp: operator.xor,
 }
+_UNSIGNED: frozenset[type] = frozenset({arith.DivUIOp, arith.CeilDivUIOp, arith.RemUIOp, arith.MinUIOp, arith.MaxUIOp})
+"""The ops that read their operands as unsigned integers."""
 
 # arith.cmpi predicates: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge
 _CMPI: tuple[Callable[[int, int], bool], ...] = (
@@ -64,6 +73,32 @@ _CMPI: tuple[Callable[[int, int], bool], ...] = (
     operator.gt,
     operator.ge,
 )
+_CMPI_UNSIGNED = 6
+"""The first unsigned predicate (ult) in `_CMPI`."""
+INDEX_WIDTH = 64
+"""The bits of an `index` (MLIR's on a 64-bit host)."""
+
+
+def width(t: Attribute) -> int | None:
+    """The bits of an integer or index type; None for another type."""
+    if isinstance(t, IndexType):
+        return INDEX_WIDTH
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return None
+
+
+def wrap(value: int, bits: int) -> int:
+    """`value` modulo 2^bits, as the signed integer of that width (i1: False or True, MLIR's 0 and -1)."""
+    value &= (1 << bits) - 1
+    if bits == 1:
+        return bool(value)
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def unsigned(value: int, bits: int) -> int:
+    """The unsigned integer of width `bits` that `value`'s bits are."""
+    return value & ((1 << bits) - 1)
 
 
 @compiles(arith.ConstantOp)
@@ -72,6 +107,9 @@ def constant(op: arith.ConstantOp, compiler: CompileContext) -> Step:
     if not isinstance(value, IntegerAttr | FloatAttr):
         raise ValueError(f"only integer and float constants are supported, got {value}")
     python_value = value.value.data
+    bits = width(op.result.type)
+    if bits is not None and isinstance(python_value, int):
+        python_value = wrap(python_value, bits)
     out = compiler.slot(op.result)
 
     def step(frame: Frame) -> None:
@@ -84,18 +122,53 @@ def constant(op: arith.ConstantOp, compiler: CompileContext) -> Step:
 def binary(op: arith.SignlessIntegerBinaryOperation, compiler: CompileContext) -> Step:
     fn = _BINARY[type(op)]
     lhs, rhs, out = compiler.slot(op.lhs), compiler.slot(op.rhs), compiler.slot(op.result)
+    bits = width(op.result.type) or INDEX_WIDTH
+    low, high = -(1 << (bits - 1)), 1 << (bits - 1)
+    if bits == 1:
+        low, high = 0, 2  # booleans (cmpi's results) stay booleans
+
+    if type(op) in _UNSIGNED:
+
+        def unsigned_step(frame: Frame) -> None:
+            env = frame.env
+            a, b = env[lhs], env[rhs]
+            if a < 0 or b < 0:  # the bits of a negative value are a large unsigned one
+                env[out] = wrap(fn(unsigned(a, bits), unsigned(b, bits)), bits)
+            else:
+                env[out] = fn(a, b)
+
+        return unsigned_step
 
     def step(frame: Frame) -> None:
         env = frame.env
-        env[out] = fn(env[lhs], env[rhs])
+        result = fn(env[lhs], env[rhs])
+        env[out] = result if low <= result < high else wrap(result, bits)
 
     return step
 
 
 @compiles(arith.CmpiOp)
 def cmpi(op: arith.CmpiOp, compiler: CompileContext) -> Step:
-    fn = _CMPI[op.predicate.value.data]
+    predicate = op.predicate.value.data
+    fn = _CMPI[predicate]
     lhs, rhs, out = compiler.slot(op.lhs), compiler.slot(op.rhs), compiler.slot(op.result)
+    bits = width(op.lhs.type) or INDEX_WIDTH
+
+    if predicate >= _CMPI_UNSIGNED:
+
+        def unsigned_step(frame: Frame) -> None:
+            env = frame.env
+            env[out] = fn(unsigned(env[lhs], bits), unsigned(env[rhs], bits))
+
+        return unsigned_step
+
+    if bits == 1:  # i1 holds False or True, whose signed value is 0 or -1
+
+        def boolean_step(frame: Frame) -> None:
+            env = frame.env
+            env[out] = fn(-env[lhs], -env[rhs])
+
+        return boolean_step
 
     def step(frame: Frame) -> None:
         env = frame.env
@@ -118,6 +191,19 @@ def select(op: arith.SelectOp, compiler: CompileContext) -> Step:
 @compiles(arith.IndexCastOp)
 def index_cast(op: arith.IndexCastOp, compiler: CompileContext) -> Step:
     src, out = compiler.slot(op.input), compiler.slot(op.result)
+    bits, source_bits = width(op.result.type) or INDEX_WIDTH, width(op.input.type) or INDEX_WIDTH
+    if bits < source_bits:  # truncation, as MLIR's
+
+        def truncating_step(frame: Frame) -> None:
+            frame.env[out] = wrap(frame.env[src], bits)
+
+        return truncating_step
+    if source_bits == 1 < bits:  # sign extension: true is -1
+
+        def extending_step(frame: Frame) -> None:
+            frame.env[out] = -int(frame.env[src])
+
+        return extending_step
 
     def step(frame: Frame) -> None:
         frame.env[out] = frame.env[src]

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -30,6 +30,7 @@ from xdsl.irdl import (
 from xdsl.traits import EffectInstance, MemoryEffectKind, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from hir.diagnostics import location_of
 from hir.dialects.hir.base import HirEffects, build_directly, constant_index, memref_strides, verify_buffer_types
 from hir.dialects.type_cache import cache_by_identity
 
@@ -99,6 +100,11 @@ class DeallocateOp(IRDLOperation):
     """
     Releases a buffer (its memory returns to the allocator once pending work is done).
 
+    Verifies:
+        No op after it uses the buffer (reads it, writes it, returns it or releases it again): no
+        later op of its block, nor of the blocks around it up to the buffer's definition (after the
+        loop that releases it).
+
     Example:
         hir.deallocate %buf : memref<4x8xf32>
     """
@@ -115,6 +121,24 @@ class DeallocateOp(IRDLOperation):
 
     def effects(self) -> set[EffectInstance]:
         return {EffectInstance(MemoryEffectKind.FREE, self.buffer)}
+
+    def verify_(self) -> None:
+        # After this op, or after an op that holds it (a loop), up to the buffer's definition.
+        defined_in = self.buffer.owner if isinstance(self.buffer.owner, Block) else self.buffer.owner.parent_block()
+        here: Operation | None = self
+        while here is not None and (block := here.parent_block()) is not None:
+            for use in self.buffer.uses:
+                user = block.find_ancestor_op_in_block(use.operation)
+                if user is not None and user is not here and here.is_before_in_block(user):
+                    name = f"%{self.buffer.name_hint}" if self.buffer.name_hint else "the buffer"
+                    where = location_of(use.operation)
+                    raise VerifyException(
+                        f"{name} is used after it is deallocated, by '{use.operation.name}'"
+                        + (f" at {where}" if where else "")
+                    )
+            if block is defined_in:
+                return
+            here = block.parent_op()
 
 
 @irdl_op_definition
