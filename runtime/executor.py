@@ -15,6 +15,7 @@ import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
+from xdsl.traits import MemoryEffectKind, get_effects
 
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
@@ -155,7 +156,7 @@ class Program:
         on = run_device(device, inputs)
         self.check_inputs(inputs, on)
         checked_outputs = self._check_outputs(outputs, inputs, on)
-        if not isinstance(num_streams, int) or num_streams < 1:
+        if not isinstance(num_streams, int) or isinstance(num_streams, bool) or num_streams < 1:
             raise LocatedError(self.func, f"num_streams must be >= 1, got {num_streams!r}")
         self._check_devices(communicator)
         self._check_shards(inputs, communicator)
@@ -281,6 +282,12 @@ class Program:
         # A program that never switches streams leaves the caller's current: nothing to restore
         # (and no query of the current stream before its first launch).
         caller_stream = streams.current() if self.switches_streams else None
+        # A lowered program writes into buffers (`out=`), which autograd refuses for inputs that
+        # require grad: its results are values, not differentiable (hir.compile's training
+        # programs compute the gradients themselves).
+        recording = self.is_hir and torch.is_grad_enabled()
+        if recording:
+            torch.set_grad_enabled(False)
         try:
             body.run(frame)
         except Exception as err:
@@ -288,6 +295,8 @@ class Program:
                 raise checker.race from err  # the race came first and may be the cause
             raise
         finally:
+            if recording:
+                torch.set_grad_enabled(True)
             if caller_stream is not None:
                 streams.set_current(caller_stream)
         results = [frame.env[s] for s in self.result_slots]
@@ -323,6 +332,7 @@ class Program:
             raise LocatedError(self.func, f"@{self.func.sym_name.data} takes {len(expected)} inputs, got {len(inputs)}")
         for i, (value, e) in enumerate(zip(inputs, expected)):
             e.check(self.func, i, "input", value, device)
+        self._check_written_inputs(inputs)
 
     def _inputs_fit(self, inputs: Sequence[Any], device: torch.device) -> bool:
         """
@@ -336,9 +346,46 @@ class Program:
         for value, (shape, dtype) in zip(inputs, specs):
             if not isinstance(value, torch.Tensor) or value.shape != shape or value.dtype != dtype:
                 return False
-            if value.device != device:
+            if value.device != device or value.layout != torch.strided:
                 return False
-        return True
+        return not self.written_inputs or self._written_input_shared(inputs) is None
+
+    @cached_property
+    def written_inputs(self) -> tuple[int, ...]:
+        """
+        The inputs the program writes (an op's write effect on the input or on a view of it): a
+        lowered program writes none, a hand-written one may update one in place.
+        """
+        arguments = {arg: k for k, arg in enumerate(self.func.body.block.args)}
+        written: set[int] = set()
+        for op in self.func.walk():
+            for effect in get_effects(op) or ():
+                if effect.kind != MemoryEffectKind.WRITE or effect.value is None:
+                    continue
+                root = hir_ops.buffer_root(effect.value)
+                if root in arguments:
+                    written.add(arguments[root])
+        return tuple(sorted(written))
+
+    def _written_input_shared(self, inputs: Sequence[Any]) -> tuple[int, int] | None:
+        """An input the program writes and another input it shares memory with; None where there is none."""
+        for k in self.written_inputs:
+            mine = inputs[k] if k < len(inputs) else None
+            if not isinstance(mine, torch.Tensor):
+                continue
+            for j, other in enumerate(inputs):
+                if j != k and isinstance(other, torch.Tensor) and overlaps(mine, other):
+                    return k, j
+        return None
+
+    def _check_written_inputs(self, inputs: Sequence[Any]) -> None:
+        if (shared := self._written_input_shared(inputs)) is not None:
+            k, j = shared
+            raise LocatedError(
+                self.func,
+                f"input #{k} and input #{j} share memory, and the program writes input #{k}: the writes would "
+                f"change what it reads of input #{j}; pass tensors of their own",
+            )
 
     @cached_property
     def _static_inputs(self) -> list[tuple[torch.Size, torch.dtype]] | None:
@@ -484,6 +531,10 @@ class Program:
 
 def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool = False) -> Program:
     """Compiles `@entry` of a verified module; with `race_check`, every run checks for races between streams."""
+    if not isinstance(module, ModuleOp):
+        raise TypeError(
+            f"compile_program takes a parsed module (hir.parse, hir.parse_file), got {type(module).__name__}"
+        )
     function = _find_function(module, entry)
     check_signature(function)  # a module built in Python may not have been verified
     compilation = _compile_context(race_check)
@@ -560,11 +611,17 @@ class _Expected:
         if self.integer:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise LocatedError(where, f"{role} #{position} must be an integer ({t}), got {type(value).__name__}")
+            if not -(2**63) <= value < 2**63:
+                raise LocatedError(where, f"{role} #{position} is {value}, outside the 64-bit range of {t}")
             return
         if not self.shaped:
             raise LocatedError(where, f"{role} #{position} has type {t}, which the runtime cannot take")
         if not isinstance(value, torch.Tensor):
             raise LocatedError(where, f"{role} #{position} must be a torch.Tensor ({t}), got {type(value).__name__}")
+        if value.layout != torch.strided:
+            raise LocatedError(
+                where, f"{role} #{position} is a {value.layout} tensor; the program takes dense (strided) tensors ({t})"
+            )
         expected = self.shape
         if (value.shape != expected) if self.static else not _fits(expected, value.shape):
             raise LocatedError(

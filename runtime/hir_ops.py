@@ -383,13 +383,14 @@ def _may_share_memory(a: SSAValue, b: SSAValue) -> bool:
     peer_view) share their base's memory; distinct `hir.allocate`s never overlap each other, nor
     an input (a preallocated output is checked against the inputs); inputs may alias each other.
     """
-    root_a, root_b = _buffer_root(a), _buffer_root(b)
+    root_a, root_b = buffer_root(a), buffer_root(b)
     if root_a is root_b:
         return True
     return not isinstance(root_a.owner, hir.AllocateOp) and not isinstance(root_b.owner, hir.AllocateOp)
 
 
-def _buffer_root(value: SSAValue) -> SSAValue:
+def buffer_root(value: SSAValue) -> SSAValue:
+    """The buffer a view (`hir.alias_select`, `hir.alias_chunk`, `hir.peer_view`) is of."""
     while isinstance(value.owner, hir.AliasSelectOp | hir.AliasChunkOp | hir.PeerViewOp):
         value = value.owner.buffer
     return value

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import hir
-from hir.diagnostics import UserError
+from hir.diagnostics import LocatedError, UserError
 from hir.tools.hir_run import main as hir_run_main
 
 ROWS = """
@@ -176,3 +176,63 @@ def test_hir_run_says_when_random_inputs_do_not_fit(tmp_path: Path, capsys: pyte
     assert err.startswith("hir-run: error: input #0 (tensor<1099511627776x8xf32>) cannot be allocated: "), err
     assert "Traceback" not in err
     assert "internal error" not in err
+
+
+WRITES_ITS_INPUT = """
+func.func @main(%a: memref<4x4xf32>, %b: memref<4x4xf32>) -> memref<4x4xf32> {
+  hir.launch ins(%x = %b : memref<4x4xf32>) outs(%a : memref<4x4xf32>) {
+    %t = fusion.permute %x perm = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    hir.yield %t : tensor<4x4xf32>
+  }
+  %out = hir.allocate() : memref<4x4xf32>
+  hir.launch ins(%p = %a, %q = %b : memref<4x4xf32>, memref<4x4xf32>) outs(%out : memref<4x4xf32>) {
+    %s = fusion.add %p, %q : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    hir.yield %s : tensor<4x4xf32>
+  }
+  func.return %out : memref<4x4xf32>
+}
+"""
+
+
+def test_inputs_sharing_memory_with_one_the_program_writes_are_refused() -> None:
+    """Aliased, the first launch's write would change what the second reads of the other input."""
+    program = hir.compile_program(hir.parse(WRITES_ITS_INPUT, "writes.mlir"))
+    assert program.written_inputs == (0,)
+    b = torch.randn(4, 4)
+    torch.testing.assert_close(program([torch.empty(4, 4), b.clone()])[0], b.t() + b)
+    t = torch.randn(4, 4)
+    with pytest.raises(LocatedError, match="input #0 and input #1 share memory, and the program writes input #0"):
+        program([t, t])
+    with pytest.raises(LocatedError, match="input #0 and input #1 share memory"):
+        program([t.view(4, 4), t[:, :]])  # views of one tensor
+
+
+def test_a_lowered_program_takes_inputs_that_require_grad() -> None:
+    """Its writes into buffers are not recorded by autograd: the results are values."""
+    text = "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {\n" \
+        "  %s = fusion.add %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>\n" \
+        "  func.return %s : tensor<4xf32>\n}\n"  # fmt: skip
+    program = hir.compile_program(hir.run_pipeline(hir.parse(text, "add.mlir"), "stream-lowering"))
+    x, y = torch.randn(4, requires_grad=True), torch.randn(4)
+    (result,) = program([x, y])
+    torch.testing.assert_close(result, (x + y).detach())
+    assert torch.is_grad_enabled()  # the caller's mode is back
+
+
+def test_sparse_inputs_and_bad_arguments_are_named() -> None:
+    program = hir.compile_program(hir.parse(WRITES_ITS_INPUT, "writes.mlir"))
+    with pytest.raises(LocatedError, match=r"input #0 is a torch\.sparse_coo tensor; the program takes dense"):
+        program([torch.randn(4, 4).to_sparse(), torch.randn(4, 4)])
+    with pytest.raises(LocatedError, match="num_streams must be >= 1, got True"):
+        program([torch.randn(4, 4), torch.randn(4, 4)], num_streams=True)
+    for module in (None, "func.func @main() { func.return }"):
+        with pytest.raises(TypeError, match="compile_program takes a parsed module"):
+            hir.compile_program(module)  # type: ignore[arg-type]
+
+
+def test_an_index_input_outside_64_bits_is_refused() -> None:
+    text = "func.func @main(%n: index) -> index {\n  func.return %n : index\n}\n"
+    program = hir.compile_program(hir.parse(text, "n.mlir"))
+    assert program([5]) == [5]
+    with pytest.raises(LocatedError, match=r"input #0 is 1180591620717411303424, outside the 64-bit range"):
+        program([2**70])
