@@ -843,6 +843,37 @@ def test_lent_outputs_and_borrowed_inputs_skip_the_copies(recorded_capture: list
     assert saved3.data_ptr() == static_saved.data_ptr()
 
 
+def test_a_program_called_again_with_the_same_tensors_replays_without_its_checks(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
+) -> None:
+    """The same tensor objects at the same memory: the checks they passed hold; anything else is checked."""
+    program = hir.compile_program(hir.parse(CHAIN, "chain.mlir"))
+    inputs = random_inputs(program.input_types, seed=0)
+    checks: list[int] = []
+    original = hir.Program.check_inputs
+
+    def counted(self: hir.Program, *args: Any, **kwargs: Any) -> None:
+        checks.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(hir.Program, "check_inputs", counted)
+    program(inputs, cuda_graph=True)
+    (captured,) = program.graphs.values()
+    program(inputs, cuda_graph=True)
+    program(inputs, cuda_graph=True)
+    assert len(checks) == 1
+    assert captured.replays == 3
+    tensor = next(k for k, v in enumerate(inputs) if isinstance(v, torch.Tensor))
+    inputs[tensor].data = inputs[tensor].clone()  # the same object at other memory
+    program(inputs, cuda_graph=True)
+    program(list(inputs), num_streams=2, cuda_graph=True)  # another setting
+    assert len(checks) == 3
+    program.graphs.clear()  # dropped: captured anew, not replayed from the last call
+    program(inputs, cuda_graph=True)
+    assert len(checks) == 4
+    assert captured.replays == 4
+
+
 def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
     """An output whose local form is a copy (a reshape that cannot be a view) is returned as it is."""
     _, compiled = compiled_block()
