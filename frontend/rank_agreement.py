@@ -15,6 +15,7 @@ compiled before) waits for the store's timeout and then raises.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -51,8 +52,9 @@ def describe(signature: CallSignature, key: Key) -> str:
 class RankAgreement:
     """Compares a compiled function's new signatures across the ranks of its mesh."""
 
-    def __init__(self, signature: CallSignature):
+    def __init__(self, signature: CallSignature, context: Callable[[], str] | None = None):
         self.signature = signature
+        self.context = context
         self.prefix = f"hir/signature/{signature.name}/{_INSTANCES[signature.name]}"
         _INSTANCES[signature.name] += 1
         self.checks = 0
@@ -64,6 +66,8 @@ class RankAgreement:
         if store is None or len(ranks) < 2 or dist.get_rank() not in ranks:
             return None
         text = describe(self.signature, key)
+        if self.context is not None and (more := self.context()):
+            text = f"{text}; {more}"
         prefix = f"{self.prefix}/{self.checks}"
         self.checks += 1
         store.set(f"{prefix}/{dist.get_rank()}", text)
@@ -90,5 +94,5 @@ class RankAgreement:
         return (
             f"<call>: error: {self.signature.name}: the ranks of the mesh called it with different arguments "
             f"({calls}): each rank would run another program and their collectives would not match; pass every "
-            "rank its shard of the same shape and dtype, with the same arguments requiring grad"
+            "rank its shard of the same shape and dtype, with the same arguments (and parameters) requiring grad"
         )

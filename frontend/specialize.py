@@ -200,7 +200,9 @@ class Specializations:
     at that call.
     """
 
-    def __init__(self, signature: CallSignature, example: Key, build: Build, limit: int):
+    def __init__(
+        self, signature: CallSignature, example: Key, build: Build, limit: int, context: Callable[[], str] | None = None
+    ):
         if limit < 1:
             raise FrontendError(f"<compile>: error: max_specializations must be >= 1, got {limit}")
         self.signature = signature
@@ -214,7 +216,8 @@ class Specializations:
         skips the checks and the key's hashing (most calls; microseconds before the first kernel)."""
         self.dropped = 0
         """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
-        self.agreement = RankAgreement(signature)
+        self.agreement = RankAgreement(signature, context)
+        """`context`: what else the ranks must agree on at a new signature (a training step's frozen parameters)."""
 
     def lookup(self, first: Any, args: Sequence[Any], key: tuple[Any, ...] | None = None) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one

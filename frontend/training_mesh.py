@@ -644,7 +644,7 @@ class MeshTrainingFunction:
             raise FrontendError(
                 f"<layouts>: error: param_layouts names {unknown}, which are not parameters or buffers of the module"
             )
-        self.specializations = Specializations(call, example, self._specialize, max_specializations)
+        self.specializations = Specializations(call, example, self._specialize, max_specializations, self._frozen)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
@@ -656,6 +656,12 @@ class MeshTrainingFunction:
 
     def _state(self) -> dict[str, torch.Tensor]:
         return self._read_state()
+
+    def _frozen(self) -> str:
+        """The parameters that do not require grad (they change the backward program), for the ranks to compare."""
+        state = self._state().items()
+        frozen = [name for name, t in state if isinstance(t, torch.nn.Parameter) and not t.requires_grad]
+        return f"frozen {', '.join(frozen)}" if frozen else ""
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         args = self.specializations.signature.positional(args, kwargs)

@@ -4,7 +4,8 @@ on every rank, before any collective runs (frontend/rank_agreement.py), and the 
 takes calls that agree afterwards:
 
 - inference: rank 1 passes fewer rows than rank 0 at the first call;
-- training: the input requires grad on rank 0 only (its backward would wait forever for rank 1's);
+- training: the input requires grad on rank 0 only (its backward would wait forever for rank 1's),
+  or a parameter is frozen on one rank only;
 - a later divergence: both ranks compiled a signature, then rank 1 calls with a new one while
   rank 0 calls the old one again; rank 1 raises after the store's timeout (3 s here).
 
@@ -90,6 +91,21 @@ def grad_on_one_rank(rank: int, world: int) -> list[str]:
     return failures + agreeing_call(compiled, mlp, rank, world)
 
 
+def frozen_on_one_rank(rank: int, world: int) -> list[str]:
+    """A parameter frozen on rank 1 only: its backward program would have no gradient of it."""
+    mlp = MLP()
+    compiled = hir.compile(mlp, (torch.randn(8 * world, H),), [ROWS], mesh=list(range(world)),
+                           param_layouts=PARAMS, training=True)  # fmt: skip
+    mlp.fc2.weight.requires_grad_(rank == 0)
+    failures = expect_error(
+        lambda: compiled(torch.randn(8, H)).sum().backward(),
+        "rank 0: (x: float32[8, 16], grad mode on)",
+        "rank 1: (x: float32[8, 16], grad mode on; frozen fc2.weight)",
+    )
+    mlp.fc2.weight.requires_grad_(True)
+    return failures + agreeing_call(compiled, mlp, rank, world)
+
+
 def later_divergence(rank: int, world: int) -> list[str]:
     mlp = MLP()
     compiled = hir.compile(mlp, (torch.randn(8 * world, H),), [ROWS], [ROWS], mesh=list(range(world)),
@@ -110,6 +126,7 @@ def later_divergence(rank: int, world: int) -> list[str]:
 CASES: dict[str, Callable[[int, int], list[str]]] = {
     "rows_differ": rows_differ,
     "grad_on_one_rank": grad_on_one_rank,
+    "frozen_on_one_rank": frozen_on_one_rank,
     "later_divergence": later_divergence,
 }
 

@@ -272,9 +272,9 @@ def test_heads_misuse_is_located(case: str, message: str) -> None:
 def test_ranks_that_call_with_different_signatures_all_get_one_clear_error() -> None:
     """Rows or requires_grad that differ between ranks at a first call: a CallError on both, no hang."""
     driver = str(REPO / "tests" / "rank_agreement_driver.py")
-    result = run_ranks([driver, "rows_differ,grad_on_one_rank"], timeout=300)
+    result = run_ranks([driver, "rows_differ,grad_on_one_rank,frozen_on_one_rank"], timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "rows_differ, grad_on_one_rank: every rank raised the same clear error" in result.stdout
+    assert "rows_differ, grad_on_one_rank, frozen_on_one_rank: every rank raised the same clear error" in result.stdout
 
 
 @pytest.mark.distributed
