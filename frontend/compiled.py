@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -607,6 +608,9 @@ def compile_torch(
     return compiled
 
 
+_TRAINING = operator.attrgetter("training")
+
+
 class TrainEvalModes:
     """
     A module's programs by its submodules' train / eval flags: the trace follows them (dropout,
@@ -620,7 +624,7 @@ class TrainEvalModes:
         self.by_flags: dict[tuple[bool, ...], CompiledFunction] = {flags: compiled}
 
     def flags(self) -> tuple[bool, ...]:
-        return tuple(m.training for m in self.modules)
+        return tuple(map(_TRAINING, self.modules))  # every call: about 0.03 µs a submodule
 
     def function(self, first: CompiledFunction) -> CompiledFunction:
         """The function of the current flags (`first`, the one compiled first, builds the others)."""
