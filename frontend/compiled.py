@@ -14,8 +14,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import torch
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 
+from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
@@ -109,6 +110,8 @@ class CompiledFunction:
         self.pipeline = pipeline
         self.fusion_text = str(imported.module)
         """The imported fusion-level module, as text (what `hir-opt` takes)."""
+        self._imported = imported
+        """Kept for the user's lines of its ops (`_in_users_terms`)."""
         self.module: ModuleOp = self._lowered(pipeline)
         """The lowered module."""
         self.program = hir.compile_program(self.module)
@@ -188,6 +191,15 @@ class CompiledFunction:
             target = self.specializations.lookup(self, args, key)
             if target is not self:
                 return self._delegate(target, args, outputs, key)
+        try:
+            return self._call(args, outputs, key)
+        except LocatedError as err:
+            raise self._in_users_terms(err) from None
+
+    def _call(
+        self, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor | None] | None, key: tuple[Any, ...] | None
+    ) -> Any:
+        """This specialization's call (`call_into`)."""
         replay = self._replay
         if replay is not None and outputs is None and replay.fits(self, key) and not self._borrowed_moved(args):
             # The previous call's graph, for arguments of the same shapes, dtypes and devices: the
@@ -213,7 +225,7 @@ class CompiledFunction:
         except CaptureError as err:
             if self.cuda_graph is not None:
                 raise
-            self._fall_back(err, stacklevel=4)  # warn in _fall_back, call_into, __call__, the user
+            self._fall_back(err, stacklevel=5)  # warn in _fall_back, _call, call_into, __call__, the user
             graph = False
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         if graph and outputs is None and key is not None:
@@ -291,7 +303,7 @@ class CompiledFunction:
             best_replayed, best_eager = best, fastest(False)
             self.replay_measured = True
             if not math.isfinite(times[best_replayed]):  # no lowering could be captured
-                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=5)
+                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=6)
                 best = best_eager
             else:
                 if self.replay_must_win:
@@ -353,6 +365,37 @@ class CompiledFunction:
             inputs, num_streams=self.num_streams, communicator=communicator, cuda_graph=graph, outputs=outputs,
             in_place_inputs=self._read_in_place if graph else (),
         )  # fmt: skip
+
+    def _in_users_terms(self, err: LocatedError) -> LocatedError:
+        """
+        A run-time error at an op of the program (`<fn>:line:col` of `fusion_text`), told at the
+        user's line that op was imported from, with that line of code; unchanged where unknown.
+        """
+        where = location_of(err.op) or ""
+        prefix = f"{self.name}:"
+        if not where.startswith(prefix) or "\n" in err.message:
+            return err
+        source = self._origin_lines.get(int(where[len(prefix) :].split(":")[0]))
+        if source is None:
+            return err
+        code = f"\n    {source.code}" if source.code else ""
+        err.args = (f"{source}: error: '{err.op.name}' op {err.message}{code}\n  (at {where} of `fusion_text`)",)
+        return err
+
+    @cached_property
+    def _origin_lines(self) -> dict[int, Any]:
+        """Line of `fusion_text` -> the user's line (`SourceLine`) its op was imported from."""
+        import hir
+
+        origins = self._imported.origins
+        if not origins:
+            return {}
+        lines: dict[int, Any] = {}
+        for imported, parsed in zip(self._imported.module.walk(), hir.parse(self.fusion_text, self.name).walk()):
+            source, location = origins.get(imported), parsed.location
+            if source is not None and isinstance(location, FileLineColLoc):
+                lines[location.line.data] = source
+        return lines
 
     def _move_lent(self) -> None:
         """Before a replay overwrites its output buffers: the lent views still referenced get memory of their own."""

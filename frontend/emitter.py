@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
@@ -31,7 +31,7 @@ from hir.dialects.shape_rules import (
     reshape_map,
     reshape_slicing,
 )
-from hir.frontend.errors import FrontendError
+from hir.frontend.errors import FrontendError, SourceLine
 
 Shape = tuple[int, ...]
 
@@ -59,6 +59,8 @@ class Emitter:
         self._constants: dict[tuple[float, Attribute], SSAValue] = {}
         self.name_hint: str | None = None
         self.where = "<program>"
+        self.origins: dict[Operation, SourceLine] = {}
+        """The user's line each op was made for, where the importer knows it."""
 
     def error(self, message: str) -> FrontendError:
         return FrontendError(f"{self.where}: error: {message}")

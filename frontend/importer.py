@@ -24,14 +24,14 @@ from torch.fx import Node
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, capture_error, located_error, user_source_line
+from hir.frontend.errors import FrontendError, SourceLine, capture_error, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
 from hir.frontend.types import element_type
 
@@ -80,6 +80,8 @@ class ImportedProgram:
     signature: Signature
     mode: Any
     """The layout mode (single device or a mesh) that typed the arguments; it also shards them."""
+    origins: dict[Operation, SourceLine] = field(default_factory=dict)
+    """The user's line each op of `module` was imported from (where torch recorded one)."""
 
 
 def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
@@ -258,7 +260,7 @@ def import_program(
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
-    return ImportedProgram(verified_module(block, results, "module"), signature, mode)
+    return ImportedProgram(verified_module(block, results, "module"), signature, mode, emitter.origins)
 
 
 def verified_module(block: Block, results: Sequence[SSAValue], what: str) -> ModuleOp:
@@ -301,8 +303,15 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
             return type(arg)(value(a) for a in arg)
         return arg
 
+    before = emitter.block.last_op
     try:
-        return builder(emitter, node, *value(node.args), **{k: value(v) for k, v in node.kwargs.items()})
+        result = builder(emitter, node, *value(node.args), **{k: value(v) for k, v in node.kwargs.items()})
+        if source is not None:  # the ops this node made: a run-time failure in one names the user's line
+            op = before.next_op if before is not None else emitter.block.first_op
+            while op is not None:
+                emitter.origins[op] = source
+                op = op.next_op
+        return result
     except FrontendError as err:
         if source and source.code and str(err).startswith(str(source)) and "\n" not in str(err):
             raise FrontendError(f"{err}\n    {source.code}") from None

@@ -578,3 +578,30 @@ def test_a_scatter_with_an_index_smaller_than_x_is_a_located_error() -> None:
     assert "test_frontend.py:" in str(err.value)
     assert "scatter: the index [3, 2] must have the shape of x [6, 5] off dim 1" in str(err.value)
     assert "x.scatter(1, i, s)" in str(err.value)  # the line of code
+
+
+class _Embedded(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.emb(ids)
+        return self.fc(h)
+
+
+@torch.no_grad()
+def test_a_run_time_failure_names_the_users_line() -> None:
+    """An id out of the embedding's range: the error names the line of `self.emb(ids)`, not the program's."""
+    model, ids = _Embedded(), torch.randint(0, 10, (3, 5))
+    compiled = hir.compile(model, (ids,))
+    torch.testing.assert_close(compiled(ids), model(ids))
+    ids[0, 0] = 12
+    with pytest.raises(LocatedError) as err:
+        compiled(ids)
+    message = str(err.value)
+    assert message.startswith(f"{__file__}:"), message
+    assert "op failed at run time: index out of range" in message
+    assert "h = self.emb(ids)" in message  # the line of code
+    assert re.search(r"\(at <_Embedded>:\d+:\d+ of `fusion_text`\)", message), message
