@@ -163,6 +163,8 @@ class CompiledFunction:
             hir.run_pipeline(module, pipeline)
         except hir.PipelineError as err:
             raise FrontendError(f"<compile>: error: {err}") from None
+        except LocatedError as err:  # a pass's error at an op: the user's line it was imported from
+            raise self._in_users_terms(err) from None
         return module
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
@@ -368,8 +370,9 @@ class CompiledFunction:
 
     def _in_users_terms(self, err: LocatedError) -> LocatedError:
         """
-        A run-time error at an op of the program (`<fn>:line:col` of `fusion_text`), told at the
-        user's line that op was imported from, with that line of code; unchanged where unknown.
+        A pass's or the runtime's error at an op of the program (`<fn>:line:col` of `fusion_text`),
+        told at the user's line that op was imported from, with that line of code; unchanged where
+        unknown.
         """
         where = location_of(err.op) or ""
         prefix = f"{self.name}:"

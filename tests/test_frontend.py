@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from xdsl.dialects.builtin import ModuleOp
 
 import hir
 from hir.diagnostics import LocatedError
 from hir.frontend import ATEN_TABLE, FrontendError
+from hir.passes.hide_communication import HideCommunicationPass
 
 torch.manual_seed(0)
 
@@ -605,3 +607,23 @@ def test_a_run_time_failure_names_the_users_line() -> None:
     assert "op failed at run time: index out of range" in message
     assert "h = self.emb(ids)" in message  # the line of code
     assert re.search(r"\(at <_Embedded>:\d+:\d+ of `fusion_text`\)", message), message
+
+
+def test_a_pass_error_at_an_op_names_the_users_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lowering that refuses an op of the imported program: the error is told at the line that op came from."""
+
+    lower = hir.run_pipeline
+
+    def refuse_the_linear(module: ModuleOp, pipeline: str) -> ModuleOp:
+        if pipeline == HideCommunicationPass.name:  # run on the imported module, before its lowering
+            return lower(module, pipeline)
+        op = next(o for o in module.walk() if o.name in ("fusion.linear", "fusion.matmul"))
+        raise LocatedError(op, "is refused here")
+
+    monkeypatch.setattr(hir, "run_pipeline", refuse_the_linear)
+    with pytest.raises(LocatedError) as err:
+        hir.compile(_Embedded(), (torch.randint(0, 10, (3, 5)),))
+    message = str(err.value)
+    assert message.startswith(f"{__file__}:"), message
+    assert "op is refused here" in message
+    assert "return self.fc(h)" in message
