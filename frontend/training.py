@@ -323,7 +323,7 @@ def import_graph(
     module = verified_module(block, results, name)
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
     program = GraphProgram(None, plan, views, used, complex_inputs, complex_results, constants)
-    return ImportedProgram(module, signature, mode), program
+    return ImportedProgram(module, signature, mode, emitter.origins), program
 
 
 def attribute_tensor(gm: GraphModule, node: Node) -> torch.Tensor:

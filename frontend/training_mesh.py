@@ -243,7 +243,7 @@ class MeshStep:
                         self.saved[out.name].gathered = results.index(gathered)
         module = _finish(e, block, results, f"{self.name}.forward")
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
-        self.forward_imported = ImportedProgram(module, signature, mode)
+        self.forward_imported = ImportedProgram(module, signature, mode, e.origins)
         self._shard_mode, self._shard_sources = mode, sources
         self._views: dict[int, tuple[torch.Tensor, tuple[Any, ...], torch.Tensor]] = {}
         """Per parameter: the tensor, its memory and strides, and the view of its block made for it."""
@@ -330,7 +330,7 @@ class MeshStep:
                 mode._input_forms[_key(source)] = mode._input_forms.pop(old)
         module = _finish(e, block, results, f"{self.name}.backward")
         signature = Signature(sources, len(sources), len(results), [None] * len(results))
-        self.backward_imported = ImportedProgram(module, signature, mode)
+        self.backward_imported = ImportedProgram(module, signature, mode, e.origins)
 
     def _gathered_input(self, mode: _StepMode, block: Block, rows: BlockArgument, output: int) -> InputSource:
         """The forward's gathered rows as the backward's input after `rows`: what gathering `rows` gives."""

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import hir
+from hir.diagnostics import LocatedError
 from hir.frontend.training import TrainingFunction
 
 
@@ -836,3 +837,24 @@ def test_bf16_embedding_gradients_on_a_gpu() -> None:
     for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
         assert p.grad is not None, name
         torch.testing.assert_close(p.grad, q.grad, rtol=5e-2, atol=5e-2, msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_a_training_step_failing_at_run_time_names_the_users_line() -> None:
+    class Embedded(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(10, 4)
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            h = self.emb(ids)
+            return self.fc(h)
+
+    ids = torch.randint(0, 10, (3, 5))
+    step = hir.compile(Embedded(), (ids,), training=True)
+    step(ids).sum().backward()
+    ids[0, 0] = 12
+    with pytest.raises(LocatedError) as err:
+        step(ids).sum().backward()
+    assert str(err.value).startswith(f"{__file__}:"), str(err.value)
+    assert "h = self.emb(ids)" in str(err.value)
