@@ -1,6 +1,7 @@
 """
 The ranks of a mesh call a compiled function with the same signature: each rank passes its shard,
-of the same local shapes, dtypes and device type, and the same arguments require grad. A rank
+of the same local shapes, dtypes and device type, and the same arguments (for a training
+function, also the same parameters) require grad. A rank
 that passes other shapes compiles another program, whose collectives do not match the others':
 the job hangs, aborts inside the collective library, or returns a wrong answer.
 
