@@ -187,7 +187,7 @@ class CompiledFunction:
         `key`: the arguments' `fast_key`, where the caller has it.
         """
         key = fast_key(args) if key is None else key
-        if self.modes is not None and (other := self.modes.function(self)) is not self:
+        if self.modes is not None and (other := self.modes.function(self, args)) is not self:
             return other.call_into(args, outputs, key)
         if self.specializations is not None:
             target = self.specializations.lookup(self, args, key)
@@ -672,21 +672,25 @@ class TrainEvalModes:
     def flags(self) -> tuple[bool, ...]:
         return tuple(map(_TRAINING, self.modules))  # every call: about 0.03 µs a submodule
 
-    def function(self, first: CompiledFunction) -> CompiledFunction:
-        """The function of the current flags (`first`, the one compiled first, builds the others)."""
+    def function(self, first: CompiledFunction, args: Sequence[Any]) -> CompiledFunction:
+        """
+        The function of the current flags (`first`, the one compiled first, builds the others,
+        from tensors like this call's: its shapes, dtypes and device).
+        """
         flags = self.flags()
         function = self.by_flags.get(flags)
         if function is None:
             specializations = first.specializations
             assert specializations is not None
             signature = specializations.signature
+            key = signature.check(args, specializations.example)
             examples = [
                 torch.zeros(signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
-                for k, spec in enumerate(specializations.example)
+                for k, spec in enumerate(key)
             ]
             function = specializations.build(examples)
             function.specializations = Specializations(
-                specializations.signature, specializations.example, specializations.build, specializations.limit
+                signature, key, specializations.build, specializations.limit, specializations.agreement.context
             )
             function.cuda_graph, function.num_streams = first.cuda_graph, first.num_streams
             self.by_flags[flags] = function
