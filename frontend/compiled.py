@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-import operator
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +20,7 @@ from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, s
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
-from hir.frontend.module_state import HeldState, removed, state_table, take
+from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, fast_key, spec_of
 from hir.passes.hide_communication import HideCommunicationPass
 from hir.passes.stream_overlap import Lowering
@@ -654,9 +653,6 @@ def compile_torch(
     return compiled
 
 
-_TRAINING = operator.attrgetter("training")
-
-
 class TrainEvalModes:
     """
     A module's programs by its submodules' train / eval flags: the trace follows them (dropout,
@@ -665,12 +661,8 @@ class TrainEvalModes:
     """
 
     def __init__(self, module: torch.nn.Module, compiled: CompiledFunction):
-        self.modules = list(module.modules())
-        flags = self.flags()
-        self.by_flags: dict[tuple[bool, ...], CompiledFunction] = {flags: compiled}
-
-    def flags(self) -> tuple[bool, ...]:
-        return tuple(map(_TRAINING, self.modules))  # every call: about 0.03 µs a submodule
+        self.flags = TrainFlags(module)
+        self.by_flags: dict[tuple[bool, ...], CompiledFunction] = {self.flags(): compiled}
 
     def function(self, first: CompiledFunction, args: Sequence[Any]) -> CompiledFunction:
         """
@@ -684,11 +676,7 @@ class TrainEvalModes:
             assert specializations is not None
             signature = specializations.signature
             key = signature.check(args, specializations.example)
-            examples = [
-                torch.zeros(signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
-                for k, spec in enumerate(key)
-            ]
-            function = specializations.build(examples)
+            function = specializations.build(specializations.examples(key))
             function.specializations = Specializations(
                 signature, key, specializations.build, specializations.limit, specializations.agreement.context
             )

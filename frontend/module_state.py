@@ -12,6 +12,7 @@ update bumps). A change of shape or dtype is an error: the program was compiled 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,21 @@ class StateReader:
         where = [(name, state_table(self.module, name)) for name in state]
         self._where = [(name, *w) for name, w in where if w is not None] if all(w for _, w in where) else None
         return state
+
+
+class TrainFlags:
+    """
+    The `training` flags of a module and its submodules, which a trace follows (dropout, batch
+    norm): a call reads them to run the programs of the flags it is called under.
+    """
+
+    _FLAG = operator.attrgetter("training")
+
+    def __init__(self, module: Any):
+        self.modules = list(module.modules()) if isinstance(module, torch.nn.Module) else []
+
+    def __call__(self) -> tuple[bool, ...]:
+        return tuple(map(self._FLAG, self.modules))  # every call: about 0.03 µs a submodule
 
 
 def removed(owner: str, names: list[str]) -> FrontendError:

@@ -241,19 +241,23 @@ class Specializations:
             self.cache.move_to_end(key)
             return self.cache[key]
         self._agree(key)
+        try:
+            specialization = self.build(self.examples(key))
+        except FrontendError as err:
+            raise self.signature.in_users_terms(err, args, self.example) from None
+        self.cache[key] = specialization
+        self._trim()
+        return specialization
+
+    def examples(self, key: Key) -> list[torch.Tensor]:
+        """Zero-filled tensors of a signature's logical shapes, dtypes and device (what `build` compiles from)."""
         examples = [
             torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
             for k, spec in enumerate(key)
         ]
         for example, spec in zip(examples, key):
             example.requires_grad_(spec.requires_grad)
-        try:
-            specialization = self.build(examples)
-        except FrontendError as err:
-            raise self.signature.in_users_terms(err, args, self.example) from None
-        self.cache[key] = specialization
-        self._trim()
-        return specialization
+        return examples
 
     def _agree(self, key: Key) -> None:
         """A new signature on this rank: a CallError on every rank of the mesh unless it is every rank's."""

@@ -54,7 +54,7 @@ from hir.frontend.importer import (
     verified_module,
 )
 from hir.frontend.layouts import LayoutError
-from hir.frontend.module_state import StateReader
+from hir.frontend.module_state import StateReader, TrainFlags
 from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.training_step import AotStep, Graphs
@@ -374,8 +374,8 @@ class TrainingFunction:
         self.name = call.name
         self.layouts = layouts
         self.settings = settings
-        self._modules = list(fn.modules()) if isinstance(fn, torch.nn.Module) else []
-        """The module's submodules, whose train / eval flags pick the programs (`_mode`)."""
+        self._mode = TrainFlags(fn)
+        """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
         self._cache_of = (call, example, max_specializations)
         self._flags = self._mode()
         self._by_mode = {self._flags: self._new_caches()}
@@ -390,10 +390,6 @@ class TrainingFunction:
         call, example, most = self._cache_of
         grad = Specializations(call, example, self._specialize, most)
         return grad, Specializations(call, example, self._specialize, most)
-
-    def _mode(self) -> tuple[bool, ...]:
-        """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
-        return tuple(m.training for m in self._modules)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
