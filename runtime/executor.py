@@ -156,12 +156,15 @@ class Program:
         None here, and its preallocated output, if given, is left untouched (`held_outputs`).
         """
         last = self._last_replay
+        settings = (device, num_streams, id(communicator), tuple(in_place_inputs)) if cuda_graph else ()
         if (
             cuda_graph
             and outputs is None
             and last is not None
+            and streams is None
+            and memory_stats is None
             and self.graphs.get(last.key) is last.captured  # not dropped since
-            and last.repeats(inputs, device, num_streams, communicator, streams, memory_stats, in_place_inputs)
+            and last.repeats(inputs, settings)
         ):
             # The same tensors as the last replay's call, unchanged in shape and place: its checks hold.
             results = last.run(inputs)
@@ -208,10 +211,8 @@ class Program:
             captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on, in_place_inputs)
         results = _only_held(captured.replay(inputs, checked_outputs), held)
         if outputs is None and streams is None and memory_stats is None:
-            run = self.replayer(inputs, device=on, num_streams=num_streams, communicator=communicator)
-            if run is not None:
-                self._last_replay = _LastReplay.of(inputs, device, num_streams, communicator, in_place_inputs, run)
-                self._last_replay.key, self._last_replay.captured = key, captured
+            run = _replay_of(captured, held)
+            self._last_replay = _LastReplay.of(inputs, settings, key, captured, run)
         return results
 
     def replayer(
@@ -232,17 +233,7 @@ class Program:
         """
         on = run_device(device, inputs)
         captured = self.graphs.get(cuda_graph_mode.signature(inputs, on, num_streams, communicator))
-        if captured is None:
-            return None
-        held = self.held_outputs(communicator)
-        none: list[torch.Tensor | None] = [None] * len(held)
-
-        def replay(given: Sequence[Any]) -> list[Any] | None:
-            if not captured.reads_from(given):
-                return None
-            return _only_held(captured.replay(given, none), held)
-
-        return replay
+        return None if captured is None else _replay_of(captured, self.held_outputs(communicator))
 
     def held_outputs(self, communicator: Communicator | None) -> list[bool]:
         """
@@ -664,26 +655,39 @@ def _fits(expected: tuple[int, ...], shape: torch.Size) -> bool:
     return len(expected) == len(shape) and all(e in (DYNAMIC_INDEX, d) for e, d in zip(expected, shape))
 
 
-@dataclass
+def _replay_of(captured: cuda_graph_mode.CapturedRun, held: list[bool]) -> Callable[[Sequence[Any]], list[Any] | None]:
+    """A captured graph's replay without the call's checks; None where an input it reads in place has moved."""
+    none: list[torch.Tensor | None] = [None] * len(held)
+
+    def replay(given: Sequence[Any]) -> list[Any] | None:
+        if not captured.reads_from(given):
+            return None
+        return _only_held(captured.replay(given, none), held)
+
+    return replay
+
+
+@dataclass(frozen=True)
 class _LastReplay:
     """
     A replayed call's arguments, to know the next call with the very same tensors (still alive,
     at the same memory, of the same shape, strides, dtype and device) and settings: its checks
-    held for them, so it replays at once (`Program.replayer`).
+    held for them, so it replays at once.
     """
 
     tensors: list[tuple[weakref.ref[torch.Tensor], int, torch.Size, tuple[int, ...], torch.dtype, torch.device] | None]
     others: list[Any]
     settings: tuple[Any, ...]
-    run: Callable[[Sequence[Any]], list[Any] | None]
-    key: Any = None
+    """The device asked for, the stream count, the communicator's id, the inputs read in place."""
+    key: cuda_graph_mode.Signature
     """The graph's signature, under which `captured` must still be in `Program.graphs`."""
-    captured: Any = None
+    captured: cuda_graph_mode.CapturedRun
+    run: Callable[[Sequence[Any]], list[Any] | None]
 
     @classmethod
     def of(
-        cls, inputs: Sequence[Any], device: Any, num_streams: int, communicator: Any, in_place: Collection[int],
-        run: Callable[[Sequence[Any]], list[Any] | None],
+        cls, inputs: Sequence[Any], settings: tuple[Any, ...], key: cuda_graph_mode.Signature,
+        captured: cuda_graph_mode.CapturedRun, run: Callable[[Sequence[Any]], list[Any] | None],
     ) -> _LastReplay:  # fmt: skip
         tensors = [
             (weakref.ref(v), v.data_ptr(), v.shape, v.stride(), v.dtype, v.device)
@@ -692,15 +696,10 @@ class _LastReplay:
             for v in inputs
         ]
         others = [None if isinstance(v, torch.Tensor) else v for v in inputs]
-        return cls(tensors, others, (device, num_streams, id(communicator), tuple(in_place)), run)
+        return cls(tensors, others, settings, key, captured, run)
 
-    def repeats(
-        self, inputs: Sequence[Any], device: Any, num_streams: int, communicator: Any, streams: Any,
-        memory_stats: Any, in_place: Collection[int],
-    ) -> bool:  # fmt: skip
-        if streams is not None or memory_stats is not None or len(inputs) != len(self.tensors):
-            return False
-        if self.settings != (device, num_streams, id(communicator), tuple(in_place)):
+    def repeats(self, inputs: Sequence[Any], settings: tuple[Any, ...]) -> bool:
+        if len(inputs) != len(self.tensors) or settings != self.settings:
             return False
         for value, known, other in zip(inputs, self.tensors, self.others):
             if known is None:
