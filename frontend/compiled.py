@@ -220,7 +220,7 @@ class CompiledFunction:
             graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call
         ):
             self._measure_first_call(inputs, communicator, graph, device)
-        graph = self._graph_for(device) and not self._borrowed_moved(args, count=True)
+        graph = self._graph_for(device) and not self._note_moved(self._borrowed_moved(args))
         try:
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         except CaptureError as err:
@@ -414,25 +414,26 @@ class CompiledFunction:
             k for k, s in enumerate(self.signature.inputs) if s.kind == "user" and s.index in self.borrowed_inputs
         )
 
-    def _borrowed_moved(self, args: Sequence[torch.Tensor], count: bool = False) -> bool:
-        """
-        Whether a borrowed input is at other memory than the graph reads (then the call runs
-        eagerly). Counted, twice in a row means that they are not lent (the forward runs eagerly):
-        the function runs eagerly from now on, and its graphs, which hold the first call's inputs,
-        give their memory back.
-        """
+    def _borrowed_moved(self, args: Sequence[torch.Tensor]) -> bool:
+        """Whether a borrowed input is at other memory than the graph reads (then the call runs eagerly)."""
         at = self._borrowed_at
         if not at:
             return False
         sources = self.signature.inputs
-        moved = any(args[sources[k].index].data_ptr() != pointer for k, pointer in at.items())
-        if count:
-            self._moved_calls = self._moved_calls + 1 if moved else 0
-            if self._moved_calls >= 2 and self.cuda_graph is None:
-                self.eager_measured_faster = True
-                self.graph_decision = f"{self.graph_decision}; its borrowed inputs are not lent: runs eagerly"
-                self.program.graphs.clear()
-                self._replay = None
+        return any(args[sources[k].index].data_ptr() != pointer for k, pointer in at.items())
+
+    def _note_moved(self, moved: bool) -> bool:
+        """
+        Counts the calls in a row whose borrowed inputs moved: two mean that they are not lent
+        (the forward runs eagerly), and the automatic mode runs eagerly from now on, its graphs,
+        which hold the first call's inputs, giving their memory back. Returns `moved`.
+        """
+        self._moved_calls = self._moved_calls + 1 if moved else 0
+        if self._moved_calls >= 2 and self.cuda_graph is None and not self.eager_measured_faster:
+            self.eager_measured_faster = True
+            self.graph_decision = f"{self.graph_decision}; its borrowed inputs are not lent: runs eagerly"
+            self.program.graphs.clear()
+            self._replay = None
         return moved
 
     @cached_property

@@ -874,6 +874,24 @@ def test_a_program_called_again_with_the_same_tensors_replays_without_its_checks
     assert captured.replays == 4
 
 
+@pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_borrowed_inputs_that_are_never_lent_end_the_replays(recorded_capture: list[tuple[hir.Program, str]]) -> None:
+    """A backward whose forward runs eagerly gets its saved activations elsewhere at every call: after two, eagerly."""
+
+    def backward(saved: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+        return saved * grad
+
+    b = hir.compile(backward, (torch.randn(4, 4), torch.randn(4, 4)))
+    b.borrowed_inputs = frozenset({0})
+    g = random_rows(3)[:4, :4]
+    for seed in range(4):  # fresh activations each step, as an eager forward makes them
+        saved = random_rows(seed)[:4, :4].clone()
+        torch.testing.assert_close(b(saved, g), saved * g)
+    assert b.eager_measured_faster
+    assert not b.program.graphs  # their memory (and the first step's activations they held) given back
+    assert "its borrowed inputs are not lent: runs eagerly" in str(b.graph_decision)
+
+
 def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
     """An output whose local form is a copy (a reshape that cannot be a view) is returned as it is."""
     _, compiled = compiled_block()
