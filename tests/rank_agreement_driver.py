@@ -21,25 +21,13 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from ranks import job_verdict
+from shapes_mesh_driver import MLP, PARAMS, H
 
 import hir
 from hir.frontend import FrontendError
 
-H, FFN = 16, 32
 ROWS = "[didx, serial]"
-PARAMS = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
-
-
-class MLP(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = torch.nn.Linear(H, FFN)
-        self.fc2 = torch.nn.Linear(FFN, H)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(F.gelu(self.fc1(x))) + x
 
 
 def own_rows(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
