@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 
 from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
-from hir.frontend.errors import FrontendError
+from hir.frontend.errors import FrontendError, at_line
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
@@ -380,8 +380,7 @@ class CompiledFunction:
         source = self._origin_lines.get(int(where[len(prefix) :].split(":")[0]))
         if source is None:
             return err
-        code = f"\n    {source.code}" if source.code else ""
-        err.args = (f"{source}: error: '{err.op.name}' op {err.message}{code}\n  (at {where} of `fusion_text`)",)
+        err.args = (at_line(source, f"'{err.op.name}' op {err.message}") + f"\n  (at {where} of `fusion_text`)",)
         return err
 
     @cached_property

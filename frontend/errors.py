@@ -58,9 +58,13 @@ def _is_users(file: str) -> bool:
     return not os.path.abspath(file).startswith(_LIBRARIES)
 
 
-def _at(source: SourceLine, message: str) -> FrontendError:
+def at_line(source: SourceLine, message: str) -> str:
     """`file:line: error: message`, then that line of code where Python has it."""
-    return FrontendError(f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else ""))
+    return f"{source}: error: {message}" + (f"\n    {source.code}" if source.code else "")
+
+
+def _at(source: SourceLine, message: str) -> FrontendError:
+    return FrontendError(at_line(source, message))
 
 
 def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
