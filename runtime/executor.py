@@ -624,8 +624,9 @@ class _Expected:
         if self.integer:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise LocatedError(where, f"{role} #{position} must be an integer ({t}), got {type(value).__name__}")
-            if not -(2**63) <= value < 2**63:
-                raise LocatedError(where, f"{role} #{position} is {value}, outside the 64-bit range of {t}")
+            bits = std_ops.width(t) or std_ops.INDEX_WIDTH
+            if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+                raise LocatedError(where, f"{role} #{position} is {value}, outside the {bits}-bit range of {t}")
             return
         if not self.shaped:
             raise LocatedError(where, f"{role} #{position} has type {t}, which the runtime cannot take")
