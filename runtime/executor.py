@@ -625,7 +625,8 @@ class _Expected:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise LocatedError(where, f"{role} #{position} must be an integer ({t}), got {type(value).__name__}")
             bits = std_ops.width(t) or std_ops.INDEX_WIDTH
-            if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+            low, high = (0, 2) if bits == 1 else (-(1 << (bits - 1)), 1 << (bits - 1))  # i1: 0 or 1
+            if not low <= value < high:
                 raise LocatedError(where, f"{role} #{position} is {value}, outside the {bits}-bit range of {t}")
             return
         if not self.shaped:
