@@ -215,10 +215,36 @@ def reshape_map(src: Shape, dst: Shape) -> AxisMap:
     axis walks, so it maps to nothing and a stream loop cannot slice it.
     """
     sources: list[AxisSources] = [() for _ in dst]
-    for group_a, group_b in reshape_groups(src, dst):
+    groups = reshape_groups(src, dst)
+    for group_a, group_b in groups:
         if len(group_a) == 1 and len(group_b) == 1:
             sources[group_b[0]] = ((0, group_a[0]),)
+    for a, b in _unit_pairs(src, dst, groups):
+        sources[b] = ((0, a),)
     return tuple(sources)
+
+
+def _unit_pairs(src: Shape, dst: Shape, groups: list[ReshapeGroup]) -> list[tuple[int, int]]:
+    """
+    Extent-1 axes of `src` and `dst` that lie between the same two groups, paired from the group
+    after them backwards: a slice of one such axis is the whole tensor, so any pairing commutes
+    with the reshape. Pairing them keeps a didx axis of a one-device mesh (or a stream of one
+    chunk) through a view that adds or drops other unit axes, as the same view keeps it on more
+    devices, where the axis is a group of its own.
+    """
+    if 0 in src or 0 in dst:  # empty tensors reshape freely: no axis maps
+        return []
+
+    def gaps(shape: Shape, side: int) -> dict[int, list[int]]:
+        firsts = [group[side][0] for group in groups]
+        by_gap: dict[int, list[int]] = {}
+        for axis, extent in enumerate(shape):
+            if extent == 1:
+                by_gap.setdefault(sum(first < axis for first in firsts), []).append(axis)
+        return by_gap
+
+    src_gaps, dst_gaps = gaps(src, 0), gaps(dst, 1)
+    return [pair for gap, units in src_gaps.items() for pair in zip(reversed(units), reversed(dst_gaps.get(gap, [])))]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
@@ -164,7 +165,20 @@ class CompiledFunction:
             raise FrontendError(f"<compile>: error: {err}") from None
         except LocatedError as err:  # a pass's error at an op: the user's line it was imported from
             raise self._in_users_terms(err) from None
+        except PassFailedException as err:  # a pass's refusal, `<fn>:line:col: error: ...` of fusion_text
+            raise FrontendError(self._refusal_in_users_terms(str(err))) from None
         return module
+
+    def _refusal_in_users_terms(self, message: str) -> str:
+        """A pass's located message (`<fn>:line:col: error: ...`) told at the user's line of that op, where known."""
+        where, sep, rest = message.partition(": error: ")
+        parts = where.rsplit(":", 2)
+        if not sep or len(parts) != 3 or parts[0] != self.name or not parts[1].isdigit() or "\n" in rest:
+            return message
+        source = self._origin_lines.get(int(parts[1]))
+        if source is None:
+            return message
+        return at_line(source, rest) + f"\n  (at {where} of `fusion_text`)"
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         if kwargs and self.specializations is not None:

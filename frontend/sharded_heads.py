@@ -144,8 +144,15 @@ class Heads:
         if [n for n in target if n != 1] == [n for n in logical if n != 1]:  # unit axes added or dropped
             position = sum(1 for n in logical[:axis] if n != 1)
             kept = [i for i, n in enumerate(target) if n != 1]
-            return self._regrouped(e, x, replace(form, logical=target, axis=kept[position]))
-        for first in range(axis + 1):
+            if logical[axis] != 1:
+                return self._regrouped(e, x, replace(form, logical=target, axis=kept[position]))
+            # The sharded axis is a unit axis itself (one key/value head per device): it stays the
+            # first unit axis after the same leading axes (`x[:, :, None]` adds one behind it).
+            after = kept[position - 1] + 1 if position else 0
+            unit = next((i for i in range(after, len(target)) if target[i] == 1), None)
+            if unit is not None:
+                return self._regrouped(e, x, replace(form, logical=target, axis=unit))
+        for first in (axis, *range(axis)):  # the sharded axis leading the merge first: a block per device
             for last in range(axis, len(logical)):
                 merged = (*logical[:first], math.prod(logical[first : last + 1]), *logical[last + 1 :])
                 if last > first and merged == target:

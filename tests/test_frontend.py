@@ -627,3 +627,22 @@ def test_a_pass_error_at_an_op_names_the_users_line(monkeypatch: pytest.MonkeyPa
     assert message.startswith(f"{__file__}:"), message
     assert "op is refused here" in message
     assert "return self.fc(h)" in message
+
+
+def _batched_product(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (x @ y).sum(0)
+
+
+def test_a_stream_layout_the_lowering_refuses_names_the_users_line() -> None:
+    """
+    y streamed along its N axis: a slice of y is [B, K] and torch.matmul would read B as M, which
+    stream-lowering refuses (a PassFailedException, no op object): told at the user's line too.
+    """
+    x, y = torch.randn(2, 8, 4), torch.randn(2, 4, 6)
+    with pytest.raises(FrontendError) as err:
+        hir.compile(_batched_product, (x, y), [None, "[serial, serial, stream]"])
+    message = str(err.value)
+    assert message.startswith(f"{__file__}:"), message
+    assert "'fusion.matmul' op cannot run slice by slice on result axis 2" in message
+    assert "return (x @ y).sum(0)" in message
+    assert re.search(r"\(at <_batched_product>:\d+:\d+ of `fusion_text`\)", message), message

@@ -198,6 +198,8 @@ RESHAPES: list[tuple[Shape, Shape]] = [
     ((4, 8), (1, 4, 8, 1)),
     ((1, 1), ()),
     ((2, 6), (3, 4)),  # no axis kept: 2x6 and 3x4 form one group
+    ((1, 1, 4, 2), (1, 4, 2)),  # extent-1 axes paired
+    ((2, 1, 3, 1), (6, 1)),
 ]
 
 
@@ -436,6 +438,11 @@ def test_matmul_into(a_shape: tuple[int, ...], b_shape: tuple[int, ...], layout:
         ((2, 3, 4), (6, 4), ((), ((0, 2),))),  # the trailing axis is kept behind a merge
         ((4, 1, 8), (4, 8), (((0, 0),), ((0, 2),))),  # extent-1 axes belong to no group
         ((4, 8), (1, 4, 8, 1), ((), ((0, 0),), ((0, 1),), ())),
+        # extent-1 axes between the same groups pair up from the group after them backwards: a
+        # device axis of extent 1 (a one-device mesh) survives dropping a stacked axis before it
+        ((1, 1, 4, 2), (1, 4, 2), (((0, 1),), ((0, 2),), ((0, 3),))),
+        ((1, 4), (1, 1, 4), ((), ((0, 0),), ((0, 1),))),
+        ((2, 1, 3, 1), (6, 1), ((), ((0, 3),))),
         ((2, 6), (3, 4), ((), ())),
         ((DYNAMIC_INDEX, 6, 8), (DYNAMIC_INDEX, 48), (((0, 0),), ())),
     ],

@@ -145,15 +145,18 @@ def test_what_a_mesh_cannot_split_is_located(
 
 
 @pytest.mark.distributed
-@pytest.mark.parametrize("processes", [2, 4])
+@pytest.mark.parametrize("processes", [1, 2, 4])
 def test_tp_layer_on_gloo_ranks(processes: int) -> None:
     """Compiled on each rank, each on its rows, against eager torch on the unsharded input."""
     # 4 ranks on a 2-core CI machine: the cases that differ most (1 chunk and LayerNorm; 2 chunks,
     # RMSNorm and the copy-engine backend; the copy-engine pipeline by shard, what hir.compile picks
-    # on GPUs); 2 ranks: every case and the benchmark's code
-    args = [str(REPO / "tests" / "tp_layer_driver.py")] + (["--smoke"] if processes == 2 else ["--cases", "0,1,4"])
+    # on GPUs); 2 ranks: every case and the benchmark's code. One rank: a mesh of one device, whose
+    # key/value heads and device axes have extent 1 (a debugging run of TP code on one GPU).
+    args = [str(REPO / "tests" / "tp_layer_driver.py")] + (["--cases", "0,1,4"] if processes == 4 else [])
+    if processes == 2:
+        args.append("--smoke")
     result = run_ranks(args, timeout=300, processes=processes)
     assert result.returncode == 0, _output(result)
     smoke = " and benchmarks/tp_layer.py" if processes == 2 else ""
-    programs = 5 if processes == 2 else 3
+    programs = 3 if processes == 4 else 5
     assert f"tp layer: {programs} programs{smoke} match eager torch on {processes} ranks" in result.stdout
