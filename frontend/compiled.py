@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError, at_line
+from hir.frontend.handed_outputs import HandedOutputs
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
@@ -143,6 +144,17 @@ class CompiledFunction:
         memory than at the capture (the forward ran eagerly, or moved it) runs without the graph.
         """
         self._lent: list[weakref.ref[torch.Tensor]] = []
+        self.hands_out_results = True
+        """
+        Whether a replay's results are handed out as aliases of the graph's buffers, moved only
+        where the caller still holds them at the next replay (frontend/handed_outputs.py), rather
+        than copied at every call: one-device inference programs. Off for a training step's
+        programs (their forward lends what its backward reads) and on a mesh (a rank whose caller
+        holds a view of a result would run eagerly while the others replay).
+        """
+        self._handed = HandedOutputs()
+        self._held_calls = 0
+        """Calls in a row that ran eagerly because the caller held views of a replay's results."""
         self._moved_calls = 0
         """Calls in a row that passed a borrowed input elsewhere than the graph reads it."""
         self._borrowed_at: dict[int, int] | None = None
@@ -216,7 +228,13 @@ class CompiledFunction:
     ) -> Any:
         """This specialization's call (`call_into`)."""
         replay = self._replay
-        if replay is not None and outputs is None and replay.fits(self, key) and not self._borrowed_moved(args):
+        if (
+            replay is not None
+            and outputs is None
+            and replay.fits(self, key)
+            and not self._borrowed_moved(args)
+            and self._may_overwrite_results()
+        ):
             # The previous call's graph, for arguments of the same shapes, dtypes and devices: the
             # checks it passed hold, so the replay goes first (the GPU waits for it).
             self._move_lent()
@@ -235,6 +253,7 @@ class CompiledFunction:
         ):
             self._measure_first_call(inputs, communicator, graph, device)
         graph = self._graph_for(device) and not self._note_moved(self._borrowed_moved(args))
+        graph = graph and self._may_overwrite_results()
         try:
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         except CaptureError as err:
@@ -412,6 +431,20 @@ class CompiledFunction:
                 lines[location.line.data] = source
         return lines
 
+    def _may_overwrite_results(self) -> bool:
+        """
+        Whether a replay may overwrite the results the previous replays handed out: the aliases the
+        caller holds alone are moved to memory of their own; where it holds other views of them the
+        call runs eagerly, and after two such calls in a row the results are copied from then on.
+        """
+        if self._handed.reclaim():
+            self._held_calls = 0
+            return True
+        self._held_calls += 1
+        if self._held_calls >= 2:
+            self.hands_out_results = False
+        return False
+
     def _move_lent(self) -> None:
         """Before a replay overwrites its output buffers: the lent views still referenced get memory of their own."""
         for ref in self._lent:
@@ -473,8 +506,13 @@ class CompiledFunction:
     def _results(
         self, outputs: list[Any], graph: bool, preallocated: Sequence[torch.Tensor | None] | None = None
     ) -> tuple[Any, ...]:
-        """The user's outputs of one run (copies of a replay's static buffers, except where preallocated)."""
+        """
+        The user's outputs of one run: a replay's static buffers handed out or copied
+        (`hands_out_results`), except where preallocated.
+        """
         given = preallocated or [None] * len(outputs)
+        if graph and self.hands_out_results and _buffers_shared(outputs):
+            self.hands_out_results = False  # outputs over one buffer: an alias's references would count the other's
         return tuple(self._result(t, k, graph and given[k] is None) for k, t in enumerate(outputs))
 
     def _graph_for(self, device: torch.device) -> bool:
@@ -499,7 +537,8 @@ class CompiledFunction:
                     result = output.view(output.shape)
                 self._lent.append(weakref.ref(result))
             elif _shares_memory(result, output):
-                result = result.clone()
+                hand_out = self.hands_out_results and self._communicator is None and not result.requires_grad
+                result = self._handed.hand_out(result, output) if hand_out else result.clone()
         return result
 
     def _inputs(self, args: Sequence[torch.Tensor], device: torch.device) -> list[Any]:
@@ -584,6 +623,12 @@ class CompiledFunction:
             self._communicator = ProcessGroupCommunicator(dist.get_rank(), dist.get_world_size())
             self._communicator.prepare(sorted({*self.program.meshes, *([tuple(mesh)] if mesh else [])}))
         return self._communicator
+
+
+def _buffers_shared(outputs: Sequence[Any]) -> bool:
+    """Whether two of a replay's outputs are over one storage."""
+    storages = [t.untyped_storage().data_ptr() for t in outputs if isinstance(t, torch.Tensor) and t.numel() > 0]
+    return len(set(storages)) != len(storages)
 
 
 def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -725,6 +770,7 @@ def compile_imported(
     compiled.lowering = lowering
     compiled.measure_first_call = measure_candidates
     compiled.replay_must_win = replay_must_win
+    compiled.hands_out_results = not replay_must_win  # a training step's programs copy what they do not lend
     if measure_candidates:
         compiled.candidates = [
             (pipeline_with_options(pipeline, o), other) for o, other in candidates(lowering, options)

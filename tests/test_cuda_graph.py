@@ -714,33 +714,56 @@ def test_automatic_mode_falls_back_once_when_the_capture_fails(failing_capture: 
 
 
 @pytest.mark.parametrize("setting", [None, True])
-def test_graph_outputs_are_copies(
+def test_a_result_the_caller_holds_is_never_overwritten(
     monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]], setting: bool | None
 ) -> None:
     """
-    A replay overwrites the graph's static output buffers: what a call returned is a copy, which
-    the next call leaves as it was.
+    A replay overwrites the graph's static output buffer. What a call returned is an alias of that
+    buffer (no copy): a result the caller drops costs nothing; one it still holds at the next call
+    is moved to memory of its own first; one it holds views of makes the next call run without
+    the graph (the views keep their values), and after two such calls the results are copies.
     """
     monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
     block, compiled = compiled_block(cuda_graph=setting)
-    x1, x2 = random_rows(1), random_rows(2)
+    xs = [random_rows(seed) for seed in range(8)]
     with torch.no_grad():
-        first = compiled(x1)
+        expected = [block(x) for x in xs]
+        first = compiled(xs[0])
         (captured,) = compiled.program.graphs.values()
         (static_output,) = captured.static_outputs
+        graph = RecordingGraph.made[-1]
+        # What the graph computes: the block on its static input buffer.
+        graph.on_replay = lambda: static_output.copy_(block(captured.static_inputs[-1]))
+        buffer = static_output.untyped_storage().data_ptr()
+        assert first.untyped_storage().data_ptr() == buffer  # handed out, not copied
 
-        def replay() -> None:  # what the graph computes: the block on its static input buffer
-            static_output.copy_(block(captured.static_inputs[-1]))
+        second = compiled(xs[1])  # `first` is still held: it moves before the replay overwrites it
+        torch.testing.assert_close(first, expected[0])
+        assert first.untyped_storage().data_ptr() != buffer
+        torch.testing.assert_close(second, expected[1])
+        assert second.untyped_storage().data_ptr() == buffer
+        del first, second
 
-        RecordingGraph.made[-1].on_replay = replay
-        second = compiled(x2)
-        expected_first, expected_second = block(x1), block(x2)
-    torch.testing.assert_close(static_output, expected_second)  # the replay did overwrite it
-    torch.testing.assert_close(second, expected_second)
-    torch.testing.assert_close(first, expected_first)
-    assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
-    for result in (first, second):
-        assert result.untyped_storage().data_ptr() != static_output.untyped_storage().data_ptr()
+        replays = graph.replays
+        torch.testing.assert_close(compiled(xs[2]), expected[2])  # nothing held: replayed, no copy
+        assert graph.replays == replays + 1
+
+        row = compiled(xs[3])[0]  # a view of the result, which no move can reach
+        third = compiled(xs[4])  # so this call runs without the graph
+        assert graph.replays == replays + 2
+        torch.testing.assert_close(row, expected[3][0])
+        torch.testing.assert_close(third, expected[4])
+        assert third.untyped_storage().data_ptr() != buffer  # an eager run's own memory
+        fourth = compiled(xs[5])  # `row` still held: eagerly again, and results are copies from now on
+        assert graph.replays == replays + 2
+        assert not compiled.hands_out_results
+        del row
+        fifth = compiled(xs[6])  # the buffer is free again: replayed, the result a copy
+        assert graph.replays == replays + 3
+        sixth = compiled(xs[7])
+        for got, want in ((third, 4), (fourth, 5), (fifth, 6), (sixth, 7)):
+            torch.testing.assert_close(got, expected[want])
+        assert all(t.untyped_storage().data_ptr() != buffer for t in (fourth, fifth, sixth))
 
 
 def test_a_call_like_the_last_replays_without_the_programs_checks(
@@ -805,6 +828,7 @@ def test_lent_outputs_and_borrowed_inputs_skip_the_copies(recorded_capture: list
     f = hir.compile(forward, (torch.randn(4, 4),), cuda_graph=True)
     b = hir.compile(backward, (torch.randn(4, 4), torch.randn(4, 4)), cuda_graph=True)
     f.lent_outputs, b.borrowed_inputs = frozenset({1}), frozenset({0})
+    f.hands_out_results = b.hands_out_results = False  # as a training step's programs: the rest copied
     x1, x2, g = random_rows(1)[:4, :4], random_rows(2)[:4, :4], random_rows(3)[:4, :4]
     out1, saved1 = f(x1)
     (f_graph,) = f.program.graphs.values()
@@ -910,10 +934,36 @@ def test_an_output_the_local_form_copies_is_not_copied_again() -> None:
     compiled.mode = Copying()
     assert compiled._result(static, 0, graph=True) is made[0]
     compiled.mode = Viewing()
+    handed = compiled._result(static, 0, graph=True)  # a view: handed out, moved if held at the next replay
+    assert handed.untyped_storage().data_ptr() == static.untyped_storage().data_ptr()
+    assert compiled._may_overwrite_results()
+    assert handed.untyped_storage().data_ptr() != static.untyped_storage().data_ptr()
+    compiled.hands_out_results = False
     copied = compiled._result(static, 0, graph=True)
     assert copied.untyped_storage().data_ptr() != static.untyped_storage().data_ptr()
     assert torch.equal(copied, static.reshape(-1))
+    assert torch.equal(handed, static.reshape(-1))
     assert compiled._result(static, 0, graph=False).untyped_storage().data_ptr() == static.untyped_storage().data_ptr()
+
+
+@cuda
+@needs_cuda
+def test_held_results_keep_their_values_on_a_gpu() -> None:
+    """Results kept across calls, and views of them, against the block on each input: never overwritten."""
+    torch.manual_seed(0)
+    block = Block().cuda()
+    xs = [torch.randn(8, 32, device="cuda") for _ in range(6)]
+    compiled = hir.compile(block, (xs[0],), ["[stream, serial]"], ["[stream, serial]"], cuda_graph=True)
+    with torch.no_grad():
+        expected = [block(x).clone() for x in xs]
+        kept = [compiled(xs[0]), compiled(xs[1])]  # the first moved before the second call's replay
+        rows = [compiled(xs[2])[0], compiled(xs[3])[1]]  # views: the next call runs without the graph
+        kept += [compiled(x) for x in xs[4:]]
+        torch.cuda.synchronize()
+    for got, want in zip(kept, [expected[0], expected[1], expected[4], expected[5]]):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(rows[0], expected[2][0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(rows[1], expected[3][1], rtol=1e-4, atol=1e-4)
 
 
 @cuda
