@@ -94,6 +94,8 @@ def measure(args: argparse.Namespace, device: torch.device) -> list[tuple[str, f
                 print(
                     f"  first GEMM launch, {name}: {first_gemm_us(run, args.reps, device):.1f} us after the call (host)"
                 )
+    decision = block.graph_decision or ("replays" if block._graph_for(device) else "runs eagerly")
+    print(f"  hir (default): {decision}")
     return [(name, times[name], errors[name]) for name, _ in variants]
 
 

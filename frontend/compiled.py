@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
-from hir.frontend.errors import FrontendError, at_line
+from hir.frontend.errors import FrontendError, at_line, user_stacklevel
 from hir.frontend.handed_outputs import HandedOutputs
 from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
@@ -259,7 +259,7 @@ class CompiledFunction:
         except CaptureError as err:
             if self.cuda_graph is not None:
                 raise
-            self._fall_back(err, stacklevel=5)  # warn in _fall_back, _call, call_into, __call__, the user
+            self._fall_back(err)
             graph = False
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
         if graph and outputs is None and key is not None:
@@ -337,7 +337,7 @@ class CompiledFunction:
             best_replayed, best_eager = best, fastest(False)
             self.replay_measured = True
             if not math.isfinite(times[best_replayed]):  # no lowering could be captured
-                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)), stacklevel=6)
+                self._fall_back(next(e for e in errors if isinstance(e, CaptureError)))
                 best = best_eager
             else:
                 if self.replay_must_win:
@@ -493,14 +493,14 @@ class CompiledFunction:
         """
         return (*(k for k, s in enumerate(self.signature.inputs) if s.kind != "user"), *self._borrowed_positions)
 
-    def _fall_back(self, err: CaptureError, stacklevel: int = 3) -> None:
+    def _fall_back(self, err: CaptureError) -> None:
         """The automatic mode's fallback when a capture was refused or failed: eagerly from now on, one warning."""
         self.eager_reason = str(err)
         warnings.warn(
             f"{self.name} runs eagerly, without a CUDA graph, from now on: {err} (hir.compile's cuda_graph=False "
             "runs eagerly without trying to capture; cuda_graph=True makes this an error)",
             CudaGraphFallbackWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),  # the user's call, through any of hir's frames
         )
 
     def _results(

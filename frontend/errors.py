@@ -27,6 +27,32 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*(?:\n(?!\s*File ")([^
 _LIBRARIES = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
+_HIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_THE_USERS = (
+    os.path.dirname(torch.__file__) + os.sep,
+    *(os.path.join(_HIR, package) + os.sep for package in ("dialects", "frontend", "passes", "runtime", "tools")),
+)
+
+
+def _users(file: str) -> bool:
+    """Whether a frame of `file` is the user's: not torch's, not hir's (its packages and top-level modules)."""
+    return not file.startswith(("<", *_NOT_THE_USERS)) and os.path.dirname(file) != _HIR
+
+
+def user_stacklevel() -> int:
+    """
+    The `warnings.warn` stacklevel, for the function that calls this one, of the innermost frame
+    outside hir and torch: the user's call, however many of hir's frames (a delegated
+    specialization, a train/eval switch) or torch's (autograd's backward) lie between.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        if _users(frame.f_code.co_filename):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
+
+
 class FrontendError(ValueError):
     """A program the frontend cannot import; the message starts with `file:line: error:`."""
 

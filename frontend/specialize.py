@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from hir.dialects.parallel_encoding import DIDX
-from hir.frontend.errors import FrontendError
+from hir.frontend.errors import FrontendError, user_stacklevel
 from hir.frontend.layouts import LayoutError, parse_layout
 from hir.frontend.rank_agreement import RankAgreement
 from hir.frontend.types import _ELEMENT_TYPES
@@ -276,7 +276,7 @@ class Specializations:
                     "devices): the least recently used specialization is dropped and compiled again if it comes "
                     "back (hir.compile's max_specializations raises the cap)",
                     SpecializationWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
 
     def _matches_example(self, key: Key) -> bool:

@@ -649,6 +649,26 @@ def test_automatic_mode_runs_eagerly_where_measured_faster(
 
 
 @pytest.mark.usefixtures("as_if_on_a_gpu")
+def test_a_fallback_in_another_specialization_warns_at_the_users_line(
+    monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
+) -> None:
+    """The warning of a capture refused for a call of other shapes (compiled then, one more frame of hir's)."""
+    block, compiled = compiled_block()
+
+    def capture_refusal(function: object, device: object, communicator: object) -> None:
+        launch = next(op for op in function.walk() if op.name == "hir.launch")  # type: ignore[attr-defined]
+        raise cuda_graph_mode.CaptureError(launch, "cannot be captured in a CUDA graph: the reason it cannot")
+
+    monkeypatch.setattr(cuda_graph_mode, "capture_refusal", capture_refusal)
+    x = torch.randn(4, 32)  # the example had 8 rows: a specialization of its own
+    with pytest.warns(compiled_module.CudaGraphFallbackWarning) as caught:
+        result = compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(result, block(x))
+    assert [w.filename for w in caught.list] == [__file__]
+
+
+@pytest.mark.usefixtures("as_if_on_a_gpu")
 def test_automatic_mode_falls_back_once_when_refused(
     monkeypatch: pytest.MonkeyPatch, recorded_capture: list[tuple[hir.Program, str]]
 ) -> None:
