@@ -64,16 +64,19 @@ def state_table(module: torch.nn.Module, name: str) -> StateTable | None:
 class StateReader:
     """
     A module's parameters and buffers by name (those of `named_parameters()`, then of
-    `named_buffers()` at the first call), read straight from the dicts the module keeps them in:
+    `named_buffers()` at the first call; with `attributes`, then the plain tensor attributes of
+    the module and its submodules: Meta's Llama keeps its rotary `freqs_cis` as `self.freqs_cis`,
+    no buffer), read straight from the dicts the module keeps them in:
     walking the module tree at every call (what `named_parameters()` does) cost a training step's
     forward more host time before its first kernel than the rest of the call. A tensor replaced
     since is read where it is now; one removed since is an error naming it (`owner`: the compiled
     function, as its errors name it). Where the module keeps a tensor elsewhere, every call walks.
     """
 
-    def __init__(self, module: torch.nn.Module, owner: str) -> None:
+    def __init__(self, module: torch.nn.Module, owner: str, attributes: bool = False) -> None:
         self.module = module
         self.owner = owner
+        self.attributes = attributes
         self._where: list[tuple[str, dict[str, Any], str]] | None = None
 
     def __call__(self) -> dict[str, torch.Tensor]:
@@ -83,9 +86,25 @@ class StateReader:
                 raise removed(self.owner, missing)
             return state  # type: ignore[return-value]
         state = {**dict(self.module.named_parameters()), **dict(self.module.named_buffers())}
+        if self.attributes:
+            state.update((name, t) for name, t in tensor_attributes(self.module) if name not in state)
         where = [(name, state_table(self.module, name)) for name in state]
         self._where = [(name, *w) for name, w in where if w is not None] if all(w for _, w in where) else None
         return state
+
+
+def tensor_attributes(module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """
+    The tensors that the module and its submodules hold as plain attributes (`self.freqs_cis =
+    precompute_freqs_cis(...)`), neither parameters nor buffers, by their dotted names: a trace
+    of `torch.func.functional_call` takes them as inputs, as `torch.export` lifts them.
+    """
+    found = []
+    for prefix, owner in module.named_modules():
+        for attr, value in vars(owner).items():
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                found.append((f"{prefix}.{attr}" if prefix else attr, value))
+    return found
 
 
 class TrainFlags:

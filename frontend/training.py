@@ -370,7 +370,7 @@ class TrainingFunction:
         max_specializations: int,
     ):
         self.fn = fn
-        self._read_state = StateReader(fn, call.name) if isinstance(fn, torch.nn.Module) else None
+        self._read_state = StateReader(fn, call.name, attributes=True) if isinstance(fn, torch.nn.Module) else None
         self.name = call.name
         self.layouts = layouts
         self.settings = settings

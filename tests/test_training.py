@@ -663,6 +663,36 @@ def test_interleaved_rotary_embeddings_train() -> None:
     _train_like_eager(GPTJRotary(), (randn(2, 8, 16), positions), fresh)
 
 
+class PlainAttributeRotary(torch.nn.Module):
+    """
+    Meta's Llama keeps its rotary table as a plain attribute, `self.freqs_cis = precompute_freqs_cis(...)`
+    (no buffer), and moves it in forward (`self.freqs_cis = self.freqs_cis.to(h.device)`): a
+    training call reads it as it reads the buffers, at every call.
+    """
+
+    def __init__(self, hidden: int = 16) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(hidden, hidden)
+        angles = torch.outer(torch.arange(32).float(), 1.0 / (10000 ** (torch.arange(0, hidden, 2) / hidden)))
+        self.freqs_cis = torch.polar(torch.ones_like(angles), angles)
+        self.scale = torch.linspace(0.5, 1.5, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.freqs_cis = self.freqs_cis.to(x.device)
+        freqs_cis = self.freqs_cis[: x.shape[1]]
+        h = torch.view_as_complex(self.proj(x).float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(h * freqs_cis).flatten(2) * self.scale
+
+
+def test_tensors_held_as_plain_attributes_train() -> None:
+    torch.manual_seed(0)
+    module = PlainAttributeRotary()
+    compiled = _train_like_eager(module, (randn(2, 8, 16),), (randn(3, 5, 16, seed=1),))
+    module.scale = module.scale * 2  # replaced: read at the next call, as eager reads it
+    x = randn(2, 8, 16, seed=2)
+    torch.testing.assert_close(compiled(x), module(x))
+
+
 class ConvBatchNorm(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
