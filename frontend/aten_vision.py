@@ -3,7 +3,8 @@ Vision ops that torch's core ATen set keeps whole: group norm (a diffusion UNet'
 average and max pooling. Group norm is a layer norm of each group's channels and positions (a
 view of the input as `[N, G, C/G * HxW]`), then the per-channel affine; average pooling sums the input's
 patches (the windows a convolution reads, frontend/aten_conv.py) and divides by the window's size;
-max pooling takes their maximum.
+max pooling takes their maximum, and where the graph reads them (max pooling's backward, which
+torch decomposes into a scatter-add at them, `return_indices=True`), the indices of the maxima.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from xdsl.ir import SSAValue
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
 from hir.frontend.aten_conv import fold, input_patches, per_axis
+from hir.frontend.aten_indexing import I64, arg_reduce, gather, iota
 from hir.frontend.emitter import Emitter, element_of, shape_of
 
 
@@ -140,6 +142,25 @@ class _Pool:
         )
         return self.e.reduce(kind, patches, axes, keepdim=False)
 
+    def max_positions(self) -> SSAValue:
+        """
+        Per window, where its first maximum lies in the input: the flat position over the spatial
+        axes, as torch's indices (`[B, C, *out]`, I64). The argmax of the window's values (the
+        padding, -inf, never wins) picks from the windows of a map of the positions.
+        """
+        e = self.e
+        batch, channels, *spatial = shape_of(self.x)
+        spread = (batch, channels, math.prod(self.kernel), *self.out_spatial)
+        geometry = (self.kernel, self.out_spatial, self.stride, self.padding, self.dilation)
+        values, _ = input_patches(e, self.x, *geometry, float("-inf"))
+        values = e.reshape(values, spread, "the windows of a max pooling")  # tiles: the kernel's axes merged
+        first = arg_reduce(e, fusion.ArgMaxOp, values, 2, keepdim=True)
+        flat = iota(e, (math.prod(spatial),), 0, I64)
+        positions, _ = input_patches(e, e.reshape(flat, (1, 1, *spatial)), *geometry, 0)
+        positions = e.reshape(positions, (1, 1, *spread[2:]), "the windows of a max pooling")
+        picked = gather(e, e.broadcast_to(positions, spread), 2, first)
+        return e.squeeze(picked, [2])
+
     def result(self, y: SSAValue) -> SSAValue:
         """`y` without the batch axis the pool added to an unbatched input."""
         return self.e.squeeze(y, [0]) if self.unbatched else y
@@ -154,23 +175,21 @@ def _max_pool_with_indices(
     padding: Sequence[int] = (0,),
     dilation: Sequence[int] = (1,),
     ceil_mode: bool = False,
-) -> tuple[SSAValue, None]:
+) -> tuple[SSAValue, SSAValue | None]:
     """
-    The maximum of each window (the padding, -inf, never wins), and no indices: a reader of them
-    (max pooling's backward, which scatters into them) is an error at its line. Mapped here rather
-    than left to torch's decomposition, which not every torch version applies.
+    The maximum of each window (the padding, -inf, never wins) and, where the graph reads them
+    (max pooling's backward, `return_indices=True`), the flat positions of the first maxima in
+    the input's spatial axes, as torch's indices. Mapped here rather than left to torch's
+    decomposition, which not every torch version applies.
     """
     n = len(kernel_size)
     if any(d != 1 for d in per_axis(dilation, n)):
         raise e.error(f"{node.target}: a dilated max pooling is not supported")
-    if any(user.target is operator.getitem and user.args[1] == 1 and user.users for user in node.users):
-        raise e.error(
-            f"{node.target}: the indices of the maxima (return_indices=True, or max pooling's backward, "
-            "which scatters into them) are not supported"
-        )
     out_spatial = list(node.meta["val"][0].shape[-n:])
     pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial)
-    return pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=float("-inf"))), None
+    values = pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=float("-inf")))
+    read = any(user.target is operator.getitem and user.args[1] == 1 and user.users for user in node.users)
+    return values, pool.result(pool.max_positions()) if read else None
 
 
 VISION_TABLE: dict[object, Builder] = {

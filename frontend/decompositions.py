@@ -11,6 +11,7 @@ is imported as exported: the table then names the op it lacks at the user's line
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any
@@ -37,6 +38,7 @@ def decomposition_table() -> Any:
     for op in EXTRA:
         if op in torch._decomp.decomposition_table and op not in ATEN_TABLE:
             table[op] = torch._decomp.decomposition_table[op]
+    table.update(OWN)
     return table
 
 
@@ -47,8 +49,37 @@ EXTRA = (
     aten.upsample_bilinear2d.vec,
     aten.upsample_bilinear2d.default,
     aten._adaptive_avg_pool2d.default,
+    aten.adaptive_max_pool2d.default,
+    aten.max_pool2d_with_indices_backward.default,
 )
 """Ops torch's core set keeps whole (vision ops) whose torch decompositions are ops the table maps."""
+
+
+def _scatter_at_indices(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor, spatial: int) -> torch.Tensor:
+    """
+    A max pooling's input gradient: each output's gradient added at its maximum's position (the
+    flat index over the last `spatial` axes that the forward's indices hold), as torch's
+    decomposition of `max_pool2d_with_indices_backward` spells it (a `scatter_add`).
+    """
+    rows = grad.reshape(-1, math.prod(grad.shape[x.dim() - spatial :]))
+    zeros = grad.new_zeros(rows.shape[0], math.prod(x.shape[x.dim() - spatial :]))
+    return zeros.scatter_add(1, indices.reshape(rows.shape), rows).reshape(x.shape)
+
+
+def _max_pool3d_backward(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    """`max_pool3d_with_indices_backward(grad, x, kernel, stride, padding, dilation, ceil_mode, indices)`."""
+    return _scatter_at_indices(grad, x, args[-1], 3)
+
+
+def _adaptive_max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    return _scatter_at_indices(grad, x, indices, 2)
+
+
+OWN = {
+    aten.max_pool3d_with_indices_backward.default: _max_pool3d_backward,
+    aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
+}
+"""Decompositions of ops torch has none for, into ops the table maps: max poolings' backwards."""
 
 
 def decompose(program: ExportedProgram) -> ExportedProgram:

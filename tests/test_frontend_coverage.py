@@ -25,7 +25,6 @@ UNSUPPORTED = {
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "torch.where(mask) (one argument)": "aten.nonzero.default returns as many values as its input's data selects",
     "torch.rand_like": "aten.rand_like.default draws random numbers",
-    "x[idx] = values (scatter)": "keeps one writer's value where indices repeat, which fusion does not have",
     "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",
     "F.avg_pool2d(ceil_mode=True)": "ceil_mode=True adds windows that run past the input",
     "F.conv_transpose2d": "a transposed convolution (ConvTranspose) is not supported",

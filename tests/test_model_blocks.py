@@ -440,6 +440,84 @@ def test_strided_slice_assignments(shape: tuple[int, ...], dim: int, start: int,
     torch.testing.assert_close(hir.compile(assign, (x, source))(x, source), assign(x, source))
 
 
+class StaticCacheAttention(nn.Module):
+    """
+    A decode step that writes its keys and values into caches passed in and returned (Hugging
+    Face's StaticCache: `k_cache.index_copy_(2, cache_position, k)`; gpt-fast: `v[:, :, pos] = v`).
+    """
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.wqkv, self.wo, self.heads = nn.Linear(dim, 3 * dim, bias=False), nn.Linear(dim, dim, bias=False), heads
+
+    def forward(self, x, k_cache, v_cache, cache_position):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2) for t in self.wqkv(x).split(C, dim=-1))
+        k_cache = k_cache.clone()
+        k_cache.index_copy_(2, cache_position, k)
+        v_cache = v_cache.clone()
+        v_cache[:, :, cache_position] = v
+        seen = torch.arange(k_cache.shape[2], device=x.device) <= cache_position[-1]
+        y = F.scaled_dot_product_attention(q, k_cache, v_cache, attn_mask=seen[None, :])
+        return self.wo(y.transpose(1, 2).reshape(B, T, C)), k_cache, v_cache
+
+
+def test_a_static_kv_cache_written_with_index_copy_and_indexed_assignment() -> None:
+    torch.manual_seed(0)
+    caches = (torch.randn(2, 4, 10, 8), torch.randn(2, 4, 10, 8))
+    prefill = (torch.randn(2, 3, 32), *caches, torch.tensor([0, 1, 2]))
+    _check(StaticCacheAttention(), prefill, (torch.randn(2, 3, 32), *caches, torch.tensor([4, 5, 6])))
+    decode = (torch.randn(2, 1, 32), *caches, torch.tensor([3]))
+    _check(StaticCacheAttention(), decode, (torch.randn(2, 1, 32), *caches, torch.tensor([7])))
+
+
+class SortedExperts(nn.Module):
+    """Tokens sorted by their expert and put back with the inverse permutation, `inv[order] = arange(n)`."""
+
+    def __init__(self, dim=16, experts=4):
+        super().__init__()
+        self.gate, self.w = nn.Linear(dim, experts), nn.Parameter(torch.randn(experts, dim, dim) * 0.1)
+
+    def forward(self, x):
+        expert = self.gate(x).argmax(-1)
+        order = expert.argsort(stable=True)
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(order.numel(), device=x.device)
+        y = torch.bmm(x[order].unsqueeze(1), self.w[expert[order]]).squeeze(1)
+        return y[inverse] * torch.sigmoid(self.gate(x)).sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("indices", [[3, 1, 7, 0], [3, 1, 3, 0, 1, 3]], ids=["unique", "repeated"])
+def test_indexed_assignments_of_several_values_keep_the_last_writer(indices: list[int]) -> None:
+    """`x[idx] = values`: where indices repeat, the last entry's value, as torch's CPU kernel leaves it."""
+
+    def assign(x, index, values):
+        y = x.clone()
+        y[index] = values
+        z = torch.zeros(3, dtype=torch.bool)
+        z[index % 3] = values[:, 0] > 0  # an axis shorter than the index, and booleans: positions against entries
+        return y, z
+
+    index = torch.tensor(indices)
+    args = (torch.randn(10, 4), index, torch.randn(len(indices), 4))
+    torch.testing.assert_close(hir.compile(assign, args)(*args), assign(*args), rtol=0, atol=0)
+
+
+def test_a_sorted_expert_dispatch_trains() -> None:
+    torch.manual_seed(0)
+    model = SortedExperts()
+    x = torch.randn(10, 16, requires_grad=True)
+    _check(model, (x.detach(),), (torch.randn(10, 16),))
+    step = hir.compile(model, (x,), training=True)
+    step(x).square().sum().backward()
+    grads = [t.grad for t in (x, *model.parameters())]
+    for t in (x, *model.parameters()):
+        t.grad = None
+    model(x).square().sum().backward()
+    for got, expected in zip(grads, [t.grad for t in (x, *model.parameters())]):
+        torch.testing.assert_close(got, expected)
+
+
 def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are_errors() -> None:
     """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
     code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"
@@ -1017,14 +1095,59 @@ def test_max_pooling_is_the_windows_maximum(
     torch.testing.assert_close(hir.compile(_Pool(pool), (x,))(x), pool(x), rtol=0, atol=0)
 
 
-def test_max_pooling_indices_and_dilation_are_located_errors() -> None:
-    x = torch.randn(1, 2, 6, 6)
-    with pytest.raises(FrontendError, match="the indices of the maxima"):
-        hir.compile(nn.MaxPool2d(2, return_indices=True), (x,))
+def test_max_pooling_indices_are_eagers_and_dilation_is_a_located_error() -> None:
+    """`return_indices=True`: each window's first maximum, as a flat position in the input's plane (ties from a ReLU)."""
+    x = torch.relu(torch.randn(2, 2, 7, 7))
+    for pool in (nn.MaxPool2d(2, return_indices=True), nn.MaxPool2d(3, stride=2, padding=1, return_indices=True)):
+        values, indices = hir.compile(pool, (x,))(x)
+        expected_values, expected_indices = pool(x)
+        torch.testing.assert_close(values, expected_values, rtol=0, atol=0)
+        torch.testing.assert_close(indices, expected_indices, rtol=0, atol=0)
     with pytest.raises(
         FrontendError, match=r"test_model_blocks\.py:\d+: error: .*a dilated max pooling is not supported"
     ):
         hir.compile(_Pool(lambda t: F.max_pool2d(t, 2, dilation=2)), (x,))
+
+
+class LeNet(nn.Module):
+    """The PyTorch tutorial's LeNet, whose max pools train: their backward adds each gradient at its maximum."""
+
+    def __init__(self, pool: Callable[[torch.Tensor], torch.Tensor]):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 4, 3), nn.Conv2d(4, 8, 3)
+        self.fc = nn.LazyLinear(10)
+        self.pool = pool
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)  # ReLU's zeros tie in a window: the first one gets the gradient
+        x = self.pool(F.relu(self.conv2(x)))
+        return F.log_softmax(self.fc(torch.flatten(x, 1)), dim=1)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        lambda x: F.max_pool2d(x, 2),
+        lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+        lambda x: F.max_pool1d(x.flatten(2), 3, stride=2),
+        lambda x: F.max_pool3d(x.unsqueeze(1), 2),
+        lambda x: F.adaptive_max_pool2d(x, 2),
+    ],
+    ids=["tiles", "padded", "1-d", "3-d", "adaptive"],
+)
+def test_max_pooling_trains(pool: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    torch.manual_seed(0)
+    model = LeNet(pool)
+    x = torch.randn(2, 1, 14, 14, requires_grad=True)
+    model(x)  # the lazy linear takes its shape
+    step = hir.compile(model, (x,), training=True)
+    step(x).square().sum().backward()
+    grads = [t.grad for t in (x, *model.parameters())]
+    for t in (x, *model.parameters()):
+        t.grad = None
+    model(x).square().sum().backward()
+    for got, expected in zip(grads, [t.grad for t in (x, *model.parameters())]):
+        torch.testing.assert_close(got, expected)
 
 
 def test_unet_res_block_with_group_norm_and_resampling() -> None:

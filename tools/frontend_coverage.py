@@ -70,6 +70,11 @@ def _values_setitem(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _max_unpool(x: torch.Tensor) -> torch.Tensor:
+    y, indices = F.max_pool2d(x, 2, return_indices=True)
+    return F.max_unpool2d(y, indices, 2) + indices.sum() * 0.5
+
+
 def _accumulate_(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     y = x.clone()
     y.index_put_((index,), x[: len(index)], accumulate=True)
@@ -221,6 +226,12 @@ CASES: tuple[Case, ...] = (
         _x(2, 3, 6, 6),
     ),
     Case("F.max_pool2d", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), _x(2, 3, 6, 6)),
+    Case("F.max_pool2d(return_indices=True), F.max_unpool2d", _max_unpool, _x(2, 3, 6, 6)),
+    Case(
+        "F.adaptive_max_pool2d",
+        lambda x: F.adaptive_max_pool2d(x, 1) + F.adaptive_max_pool2d(x, 3).sum(),
+        _x(2, 3, 6, 6),
+    ),
     Case(
         "F.interpolate (nearest, bilinear)",
         lambda x: F.interpolate(x, scale_factor=2.0) + F.interpolate(x, size=(8, 12), mode="bilinear"),
@@ -245,6 +256,12 @@ CASES: tuple[Case, ...] = (
     Case("x[:, 1::2] = v (strided setitem)", _strided_setitem, _x(4, 8)),
     Case("x[idx] = v (scatter)", _scatter_setitem, _with_index((4, 8), (2,), 4)),
     Case("x[idx] = values (scatter)", _values_setitem, _with_index((4, 8), (2,), 4)),
+    Case(
+        "x[idx] = values (repeated indices)",
+        _values_setitem,
+        lambda g: (torch.randn(4, 8, generator=g), torch.tensor([1, 3, 1])),
+    ),
+    Case("Tensor.index_copy", lambda x, i: x.index_copy(1, i, x[:, :3] * 2), _with_index((4, 8), (3,), 8)),
     Case("Tensor.index_put_(accumulate=True)", _accumulate_, _with_index((4, 8), (3,), 4)),
     Case("Tensor.index_add", lambda x, i: x.index_add(1, i, x[:, :5], alpha=0.5), _with_index((4, 8), (5,), 8)),
 )
