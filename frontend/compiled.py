@@ -20,10 +20,26 @@ from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.errors import FrontendError, at_line, user_stacklevel
 from hir.frontend.handed_outputs import HandedOutputs
-from hir.frontend.importer import ImportedProgram, InputSource, Layouts, import_program
+from hir.frontend.importer import (
+    ImportedProgram,
+    InputSource,
+    Layouts,
+    _per_entry,
+    check_example_args,
+    import_program,
+    static_defaults,
+    with_static_defaults,
+)
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
-from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Specializations, fast_key, spec_of
+from hir.frontend.specialize import (
+    DEFAULT_MAX_SPECIALIZATIONS,
+    CallSignature,
+    Specializations,
+    arg_spec,
+    fast_key,
+    spec_of,
+)
 from hir.passes.hide_communication import HideCommunicationPass
 from hir.passes.stream_overlap import Lowering
 from hir.runtime.cuda_graph import CaptureError
@@ -193,7 +209,7 @@ class CompiledFunction:
         return at_line(source, rest) + f"\n  (at {where} of `fusion_text`)"
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
-        if kwargs and self.specializations is not None:
+        if self.specializations is not None:  # by name, and the static defaults left out (`attention_mask=None`)
             args = self.specializations.signature.positional(args, kwargs)
         elif kwargs:
             raise TypeError(f"{self.name} takes its tensors by position, got {', '.join(kwargs)} by name")
@@ -244,7 +260,7 @@ class CompiledFunction:
         self._replay = None
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
-        device = args[0].device if args else torch.device("cpu")
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
         inputs = self._inputs(args, device)
         communicator = self._communicator_for_run()
         graph = self._graph_for(device)
@@ -689,9 +705,13 @@ def compile_torch(
             max_specializations=max_specializations, **options,
         )  # fmt: skip
     shared_state: dict[tuple[int, torch.device], HeldState] = {}
+    check_example_args(example_args)
+    layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
+    example_args = with_static_defaults(fn, example_args)  # `labels=None` after them: a call may pass a tensor
+    layouts += [None] * (len(example_args) - len(layouts))
 
     def specialize(examples: Sequence[Any]) -> CompiledFunction:
-        imported = import_program(fn, examples, in_layouts, out_layouts, mesh, param_layouts)
+        imported = import_program(fn, examples, layouts, out_layouts, mesh, param_layouts)
         on_cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in examples)
         compiled = compile_imported(
             imported, name, pipeline, options, on_cuda, num_streams, cuda_graph, measure_candidates
@@ -701,11 +721,14 @@ def compile_torch(
         return compiled
 
     compiled = specialize(example_args)
-    users = sorted((s for s in compiled.signature.inputs if s.kind == "user"), key=lambda s: s.index)
-    layouts = [s.layout for s in users]
     devices = len(mesh) if mesh is not None else 1
-    call = CallSignature(name, [s.name for s in users], layouts, devices, ranks=tuple(mesh or ()))
-    example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
+    call = CallSignature(
+        name, compiled.signature.arg_names, layouts, devices, ranks=tuple(mesh or ()), defaults=static_defaults(fn)
+    )
+    example = tuple(
+        replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) if isinstance(a, torch.Tensor) else arg_spec(a)
+        for k, a in enumerate(example_args)
+    )
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
     if isinstance(fn, torch.nn.Module):
         compiled.modes = TrainEvalModes(fn, compiled)

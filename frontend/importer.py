@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, OutputKind
+from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 from torch.fx import Node
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
@@ -33,6 +33,7 @@ from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, SourceLine, capture_error, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
+from hir.frontend.specialize import is_static
 from hir.frontend.types import element_type
 
 Layouts = Sequence[str | None] | None
@@ -58,6 +59,8 @@ class Signature:
     out_layouts: list[str | None] = field(default_factory=list)
     out_spec: Any = None
     """torch's pytree spec of what the function returns (a tensor, a tuple, a dict, nested): `structured`."""
+    arg_names: list[str] = field(default_factory=list)
+    """The names of the user's arguments, in order, static ones (None, numbers) included."""
     none_outputs: tuple[int, ...] = ()
     """Positions among the returned leaves that are None (a model's `past_key_values=None`): no
     program result; `structured` puts the None back."""
@@ -116,17 +119,25 @@ class _Wrapper(torch.nn.Module):
 
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
-    if isinstance(example_args, torch.Tensor):  # iterating it would pass its rows as arguments
-        raise FrontendError("<inputs>: error: example_args is a tensor, not a tuple of tensors: pass (x,)")
-    for i, arg in enumerate(example_args):
-        if not isinstance(arg, torch.Tensor):
-            raise FrontendError(f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor")
+    check_example_args(example_args)
     try:
         program = torch.export.export(module, tuple(example_args), strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
         raise capture_error(err) from err
     _refuse_state_updates(program)
     return decompose(program)
+
+
+def check_example_args(example_args: Sequence[Any]) -> None:
+    """Each example argument is a tensor, or a value the program is specialized for (None, a number, ...)."""
+    if isinstance(example_args, torch.Tensor):  # iterating it would pass its rows as arguments
+        raise FrontendError("<inputs>: error: example_args is a tensor, not a tuple of tensors: pass (x,)")
+    for i, arg in enumerate(example_args):
+        if not isinstance(arg, torch.Tensor) and not is_static(arg):
+            raise FrontendError(
+                f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor (nor None, a bool, "
+                "int, float or str, which the program is specialized for)"
+            )
 
 
 _UPDATE = (
@@ -186,6 +197,15 @@ def import_program(
         value = node.meta["val"]
         if spec.kind == InputKind.USER_INPUT:
             name = user_names[user_index] if user_index < len(user_names) else node.name
+            signature.arg_names.append(name)
+            if isinstance(spec.arg, ConstantArgument):  # None, a number: torch.export specialized the program for it
+                if user_layouts[user_index] is not None:
+                    raise FrontendError(
+                        f"<layouts>: error: argument '{name}' is {spec.arg.value!r}, not a tensor: its layout must "
+                        "be None"
+                    )
+                user_index += 1
+                continue
             source = InputSource("user", index=user_index, layout=user_layouts[user_index], name=name)
             what = f"input #{user_index} ({node.name})"
             user_index += 1
@@ -365,6 +385,39 @@ def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:
         return []
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return [p.name for p in parameters.values() if p.kind in kinds]
+
+
+def _positional_parameters(fn: Callable[..., Any] | torch.nn.Module) -> list[inspect.Parameter]:
+    try:
+        parameters = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p for p in parameters.values() if p.kind in kinds]
+
+
+def static_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, Any]:
+    """The defaults of the function's (or forward's) positional parameters that are static values (None, numbers)."""
+    return {
+        p.name: p.default
+        for p in _positional_parameters(fn)
+        if p.default is not inspect.Parameter.empty and is_static(p.default)
+    }
+
+
+def with_static_defaults(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> list[Any]:
+    """
+    The example arguments, then the defaults of the positional parameters after them as long as
+    these are static values (Hugging Face's `labels=None`, `return_dict=True`): the program is
+    specialized for those too, and a call may pass others (a tensor for `labels`), each a
+    specialization of its own.
+    """
+    args = list(example_args)
+    for p in _positional_parameters(fn)[len(args) :]:
+        if p.default is inspect.Parameter.empty or not is_static(p.default):
+            break
+        args.append(p.default)
+    return args
 
 
 def value_name(name: str) -> str:

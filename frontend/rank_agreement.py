@@ -43,6 +43,9 @@ def describe(signature: CallSignature, key: Key) -> str:
     """`x: float32[8, 16] requiring grad, mask: bool[8, 8]`, and the grad mode of a training function."""
     args = []
     for name, spec in zip(signature.arg_names, key):
+        if not hasattr(spec, "device"):  # a value the program is specialized for (None, a number)
+            args.append(f"{name}: {spec}")
+            continue
         where = f" on {spec.device.type}" if spec.device.type != "cpu" else ""
         args.append(f"{name}: {spec}{where}{' requiring grad' * spec.requires_grad}")
     if signature.training:

@@ -14,7 +14,7 @@ import re
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -50,7 +50,27 @@ class ArgSpec:
         return f"{str(self.dtype).removeprefix('torch.')}[{', '.join(map(str, self.shape))}]"
 
 
-Key = tuple[ArgSpec, ...]
+@dataclass(frozen=True)
+class StaticArg:
+    """
+    An argument that is no tensor: None (an optional input left out, `attention_mask=None`), a
+    bool, int, float or str (`return_dict=False`). The program is specialized for its value, as
+    torch.export specializes it: another value is another signature.
+    """
+
+    value: Any
+    kind: type
+    """The value's type: `1`, `1.0` and `True` compare equal, but are different specializations."""
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+STATIC_TYPES = (type(None), bool, int, float, str)
+"""The types of the arguments a program is specialized for (`StaticArg`); other non-tensors are errors."""
+
+
+Key = tuple[ArgSpec | StaticArg, ...]
 
 
 def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
@@ -59,15 +79,30 @@ def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
     return ArgSpec(tuple(tensor.shape), tensor.dtype, tensor.device, recorded)
 
 
+def arg_spec(arg: Any, grad: bool = False) -> ArgSpec | StaticArg:
+    """A tensor's `ArgSpec`, or the `StaticArg` of a value the program is specialized for."""
+    return spec_of(arg, grad) if isinstance(arg, torch.Tensor) else StaticArg(arg, type(arg))
+
+
+def is_static(arg: Any) -> bool:
+    """Whether `arg` is an argument the program is specialized for (None, a bool, int, float or str)."""
+    return type(arg) in STATIC_TYPES
+
+
 def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     """
     Everything `CallSignature.check` and the specialization's key read from a call, as one tuple
     compared without building an `ArgSpec` (the grad mode too, which the check reads); None when
-    an argument is not a tensor (the full check reports it).
+    an argument is neither a tensor nor a static value (the full check reports it).
     """
-    if not all(isinstance(a, torch.Tensor) for a in args):
+    if all(isinstance(a, torch.Tensor) for a in args):
+        return (torch.is_grad_enabled(), *[(a.shape, a.dtype, a.device, a.requires_grad) for a in args])
+    if not all(isinstance(a, torch.Tensor) or is_static(a) for a in args):
         return None
-    return (torch.is_grad_enabled(), *[(a.shape, a.dtype, a.device, a.requires_grad) for a in args])
+    return (
+        torch.is_grad_enabled(),
+        *[(a.shape, a.dtype, a.device, a.requires_grad) if isinstance(a, torch.Tensor) else (type(a), a) for a in args],
+    )
 
 
 def rows_sharded(layout: str | None, rank: int) -> bool:
@@ -94,6 +129,8 @@ class CallSignature:
     """Whether the function has a backward: its arguments may require grad."""
     ranks: tuple[int, ...] = ()
     """The mesh's ranks, which call the function with the same signature (frontend/rank_agreement.py)."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """The arguments' defaults that are static values (`attention_mask=None`): a call may leave them out."""
 
     def logical_shape(self, k: int, local: tuple[int, ...]) -> tuple[int, ...]:
         if self.devices > 1 and local and rows_sharded(self.layouts[k], len(local)):
@@ -105,19 +142,20 @@ class CallSignature:
             return (logical[0] // self.devices, *logical[1:])
         return logical
 
-    def describe(self, args: Sequence[torch.Tensor]) -> str:
-        """`x: float32[4, 16], y: float32[4, 8]` (on a mesh, the local shapes the call passed)."""
-        return ", ".join(f"{n}: {spec_of(a)}" for n, a in zip(self.arg_names, args))
+    def describe(self, args: Sequence[Any]) -> str:
+        """`x: float32[4, 16], y: float32[4, 8], mask: None` (on a mesh, the local shapes the call passed)."""
+        return ", ".join(f"{n}: {arg_spec(a)}" for n, a in zip(self.arg_names, args))
 
     def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """
         The call's arguments in order: those passed by keyword go to the place their name has in
-        the function's parameters (`compiled(x, mask=m)`); an unknown, repeated or missing name is a
-        CallError.
+        the function's parameters (`compiled(x, mask=m)`), and those left out take their defaults
+        where these are static values (`attention_mask=None`); an unknown, repeated or missing name
+        is a CallError.
         """
-        if not kwargs:
-            return tuple(args)
         names = self.arg_names
+        if not kwargs and (len(args) >= len(names) or names[len(args)] not in self.defaults):
+            return tuple(args)
         for name in kwargs:
             if name not in names:
                 raise CallError(
@@ -126,10 +164,10 @@ class CallSignature:
             if names.index(name) < len(args):
                 raise CallError(f"<call>: error: {self.name} got argument '{name}' twice (by position and by name)")
         rest = names[len(args) :]
-        if missing := [n for n in rest if n not in kwargs]:
+        if missing := [n for n in rest if n not in kwargs and n not in self.defaults]:
             plural = "s" * (len(missing) > 1)
             raise CallError(f"<call>: error: {self.name} is missing argument{plural} {', '.join(missing)}")
-        return (*args, *(kwargs[n] for n in rest))
+        return (*args, *(kwargs[n] if n in kwargs else self.defaults[n] for n in rest))
 
     def check(self, args: Sequence[Any], example: Key) -> Key:
         """The call's key; a CallError for a call no specialization can take."""
@@ -140,16 +178,20 @@ class CallSignature:
                 f"got {len(args)}"
             )
         for name, arg in zip(self.arg_names, args):
-            if not isinstance(arg, torch.Tensor):
+            if not isinstance(arg, torch.Tensor) and not is_static(arg):
                 raise CallError(
-                    f"<call>: error: {self.name}: argument '{name}' is of type {type(arg).__name__}, not a tensor"
+                    f"<call>: error: {self.name}: argument '{name}' is of type {type(arg).__name__}, not a tensor "
+                    "(nor None, a bool, int, float or str, which the program is specialized for)"
                 )
-        devices = {a.device for a in args}
+        tensors = [(n, a) for n, a in zip(self.arg_names, args) if isinstance(a, torch.Tensor)]
+        devices = {a.device for _, a in tensors}
         if len(devices) > 1:
-            where = ", ".join(f"'{n}' on {a.device}" for n, a in zip(self.arg_names, args))
+            where = ", ".join(f"'{n}' on {a.device}" for n, a in tensors)
             raise CallError(f"<call>: error: {self.name}: the arguments are on different devices ({where})")
         for name, arg, want in zip(self.arg_names, args, example):
-            if arg.dim() != len(want.shape):
+            if not isinstance(arg, torch.Tensor):
+                continue
+            if isinstance(want, ArgSpec) and arg.dim() != len(want.shape):
                 raise CallError(
                     f"<call>: error: {self.name}: argument '{name}' has shape {list(arg.shape)} ({arg.dim()}-D), "
                     f"but {self.name} was compiled for {len(want.shape)}-D tensors like {list(want.shape)}: its "
@@ -166,12 +208,15 @@ class CallSignature:
                     f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) requires grad, and this "
                     "compiled function has no backward: compile with training=True, or call it under torch.no_grad()"
                 )
-        return tuple(spec_of(a, self.training) for a in args)
+        return tuple(arg_spec(a, self.training) for a in args)
 
-    def in_users_terms(self, err: FrontendError, args: Sequence[torch.Tensor], example: Key) -> CallError:
+    def in_users_terms(self, err: FrontendError, args: Sequence[Any], example: Key) -> CallError:
         """A specialization's import or lowering error, with the call's arguments by name."""
         shapes = []
         for k, (name, arg) in enumerate(zip(self.arg_names, args)):
+            if not isinstance(arg, torch.Tensor):
+                shapes.append(f"{name}: {arg_spec(arg)}")
+                continue
             logical = self.logical_shape(k, tuple(arg.shape))
             also = f", logical {list(logical)}" if logical != tuple(arg.shape) else ""
             shapes.append(f"{name}: {spec_of(arg)}{also}")
@@ -181,7 +226,11 @@ class CallSignature:
             return f"argument '{self.arg_names[k]}'" if k < len(self.arg_names) else match.group(0)
 
         text = re.sub(r"input #(\d+)(?: \([^)]*\))?", argument, str(err))
-        other = [f"'{n}' is {a.dtype}" for n, a, e in zip(self.arg_names, args, example) if a.dtype != e.dtype]
+        other = [
+            f"'{n}' is {a.dtype}"
+            for n, a, e in zip(self.arg_names, args, example)
+            if isinstance(a, torch.Tensor) and isinstance(e, ArgSpec) and a.dtype != e.dtype
+        ]
         if other:
             compiled_for = ", ".join(f"{n}: {e}" for n, e in zip(self.arg_names, example))
             text += f" ({' and '.join(other)}; {self.name} was compiled for {compiled_for})"
@@ -249,14 +298,18 @@ class Specializations:
         self._trim()
         return specialization
 
-    def examples(self, key: Key) -> list[torch.Tensor]:
-        """Zero-filled tensors of a signature's logical shapes, dtypes and device (what `build` compiles from)."""
-        examples = [
-            torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
-            for k, spec in enumerate(key)
-        ]
-        for example, spec in zip(examples, key):
-            example.requires_grad_(spec.requires_grad)
+    def examples(self, key: Key) -> list[Any]:
+        """
+        Zero-filled tensors of a signature's logical shapes, dtypes and device, and its static
+        values (what `build` compiles from).
+        """
+        examples: list[Any] = []
+        for k, spec in enumerate(key):
+            if isinstance(spec, StaticArg):
+                examples.append(spec.value)
+                continue
+            example = torch.zeros(self.signature.logical_shape(k, spec.shape), dtype=spec.dtype, device=spec.device)
+            examples.append(example.requires_grad_(spec.requires_grad))
         return examples
 
     def _agree(self, key: Key) -> None:
@@ -280,7 +333,12 @@ class Specializations:
                 )
 
     def _matches_example(self, key: Key) -> bool:
-        return all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(key, self.example))
+        def same(a: ArgSpec | StaticArg, b: ArgSpec | StaticArg) -> bool:
+            if isinstance(a, StaticArg) or isinstance(b, StaticArg):
+                return a == b
+            return a.shape == b.shape and a.dtype == b.dtype
+
+        return all(same(a, b) for a, b in zip(key, self.example))
 
     @property
     def keys(self) -> list[Key]:

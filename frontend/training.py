@@ -50,12 +50,22 @@ from hir.frontend.importer import (
     _import_node,
     _parameter_names,
     _per_entry,
+    check_example_args,
+    static_defaults,
     value_name,
     verified_module,
+    with_static_defaults,
 )
 from hir.frontend.layouts import LayoutError
 from hir.frontend.module_state import StateReader, TrainFlags
-from hir.frontend.specialize import DEFAULT_MAX_SPECIALIZATIONS, CallSignature, Key, Specializations, spec_of
+from hir.frontend.specialize import (
+    DEFAULT_MAX_SPECIALIZATIONS,
+    CallSignature,
+    Key,
+    Specializations,
+    arg_spec,
+    spec_of,
+)
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.training_step import AotStep, Graphs
 from hir.frontend.types import element_type
@@ -424,7 +434,7 @@ class TrainingFunction:
         state = self._state()
         traced = aot.out_spec is not None
         try:
-            return aot(state, *args)
+            return aot(state, *[a for a in args if isinstance(a, torch.Tensor)])  # statics: the specialization's
         except FrontendError as err:
             raise cache.signature.in_users_terms(err, args, cache.example) from None
         except DiagnosticException:
@@ -442,7 +452,17 @@ class TrainingFunction:
         programs: dict[str, CompiledFunction] = {}
         graphs = Graphs()
         state_names = list(self._state())
-        arg_names = self.specializations.signature.arg_names
+        # The arguments that are no tensors (None, numbers) are this specialization's: the traced
+        # function takes the tensors and puts them back in place.
+        tensor_at = [k for k, a in enumerate(examples) if isinstance(a, torch.Tensor)]
+        arg_names = [self.specializations.signature.arg_names[k] for k in tensor_at]
+        arg_layouts = [self.layouts[k] for k in tensor_at]
+
+        def with_statics(tensors: Sequence[torch.Tensor]) -> list[Any]:
+            full = list(examples)
+            for k, t in zip(tensor_at, tensors):
+                full[k] = t
+            return full
 
         def compiler(graph: str) -> Callable[[GraphModule, Sequence[Any]], GraphProgram]:
             def compile_graph(gm: GraphModule, inputs: Sequence[Any]) -> GraphProgram:
@@ -451,7 +471,7 @@ class TrainingFunction:
                     layouts: list[str | None] = [None] * len(names)
                 else:
                     names = [*state_names, *arg_names]
-                    layouts = [None] * len(state_names) + self.layouts
+                    layouts = [None] * len(state_names) + arg_layouts
                 try:
                     imported, program = import_graph(gm, inputs, names, layouts, f"{self.name[1:-1]}.{graph}")
                 except FrontendError as err:
@@ -482,9 +502,9 @@ class TrainingFunction:
             try:
                 with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
                     if isinstance(self.fn, torch.nn.Module):
-                        result = torch.func.functional_call(self.fn, state, args)
+                        result = torch.func.functional_call(self.fn, state, tuple(with_statics(args)))
                     else:
-                        result = self.fn(*args)
+                        result = self.fn(*with_statics(args))
             except FrontendError:
                 raise
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
@@ -532,10 +552,15 @@ def compile_training(
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
     if param_layouts and mesh is None:
         raise FrontendError(f"<compile>: error: {name}: param_layouts shard parameters over a mesh: pass mesh=")
-    for k, arg in enumerate(example_args):
-        if not isinstance(arg, torch.Tensor):
-            raise FrontendError(f"<inputs>: error: example argument #{k} is a {type(arg).__name__}, not a tensor")
+    check_example_args(example_args)
     layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
+    if mesh is None:  # `labels=None` after them: a call may pass a tensor
+        example_args = with_static_defaults(fn, example_args)
+        layouts += [None] * (len(example_args) - len(layouts))
+    for k, arg in enumerate(example_args):
+        if not isinstance(arg, torch.Tensor) and (mesh is not None or layouts[k] is not None):
+            where = "a layout" if layouts[k] is not None else "a mesh"
+            raise FrontendError(f"<inputs>: error: example argument #{k} is {arg!r}, not a tensor, which {where} takes")
     names = _parameter_names(fn)[: len(example_args)]
     names += [f"arg{k}" for k in range(len(names), len(example_args))]
     settings = Settings(pipeline, options, num_streams, cuda_graph, measure_candidates)
@@ -544,8 +569,8 @@ def compile_training(
         return _compile_on_mesh(fn, example_args, *mesh_args)
     if out_layouts is not None:
         raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
-    call = CallSignature(name, names, layouts, training=True)
-    example = tuple(spec_of(a) for a in example_args)
+    call = CallSignature(name, names, layouts, training=True, defaults=static_defaults(fn))
+    example = tuple(arg_spec(a) for a in example_args)
     return TrainingFunction(fn, call, example, layouts, settings, max_specializations)
 
 

@@ -124,7 +124,10 @@ def test_call_errors_name_the_argument_and_its_shape() -> None:
     x, r = randn(4, 16), randn(4, 16, seed=1)
     compiled = hir.compile(mlp, (x, r))
     assert call_error(compiled, x) == "<call>: error: <Mlp> takes 2 tensors (x, residual), got 1"
-    assert call_error(compiled, x, 1.0) == "<call>: error: <Mlp>: argument 'residual' is of type float, not a tensor"
+    assert call_error(compiled, x, [1.0]) == (
+        "<call>: error: <Mlp>: argument 'residual' is of type list, not a tensor (nor None, a bool, int, float or "
+        "str, which the program is specialized for)"
+    )
     assert call_error(compiled, x, randn(16)) == (
         "<call>: error: <Mlp>: argument 'residual' has shape [16] (1-D), but <Mlp> was compiled for 2-D tensors "
         "like [4, 16]: its layouts and program are per axis (compile it again for another rank)"
@@ -149,6 +152,60 @@ def test_call_errors_name_the_argument_and_its_shape() -> None:
         "('x' is torch.float64; <Mlp> was compiled for x: float32[4, 16], residual: float32[4, 16])"
     )
     assert not re.search(r"input #\d|<Mlp>:\d+:\d+", message)
+
+
+class Classifier(torch.nn.Module):
+    """Hugging Face's optional arguments: `attention_mask=None`, `labels=None`, `return_dict=True`."""
+
+    def __init__(self, hidden: int = 16, classes: int = 3) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, hidden)
+        self.head = torch.nn.Linear(hidden, classes)
+
+    def forward(self, input_ids, attention_mask=None, labels=None, return_dict=True):
+        h = self.embed(input_ids)
+        if attention_mask is None:
+            pooled = h.mean(1)
+        else:
+            mask = attention_mask[..., None].to(h.dtype)
+            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        logits = self.head(pooled)
+        loss = None if labels is None else torch.nn.functional.cross_entropy(logits, labels)
+        return {"loss": loss, "logits": logits} if return_dict else (loss, logits)
+
+
+@torch.no_grad()
+def test_none_and_numbers_are_arguments_the_program_is_specialized_for() -> None:
+    """
+    An optional argument left as None, or a Python value, is a value torch.export specializes the
+    program for: a call with another value (a mask where the example had None, return_dict=False)
+    is another specialization, and trailing arguments whose defaults are such values may be left out.
+    """
+    torch.manual_seed(0)
+    model = Classifier()
+    ids, mask, labels = (
+        torch.randint(0, 20, (2, 5)),
+        torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]),
+        torch.tensor([0, 2]),
+    )
+    compiled = hir.compile(model, (ids, None, labels))
+    calls = [
+        ((ids, None, labels), {}),
+        ((ids,), {"labels": labels}),
+        ((ids, mask, labels), {}),
+        ((ids,), {}),
+        ((torch.randint(0, 20, (3, 7)), None, None, False), {}),
+    ]
+    for args, kwargs in calls:
+        torch.testing.assert_close(compiled(*args, **kwargs), model(*args, **kwargs))
+    assert [[str(spec) for spec in key] for key in compiled.specializations.keys] == [
+        ["int64[2, 5]", "None", "int64[2]", "True"],
+        ["int64[2, 5]", "int64[2, 5]", "int64[2]", "True"],
+        ["int64[2, 5]", "None", "None", "True"],
+        ["int64[3, 7]", "None", "None", "False"],
+    ]
+    with pytest.raises(hir.FrontendError, match=r"<layouts>: error: argument 'attention_mask' is None, not a tensor"):
+        hir.compile(model, (ids, None), in_layouts=[None, "[stream, serial]"])
 
 
 def test_a_call_like_the_last_one_is_still_checked() -> None:

@@ -499,6 +499,48 @@ def test_a_loss_computed_inside_the_function_has_its_gradients() -> None:
         torch.testing.assert_close(got.grad, want.grad)
 
 
+class SequenceClassifier(torch.nn.Module):
+    """Hugging Face's forward: `attention_mask=None`, `labels=None` (the loss inside), a dict out."""
+
+    def __init__(self, hidden: int = 16, classes: int = 3) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, hidden)
+        self.head = torch.nn.Linear(hidden, classes)
+
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, labels: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor | None]:
+        h = self.embed(input_ids)
+        if attention_mask is None:
+            attention_mask = torch.ones(input_ids.shape, device=input_ids.device)
+        mask = attention_mask[..., None].to(h.dtype)
+        logits = self.head((h * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+        loss = None if labels is None else torch.nn.functional.cross_entropy(logits, labels)
+        return {"loss": loss, "logits": logits}
+
+
+def test_optional_arguments_left_as_none_train() -> None:
+    """Compiled with `attention_mask=None`: a call with a mask, or without labels, is a specialization of its own."""
+    torch.manual_seed(0)
+    module = SequenceClassifier()
+    eager = copy.deepcopy(module)
+    ids, labels = tokens(2, 6, seed=1) % 20, torch.tensor([0, 2])
+    mask = torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])
+    compiled = hir.compile(module, (ids, None, labels), training=True)
+    for args, kwargs in (((ids, None, labels), {}), ((ids,), {"attention_mask": mask, "labels": labels})):
+        module.zero_grad()
+        eager.zero_grad()
+        out, want = compiled(*args, **kwargs), eager(*args, **kwargs)
+        torch.testing.assert_close(out["loss"], want["loss"])
+        out["loss"].backward()
+        want["loss"].backward()
+        assert_same_grads(module, eager)
+    out, want = compiled(ids, mask), eager(ids, mask)  # labels left out: no loss
+    assert out["loss"] is None
+    torch.testing.assert_close(out["logits"], want["logits"])
+    assert len(compiled.specializations.keys) == 3
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_a_training_loop_tracks_eager(optimizer: str) -> None:
     """A few optimizer steps: the parameters are read at each call, so every step is seen."""
