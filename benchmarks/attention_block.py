@@ -95,7 +95,8 @@ def measure(args: argparse.Namespace, device: torch.device) -> list[tuple[str, f
                     f"  first GEMM launch, {name}: {first_gemm_us(run, args.reps, device):.1f} us after the call (host)"
                 )
     decision = block.graph_decision or ("replays" if block._graph_for(device) else "runs eagerly")
-    print(f"  hir (default): {decision}")
+    measured = ", ".join(f"{name} {ms:.3f} ms" for name, ms in block.measured.items())
+    print(f"  hir (default): {decision}" + (f"; measured at the first call: {measured}" if measured else ""))
     return [(name, times[name], errors[name]) for name, _ in variants]
 
 

@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import LocatedError, location_of
 from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
+from hir.frontend.batch_streams import batch_stream_candidates
 from hir.frontend.errors import FrontendError, at_line, user_stacklevel
 from hir.frontend.handed_outputs import HandedOutputs
 from hir.frontend.importer import (
@@ -134,6 +135,12 @@ class CompiledFunction:
         self.program = hir.compile_program(self.module)
         self.candidates: list[tuple[str, Lowering]] = []
         """Other lowerings (pipeline text, the model's description) that the first call measures against this one."""
+        self.layout_candidates: list[tuple[str, CompiledFunction]] = []
+        """
+        The same function imported with other layouts (frontend/batch_streams.py: the batch in
+        stream chunks), each with what it is, which the first call measures against this one;
+        the one kept lends this function its program.
+        """
         self.measured: dict[str, float] = {}
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
         self._shared_state: dict[tuple[int, torch.device], HeldState] = {}
@@ -264,8 +271,10 @@ class CompiledFunction:
         inputs = self._inputs(args, device)
         communicator = self._communicator_for_run()
         graph = self._graph_for(device)
-        if self.candidates or (
-            graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call
+        if (
+            self.candidates
+            or self.layout_candidates
+            or (graph and self.cuda_graph is None and not self.replay_measured and self.measure_first_call)
         ):
             self._measure_first_call(inputs, communicator, graph, device)
         graph = self._graph_for(device) and not self._note_moved(self._borrowed_moved(args))
@@ -325,6 +334,11 @@ class CompiledFunction:
             module = self._lowered(pipeline)
             contenders.append((pipeline, lowering, module, hir.compile_program(module)))
         self.candidates = []
+        for what, other in self.layout_candidates:
+            contenders.append((f"{other.pipeline}, {what}", None, other.module, other.program))
+        first_again = len(contenders) - len(self.layout_candidates)
+        imported_again = {first_again + j: other for j, (_, other) in enumerate(self.layout_candidates)}
+        self.layout_candidates = []
         both = graph and self.cuda_graph is None
         modes = (True, False) if both else (graph,)
         entries = [(k, replayed) for k in range(len(contenders)) for replayed in modes]
@@ -373,6 +387,9 @@ class CompiledFunction:
             self.measured[contenders[k][0] + mode] = ms
         k = entries[best][0]
         self.pipeline, chosen, self.module, self.program = contenders[k]
+        if (other := imported_again.get(k)) is not None:  # its program, its IR and its ops' lines from now on
+            self.pipeline, self.fusion_text, self._imported = other.pipeline, other.fusion_text, other._imported
+            self.__dict__.pop("_origin_lines", None)
         if first is not None and chosen is not None:
             self.lowering = replace(
                 chosen,
@@ -716,6 +733,12 @@ def compile_torch(
         compiled = compile_imported(
             imported, name, pipeline, options, on_cuda, num_streams, cuda_graph, measure_candidates
         )
+        if on_cuda and measure_candidates and mesh is None and in_layouts is None and out_layouts is None:
+
+            def compile_again(again: ImportedProgram) -> CompiledFunction:
+                return compile_imported(again, name, pipeline, options, on_cuda, num_streams, cuda_graph, False)
+
+            compiled.layout_candidates = batch_stream_candidates(fn, examples, imported, compile_again)
         compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
         compiled._module = fn if isinstance(fn, torch.nn.Module) else None
         return compiled

@@ -75,11 +75,32 @@ def _adaptive_max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, indices: 
     return _scatter_at_indices(grad, x, indices, 2)
 
 
+def _weight_norm_backward(
+    grad: torch.Tensor, v: torch.Tensor, g: torch.Tensor, norms: torch.Tensor, dim: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """
+    `_weight_norm_interface_backward`: the gradients of `w = g * v / ||v||` (the norm over every
+    axis but `dim`, `norms` shaped as `g`) for v and g, as torch's kernel computes them: with
+    `s = sum(grad * v)` over those axes, `grad_g = s / ||v||` and
+    `grad_v = g / ||v|| * (grad - v * s / ||v||^2)`.
+    """
+    axes = [d for d in range(v.dim()) if d != dim % v.dim()]
+    shape = [n if d == dim % v.dim() else 1 for d, n in enumerate(v.shape)]
+    norm, gain = norms.reshape(shape), g.reshape(shape)
+    sums = torch.sum(grad * v, axes, keepdim=True)
+    grad_v = gain / norm * (grad - v * (sums / (norm * norm)))
+    return grad_v, (sums / norm).reshape(g.shape)
+
+
 OWN = {
     aten.max_pool3d_with_indices_backward.default: _max_pool3d_backward,
     aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
+    aten._weight_norm_interface_backward.default: _weight_norm_backward,
 }
-"""Decompositions of ops torch has none for, into ops the table maps: max poolings' backwards."""
+"""
+Decompositions of ops torch has none for, into ops the table maps: max poolings' backwards, and
+weight norm's (`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
+"""
 
 
 def decompose(program: ExportedProgram) -> ExportedProgram:

@@ -85,6 +85,8 @@ class ImportedProgram:
     """The layout mode (single device or a mesh) that typed the arguments; it also shards them."""
     origins: dict[Operation, SourceLine] = field(default_factory=dict)
     """The user's line each op of `module` was imported from (where torch recorded one)."""
+    exported: ExportedProgram | None = None
+    """The captured program it was imported from (imported again with other layouts without a capture)."""
 
 
 def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
@@ -178,8 +180,10 @@ def import_program(
     out_layouts: Layouts = None,
     mesh: Sequence[int] | None = None,
     param_layouts: Mapping[str, str | None] | None = None,
+    exported: ExportedProgram | None = None,
 ) -> ImportedProgram:
-    program = capture(fn, example_args)
+    """`fn` captured on `example_args` (or their capture `exported`) as a fusion-level program with these layouts."""
+    program = capture(fn, example_args) if exported is None else exported
     mode = mode_for(mesh)
     user_layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
     param_layouts = dict(param_layouts or {})
@@ -280,7 +284,7 @@ def import_program(
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
-    return ImportedProgram(verified_module(block, results, "module"), signature, mode, emitter.origins)
+    return ImportedProgram(verified_module(block, results, "module"), signature, mode, emitter.origins, program)
 
 
 def verified_module(block: Block, results: Sequence[SSAValue], what: str) -> ModuleOp:

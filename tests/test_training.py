@@ -735,6 +735,28 @@ def test_tensors_held_as_plain_attributes_train() -> None:
     torch.testing.assert_close(compiled(x), module(x))
 
 
+class WeightNormed(torch.nn.Module):
+    """HiFi-GAN's and wav2vec 2.0's weight-normed convolutions (`parametrizations.weight_norm`, dim 0 and last)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        weight_norm = torch.nn.utils.parametrizations.weight_norm
+        self.conv = weight_norm(torch.nn.Conv1d(4, 8, 3, padding=1))
+        self.pos_conv = weight_norm(torch.nn.Conv1d(8, 8, 3, padding=1, groups=2), dim=2)
+        self.proj = weight_norm(torch.nn.Linear(8, 4), dim=None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.leaky_relu(self.conv(x), 0.1)
+        h = h + torch.nn.functional.gelu(self.pos_conv(h))
+        return self.proj(h.transpose(1, 2))
+
+
+def test_weight_normed_layers_train() -> None:
+    """The weight norm's fused backward (`_weight_norm_interface_backward`) in ops of the table."""
+    torch.manual_seed(0)
+    _train_like_eager(WeightNormed(), (randn(2, 4, 10),), (randn(3, 4, 7, seed=1),))
+
+
 class ConvBatchNorm(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -1,0 +1,116 @@
+"""
+frontend/batch_streams.py: hir.compile's candidate with the batch in stream chunks. On a GPU the
+first call measures it against the program as written; here the candidate is made by hand on CPU
+and the timer is replaced, so that the choice is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import hir
+from hir.frontend import compiled as compiled_module
+from hir.frontend.batch_streams import NAME, batch_layouts, batch_stream_candidates
+from hir.frontend.compiled import compile_imported
+
+
+class Attention(torch.nn.Module):
+    """Projections, causal attention, output projection and a residual, on [batch, seq, hidden]."""
+
+    def __init__(self, hidden: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(hidden, hidden, bias=False) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, H = x.shape
+        q, k, v = (p(x).view(B, T, self.heads, H // self.heads).transpose(1, 2) for p in (self.q, self.k, self.v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.o(a.transpose(1, 2).reshape(B, T, H))
+
+
+def timer(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
+    """`medians_interleaved` that runs each contender once and says it took `times` (in the contenders' order)."""
+
+    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object, **_: Any) -> Any:
+        for run in runs:
+            run()
+        return list(times), [None] * len(runs)
+
+    return medians
+
+
+def with_candidate(model: torch.nn.Module, x: torch.Tensor) -> hir.CompiledFunction:
+    compiled = hir.compile(model, (x,), cuda_graph=False)
+
+    def compile_again(again: Any) -> hir.CompiledFunction:
+        return compile_imported(again, compiled.name, "stream-lowering", {}, False, cuda_graph=False)
+
+    compiled.layout_candidates = batch_stream_candidates(model, (x,), compiled._imported, compile_again)
+    return compiled
+
+
+@pytest.mark.parametrize(("times", "streamed"), [([2.0, 1.0], True), ([1.0, 2.0], False)])
+def test_the_faster_of_the_two_is_kept(monkeypatch: pytest.MonkeyPatch, times: list[float], streamed: bool) -> None:
+    torch.manual_seed(0)
+    model, x = Attention(), torch.randn(4, 8, 32)
+    compiled = with_candidate(model, x)
+    assert [what for what, _ in compiled.layout_candidates] == [NAME]
+    monkeypatch.setattr(compiled_module, "medians_interleaved", timer(times))
+    with torch.no_grad():
+        for seed in range(3):
+            x = torch.randn(4, 8, 32, generator=torch.Generator().manual_seed(seed))
+            torch.testing.assert_close(compiled(x), model(x))
+    assert compiled.measured == {"stream-lowering": times[0], f"stream-lowering, {NAME}": times[1]}
+    assert ("stream(2)" in compiled.fusion_text) == streamed
+    assert ("hir.for" in str(compiled.module)) == streamed
+    assert not compiled.layout_candidates  # measured once
+
+
+def test_a_program_that_mixes_the_batch_has_no_candidate() -> None:
+    """A sum over the batch cannot run chunk by chunk: the import refuses, and there is no candidate."""
+
+    def pooled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (x @ w).sum(0)
+
+    x, w = torch.randn(4, 8, 16), torch.randn(16, 16)
+    compiled = hir.compile(pooled, (x, w), cuda_graph=False)
+    assert batch_layouts((x, w)) == ["[stream(2), serial, serial]", None]
+    assert batch_stream_candidates(pooled, (x, w), compiled._imported, lambda again: None) == []
+
+
+@pytest.mark.parametrize(
+    ("shapes", "expected"),
+    [
+        ([(3, 8)], None),  # an odd batch
+        ([(1, 8)], None),
+        ([(8,)], None),  # no batch axis
+        ([(4, 8), (4, 2, 2)], ["[stream(2), serial]", "[stream(2), serial, serial]"]),
+        ([(4, 8), (8, 8), (4,)], ["[stream(2), serial]", None, None]),  # another leading extent, a vector
+    ],
+    ids=str,
+)
+def test_batch_layouts(shapes: list[tuple[int, ...]], expected: list[str | None] | None) -> None:
+    assert batch_layouts([torch.empty(s) for s in shapes]) == expected
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_gpu_compile_measures_the_batch_in_stream_chunks() -> None:
+    torch.manual_seed(0)
+    model = Attention(64, 4).cuda()
+    x = torch.randn(4, 16, 64, device="cuda")
+    compiled = hir.compile(model, (x,))
+    assert [what for what, _ in compiled.layout_candidates] == [NAME]
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(4, 16, 64, device="cuda")
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert any(NAME in key for key in compiled.measured), compiled.measured
+    as_written = hir.compile(model, (x,), ["[serial, serial, serial]"])  # layouts given: no candidate
+    assert not as_written.layout_candidates
