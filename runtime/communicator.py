@@ -88,3 +88,66 @@ class Communicator(Protocol):
     def barrier(self, mesh: Mesh) -> None:
         """Every device of `mesh` reaches this point of its current stream before any goes on."""
         ...
+
+
+class OneDevice:
+    """
+    The collectives of a mesh of one device where there is no communicator (a program run by one
+    process, without torch.distributed): they move nothing between devices, so each is a copy of
+    its input into its output on the current stream (nothing when they are the same buffer), done
+    when the step returns, and its `hir.wait` waits for nothing. A send or a receive has no peer on
+    such a mesh. `Program` refuses a program that communicates over more devices before it runs.
+    """
+
+    @staticmethod
+    def _copy(input: torch.Tensor, output: torch.Tensor, what: str) -> None:
+        if input.shape != output.shape:
+            raise ValueError(
+                f"{what} over a mesh of one device copies its input, but the buffers' shapes differ: "
+                f"{tuple(input.shape)} and {tuple(output.shape)}"
+            )
+        same = input.data_ptr() == output.data_ptr() and input.stride() == output.stride()
+        if not same or input.dtype != output.dtype:
+            output.copy_(input)
+
+    def allgather(self, input: torch.Tensor, output: torch.Tensor, axis: int, mesh: Mesh) -> Work | None:
+        self._copy(input, output, "hir.allgather")
+        return None
+
+    def allreduce(self, input: torch.Tensor, output: torch.Tensor, kind: str, mesh: Mesh) -> Work | None:
+        self._copy(input, output, "hir.allreduce")
+        return None
+
+    def reduce_scatter(
+        self, input: torch.Tensor, output: torch.Tensor, axis: int, kind: str, mesh: Mesh
+    ) -> Work | None:
+        self._copy(input, output, "hir.reduce_scatter")
+        return None
+
+    def broadcast(self, input: torch.Tensor, output: torch.Tensor, root: int, mesh: Mesh) -> Work | None:
+        self._copy(input, output, "hir.broadcast")
+        return None
+
+    def reduce(self, input: torch.Tensor, output: torch.Tensor, root: int, kind: str, mesh: Mesh) -> Work | None:
+        self._copy(input, output, "hir.reduce")
+        return None
+
+    def all_to_all(
+        self, input: torch.Tensor, output: torch.Tensor, split_axis: int, concat_axis: int, mesh: Mesh
+    ) -> Work | None:
+        self._copy(input, output, "hir.all_to_all")
+        return None
+
+    def collective_permute(self, send: torch.Tensor, recv: torch.Tensor, offset: int, mesh: Mesh) -> Work | None:
+        self._copy(send, recv, "hir.collective_permute")
+        return None
+
+    def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
+        raise ValueError(f"hir.send over mesh {list(mesh)}: a mesh of one device has no peer to send to")
+
+    def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
+        raise ValueError(f"hir.recv over mesh {list(mesh)}: a mesh of one device has no peer to receive from")
+
+
+ONE_DEVICE = OneDevice()
+"""The collectives of one-device meshes in a run without a communicator."""

@@ -498,13 +498,20 @@ class Program:
     @cached_property
     def first_communication(self) -> hir.CommunicationOp | None:
         """
-        The program's first collective or transfer, if any. Found once: a walk of the function on
-        every call cost a 10 000-op program 15 ms a run (1.5 us an op, ten times the interpreter's).
+        The program's first collective or transfer over more than one device, if any (one over a
+        mesh of one device runs without a communicator: a local copy, `communicator.OneDevice`).
+        Found once: a walk of the function on every call cost a 10 000-op program 15 ms a run
+        (1.5 us an op, ten times the interpreter's).
         """
-        return next((op for op in self.func.walk() if isinstance(op, hir.CommunicationOp)), None)
+        return next(
+            (op for op in self.func.walk() if isinstance(op, hir.CommunicationOp) and len(op.mesh_ids) > 1), None
+        )
 
     def _check_devices(self, communicator: Communicator | None) -> None:
-        """A program that communicates has a communicator, whose job has every device of its meshes."""
+        """
+        A program that communicates between devices has a communicator, whose job has every device
+        of its meshes.
+        """
         if communicator is None:
             if (op := self.first_communication) is not None:
                 raise LocatedError(

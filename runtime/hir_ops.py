@@ -11,7 +11,7 @@ from xdsl.ir import Operation, SSAValue
 from hir.diagnostics import location_of
 from hir.dialects import fusion, hir
 from hir.dialects.hir import chunk_bounds
-from hir.runtime.communicator import Communicator, Work
+from hir.runtime.communicator import ONE_DEVICE, Communicator, OneDevice, Work
 from hir.runtime.compiler import (
     UNSET,
     CompileContext,
@@ -462,7 +462,7 @@ def synchronize(op: hir.SynchronizeOp, compiler: CompileContext) -> Step:
 # -- communication --------------------------------------------------------------------------------
 
 
-Method = Callable[[Communicator], Callable[..., Work | None]]
+Method = Callable[[Communicator | OneDevice], Callable[..., Work | None]]
 """Picks an op's method of the `Communicator`, e.g. `lambda c: c.allgather`."""
 
 
@@ -477,7 +477,9 @@ def communication(op: hir.CommunicationOp, compiler: CompileContext, method: Met
     mesh = op.mesh_ids
 
     def step(frame: Frame) -> None:
-        communicator = frame.communicator
+        communicator: Communicator | OneDevice | None = frame.communicator
+        if communicator is None and len(mesh) == 1:  # the one device: a local copy
+            communicator = ONE_DEVICE
         if communicator is None:  # Program checks this before the run; a step run on its own may not
             raise RuntimeError(
                 f"{op.name} needs the devices of mesh {list(mesh)}: run the program with one process per "

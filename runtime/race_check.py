@@ -124,7 +124,9 @@ def writes_here(accesses: OpAccesses, frame: Frame) -> bool:
         return True
     slot, mesh = accesses.root
     communicator = frame.communicator
-    return communicator is not None and communicator.position_in(mesh) == frame.env[slot]
+    if communicator is None:  # one device, at position 0 of every mesh (`hir.device_index`)
+        return frame.env[slot] == 0
+    return communicator.position_in(mesh) == frame.env[slot]
 
 
 def _enclosing_loops(op: Operation, ctx: CompileContext) -> tuple[tuple[str, int], ...]:
