@@ -70,8 +70,22 @@ def has_stream_axis(function: func.FuncOp) -> bool:
 def serial_form_blocker(function: func.FuncOp) -> tuple[Operation, str] | None:
     """An op whose serial form the lowering could not take, and why; None when there is none."""
     for op in function.body.walk():
-        if not isinstance(op, fusion.FusionOp) or is_partial_sum(op):
-            continue  # a sum over the didx axis reduces whole buffers: an all-reduce or a reduce-scatter
+        if not isinstance(op, fusion.FusionOp):
+            continue
+        if is_partial_sum(op):
+            # A sum over the didx axis reduces whole buffers: an all-reduce, or a reduce-scatter,
+            # which scatters along the result's didx axis and needs it outermost too.
+            t = op.results[0].type
+            assert isinstance(t, TensorType)
+            didx = layout_of(t).didx_axis
+            outer = [] if didx is None else [d for d in t.get_shape()[:didx] if d != 1]
+            if outer:
+                return op, (
+                    f"its partial sums would be reduce-scattered whole along the result's didx axis {didx}, which "
+                    f"has axes of extent {', '.join(map(str, outer))} before it (collectives need the scattered "
+                    "axis outermost)"
+                )
+            continue
         for k in resharded_operands(op):
             t = op.operands[k].type
             assert isinstance(t, TensorType)
