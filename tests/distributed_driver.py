@@ -8,7 +8,9 @@ backends): lower it, run the lowered program with
 `Session` (each rank gets its shards of seeded random global inputs, outputs are gathered back)
 with num_streams 1 and 3, and compare with the reference (the fusion-level module on the
 unsharded inputs) on the devices of each output's mesh (on the others the output's buffer
-carries no meaning: they run the program too, SPMD). Rank 0 prints one line per case, a case failing when any rank saw a problem:
+carries no meaning: they run the program too, SPMD). A job of one process (modules on the mesh
+[0]) runs each case without a communicator and over a gloo process group of one
+(`ranks.sessions_of_the_job`). Rank 0 prints one line per case, a case failing when any rank saw a problem:
 
     CASE ag_matmul/nccl/streams=1 OK
     CASE ag_matmul/copy-engine/streams=3 FAIL rank 1: output #0: Mismatched elements: 2048 / 8192 (25.0%); Greatest absolute difference: ...
@@ -23,6 +25,7 @@ import argparse
 from pathlib import Path
 
 import torch.distributed as dist
+from ranks import close_sessions, sessions_of_the_job
 
 import hir
 from hir.dialects.parallel_encoding import layout_of
@@ -45,17 +48,24 @@ PIPELINES = {
     # Weight gradients and other independent work moved after the collectives (hir.compile's order).
     "nccl-hidden": "fusion-hide-communication,stream-lowering",
     "copy-engine-hidden": "fusion-hide-communication,stream-lowering{backend=copy-engine}",
+    # The serial form, the cost model's choice and the copy-engine pipeline by shard (fusion-stream-overlap).
+    "never": "stream-lowering{overlap=never}",
+    "auto": "stream-lowering{overlap=auto}",
+    "by-shard": "stream-lowering{backend=copy-engine overlap=by-shard}",
 }
 DEFAULT_PIPELINES = ("nccl", "copy-engine")
 
 
 def check_module(
-    session: Session, path: str, fail_rank: int | None, pipelines: tuple[str, ...] = DEFAULT_PIPELINES
+    sessions: list[Session], path: str, fail_rank: int | None, pipelines: tuple[str, ...] = DEFAULT_PIPELINES
 ) -> list[tuple[str, str | None]]:
-    """(case name, problem or None) for each pipeline and number of streams."""
+    """(case name, problem or None) for each pipeline and number of streams, run in each of `sessions`."""
     cases: list[tuple[str, str | None]] = []
     for backend in pipelines:
-        cases += check_lowering(session, path, backend, PIPELINES[backend], fail_rank)
+        runs = [check_lowering(session, path, backend, PIPELINES[backend], fail_rank) for session in sessions]
+        for per_session in zip(*runs):
+            problems = [problem for _, problem in per_session if problem]
+            cases.append((per_session[0][0], "; ".join(problems) or None))
     return cases
 
 
@@ -105,16 +115,18 @@ def main() -> None:
         parser.error(f"unknown pipelines {', '.join(unknown)}")
 
     session = Session.from_environment(args.device)
-    assert session.world_size > 1, "run under torchrun with --nproc-per-node 2 or more"
+    sessions = sessions_of_the_job(session)
     for path in args.modules:
-        cases = check_module(session, path, args.fail_rank, pipelines)
-        per_rank: list[list[tuple[str, str | None]] | None] = [None] * session.world_size
-        dist.all_gather_object(per_rank, cases)
+        cases = check_module(sessions, path, args.fail_rank, pipelines)
+        per_rank: list[list[tuple[str, str | None]] | None] = [cases]
+        if session.world_size > 1:
+            per_rank *= session.world_size
+            dist.all_gather_object(per_rank, cases)
         if session.is_main:
             for k, (name, _) in enumerate(cases):
                 problems = [f"rank {r}: {seen[k][1]}" for r, seen in enumerate(per_rank) if seen and seen[k][1]]
                 print(f"CASE {name} " + (f"FAIL {' | '.join(problems)}" if problems else "OK"), flush=True)
-    session.close()
+    close_sessions(sessions)
 
 
 if __name__ == "__main__":

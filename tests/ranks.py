@@ -16,6 +16,10 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hir.runtime.distributed import Session
 
 REPO = Path(__file__).resolve().parent.parent
 LAUNCHER = Path(__file__).resolve().parent / "rank_launcher.py"
@@ -89,3 +93,32 @@ def job_verdict(failures: list[str], passed: str) -> int:
         print(passed)
     dist.destroy_process_group()
     return int(verdict.item() > 0)
+
+
+def sessions_of_the_job(session: Session) -> list[Session]:
+    """
+    The sessions a driver's rank runs each program in: its own; in a job of one process (a mesh
+    of one device) two, without a communicator, as hir-run on one process runs (a collective over
+    the one-device mesh is a local copy), and over a gloo process group of one, as a program
+    compiled under `torchrun --nproc-per-node 1` runs.
+    """
+    if session.world_size > 1:
+        return [session]
+    import torch.distributed as dist
+
+    from hir.runtime.distributed import ProcessGroupCommunicator, Session
+
+    dist.init_process_group("gloo", rank=0, world_size=1, store=dist.HashStore())
+    grouped = Session(session.device, 0, 1, session.timeout)
+    grouped.communicator = ProcessGroupCommunicator(0, 1, session.timeout)
+    return [session, grouped]
+
+
+def close_sessions(sessions: list[Session]) -> None:
+    """Closes what `sessions_of_the_job` opened."""
+    import torch.distributed as dist
+
+    for session in sessions:
+        session.close()
+    if sessions[0].world_size == 1 and dist.is_initialized():
+        dist.destroy_process_group()

@@ -1,8 +1,9 @@
 """
-Every resharding lowering of passes/resharding on 2 and 4 CPU processes (gloo): the modules of
-tests/resharding/ (2 ranks) and tests/resharding/four_devices/ (4 ranks), each lowered with both
-communication backends and run race-checked with 1 and 3 streams against the unsharded
-reference, one job per rank count (tests/distributed_driver.py).
+Every resharding lowering of passes/resharding on 1, 2 and 4 CPU processes (gloo): the modules of
+tests/resharding/ (2 ranks), tests/resharding/four_devices/ (4 ranks) and
+tests/resharding/one_device/ (the mesh [0], one process), each lowered with both communication
+backends (the one-device modules with every lowering) and run race-checked with 1 and 3 streams
+against the unsharded reference, one job per rank count (tests/distributed_driver.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,20 @@ FOUR_DEVICES = sorted((CASES / "four_devices").glob("*.mlir"))
 # Uneven didx axes (an extent other than the mesh size): lowered by the nccl backend only.
 UNEVEN_TWO = sorted((CASES / "uneven").glob("*.mlir"))
 UNEVEN_FOUR = sorted((CASES / "uneven" / "four_devices").glob("*.mlir"))
+ONE_DEVICE = sorted((CASES / "one_device").glob("*.mlir"))
+ONE_DEVICE_PIPELINES = (
+    "nccl",
+    "copy-engine",
+    "copy-engine-start",
+    "ring",
+    "propagate",
+    "copy-engine-hidden",
+    "by-shard",
+    "auto",
+)
+"""Every backend, chunks, a release barrier, propagation, moved work and the overlap modes but `never` (below)."""
+NO_SERIAL_FORM = {"ag_matmul_1", "linear_sharded_k_1", "matmul_reduce_scatter_1"}
+"""The one-device modules whose serial form `overlap=never` refuses, as it does on two devices."""
 
 pytestmark = pytest.mark.skipif(
     not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo"
@@ -38,6 +53,28 @@ def test_two_devices() -> None:
 def test_four_devices() -> None:
     assert len(FOUR_DEVICES) >= 6
     run_driver_job(FOUR_DEVICES, processes=4, timeout=240)
+
+
+@pytest.mark.distributed
+def test_one_device() -> None:
+    """
+    A mesh of one device on one process: each module with every lowering, run both without a
+    communicator (as hir-run on one process) and over a gloo process group of one (as under
+    `torchrun --nproc-per-node 1`); the serial form where it lowers.
+    """
+    assert len(ONE_DEVICE) >= 12
+    run_driver_job(ONE_DEVICE, processes=1, pipelines=ONE_DEVICE_PIPELINES, timeout=240)
+    run_driver_job([m for m in ONE_DEVICE if m.stem not in NO_SERIAL_FORM], processes=1, pipelines=("never",))
+
+
+@pytest.mark.parametrize("name", sorted(NO_SERIAL_FORM))
+def test_one_device_serial_form_is_refused_as_on_two(name: str) -> None:
+    """`overlap=never` refuses the same serial forms on one device as on two, with the same diagnostic."""
+    path = CASES / "one_device" / f"{name}.mlir"
+    with pytest.raises(
+        Exception, match=rf"{name}.mlir:\d+:\d+: error: .* op overlap=never: cannot make the stream axes serial"
+    ):
+        hir.run_pipeline(hir.parse_file(path), "stream-lowering{overlap=never}")
 
 
 @pytest.mark.distributed
@@ -72,7 +109,7 @@ def test_uneven_lowers_with_nccl_only(path: Path) -> None:
             hir.run_pipeline(hir.parse_file(path), f"stream-lowering{{backend={backend}}}")
 
 
-@pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES, *ONE_DEVICE], ids=lambda p: p.stem)
 def test_lowers_and_verifies(path: Path) -> None:
     """Cheap in-process check that every case lowers with each backend (the jobs above run two of them)."""
     for pipeline in (
