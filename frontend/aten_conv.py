@@ -10,7 +10,12 @@ patch embedding), else one strided `fusion.slice` of the zero-padded input per k
 patches as `[B, L, C * K]` (the bias inside, as torch rounds once); groups split the channels:
 the weight as `[G, O/G, C/G * K]` times the patches as `[B, G, C/G * K, L]` is one batched
 `fusion.matmul`.
-Transposed convolutions are refused at the user's line.
+
+A transposed convolution (nn.ConvTranspose1d/2d/3d, a UNet decoder's or a DCGAN generator's
+upsampling) is the input gradient of the convolution it transposes: the weight's transpose times
+the input, `[B, G, O/G * K, L]`, folded onto the output (`fold`); its gradients are those of the
+convolution with the roles of input and output swapped: the input's is a convolution of the
+output's gradient, the weight's the input times the output gradient's patches.
 """
 
 from __future__ import annotations
@@ -42,9 +47,11 @@ def _convolution(
     groups: int,
 ) -> SSAValue:
     element = out_element(node)
-    geometry = _geometry(e, x, w, element, stride, padding, dilation, transposed)
-    x, w, batch, channels, out_channels, kernel, n, stride, padding, dilation = geometry
     out_shape = tuple(node.meta["val"].shape)
+    if transposed:
+        return _transposed(e, node, x, w, bias, stride, padding, dilation, groups, out_shape, element)
+    geometry = _geometry(e, x, w, element, stride, padding, dilation)
+    x, w, batch, channels, out_channels, kernel, _, stride, padding, dilation = geometry
     out_spatial = list(out_shape[2:])
     length = math.prod(out_spatial)
     positions = math.prod(kernel)
@@ -62,10 +69,60 @@ def _convolution(
     shape = (batch, groups, out_channels // groups, length)
     y = e.typed(lambda t: fusion.MatmulOp(weight, patches, t), [weight, patches], shape, element)
     y = e.reshape(y, out_shape, f"{node.target}")
-    if bias is not None:
-        bias = e.reshape(e.cast(bias, element), (out_channels, *([1] * n)), f"{node.target}")
-        y = e.binary(fusion.AddOp, y, bias, element)
-    return y
+    return _add_bias(e, node, y, bias, element)
+
+
+def _add_bias(e: Emitter, node: Node, y: SSAValue, bias: SSAValue | None, element: Attribute) -> SSAValue:
+    """`y + bias` per channel (axis 1)."""
+    if bias is None:
+        return y
+    shape = shape_of(y)
+    bias = e.reshape(e.cast(bias, element), (shape[1], *([1] * (len(shape) - 2))), f"{node.target}")
+    return e.binary(fusion.AddOp, y, bias, element)
+
+
+def _transposed(
+    e: Emitter,
+    node: Node,
+    x: SSAValue,
+    w: SSAValue,
+    bias: SSAValue | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+    out_shape: tuple[int, ...],
+    element: Attribute,
+) -> SSAValue:
+    """
+    `conv_transpose(x, w)`, w `[C, O/G, *k]`: the input gradient of the convolution of an `out_shape`
+    input by w (C its output channels) at the gradient x: `w^T @ x` per group, folded onto the output.
+    """
+    x, w = e.cast(x, element), e.cast(w, element)
+    spatial = list(shape_of(x)[2:])
+    kernel = list(shape_of(w)[2:])
+    n = len(spatial)
+    stride, padding, dilation = (per_axis(v, n) for v in (stride, padding, dilation))
+    cols = _weight_times(e, node, w, x, groups, math.prod(kernel), element)
+    y = fold(e, cols, out_shape, kernel, spatial, stride, padding, dilation)
+    return _add_bias(e, node, y, bias, element)
+
+
+def _weight_times(
+    e: Emitter, node: Node, w: SSAValue, g: SSAValue, groups: int, positions: int, element: Attribute
+) -> SSAValue:
+    """
+    The weight's transpose times `g` per group: w `[O, C/G, *k]`, g `[B, O, *L]` -> `[B, G, C/G * K,
+    L]`, the patch entries that `fold` sums back onto a convolution's input.
+    """
+    out_channels, per_in = shape_of(w)[:2]
+    batch = shape_of(g)[0]
+    length = math.prod(shape_of(g)[2:])
+    per_out, per_group = out_channels // groups, per_in * positions
+    what = f"{node.target}"
+    g = e.reshape(g, (batch, groups, per_out, length), what)
+    wt = e.permute(e.reshape(w, (groups, per_out, per_group), what), [0, 2, 1])
+    return e.typed(lambda t: fusion.MatmulOp(wt, g, t), [wt, g], (batch, groups, per_group, length), element)
 
 
 class _Geometry(NamedTuple):
@@ -92,11 +149,8 @@ def _geometry(
     stride: Sequence[int],
     padding: Sequence[int],
     dilation: Sequence[int],
-    transposed: bool,
 ) -> _Geometry:
-    """The forward's and the backward's common start; a transposed convolution is refused here."""
-    if transposed:
-        raise e.error("a transposed convolution (ConvTranspose) is not supported: fusion has no scatter of patches")
+    """The forward's and the backward's common start."""
     x, w = e.cast(x, element), e.cast(w, element)
     batch, channels, *spatial = shape_of(x)
     out_channels, _, *kernel = shape_of(w)
@@ -210,7 +264,9 @@ def _convolution_backward(
     bias's is the output's gradient summed over all but the channels.
     """
     element = element_of(grad)
-    geometry = _geometry(e, x, w, element, stride, padding, dilation, transposed)
+    if transposed:  # the convolution it transposes, with the input and the output's gradient swapped
+        grad, x = e.cast(x, element), e.cast(grad, element)
+    geometry = _geometry(e, x, w, element, stride, padding, dilation)
     x, w, batch, channels, out_channels, kernel, n, stride, padding, dilation = geometry
     out_spatial = list(shape_of(grad)[2:])
     length, positions = math.prod(out_spatial), math.prod(kernel)
@@ -218,9 +274,11 @@ def _convolution_backward(
     what = f"{node.target}"
     g = e.reshape(grad, (batch, groups, per_out, length), what)
     grad_x = grad_w = grad_b = None
-    if output_mask[0]:
-        wt = e.permute(e.reshape(w, (groups, per_out, per_group), what), [0, 2, 1])
-        cols = e.typed(lambda t: fusion.MatmulOp(wt, g, t), [wt, g], (batch, groups, per_group, length), element)
+    if output_mask[0] and transposed:  # a convolution of the output's gradient (here `x`) by w
+        shape = (batch, out_channels, *out_spatial)
+        grad_x = _convolution_of(e, node, x, w, groups, kernel, out_spatial, stride, padding, dilation, shape)
+    elif output_mask[0]:
+        cols = _weight_times(e, node, w, grad, groups, positions, element)
         grad_x = fold(e, cols, shape_of(x), kernel, out_spatial, stride, padding, dilation)
     if output_mask[1]:
         patches, _ = input_patches(e, x, kernel, out_spatial, stride, padding, dilation)
@@ -229,8 +287,35 @@ def _convolution_backward(
         products = e.typed(lambda t: fusion.MatmulOp(g, patches, t), [g, patches], shape, element)
         grad_w = e.reshape(e.reduce(fusion.SumOp, products, [0], keepdim=False), shape_of(w), what)
     if output_mask[2]:
-        grad_b = e.reduce(fusion.SumOp, grad, [0, *range(2, n + 2)], keepdim=False)
+        output = x if transposed else grad
+        grad_b = e.reduce(fusion.SumOp, output, [0, *range(2, n + 2)], keepdim=False)
     return grad_x, grad_w, grad_b
+
+
+def _convolution_of(
+    e: Emitter,
+    node: Node,
+    x: SSAValue,
+    w: SSAValue,
+    groups: int,
+    kernel: list[int],
+    out_spatial: list[int],
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    out_shape: tuple[int, ...],
+) -> SSAValue:
+    """The convolution of x `[B, C, ...]` by w `[O, C/G, *k]` (no bias): the weight times the patches per group."""
+    element = element_of(x)
+    batch, channels = shape_of(x)[:2]
+    out_channels = shape_of(w)[0]
+    length, per_group = math.prod(out_spatial), channels // groups * math.prod(kernel)
+    patches, _ = input_patches(e, x, kernel, out_spatial, stride, padding, dilation)
+    patches = e.reshape(patches, (batch, groups, per_group, length), f"{node.target}")
+    weight = e.reshape(w, (groups, out_channels // groups, per_group), f"{node.target}")
+    shape = (batch, groups, out_channels // groups, length)
+    y = e.typed(lambda t: fusion.MatmulOp(weight, patches, t), [weight, patches], shape, element)
+    return e.reshape(y, out_shape, f"{node.target}")
 
 
 def fold(

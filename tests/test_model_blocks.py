@@ -11,6 +11,7 @@ small sizes.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable
@@ -1148,6 +1149,65 @@ def test_max_pooling_trains(pool: Callable[[torch.Tensor], torch.Tensor]) -> Non
     model(x).square().sum().backward()
     for got, expected in zip(grads, [t.grad for t in (x, *model.parameters())]):
         torch.testing.assert_close(got, expected)
+
+
+class DCGANGenerator(nn.Module):
+    """The PyTorch DCGAN tutorial's generator (ConvTranspose2d, BatchNorm2d, ReLU, Tanh), small."""
+
+    def __init__(self, nz=8, ngf=4, nc=3):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False),
+            nn.BatchNorm2d(ngf * 4),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf * 2),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 2, nc, 4, 2, 1, bias=False),
+            nn.Tanh(),
+        )
+
+    def forward(self, z):
+        return self.main(z)
+
+
+class UNetUp(nn.Module):
+    """A UNet decoder step (milesial's Up with bilinear=False): ConvTranspose2d, pad to the skip, cat, convs."""
+
+    def __init__(self, in_channels=8, out_channels=4):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(in_channels, in_channels // 2, kernel_size=2, stride=2)
+        self.conv = nn.Sequential(nn.Conv2d(in_channels, out_channels, 3, padding=1), nn.ReLU(inplace=True))
+        self.vocoder = nn.ConvTranspose1d(out_channels, 2, 8, stride=4, padding=2, groups=2)  # HiFi-GAN's upsampling
+
+    def forward(self, x1, x2):
+        x1 = self.up(x1)
+        dy, dx = x2.size()[2] - x1.size()[2], x2.size()[3] - x1.size()[3]
+        x1 = F.pad(x1, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
+        h = self.conv(torch.cat([x2, x1], dim=1))
+        return self.vocoder(h.flatten(2))
+
+
+def test_transposed_convolutions_upsample_and_train() -> None:
+    """A transposed convolution is its convolution's input gradient (a fold); its gradients swap input and output."""
+    torch.manual_seed(0)
+    generator = _randomize_norms(DCGANGenerator())
+    _check(generator, (torch.randn(2, 8, 1, 1),), (torch.randn(3, 8, 1, 1),))
+    up = UNetUp()
+    inputs = (torch.randn(2, 8, 4, 4), torch.randn(2, 4, 9, 9))
+    _check(up, inputs, (torch.randn(1, 8, 4, 4), torch.randn(1, 4, 8, 8)))
+    for model, args in ((generator.train(), (torch.randn(2, 8, 1, 1),)), (up, inputs)):
+        args = tuple(a.clone().requires_grad_() for a in args)
+        step = hir.compile(model, args, training=True)
+        eager = copy.deepcopy(model)
+        weights = torch.randn(step(*args).shape)
+        (step(*args) * weights).sum().backward()
+        eager_args = tuple(a.detach().clone().requires_grad_() for a in args)
+        (eager(*eager_args) * weights).sum().backward()
+        for got, expected in zip(args, eager_args):
+            torch.testing.assert_close(got.grad, expected.grad)
+        for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, msg=name)
 
 
 def test_unet_res_block_with_group_norm_and_resampling() -> None:

@@ -219,6 +219,11 @@ CASES: tuple[Case, ...] = (
     ),
     Case("F.conv2d (dilation)", lambda x, w: F.conv2d(x, w, padding=2, dilation=2), _xs((1, 2, 7, 6), (3, 2, 3, 3))),
     Case("F.conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2), _xs((1, 3, 4, 4), (3, 4, 2, 2))),
+    Case(
+        "F.conv_transpose2d (padding, output_padding, groups)",
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1, groups=3),
+        _xs((2, 3, 5, 5), (3, 2, 3, 3)),
+    ),
     Case("nn.GroupNorm", nn.GroupNorm(2, 6), _x(2, 6, 3, 4)),
     Case(
         "F.avg_pool2d, F.adaptive_avg_pool2d",
