@@ -19,6 +19,8 @@ from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 
+I64 = IntegerType(64)
+
 
 def _tan(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     element = out_element(node)
@@ -145,6 +147,48 @@ def _count_below(e: Emitter, node: Node, x: SSAValue, edges: SSAValue, right: bo
     return e.binary(fusion.SubOp, e.broadcast_to(e.constant(extent, element), shape_of(count)), count, element)
 
 
+def _histc(e: Emitter, node: Node, x: SSAValue, bins: int = 100, min: float = 0, max: float = 0) -> SSAValue:
+    """
+    `torch.histc(x, bins, min, max)` (an MoE's expert load, `histc(topi.float(), bins=E, min=0,
+    max=E - 1)`): each value's bin `floor((x - min) * bins / (max - min))` (the last bin takes
+    `max`), counted by one `fusion.index_add` of ones into `bins + 1` counters, the last of which
+    takes the values outside `[min, max]`. With `min == max`, the data's minimum and maximum
+    (widened by 1 where they are equal), as torch does.
+    """
+    element = out_element(node)
+    x = e.cast(x, element)
+    flat = e.reshape(x, (math.prod(shape_of(x)),), "histc's values") if len(shape_of(x)) != 1 else x
+    n = shape_of(flat)[0]
+    if min == max:  # the data's range: 0-d values, broadcast below
+        low = e.reduce(fusion.MinOp, flat, [0], keepdim=False)
+        high = e.reduce(fusion.MaxOp, flat, [0], keepdim=False)
+        same = e.typed(lambda t: fusion.CompareOp("eq", low, high, t), [low, high], (), IntegerType(1))
+        low = _where(e, same, e.binary(fusion.SubOp, low, 1.0, element), low, element)
+        high = _where(e, same, e.binary(fusion.AddOp, high, 1.0, element), high, element)
+        lo, hi = e.broadcast_to(low, (n,)), e.broadcast_to(high, (n,))
+    else:
+        lo, hi = e.broadcast_to(e.constant(min, element), (n,)), e.broadcast_to(e.constant(max, element), (n,))
+    scaled = e.binary(fusion.MulOp, e.binary(fusion.SubOp, flat, lo, element), float(bins), element)
+    position = e.binary(fusion.DivOp, scaled, e.binary(fusion.SubOp, hi, lo, element), element)
+    index = e.cast(e.unary(fusion.FloorOp, position), I64)
+    at_max = e.typed(lambda t: fusion.CompareOp("eq", flat, hi, t), [flat, hi], (n,), IntegerType(1))
+    index = _where(e, at_max, e.broadcast_to(e.constant(bins - 1, I64), (n,)), index, I64)
+    below = e.typed(lambda t: fusion.CompareOp("lt", flat, lo, t), [flat, lo], (n,), IntegerType(1))
+    above = e.typed(lambda t: fusion.CompareOp("gt", flat, hi, t), [flat, hi], (n,), IntegerType(1))
+    nan = e.typed(lambda t: fusion.CompareOp("ne", flat, flat, t), [flat, flat], (n,), IntegerType(1))
+    outside = e.broadcast_to(e.constant(bins, I64), (n,))
+    for mask in (below, above, nan):
+        index = _where(e, mask, outside, index, I64)
+    zeros = e.broadcast_to(e.constant(0, element), (bins + 1,))
+    ones = e.broadcast_to(e.constant(1, element), (n,))
+    counts = e.typed(lambda t: fusion.IndexAddOp(zeros, index, ones, 0, t), [zeros, index, ones], (bins + 1,), element)
+    return e.typed(lambda t: fusion.SliceOp(counts, [0], [1], t), [counts], (bins,), element)
+
+
+def _where(e: Emitter, mask: SSAValue, a: SSAValue, b: SSAValue, element) -> SSAValue:
+    return e.typed(lambda t: fusion.WhereOp(mask, a, b, t), [mask, a, b], shape_of(b), element)
+
+
 MATH_TABLE: dict[object, Builder] = {
     aten.tan.default: float_only(_tan),
     aten.sinh.default: float_only(_sinh),
@@ -155,4 +199,5 @@ MATH_TABLE: dict[object, Builder] = {
     aten._cdist_forward.default: float_only(_cdist),
     aten.bucketize.Tensor: _bucketize,
     aten.searchsorted.Tensor: _searchsorted,
+    aten.histc.default: float_only(_histc),
 }

@@ -46,6 +46,7 @@ from hir.frontend.aten_indexing import INDEXING_TABLE
 from hir.frontend.aten_math import MATH_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.errors import data_dependent_shape
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
@@ -113,6 +114,11 @@ def _data_dependent(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAVal
         f"{node.target} returns as many values as its input's data selects (a data-dependent shape), which "
         "compiled programs do not have: route every token densely (a mask, one_hot weights, gather) instead"
     )
+
+
+def _data_dependent_shape(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+    """`torch.bincount`: as many counts as the input's largest value (a data-dependent shape)."""
+    raise e.error(data_dependent_shape(str(node.target)))
 
 
 DATA_DEPENDENT_OPS = (
@@ -464,6 +470,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.native_dropout.default: _native_dropout,
     **dict.fromkeys(RANDOM_OPS, _random),
     **dict.fromkeys(DATA_DEPENDENT_OPS, _data_dependent),
+    aten.bincount.default: _data_dependent_shape,
     # shapes
     aten.expand.default: _expand,
     aten.permute.default: _permute,

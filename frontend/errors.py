@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 import torch.fx.traceback as fx_traceback
+from torch._subclasses.fake_tensor import DynamicOutputShapeException
 from torch.overrides import TorchFunctionMode
 
 # A frame's line of code is absent where Python has no source (code typed at a prompt).
@@ -105,6 +106,23 @@ def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
 _CAUSED_BY = re.compile(r"Caused by: \(([^\s:()]+):(\d+) in ")
 
 
+_DATA_DEPENDENT_ADVICE = {
+    "aten.bincount.default": (
+        "count with F.one_hot(x, n).sum(0), or torch.histc(x.float(), bins=n, min=0, max=n - 1), whose n counts "
+        "are known"
+    ),
+}
+
+
+def data_dependent_shape(op: str) -> str:
+    """The error of an op whose result's shape depends on its input's values (`torch.bincount`, `F.ctc_loss`)."""
+    advice = _DATA_DEPENDENT_ADVICE.get(op)
+    return (
+        f"{op} returns a result whose shape depends on its input's values (a data-dependent shape), which "
+        f"compiled programs do not have{f': {advice}' if advice else ''}"
+    )
+
+
 def capture_error(err: BaseException, what: str = "torch.export could not capture the program") -> FrontendError:
     """
     A trace's refusal (a data-dependent branch, an unsupported Python construct): `what`, torch's
@@ -119,6 +137,8 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
             "the code reads a tensor's value as a Python number (`.item()`, `if t:`, `float(t)`), "
             "which a program traced once for every value cannot"
         )
+    elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
+        first = data_dependent_shape(first)
     message = f"{what}: {first}"
     # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
     frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]

@@ -27,6 +27,7 @@ UNSUPPORTED = {
     "torch.rand_like": "aten.rand_like.default draws random numbers",
     "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",
     "F.avg_pool2d(ceil_mode=True)": "ceil_mode=True adds windows that run past the input",
+    "torch.bincount": "aten.bincount.default returns a result whose shape depends on its input's values",
 }
 """Cases the fusion dialect has no op for (their rows say `no`), and the errors they get."""
 

@@ -825,6 +825,18 @@ class CumulativeBatchNorm(torch.nn.Module):
         return self.bn(self.fc(x))
 
 
+class ExpertLoad(torch.nn.Module):
+    """A router's load-balancing loss counting tokens per expert: torch.bincount's length is the largest id + 1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        load = torch.bincount(self.gate(x).argmax(-1), minlength=4)
+        return self.gate(x).softmax(-1).mean(0) * load
+
+
 def test_what_training_cannot_trace_is_an_error_at_the_users_line() -> None:
     x = randn(4, 8)
     cases = [
@@ -838,6 +850,11 @@ def test_what_training_cannot_trace_is_an_error_at_the_users_line() -> None:
             CumulativeBatchNorm(),
             r"reads a tensor's value as a Python number \(`.item\(\)`",
             "return self.bn(self.fc(x))",
+        ),
+        (
+            ExpertLoad(),
+            r"aten.bincount.default returns a result whose shape depends on its input's values .*F.one_hot",
+            "load = torch.bincount(self.gate(x).argmax(-1), minlength=4)",
         ),
     ]
     for module, message, line in cases:

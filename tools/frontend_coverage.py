@@ -250,6 +250,8 @@ CASES: tuple[Case, ...] = (
         _x(4, 8),
     ),
     Case("torch.cdist", lambda a, b: torch.cdist(a, b) + torch.cdist(a, b, p=1), _xs((2, 4, 3), (2, 5, 3))),
+    Case("torch.histc", lambda x: torch.histc(x, bins=6, min=-1, max=1) + torch.histc(x, bins=4).sum(), _x(4, 8)),
+    Case("torch.bincount", lambda i: torch.bincount(i, minlength=8), _ints(12)),
     Case(
         "torch.bucketize, torch.searchsorted",
         lambda x, b: torch.bucketize(x, b.sort()[0]) + torch.searchsorted(b.sort()[0], x, right=True),
