@@ -7,22 +7,23 @@ communication backend: nccl, copy-engine with its chunks, ring; either fusion-se
 and one job of gloo processes on the CPU checks them all against the fusion-level
 reference on the unsharded inputs (tests/fuzz/driver.py), since a job costs seconds to start.
 
-Profiles (tests/fuzz/profiles.py): `ci` checks a fixed batch on 2 ranks; `long`
-(`HIR_FUZZ_PROFILE=long`, `HIR_FUZZ_SEED=N` repeats a batch) larger batches on 2 and on 4 ranks.
+Profiles (tests/fuzz/profiles.py): `ci` checks a fixed batch on 2 ranks and a small one on 1 (a
+mesh of one device, with every stream-lowering option drawn); `long` (`HIR_FUZZ_PROFILE=long`,
+`HIR_FUZZ_SEED=N` repeats a batch) larger batches on 1, 2 and 4 ranks.
 """
 
 from __future__ import annotations
 
 import collections
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 import torch.distributed as dist
 from fuzz.check import POLICIES
 from fuzz.driver import Case, write_cases
-from fuzz.mesh_rules import propagated_problem
+from fuzz.mesh_rules import propagated_problem, serial_problem
 from fuzz.multidevice import multidevice_programs
 from fuzz.profiles import PROFILE, batch_seed, draw_batch, examples
 from fuzz.values import (
@@ -45,9 +46,23 @@ from fuzz.values import (
 from hypothesis import strategies as st
 from ranks import run_ranks
 
+from hir.passes.expand_stream_loops import JOINS
+from hir.passes.lower_communication import COMM_PRIORITIES
+from hir.passes.stream_lowering import INTERMEDIATES
+from hir.passes.stream_overlap import OVERLAP_MODES
+from hir.passes.symmetric_memory import RELEASES
+
 BACKENDS = ("nccl", "copy-engine", "ring")
 """hir-lower-communication's backends, drawn alike."""
 PROPAGATE = "propagate-sharding=true"
+SCHEDULING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "overlap": OVERLAP_MODES,
+    "release": RELEASES,
+    "comm-priority": COMM_PRIORITIES,
+    "join": JOINS,
+    "intermediates": INTERMEDIATES,
+}
+"""stream-lowering's options drawn on one rank (each default first), besides the backend, chunks and policy."""
 DRIVER = Path(__file__).resolve().parent / "fuzz" / "driver.py"
 JOB_SIZE = 400
 """Programs per job (a long batch runs in several)."""
@@ -80,6 +95,21 @@ REQUIRED_FEATURES: dict[str, Callable[[CASE], bool]] = {
 What the lowered programs of a `ci` batch must do (the features tests/fuzz/driver.py reports),
 and the generator's facts that predict each: the batch is chosen to cover them all.
 """
+ONE_RANK_FEATURES = (
+    "allgather",
+    "allreduce",
+    "reduce_scatter",
+    "broadcast",
+    "copy-engine-push",
+    "matmul-then-sum-over-didx",
+    "propagated-sharding",
+    "moved-didx",
+)
+"""
+Those a mesh of one device can show: it has no other mesh to move values to, no uneven axis
+(every didx axis has extent 1 = D), a loop over its one shard has a constant root, and the ring
+backend keeps a collective over one device as it is.
+"""
 POOL = 8
 """A `ci` batch of N cases is chosen from the first POOL * N drawn."""
 PER_FEATURE = 3
@@ -99,14 +129,14 @@ def pushes_into_peers(case: CASE) -> bool:
         return False
 
 
-def choose(drawn: list[CASE], count: int) -> list[CASE]:
+def choose(drawn: list[CASE], count: int, features: Sequence[str] = tuple(REQUIRED_FEATURES)) -> list[CASE]:
     """
     `count` cases: for each required feature, PER_FEATURE that the generator predicts do it (a
     prediction can miss: the copy-engine backend leaves a loop alone when a gathered buffer
     outlives it), spread over the pool since neighbours are often alike; then the first others.
     """
     chosen: list[CASE] = []
-    for predicts in REQUIRED_FEATURES.values():
+    for predicts in [REQUIRED_FEATURES[f] for f in features]:
         wanted = PER_FEATURE - sum(predicts(case) for case in chosen)
         candidates = [case for case in drawn if predicts(case) and all(case is not c for c in chosen)]
         if wanted > 0 and candidates:
@@ -126,7 +156,8 @@ pytestmark = [
 def may_reject(program: FuzzProgram, pipeline: str) -> bool:
     """
     Whether a refusal with a diagnostic is an acceptable answer: the generator kept a placement
-    the lowering refuses, or fusion-propagate-sharding chose one (mesh_rules.propagated_problem).
+    the lowering refuses, fusion-propagate-sharding chose one (mesh_rules.propagated_problem), or
+    `overlap=never` / `auto` lowers a serial form the lowering refuses (mesh_rules.serial_problem).
     """
     backend = re.search(r"backend=(\S+?)[ }]", pipeline)
     chunks = re.search(r"chunks=(\d+)", pipeline)
@@ -135,13 +166,13 @@ def may_reject(program: FuzzProgram, pipeline: str) -> bool:
         # neighbours leaves the copy-engine backend a producer it cannot split by destination,
         # a documented refusal (passes/copy_engine_reduce.py) that the generator does not predict.
         return True
-    return program.may_reject or (
-        PROPAGATE in pipeline
-        and propagated_problem(
-            program.text, backend.group(1) if backend else BACKENDS[0], int(chunks.group(1)) if chunks else 0
-        )
-        is not None
-    )
+    if program.may_reject:
+        return True
+    options = (backend.group(1) if backend else BACKENDS[0], int(chunks.group(1)) if chunks else 0)
+    if re.search(r"overlap=(never|auto)\b", pipeline):  # the serial form, always or where the model prefers it
+        if serial_problem(program.text, *options, propagate=PROPAGATE in pipeline) is not None:
+            return True
+    return PROPAGATE in pipeline and propagated_problem(program.text, *options) is not None
 
 
 @st.composite
@@ -160,6 +191,11 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
         options.append(f"chunks={chunks}")
     if UNANNOTATED in program.facts:
         options.append(PROPAGATE)
+    if world_size == 1:
+        # The options that only schedule the same communication: on one device, every one of them.
+        for option, values in SCHEDULING_OPTIONS.items():
+            if (value := draw(st.sampled_from(values))) != values[0]:
+                options.append(f"{option}={value}")
     pipeline = "stream-lowering" + (f"{{{' '.join(options)}}}" if options else "")
     streams = draw(st.integers(1, 4))
     if draw(st.booleans()):  # hir.compile's order: work no collective waits for moved after one
@@ -167,11 +203,16 @@ def fuzz_cases(draw: st.DrawFn, world_size: int) -> CASE:
     return program, pipeline, streams
 
 
-def check_batch(tmp_path: Path, world_size: int, count: int) -> collections.Counter[str]:
-    """Draws `count` cases, checks them in multi-process jobs; returns how often each feature occurred."""
+def check_batch(
+    tmp_path: Path, world_size: int, count: int, features: Sequence[str] = tuple(REQUIRED_FEATURES)
+) -> collections.Counter[str]:
+    """
+    Draws `count` cases (in `ci`, chosen to show `features`), checks them in multi-process jobs;
+    returns how often each feature occurred.
+    """
     seed = batch_seed()
     if PROFILE == "ci":
-        drawn = choose(draw_batch(fuzz_cases(world_size), POOL * count, seed), count)
+        drawn = choose(draw_batch(fuzz_cases(world_size), POOL * count, seed), count, features)
     else:
         drawn = draw_batch(fuzz_cases(world_size), count, seed)
     cases = [
@@ -216,6 +257,18 @@ def test_two_ranks(tmp_path: Path) -> None:
     tally = check_batch(tmp_path, 2, examples("two-ranks"))
     if PROFILE == "ci":
         missing = [f for f in REQUIRED_FEATURES if not tally[f]]
+        assert not missing, f"the lowered programs of the batch lack {missing}: {tally}"
+
+
+def test_one_rank(tmp_path: Path) -> None:
+    """
+    A mesh of one device (`mesh = [0]`, every didx axis of extent 1), as on a one-GPU machine:
+    each program run without a communicator and over a process group of one (tests/fuzz/driver.py),
+    with every stream-lowering option drawn (`SCHEDULING_OPTIONS`).
+    """
+    tally = check_batch(tmp_path, 1, examples("one-rank"), ONE_RANK_FEATURES)
+    if PROFILE == "ci":
+        missing = [f for f in ONE_RANK_FEATURES if not tally[f]]
         assert not missing, f"the lowered programs of the batch lack {missing}: {tally}"
 
 

@@ -12,8 +12,11 @@ lowers it with the pipeline, prints the lowered module and parses it back (the t
 verify and print the same), and sends the text, the inputs and the reference to every rank (one
 lowering per case, not one per rank). Every rank then runs the printed lowered program
 race-checked on its shards (`Session.run`: inputs sharded by their types, sharded outputs
-gathered back) and compares each output on the ranks of the mesh it lives on. Rank 0 prints `START <name>` before a case and
-one line after it:
+gathered back) and compares each output on the ranks of the mesh it lives on. A job of one
+process (a mesh of one device, `mesh = [0]`; `python tests/fuzz/driver.py ...` alone works too)
+runs each program twice: without a communicator, as hir-run on one process does, and over a gloo
+process group of one, as a program compiled under `torchrun --nproc-per-node 1` does. Rank 0
+prints `START <name>` before a case and one line after it:
 
     CASE <name> OK [features]
     CASE <name> REFUSED <diagnostic>          (only for may_reject programs)
@@ -43,6 +46,8 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ranks import close_sessions, sessions_of_the_job
 
 import hir
 from fuzz.check import program_tolerance, round_trip
@@ -212,16 +217,18 @@ def prepare(case: Case) -> tuple[Prepared, ModuleOp | None]:
     return prepared, reparsed
 
 
-def check_case(session: Session, case: Case) -> tuple[str, list[str]]:
+def check_case(sessions: list[Session], case: Case) -> tuple[str, list[str]]:
     """
     This rank's verdict (`OK`, `REFUSED ...` or a problem) and the features. Rank 0 lowers the
-    program and every rank runs the printed lowered IR; raises only from the run.
+    program and every rank runs the printed lowered IR in each of `sessions`; raises only from a run.
     """
+    session = sessions[0]
     shared: list[Any] = [None]
     module = None
     if session.is_main:
         shared[0], module = prepare(case)
-    dist.broadcast_object_list(shared, src=0)
+    if session.world_size > 1:
+        dist.broadcast_object_list(shared, src=0)
     prepared: Prepared = shared[0]
     if prepared.verdict is not None:
         return prepared.verdict, []
@@ -232,16 +239,27 @@ def check_case(session: Session, case: Case) -> tuple[str, list[str]]:
         # Session.run refuses a job larger than the program's devices (a program whose values all
         # live on device 0, say): the same verdict on every rank, nothing run.
         return f"SKIPPED the lowered program runs on {program.processes} processes", []
-    outputs = session.run(program, prepared.inputs, num_streams=case.num_streams)  # an exception here ends the job
+    problems = []
+    for run_in in sessions:
+        problems += compare(run_in, program, prepared, case.num_streams)
+    return ("FAIL " + "; ".join(problems) if problems else "OK"), prepared.features
+
+
+def compare(session: Session, program: Any, prepared: Prepared, num_streams: int) -> list[str]:
+    """The differences from the reference of the outputs this rank holds, after a run in `session`."""
+    outputs = session.run(program, prepared.inputs, num_streams=num_streams)  # an exception here ends the job
+    how = ""
+    if session.world_size == 1:
+        how = " (without a communicator)" if session.communicator is None else " (in a process group of one)"
     problems = []
     for k, (out, ref, valid) in enumerate(zip(outputs, prepared.expected, prepared.valid)):
         if valid is not None and session.rank not in valid:
             continue  # this rank holds no part of the value: its buffer means nothing
         problems += [
-            f"output #{k}" + p.removeprefix("output #0")
+            f"output #{k}" + p.removeprefix("output #0") + how
             for p in mismatches([out.cpu()], [ref.cpu()], prepared.tolerance)
         ]
-    return ("FAIL " + "; ".join(problems) if problems else "OK"), prepared.features
+    return problems
 
 
 def main() -> None:
@@ -260,20 +278,22 @@ def main() -> None:
         cases = [Case(path.stem, path.read_text(), args.pipeline, args.num_streams, args.seed, args.may_reject)]
 
     session = Session.from_environment(args.device)
-    assert session.world_size > 1, "run under torchrun with --nproc-per-node 2 or more"
+    sessions = sessions_of_the_job(session)
     for case in cases:
         if session.is_main:
             print(f"START {case.name}", flush=True)
         try:
-            verdict, found = check_case(session, case)
+            verdict, found = check_case(sessions, case)
         except Exception as err:
             message = f"{type(err).__name__}: {err}".replace("\n", " | ")
             print(f"CASE {case.name} CRASH rank {session.rank}: {message}", flush=True)
             traceback.print_exc()
             sys.stdout.flush()
             os._exit(3)
-        verdicts: list[tuple[str, list[str]] | None] = [None] * session.world_size
-        dist.all_gather_object(verdicts, (verdict, found))
+        verdicts: list[tuple[str, list[str]] | None] = [(verdict, found)]
+        if session.world_size > 1:
+            verdicts *= session.world_size
+            dist.all_gather_object(verdicts, (verdict, found))
         if session.is_main:
             failed = [
                 f"rank {r}: {v[0].removeprefix('FAIL ')}"
@@ -282,7 +302,7 @@ def main() -> None:
             ]
             line = f"FAIL {' | '.join(failed)}" if failed else f"{verdict} {','.join(found)}".rstrip()
             print(f"CASE {case.name} {line}", flush=True)
-    session.close()
+    close_sessions(sessions)
 
 
 if __name__ == "__main__":

@@ -270,27 +270,52 @@ def propagated_problem(text: str, backend: str = "nccl", chunks: int = 0) -> str
     the values it left unannotated are checked here (a resharding the lowering does not support
     is refused at the op that needs it, whoever chose the sharding: docs/multidevice.md).
     """
+    return program_problem(text, backend, chunks, propagate=True)
+
+
+def serial_problem(text: str, backend: str = "nccl", chunks: int = 0, propagate: bool = False) -> str | None:
+    """
+    Why stream-lowering would refuse the program's *serial form*, the one `overlap=never` (and
+    `overlap=auto`, where the cost model sees no gain) lowers: every stream axis made serial, so
+    each communication takes whole buffers. A gathered operand then needs its didx axis outermost
+    (fusion-stream-overlap refuses the function otherwise, docs/passes.md), and a partial sum's
+    buffers the rules above without a loop. With `propagate`, after fusion-propagate-sharding.
+    """
+    return program_problem(text, backend, chunks, propagate=propagate, serial=True)
+
+
+def program_problem(
+    text: str, backend: str = "nccl", chunks: int = 0, propagate: bool = False, serial: bool = False
+) -> str | None:
+    """The first op of the program whose communication stream-lowering would refuse, and why (see above)."""
     import hir
     from hir.passes.propagate_sharding import fusion_functions, top_level_fusion_ops
 
-    module = hir.run_pipeline(hir.parse(text, "fuzz.mlir"), "fusion-propagate-sharding")
+    module = hir.parse(text, "fuzz.mlir")
+    if propagate:
+        module = hir.run_pipeline(module, "fusion-propagate-sharding")
     for function in fusion_functions(module):
         for op in top_level_fusion_ops(function):
-            operands = [placed_type(v.type) for v in op.operands]
-            result = placed_type(op.results[0].type)
+            operands = [placed_type(v.type, serial) for v in op.operands]
+            result = placed_type(op.results[0].type, serial)
             axis_map = op.axis_map()
             dims = [  # the axes of operand 0 no result axis comes from (a reduction's)
                 a for a in range(len(operands[0].shape)) if rules.operand_axis_to_result_axis(axis_map, 0, a) is None
             ]
             name = op.name.removeprefix("fusion.")
+            if serial and not is_partial_sum(name, operands[0], dims):
+                for k in resharded_operands(operands, result, axis_map):
+                    didx = operands[k].didx
+                    if didx is not None and any(e != 1 for e in operands[k].shape[:didx]):
+                        return f"{op.name} (the serial form gathers operand #{k} along an inner axis)"
             if (problem := communication_problem(name, operands, result, axis_map, dims, backend, chunks)) is not None:
                 return f"{op.name} ({problem})"
     return None
 
 
-def placed_type(t: Attribute) -> Placed:
-    """The placement a tensor type writes."""
+def placed_type(t: Attribute, serial: bool = False) -> Placed:
+    """The placement a tensor type writes (with `serial`, without its stream axis)."""
     assert isinstance(t, TensorType)
     layout = layout_of(t)
-    stream = None if layout.stream_axis is None else (layout.stream_axis, layout.stream_chunks)
+    stream = None if layout.stream_axis is None or serial else (layout.stream_axis, layout.stream_chunks)
     return Placed(tuple(t.get_shape()), layout.didx_axis, layout.mesh, stream)

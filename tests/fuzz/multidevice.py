@@ -1,9 +1,9 @@
 """
 Random valid fusion programs over a mesh of devices: the strategy `multidevice_programs(world_size)`.
 
-A program runs on `world_size` processes (2 or 4) and lives on a *main mesh*: all of them, or, on
-4, a pair holding rank 3 such as [2, 3] (the other ranks run the program too and take no part in its
-collectives). Its extent pool always holds the mesh size D, the extent of a `didx` axis. Inputs
+A program runs on `world_size` processes (1, 2 or 4) and lives on a *main mesh*: all of them, or,
+on 4, a pair holding rank 3 such as [2, 3] (the other ranks run the program too and take no part in
+its collectives). On 1 the mesh is [0]: every didx axis has extent 1, and there is no other mesh. Its extent pool always holds the mesh size D, the extent of a `didx` axis. Inputs
 are sharded (`didx` on an axis of extent D, mostly the outermost), replicated on the main mesh,
 replicated on a smaller mesh (one device, or a pair of the 4), or without a mesh.
 
@@ -453,7 +453,9 @@ def multidevice_programs(
     """
     devices = tuple(range(world_size))
     # Meshes in another order than the process ranks too: device 1 first on (1, 0).
-    if world_size == 2:
+    if world_size == 1:  # a mesh of one device: every didx axis has extent 1, no other mesh
+        mesh, smaller = devices, []
+    elif world_size == 2:
         mesh, smaller = draw(st.sampled_from([devices, devices, (1, 0)])), [(0,), (1,)]
     else:
         # Sub-meshes hold the last rank: the runtime refuses a job with more processes than the
@@ -473,7 +475,7 @@ def multidevice_programs(
             builder.new_input(previous.shape, placement=(previous.didx, previous.mesh))
         elif draw(st.booleans()):  # sharded on the outermost axis, or after an outer (stream) axis
             on = mesh
-            if draw(st.integers(0, SUB_MESH_INPUT_RATE - 1)) == 0:  # on a one-device mesh or a pair
+            if smaller and draw(st.integers(0, SUB_MESH_INPUT_RATE - 1)) == 0:  # on a one-device mesh or a pair
                 on = draw(st.sampled_from(smaller))
             extent = len(on)
             if draw(st.integers(0, UNEVEN_RATE - 1)) == 0 and len(on) > 1:  # L < D: empty shards
