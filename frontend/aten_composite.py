@@ -253,6 +253,19 @@ def _logical(conjunction: bool) -> Builder:
     return build
 
 
+def _bitwise_and_scalar(e: Emitter, node: Node, x: SSAValue, mask: Any) -> SSAValue:
+    """
+    `x & m` of booleans, or of integers with `m = 2^k - 1` (the low bits: `flips & 1`, the parity
+    `grid_sample`'s reflection reads), which is `x mod 2^k` (the non-negative remainder, also of a
+    negative x in two's complement); other masks of integers are errors.
+    """
+    if element_of(x) == IntegerType(1):
+        return _logical(conjunction=True)(e, node, x, bool(mask))
+    if isinstance(mask, bool) or not isinstance(mask, int) or mask < 0 or (mask + 1) & mask:
+        raise e.error(f"{node.target} of integers: fusion has bitwise ops on booleans only (and `x & (2^k - 1)`)")
+    return e.binary(fusion.RemainderOp, x, mask + 1, element_of(x))
+
+
 def _along(e: Emitter, x: SSAValue, dim: int, offset: int, size: int) -> SSAValue:
     """`x` sliced to `[offset, offset + size)` along `dim`."""
     shape = shape_of(x)
@@ -504,6 +517,7 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.logical_or.default: _logical(conjunction=False),
     aten.logical_xor.default: _logical_xor,
     aten.bitwise_and.Tensor: _logical(conjunction=True),
+    aten.bitwise_and.Scalar: _bitwise_and_scalar,
     aten.bitwise_or.Tensor: _logical(conjunction=False),
     aten.scalar_tensor.default: _scalar_tensor,
     aten.new_zeros.default: _new_full,

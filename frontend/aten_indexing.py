@@ -340,6 +340,15 @@ def _arange(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
     return result
 
 
+def _eye(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
+    """`torch.eye(n, m)`: where the row's iota equals the column's (torch's decomposition compares uint8 ones)."""
+    val = node.meta["val"]
+    shape = tuple(val.shape)
+    rows, columns = iota(e, shape, 0, I64), iota(e, shape, 1, I64)
+    same = e.typed(lambda t: fusion.CompareOp("eq", rows, columns, t), [rows, columns], shape, IntegerType(1))
+    return e.cast(same, element_type(val.dtype, node))
+
+
 def _triangle(keep_below: bool) -> Builder:
     """tril/triu: the elements with `column - row <= diagonal` (tril) or `>= diagonal` (triu), else 0."""
 
@@ -586,6 +595,8 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.index.Tensor: _index,
     aten.flip.default: _flip,
     aten.diagonal.default: _diagonal,
+    aten.eye.default: _eye,
+    aten.eye.m: _eye,
     aten.arange.default: _arange,
     aten.arange.start: _arange,
     aten.arange.start_step: _arange,

@@ -508,6 +508,9 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     **COMPOSITE_TABLE,
 }
 
+FFT_OPS = frozenset({aten._fft_r2c.default, aten._fft_c2c.default, aten._fft_c2r.default})
+"""torch.fft's ops (FNet's mixing, an STFT): fusion has no Fourier transform; an error at the user's line."""
+
 IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
     {
         aten._assert_tensor_metadata.default,
@@ -515,6 +518,7 @@ IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
         aten._assert_async.default,
         aten._assert_async.msg,
         aten.sym_constrain_range_for_size.default,
+        aten._linalg_check_errors.default,
     }
 )
 """Checks torch.export records (dtype, shape assertions) that compute nothing: no fusion op."""

@@ -51,6 +51,7 @@ EXTRA = (
     aten._adaptive_avg_pool2d.default,
     aten.adaptive_max_pool2d.default,
     aten.max_pool2d_with_indices_backward.default,
+    aten.grid_sampler_2d.default,
 )
 """Ops torch's core set keeps whole (vision ops) whose torch decompositions are ops the table maps."""
 
@@ -75,6 +76,25 @@ def _adaptive_max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, indices: 
     return _scatter_at_indices(grad, x, indices, 2)
 
 
+def _window_means(extent: int, out: int, like: torch.Tensor) -> torch.Tensor:
+    """`[out, extent]`: row i averages adaptive pooling's window i, `[floor(i * n / out), ceil((i + 1) * n / out))`."""
+    i = torch.arange(out, device=like.device)
+    start, end = (i * extent) // out, ((i + 1) * extent + out - 1) // out
+    j = torch.arange(extent, device=like.device)
+    inside = (j[None, :] >= start[:, None]) & (j[None, :] < end[:, None])
+    return inside.to(like.dtype) / (end - start).to(like.dtype)[:, None]
+
+
+def _adaptive_avg_pool2d_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """
+    Adaptive average pooling is separable, `M_h @ x @ M_w^T` with each row of `M` one window's
+    mean: its input gradient is `M_h^T @ grad @ M_w` (`F.interpolate(mode="area")`'s backward too).
+    """
+    rows = _window_means(x.shape[-2], grad.shape[-2], grad)
+    columns = _window_means(x.shape[-1], grad.shape[-1], grad)
+    return rows.t() @ grad @ columns
+
+
 def _weight_norm_backward(
     grad: torch.Tensor, v: torch.Tensor, g: torch.Tensor, norms: torch.Tensor, dim: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,10 +116,11 @@ OWN = {
     aten.max_pool3d_with_indices_backward.default: _max_pool3d_backward,
     aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
     aten._weight_norm_interface_backward.default: _weight_norm_backward,
+    aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
 }
 """
-Decompositions of ops torch has none for, into ops the table maps: max poolings' backwards, and
-weight norm's (`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
+Decompositions of ops torch has none for, into ops the table maps: max and adaptive average
+poolings' backwards, and weight norm's (`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
 """
 
 

@@ -13,7 +13,8 @@ import inspect
 import operator
 import re
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
-from hir.frontend.aten_table import ATEN_TABLE, IGNORED, TRAINING_OPS_TABLE
+from hir.frontend.aten_table import ATEN_TABLE, FFT_OPS, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, SourceLine, capture_error, located_error, user_source_line
@@ -123,7 +124,8 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
     try:
-        program = torch.export.export(module, tuple(example_args), strict=False)
+        with unchecked_distributions():
+            program = torch.export.export(module, tuple(example_args), strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
         raise capture_error(err) from err
     _refuse_state_updates(program)
@@ -140,6 +142,24 @@ def check_example_args(example_args: Sequence[Any]) -> None:
                 f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor (nor None, a bool, "
                 "int, float or str, which the program is specialized for)"
             )
+
+
+@contextmanager
+def unchecked_distributions() -> Iterator[None]:
+    """
+    While a trace runs: `torch.distributions` do not check their arguments' values (a Normal's
+    `scale > 0`: `if not valid.all(): raise`), a branch on data that a program traced once for
+    every value cannot take (PPO's `Normal(mu, std).log_prob(a)`). A distribution made with
+    `validate_args=True` still checks, and is the trace's error at its line.
+    """
+    from torch.distributions import Distribution
+
+    before = Distribution._validate_args
+    Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        Distribution.set_default_validate_args(before)
 
 
 _UPDATE = (
@@ -213,6 +233,8 @@ def import_program(
             source = InputSource("user", index=user_index, layout=user_layouts[user_index], name=name)
             what = f"input #{user_index} ({node.name})"
             user_index += 1
+        elif spec.kind == InputKind.TOKEN:  # threads ops with side effects (a linalg op's error check): no value
+            continue
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             name = spec.target
             tensor = _state_tensor(program, name)
@@ -304,10 +326,16 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
     emitter.name_hint = node.name
     if node.target in IGNORED:
         return None
+    if node.target is torch.ops.higher_order.with_effects:  # (token, op, *args): an op run for its side effect
+        if node.args[1] in IGNORED:  # a check (a linalg op's `_linalg_check_errors`): the token alone
+            return (None,)  # type: ignore[return-value]
+        raise located_error(node, f"{_op_name(node.args[1])}, an op with side effects, is not supported")
     if node.target is operator.getitem:  # an entry of a multi-output op (split, topk, max.dim)
         values, index = node.args
         return env[values][index] if isinstance(env.get(values), tuple) else None
     builder = mode.overrides.get(node.target) or ATEN_TABLE.get(node.target) or TRAINING_OPS_TABLE.get(node.target)
+    if node.target in FFT_OPS:  # complex results too: named as what they are, not as complex arithmetic
+        raise located_error(node, f"{_op_name(node.target)}: Fourier transforms (torch.fft) are not supported")
     if is_complex_node(node):
         builder = COMPLEX_TABLE.get(node.target) if isinstance(mode, SingleDevice) else None
         if builder is None:
@@ -374,6 +402,8 @@ def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:
     for out, spec in zip(outputs, specs):
         if spec.kind == OutputKind.USER_OUTPUT:
             kept.append(out)
+            continue
+        if spec.kind == OutputKind.TOKEN:
             continue
         what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(spec.kind)
         target = f"{what} {spec.target!r}" if what else f"an output of kind {spec.kind.name}"

@@ -52,6 +52,7 @@ from hir.frontend.importer import (
     _per_entry,
     check_example_args,
     static_defaults,
+    unchecked_distributions,
     value_name,
     verified_module,
     with_static_defaults,
@@ -256,6 +257,8 @@ def import_graph(
         value = node.meta.get("val", example)
         if not isinstance(value, torch.Tensor):
             raise located_error(node, f"{name}: input {names[k]!r} is a {type(value).__name__}, not a tensor")
+        if k >= len(names):  # an input AOT autograd added (the token of an op with side effects)
+            names, layouts = [*names, node.name], [*layouts, None]
         source = InputSource("user", index=k, name=names[k], layout=layouts[k])
         shape, dtype = tuple(value.shape), value.dtype
         complex_inputs.append(dtype.is_complex)
@@ -500,7 +503,7 @@ class TrainingFunction:
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (matmuls, softmax), which the table has.
             try:
-                with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
+                with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines(), unchecked_distributions():
                     if isinstance(self.fn, torch.nn.Module):
                         result = torch.func.functional_call(self.fn, state, tuple(with_statics(args)))
                     else:

@@ -183,7 +183,7 @@ class _RmsNorm(torch.autograd.Function):
 
 
 class FusedTrainingOps(TorchFunctionMode):
-    """Routes attention and norm calls to the ops above, where they apply."""
+    """Routes attention and norm calls to the ops above, where they apply, and `F.grid_sample` to its decomposition."""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -199,7 +199,47 @@ class FusedTrainingOps(TorchFunctionMode):
             call = _rms_norm_arguments(*args, **kwargs)
             if call is not None:
                 return _RmsNorm.apply(*call)
+        elif func is F.grid_sample:
+            call = _grid_sample_arguments(*args, **kwargs)
+            if call is not None:  # as torch's decomposition, whose ops autograd differentiates
+                out = torch._decomp.decomposition_table[torch.ops.aten.grid_sampler_2d.default](*call)
+                # Nearest sampling rounds the grid: its gradient is zeros in eager, not none.
+                return _ZeroGradient.apply(out, call[1]) if call[2] == 1 and call[1].requires_grad else out
         return func(*args, **kwargs)
+
+
+class _ZeroGradient(torch.autograd.Function):
+    """`out`, with a gradient of zeros for `of` (which `out` does not depend on differentiably)."""
+
+    @staticmethod
+    def forward(ctx: Any, out: torch.Tensor, of: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.shape, ctx.dtype = of.shape, of.dtype
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        return grad, grad.new_zeros(ctx.shape, dtype=ctx.dtype)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _grid_sample_arguments(
+    input: torch.Tensor,
+    grid: torch.Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> tuple[Any, ...] | None:
+    """
+    `grid_sampler_2d`'s arguments for a 2-D `F.grid_sample` (a spatial transformer's, an optical
+    flow's warp): its fused backward, `grid_sampler_2d_backward`, has no decomposition, so the
+    training step traces torch's decomposition of the forward instead. None where the call stays.
+    """
+    if input.dim() != 4 or mode not in _GRID_MODES or padding_mode not in _GRID_PADDINGS:
+        return None  # torch's own error, or a 3-D grid sample, from the call as it is
+    return input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode], bool(align_corners)
 
 
 def _layer_norm_arguments(

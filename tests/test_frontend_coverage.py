@@ -22,6 +22,8 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "frontend.md"
 
 UNSUPPORTED = {
     "torch.special.i0": "aten.i0.default is not supported",
+    "torch.linalg.cholesky": "aten.linalg_cholesky_ex.default is not supported",
+    "torch.fft.rfft": "Fourier transforms (torch.fft) are not supported",
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "torch.where(mask) (one argument)": "aten.nonzero.default returns as many values as its input's data selects",
     "torch.rand_like": "aten.rand_like.default draws random numbers",

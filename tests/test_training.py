@@ -757,6 +757,51 @@ def test_weight_normed_layers_train() -> None:
     _train_like_eager(WeightNormed(), (randn(2, 4, 10),), (randn(3, 4, 7, seed=1),))
 
 
+class SpatialTransformerPolicy(torch.nn.Module):
+    """
+    A spatial transformer (`F.affine_grid`, `F.grid_sample`), area resampling (adaptive average
+    pooling's backward) and PPO's Gaussian policy (`torch.distributions.Normal`, whose argument
+    checks read values: off while the step is traced).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.localization = torch.nn.Linear(36, 6)
+        self.localization.weight.data.mul_(0.1)
+        self.localization.bias.data.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+        self.mu = torch.nn.Linear(36, 2)
+        self.log_std = torch.nn.Parameter(torch.zeros(2))
+
+    def forward(self, image: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        theta = self.localization(image.flatten(1)).view(-1, 2, 3)
+        grid = torch.nn.functional.affine_grid(theta, list(image.shape), align_corners=False)
+        warped = torch.nn.functional.grid_sample(image, grid, padding_mode="reflection", align_corners=False)
+        pooled = torch.nn.functional.interpolate(warped, size=(3, 4), mode="area")
+        features = torch.cat([warped.flatten(1)[:, :24], pooled.flatten(1)], dim=1)
+        policy = torch.distributions.Normal(self.mu(features), self.log_std.exp())
+        return -policy.log_prob(action).sum(-1).mean() - 0.01 * policy.entropy().mean()
+
+
+def test_grid_sampling_area_resampling_and_a_gaussian_policy_train() -> None:
+    torch.manual_seed(0)
+    module = SpatialTransformerPolicy()
+    eager = copy.deepcopy(module)
+    image, action = randn(3, 1, 6, 6), randn(3, 2, seed=1)
+    compiled = hir.compile(module, (image, action), training=True)
+    for _ in range(2):
+        module.zero_grad()
+        eager.zero_grad()
+        loss, want = compiled(image, action), eager(image, action)
+        torch.testing.assert_close(loss, want)
+        loss.backward()
+        want.backward()
+        for (name, p), q in zip(module.named_parameters(), eager.parameters()):  # the decomposed sampler's sums
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4, msg=lambda m, name=name: f"{name}: {m}")
+        with torch.no_grad():
+            for p in (*module.parameters(), *eager.parameters()):
+                p -= 0.1 * p.grad
+
+
 class ConvBatchNorm(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()

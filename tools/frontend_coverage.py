@@ -195,6 +195,15 @@ CASES: tuple[Case, ...] = (
     Case("torch.logical_xor", lambda x: torch.logical_xor(x > 0, x < 0.5).float(), _x(4, 8)),
     Case("torch.where (two scalars)", lambda x: torch.where(x > 0, 1.0, -1.0), _x(4, 8)),
     Case("torch.special.i0", lambda x: torch.special.i0(x), _x(4, 8)),
+    Case("torch.eye", lambda x: x @ torch.eye(8) + x.masked_fill(torch.eye(4, 8, dtype=torch.bool), 0.0), _x(4, 8)),
+    Case("x & 1 (integers)", lambda i: (i & 1) + (i & 7), _ints(4, 8)),
+    Case(
+        "F.grid_sample",
+        lambda x, g: F.grid_sample(x, g.tanh() * 1.2, padding_mode="reflection", align_corners=False),
+        _xs((2, 3, 5, 6), (2, 4, 7, 2)),
+    ),
+    Case("torch.linalg.cholesky", lambda x: torch.linalg.cholesky(x @ x.mT + torch.eye(4)), _x(2, 4, 4)),
+    Case("torch.fft.rfft", lambda x: torch.fft.rfft(x).abs(), _x(4, 8)),
     Case("Tensor.scatter_add", lambda x, i: x.scatter_add(1, i, x), _with_index((4, 8), (4, 8), 8)),
     Case(
         "Tensor.scatter (MoE gates)",
