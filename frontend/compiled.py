@@ -256,7 +256,7 @@ class CompiledFunction:
             and outputs is None
             and replay.fits(self, key)
             and not self._borrowed_moved(args)
-            and self._may_overwrite_results()
+            and self._handed.reclaim()  # else the checked path below counts the call and runs it eagerly
         ):
             # The previous call's graph, for arguments of the same shapes, dtypes and devices: the
             # checks it passed hold, so the replay goes first (the GPU waits for it).
