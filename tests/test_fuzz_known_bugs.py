@@ -379,3 +379,48 @@ def test_bug21_a_biased_linear_with_no_output_features(num_streams: int) -> None
     from fuzz.check import RunOptions, check_lowering
 
     assert check_lowering(BUG21, RunOptions(num_streams=num_streams)) is not None
+
+
+BUG22 = """
+func.func @main(%a: tensor<3x1x3x3xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0]>>, %b: tensor<3x1x3x3xf32, #fusion.parallel<[serial, serial, serial, serial], mesh = [0]>>) -> tensor<3x1x3x3xf32, #fusion.parallel<[serial, stream, serial, serial], mesh = [0]>> {
+  %c = fusion.matmul %a, %b : tensor<3x1x3x3xf32, #fusion.parallel<[serial, didx, serial, serial], mesh = [0]>>, tensor<3x1x3x3xf32, #fusion.parallel<[serial, serial, serial, serial], mesh = [0]>> -> tensor<3x1x3x3xf32, #fusion.parallel<[serial, stream, serial, serial], mesh = [0]>>
+  func.return %c : tensor<3x1x3x3xf32, #fusion.parallel<[serial, stream, serial, serial], mesh = [0]>>
+}
+"""
+
+
+def matches_reference(text: str, pipeline: str, name: str) -> None:
+    """Lowers `text`, runs it on this process (a mesh of one device needs no other) against the reference."""
+    from hir.runtime.inputs import random_inputs
+
+    reference = hir.compile_program(hir.parse(text, f"{name}.mlir"))
+    inputs = random_inputs(reference.input_types, seed=3)
+    expected = reference(inputs)
+    lowered = hir.compile_program(hir.run_pipeline(hir.parse(text, f"{name}.mlir"), pipeline), race_check=True)
+    for num_streams in (1, 3):
+        for got, want in zip(lowered(inputs, num_streams=num_streams), expected, strict=True):
+            torch.testing.assert_close(got, want)
+
+
+def test_bug22_by_shard_moves_a_stream_axis_only_where_the_op_slices() -> None:
+    """
+    On the mesh [0]: overlap=by-shard moved the matmul's stream axis (its batch axis of extent 1)
+    onto M, which a rank-4 operand cannot be sliced on, and convert-fusion-to-hir refused the
+    function. It is left as written now (tests/lit/passes/fusion-stream-overlap/by_shard_unsliceable.mlir).
+    """
+    matches_reference(BUG22, "stream-lowering{overlap=by-shard}", "bug22")
+
+
+def test_bug23_auto_keeps_the_pipeline_of_a_chunked_gemm_reduce_scatter() -> None:
+    """
+    overlap=auto made the chunked GEMM + reduce-scatter serial, whose reduce-scatter along an inner
+    axis hir-lower-communication refused: on two devices and on one. The pipeline is kept now
+    (tests/lit/passes/fusion-stream-overlap/never_reduce_scatter_invalid.mlir).
+    """
+    two = hir.run_pipeline(
+        hir.parse_file(EXAMPLES / "multidevice" / "matmul_reduce_scatter.mlir"), "stream-lowering{overlap=auto}"
+    )
+    assert "hir.for" in str(two)
+    assert "hir.reduce_scatter" in str(two)
+    one = Path(__file__).resolve().parent / "resharding" / "one_device" / "matmul_reduce_scatter_1.mlir"
+    matches_reference(one.read_text(), "stream-lowering{overlap=auto}", "bug23")
