@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from hir.frontend.aten_bags import BAG_TABLE
 from hir.frontend.aten_common import (
     binary,
     dims_of,
@@ -505,6 +506,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     **CONV_TABLE,
     **VISION_TABLE,
     **MATH_TABLE,
+    **BAG_TABLE,
     **COMPOSITE_TABLE,
 }
 

@@ -519,6 +519,41 @@ def test_a_sorted_expert_dispatch_trains() -> None:
         torch.testing.assert_close(got, expected)
 
 
+class FastText(nn.Module):
+    """The PyTorch text classification tutorial's model: an EmbeddingBag of a batch's ids, by offsets."""
+
+    def __init__(self, vocab=30, dim=8, classes=4, **bag_options):
+        super().__init__()
+        self.embedding = nn.EmbeddingBag(vocab, dim, **bag_options)
+        self.fc = nn.Linear(dim, classes)
+
+    def forward(self, text, offsets, per_sample_weights=None):
+        return self.fc(self.embedding(text, offsets, per_sample_weights=per_sample_weights))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"mode": "mean"}, {"mode": "sum", "padding_idx": 0}, {"mode": "sum", "include_last_offset": True}],
+    ids=["mean", "padding", "last-offset"],
+)
+def test_embedding_bags_by_offsets_compile_and_train(options: dict) -> None:
+    """Each id's bag is the count of offsets at or before it: one index_add sums the rows; an empty bag is zeros."""
+    torch.manual_seed(0)
+    text = torch.tensor([0, 5, 7, 0, 3, 3, 9, 12, 0, 4])
+    offsets = torch.tensor([0, 3, 3, 7, 10] if options.get("include_last_offset") else [0, 3, 3, 7])
+    weights = torch.rand(10) if options["mode"] == "sum" else None
+    model = FastText(**options)
+    _check(model, (text, offsets, weights), (text.flip(0), offsets, weights))
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (text, offsets, weights), training=True)
+    step(text, offsets, weights).square().sum().backward()
+    eager(text, offsets, weights).square().sum().backward()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    with pytest.raises(FrontendError, match=r"mode='max' is not supported"):
+        hir.compile(FastText(mode="max"), (text, offsets))
+
+
 def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are_errors() -> None:
     """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
     code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"

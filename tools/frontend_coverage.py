@@ -116,6 +116,11 @@ CASES: tuple[Case, ...] = (
     Case("torch.index_select", lambda x, i: torch.index_select(x, 0, i), _with_index((6, 8), (5,), 6)),
     Case("x[idx] (aten.index)", lambda x, i: x[i] + x[:, i].sum(), _with_index((6, 6), (2, 3), 6)),
     Case("F.embedding", lambda w, i: F.embedding(i, w), _with_index((10, 8), (2, 5), 10)),
+    Case(
+        "F.embedding_bag (offsets, mean)",
+        lambda w, i: F.embedding_bag(i, w, torch.tensor([0, 2, 2, 5]), mode="mean"),
+        _with_index((10, 8), (7,), 10),
+    ),
     Case("Tensor.masked_fill", lambda x: x.masked_fill(x > 0.5, float("-inf")), _x(4, 8)),
     Case("torch.where (scalars)", lambda x: torch.where(x > 0, x, 0.0), _x(4, 8)),
     Case("torch.tril", lambda x: torch.tril(x), _x(6, 6)),
