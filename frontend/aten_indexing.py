@@ -398,6 +398,8 @@ def _prod(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: 
 
 
 def arg_reduce(e: Emitter, kind: type[fusion.ArgReductionFusionOp], x: SSAValue, dim: int | None, keepdim: bool):
+    if element_of(x) == IntegerType(1):  # booleans: as numbers, whose first maximum is torch's
+        x = e.cast(x, I32)
     shape = shape_of(x)
     if dim is None:
         x = e.reshape(x, (math.prod(shape),), "the flattened operand") if len(shape) != 1 else x
@@ -452,6 +454,35 @@ def _sort(e: Emitter, node: Node, x: SSAValue, *args, **kwargs):
     descending = kwargs.get("descending", descending)
     n = shape_of(x)[_axis(x, dim)] if shape_of(x) else 1
     return topk(e, x, n, dim, descending)
+
+
+def _kth_smallest(e: Emitter, x: SSAValue, k: int, dim: int, keepdim: bool) -> tuple[SSAValue, SSAValue]:
+    """The k-th smallest value along `dim` (0-based) and its index: the `k + 1` smallest by `fusion.topk`, the last."""
+    if not shape_of(x):
+        return x, e.emit(fusion.FullOp(0, TensorType(I64, ())))
+    dim = _axis(x, dim)
+    values, indices = topk(e, x, k + 1, dim, largest=False)
+    shape = list(shape_of(values))
+    offsets = [k if d == dim else 0 for d in range(len(shape))]
+    shape[dim] = 1
+    picked = [
+        e.typed(lambda t, v=v: fusion.SliceOp(v, offsets, [1] * len(shape), t), [v], tuple(shape), element_of(v))
+        for v in (values, indices)
+    ]
+    return tuple(p if keepdim else e.squeeze(p, [dim]) for p in picked)  # type: ignore[return-value]
+
+
+def _median(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: bool = False):
+    """`x.median(dim)`: the lower median, `(n - 1) // 2`-th smallest (and its index); `x.median()` of all values."""
+    if dim is None:
+        flat = e.reshape(x, (math.prod(shape_of(x)),), "the flattened operand") if len(shape_of(x)) != 1 else x
+        return _kth_smallest(e, flat, (shape_of(flat)[0] - 1) // 2, 0, keepdim=False)[0]
+    n = shape_of(x)[_axis(x, dim)] if shape_of(x) else 1
+    return _kth_smallest(e, x, (n - 1) // 2, dim, keepdim)
+
+
+def _kthvalue(e: Emitter, node: Node, x: SSAValue, k: int, dim: int = -1, keepdim: bool = False):
+    return _kth_smallest(e, x, k - 1, dim, keepdim)
 
 
 def _scatter_hits(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAValue | None, what: str):
@@ -612,5 +643,8 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.min.dim: _extreme_with_index(fusion.MinOp, fusion.ArgMinOp),
     aten.topk.default: _topk,
     aten.sort.default: _sort,
+    aten.median.dim: _median,
+    aten.median.default: _median,
+    aten.kthvalue.default: _kthvalue,
     aten.sort.stable: _sort,
 }

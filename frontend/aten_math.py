@@ -10,7 +10,9 @@ differences; `bucketize` / `searchsorted` as counts of the boundaries below each
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import torch
 from torch.fx import Node
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
@@ -185,6 +187,68 @@ def _histc(e: Emitter, node: Node, x: SSAValue, bins: int = 100, min: float = 0,
     return e.typed(lambda t: fusion.SliceOp(counts, [0], [1], t), [counts], (bins,), element)
 
 
+def _fake_quantized(e: Emitter, x: SSAValue, inverse: Any, scale: Any, zero: Any, low: int, high: int):
+    """
+    Quantization-aware training's fake quantization, as torch's kernel: `q = round(x * (1 / scale))
+    + zero` (half to even), `(clamp(q, low, high) - zero) * scale`; and the mask of the values
+    inside the range, whose gradient passes (the straight-through estimator).
+    """
+    element = element_of(x)
+    q = e.binary(fusion.AddOp, e.unary(fusion.RoundOp, e.binary(fusion.MulOp, x, inverse, element)), zero, element)
+    clamped = e.binary(fusion.MinimumOp, e.binary(fusion.MaximumOp, q, float(low), element), float(high), element)
+    out = e.binary(fusion.MulOp, e.binary(fusion.SubOp, clamped, zero, element), scale, element)
+    shape = shape_of(x)
+    lo, hi = e.broadcast_to(e.constant(low, element), shape), e.broadcast_to(e.constant(high, element), shape)
+    above = e.typed(lambda t: fusion.CompareOp("ge", q, lo, t), [q, lo], shape, IntegerType(1))
+    below = e.typed(lambda t: fusion.CompareOp("le", q, hi, t), [q, hi], shape, IntegerType(1))
+    false = e.broadcast_to(e.constant(0, IntegerType(1)), shape)
+    mask = e.typed(lambda t: fusion.WhereOp(above, below, false, t), [above, below, false], shape, IntegerType(1))
+    return out, mask
+
+
+def _fake_quantize(e: Emitter, node: Node, x: SSAValue, scale: float, zero_point: int, low: int, high: int):
+    """`torch.fake_quantize_per_tensor_affine` with Python numbers: (the fake-quantized x, the mask)."""
+    inverse = float(torch.tensor(1.0, dtype=torch.float32) / torch.tensor(scale, dtype=torch.float32))
+    return _fake_quantized(e, x, inverse, float(scale), float(zero_point), low, high)
+
+
+def _fake_quantize_tensor_qparams(
+    e: Emitter, node: Node, x: SSAValue, scale: SSAValue, zero_point: SSAValue, enabled: SSAValue, low: int, high: int
+):
+    """The same with 1-element tensors (torch.ao's FakeQuantize modules), `x` itself where `enabled` is 0."""
+    element = element_of(x)
+    shape = shape_of(x)
+
+    def number(t: SSAValue) -> SSAValue:
+        t = e.cast(t, element)
+        return e.broadcast_to(e.squeeze(t, list(range(len(shape_of(t))))), shape)
+
+    s, z = number(scale), number(zero_point)
+    inverse = e.unary(fusion.ReciprocalOp, s)
+    out, mask = _fake_quantized(e, x, inverse, s, z, low, high)
+    on = e.cast(number(enabled), IntegerType(1))
+    true = e.broadcast_to(e.constant(1, IntegerType(1)), shape)
+    out = e.typed(lambda t: fusion.WhereOp(on, out, x, t), [on, out, x], shape, element)
+    mask = e.typed(lambda t: fusion.WhereOp(on, mask, true, t), [on, mask, true], shape, IntegerType(1))
+    return out, mask
+
+
+def _fake_quantize_per_channel(
+    e: Emitter, node: Node, x: SSAValue, scale: SSAValue, zero_point: SSAValue, axis: int, low: int, high: int
+):
+    """`torch.fake_quantize_per_channel_affine`: a scale and a zero point per index of `axis`."""
+    element = element_of(x)
+    shape = shape_of(x)
+    axis %= len(shape)
+
+    def per_channel(t: SSAValue) -> SSAValue:
+        t = e.cast(t, element)
+        return e.broadcast_to(e.reshape(t, tuple(n if d == axis else 1 for d, n in enumerate(shape))), shape)
+
+    s, z = per_channel(scale), per_channel(zero_point)
+    return _fake_quantized(e, x, e.unary(fusion.ReciprocalOp, s), s, z, low, high)
+
+
 def _where(e: Emitter, mask: SSAValue, a: SSAValue, b: SSAValue, element) -> SSAValue:
     return e.typed(lambda t: fusion.WhereOp(mask, a, b, t), [mask, a, b], shape_of(b), element)
 
@@ -200,4 +264,7 @@ MATH_TABLE: dict[object, Builder] = {
     aten.bucketize.Tensor: _bucketize,
     aten.searchsorted.Tensor: _searchsorted,
     aten.histc.default: float_only(_histc),
+    aten.fake_quantize_per_tensor_affine_cachemask.default: float_only(_fake_quantize),
+    aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default: float_only(_fake_quantize_tensor_qparams),
+    aten.fake_quantize_per_channel_affine_cachemask.default: float_only(_fake_quantize_per_channel),
 }

@@ -211,6 +211,9 @@ class Emitter:
         if not dims:
             return x
         kept = tuple(e for i, e in enumerate(shape) if i not in dims)
+        if element_of(x) == IntegerType(1) and kind in (fusion.MaxOp, fusion.MinOp):  # any / all of booleans
+            counted = self.reduce(kind, self.cast(x, IntegerType(32)), dims, keepdim)
+            return self.cast(counted, IntegerType(1))
         result = self.typed(lambda t: kind(x, dims, t), [x], kept, element_of(x))
         return self.unsqueeze(result, dims) if keepdim else result
 

@@ -802,6 +802,29 @@ def test_grid_sampling_area_resampling_and_a_gaussian_policy_train() -> None:
                 p -= 0.1 * p.grad
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda h: (h.tanh() + 1.5).cumprod(-1),  # its backward reduces booleans (the first zero's position)
+        lambda h: h.median(-1).values + h.kthvalue(2, 0).values.sum(),
+        lambda h: torch.fake_quantize_per_tensor_affine(h * 4, 0.1, 0, -128, 127),  # QAT's straight-through estimator
+        lambda h: torch.fake_quantize_per_channel_affine(h, torch.full((8,), 0.05), torch.zeros(8, dtype=torch.int32), 1, -8, 7),
+    ],
+    ids=["cumprod", "median-kthvalue", "fake-quantize", "fake-quantize-per-channel"],
+)
+def test_reductions_and_fake_quantization_train(op: Any) -> None:
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return op(self.fc(x))
+
+    torch.manual_seed(0)
+    _train_like_eager(Model(), (randn(5, 8),), (randn(3, 8, seed=1),))
+
+
 class ConvBatchNorm(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()

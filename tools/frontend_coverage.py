@@ -264,6 +264,12 @@ CASES: tuple[Case, ...] = (
         _x(4, 8),
     ),
     Case("torch.cdist", lambda a, b: torch.cdist(a, b) + torch.cdist(a, b, p=1), _xs((2, 4, 3), (2, 5, 3))),
+    Case("Tensor.median, Tensor.kthvalue", lambda x: x.median(-1).values + x.kthvalue(3, -1).values, _x(4, 7)),
+    Case(
+        "torch.fake_quantize_per_tensor_affine",
+        lambda x: torch.fake_quantize_per_tensor_affine(x * 4, 0.1, 3, -128, 127),
+        _x(4, 8),
+    ),
     Case("torch.histc", lambda x: torch.histc(x, bins=6, min=-1, max=1) + torch.histc(x, bins=4).sum(), _x(4, 8)),
     Case("torch.bincount", lambda i: torch.bincount(i, minlength=8), _ints(12)),
     Case(
