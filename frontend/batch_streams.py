@@ -60,6 +60,7 @@ def streamed_import(
         streamed = import_program(fn, examples, layouts, exported=imported.exported)
     except (FrontendError, DiagnosticException):
         return None
+    streamed.exported = None  # not kept: it holds the module's tensors as they were
     if _inputs(streamed) != _inputs(imported):  # the same program inputs, in the same order
         return None
     return streamed

@@ -739,6 +739,7 @@ def compile_torch(
                 return compile_imported(again, name, pipeline, options, on_cuda, num_streams, cuda_graph, False)
 
             compiled.layout_candidates = batch_stream_candidates(fn, examples, imported, compile_again)
+        imported.exported = None  # the capture holds the module's tensors as they were: a replaced one stays dead
         compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
         compiled._module = fn if isinstance(fn, torch.nn.Module) else None
         return compiled

@@ -17,6 +17,7 @@ import hir
 from hir.frontend import compiled as compiled_module
 from hir.frontend.batch_streams import NAME, batch_layouts, batch_stream_candidates
 from hir.frontend.compiled import compile_imported
+from hir.frontend.importer import import_program
 
 
 class Attention(torch.nn.Module):
@@ -46,12 +47,14 @@ def timer(times: list[float]) -> Callable[..., tuple[list[float], list[BaseExcep
 
 
 def with_candidate(model: torch.nn.Module, x: torch.Tensor) -> hir.CompiledFunction:
-    compiled = hir.compile(model, (x,), cuda_graph=False)
+    """What hir.compile builds on a GPU, on the CPU: the program as written, and the candidate from its capture."""
 
-    def compile_again(again: Any) -> hir.CompiledFunction:
-        return compile_imported(again, compiled.name, "stream-lowering", {}, False, cuda_graph=False)
+    def compile_on_cpu(imported: Any) -> hir.CompiledFunction:
+        return compile_imported(imported, "<Attention>", "stream-lowering", {}, False, cuda_graph=False)
 
-    compiled.layout_candidates = batch_stream_candidates(model, (x,), compiled._imported, compile_again)
+    imported = import_program(model, (x,))
+    compiled = compile_on_cpu(imported)
+    compiled.layout_candidates = batch_stream_candidates(model, (x,), imported, compile_on_cpu)
     return compiled
 
 
@@ -79,9 +82,8 @@ def test_a_program_that_mixes_the_batch_has_no_candidate() -> None:
         return (x @ w).sum(0)
 
     x, w = torch.randn(4, 8, 16), torch.randn(16, 16)
-    compiled = hir.compile(pooled, (x, w), cuda_graph=False)
     assert batch_layouts((x, w)) == ["[stream(2), serial, serial]", None]
-    assert batch_stream_candidates(pooled, (x, w), compiled._imported, lambda again: None) == []
+    assert batch_stream_candidates(pooled, (x, w), import_program(pooled, (x, w)), lambda again: None) == []
 
 
 @pytest.mark.parametrize(
