@@ -344,7 +344,15 @@ class CompiledFunction:
         entries = [(k, replayed) for k in range(len(contenders)) for replayed in modes]
 
         def run(k: int, replayed: bool) -> None:
-            self._results(self._run(inputs, communicator, device, replayed, contenders[k][3]), replayed)
+            try:
+                self._results(self._run(inputs, communicator, device, replayed, contenders[k][3]), replayed)
+            except torch.OutOfMemoryError as err:
+                if k == 0:  # the program as written: the caller's call fails as it would without candidates
+                    raise
+                # A candidate that does not fit beside the others (its graph's own memory) loses.
+                contenders[k][3].graphs.clear()
+                message = f"ran out of device memory when measured at the first call: {str(err).splitlines()[0]}"
+                raise CaptureError(contenders[k][3].func, message) from None
 
         runs = [lambda k=k, replayed=replayed: run(k, replayed) for k, replayed in entries]
         ranks = _no_ranks if communicator is None else synchronize_ranks  # a one-device program: this process

@@ -116,3 +116,23 @@ def test_a_gpu_compile_measures_the_batch_in_stream_chunks() -> None:
     assert any(NAME in key for key in compiled.measured), compiled.measured
     as_written = hir.compile(model, (x,), ["[serial, serial, serial]"])  # layouts given: no candidate
     assert not as_written.layout_candidates
+
+
+def test_a_candidate_that_runs_out_of_memory_loses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Measured beside the program as written, a candidate may not fit: it loses, the call goes on."""
+    torch.manual_seed(0)
+    model, x = Attention(), torch.randn(4, 8, 32)
+    compiled = with_candidate(model, x)
+    ((_, streamed),) = compiled.layout_candidates
+    original = compiled._run
+
+    def run(inputs: list[Any], communicator: Any, device: torch.device, graph: bool, program: Any = None, **kw: Any):
+        if program is streamed.program:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return original(inputs, communicator, device, graph, program, **kw)
+
+    monkeypatch.setattr(compiled, "_run", run)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    assert compiled.measured[f"stream-lowering, {NAME}"] == float("inf")
+    assert "stream(2)" not in compiled.fusion_text
