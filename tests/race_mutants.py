@@ -12,9 +12,9 @@ The corpus: every fusion-level function of examples/ and tests/lit/ (each `// --
 split-input-file test) that parses, verifies, has small static input shapes (`MAX_INPUT_ELEMENTS`)
 and that stream-lowering accepts, lowered with each communication backend (`PIPELINES`; a module
 without a mesh comes out the same with each and is lowered once). Functions that communicate (any
-op with a mesh, or arguments or results sharded over one; those on devices 0 and 1 only,
+op with a mesh, or arguments or results sharded over one; those on devices 0 and 1,
 `MULTIDEVICE_RANKS`) need one process per device and form the multi-device corpus, run on 2
-ranks.
+ranks; those on the mesh [0] alone run on one process and join the single-device corpus.
 """
 
 from __future__ import annotations
@@ -198,10 +198,15 @@ def corpus(multidevice: bool) -> list[Lowered]:
                 # Arguments or results sharded over a mesh need one process per device too.
                 meshes += [layout_of(t).mesh for t in _fusion_types(function) if layout_of(t).didx_axis is not None]
                 key = (entry, str(function))
-                if key in seen or bool(meshes) != multidevice:
+                # The processes the function runs on, one per device (a mesh of one device, [0],
+                # runs on one process, without a communicator: the single-device corpus).
+                processes = max((max(mesh) + 1 for mesh in meshes if mesh), default=0)
+                if key in seen or (processes > 1) != multidevice:
                     continue
-                if any(max(mesh) >= MULTIDEVICE_RANKS or list(mesh) != sorted(mesh) for mesh in meshes):
-                    continue  # beyond the job's ranks, or in an order the communicator refuses (docs/multidevice.md)
+                if multidevice and processes != MULTIDEVICE_RANKS:
+                    continue  # beyond the job's ranks, or on fewer devices than its ranks (refused)
+                if any(list(mesh) != sorted(mesh) for mesh in meshes):
+                    continue  # in an order the communicator refuses (docs/multidevice.md)
                 seen.add(key)
                 new_by_backend[backend] = True
                 found.append(program)

@@ -1,5 +1,7 @@
-// RUN: hir-opt %s --split-input-file -p 'fusion-stream-overlap{overlap=never}' --verify-diagnostics
-// RUN: hir-opt %s --split-input-file -p 'stream-lowering{overlap=auto}' | filecheck %s --check-prefix=AUTO
+// RUN: hir-opt %s -p 'fusion-stream-overlap{overlap=never}' --verify-diagnostics
+// RUN: hir-opt %s -p 'stream-lowering{overlap=auto}' | filecheck %s --check-prefix=AUTO
+// RUN: not hir-opt %S/../../../../examples/multidevice/matmul_reduce_scatter.mlir -p 'fusion-stream-overlap{overlap=never}' 2>&1 | filecheck %s --check-prefix=TWO
+// RUN: hir-opt %S/../../../../examples/multidevice/matmul_reduce_scatter.mlir -p 'stream-lowering{overlap=auto}' | filecheck %s --check-prefix=TWO-AUTO
 
 // The serial form of a GEMM + reduce-scatter in S > 1 chunks would reduce-scatter the whole partial
 // product along the result's didx axis 1, behind the axis of the S chunks, which no collective
@@ -7,19 +9,10 @@
 // pipeline, the only form the lowering takes (it used to pick the serial form, which
 // hir-lower-communication then refused at the launch).
 
-// AUTO-LABEL: func.func @two_devices
-// AUTO:         hir.for
-// AUTO:           hir.reduce_scatter sum {{.*}} axis 0 mesh = [0, 1]
-func.func @two_devices(%a: tensor<4x2x2x16x64xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>,
-                %b: tensor<1x2x1x64x48xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>)
-    -> tensor<4x2x16x48xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>> {
-  %p = fusion.matmul %a, %b : tensor<4x2x2x16x64xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>>, tensor<1x2x1x64x48xf32, #fusion.parallel<[serial, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<4x2x2x16x48xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>>
-  // expected-error@+1 {{'fusion.sum' op overlap=never: cannot make the stream axes serial: its partial sums would be reduce-scattered whole along the result's didx axis 1, which has axes of extent 4 before it (collectives need the scattered axis outermost)}}
-  %c = fusion.sum %p dims = [1] : tensor<4x2x2x16x48xf32, #fusion.parallel<[stream, didx, serial, serial, serial], mesh = [0, 1]>> -> tensor<4x2x16x48xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
-  func.return %c : tensor<4x2x16x48xf32, #fusion.parallel<[stream, didx, serial, serial], mesh = [0, 1]>>
-}
-
-// -----
+// TWO: examples/multidevice/matmul_reduce_scatter.mlir:8:3: error: 'fusion.sum' op overlap=never: cannot make the stream axes serial: its partial sums would be reduce-scattered whole along the result's didx axis 1, which has axes of extent 4 before it (collectives need the scattered axis outermost)
+// TWO-NOT: Traceback
+// TWO-AUTO: hir.for
+// TWO-AUTO:   hir.reduce_scatter sum {{.*}} axis 0 mesh = [0, 1]
 
 // AUTO-LABEL: func.func @one_device
 // AUTO:         hir.for
