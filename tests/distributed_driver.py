@@ -62,17 +62,15 @@ def check_module(
     """(case name, problem or None) for each pipeline and number of streams, run in each of `sessions`."""
     cases: list[tuple[str, str | None]] = []
     for backend in pipelines:
-        runs = [check_lowering(session, path, backend, PIPELINES[backend], fail_rank) for session in sessions]
-        for per_session in zip(*runs):
-            problems = [problem for _, problem in per_session if problem]
-            cases.append((per_session[0][0], "; ".join(problems) or None))
+        cases += check_lowering(sessions, path, backend, PIPELINES[backend], fail_rank)
     return cases
 
 
 def check_lowering(
-    session: Session, path: str, backend: str, pipeline: str, fail_rank: int | None
+    sessions: list[Session], path: str, backend: str, pipeline: str, fail_rank: int | None
 ) -> list[tuple[str, str | None]]:
     name = f"{Path(path).stem}/{backend}"
+    session = sessions[0]
     try:
         reference = hir.compile_program(hir.parse_file(path))
         program = hir.compile_program(hir.run_pipeline(hir.parse_file(path), pipeline), race_check=True)
@@ -88,13 +86,14 @@ def check_lowering(
     ]
     cases: list[tuple[str, str | None]] = []
     for n in NUM_STREAMS:
-        try:
-            outputs = session.run(program, inputs, num_streams=n)
-            problems = mismatches([outputs[k].cpu() for k in mine], [expected[k].cpu() for k in mine])
-            problem = "; ".join(problems) or None
-        except Exception as err:  # reported, then the next case runs (a rank that hangs hits the timeout)
-            problem = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-        cases.append((f"{name}/streams={n}", problem))
+        problems: list[str] = []
+        for run_in in sessions:
+            try:
+                outputs = run_in.run(program, inputs, num_streams=n)
+                problems += mismatches([outputs[k].cpu() for k in mine], [expected[k].cpu() for k in mine])
+            except Exception as err:  # reported, then the next case runs (a rank that hangs hits the timeout)
+                problems.append(f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+        cases.append((f"{name}/streams={n}", "; ".join(problems) or None))
     return cases
 
 
