@@ -35,7 +35,7 @@ from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, SourceLine, capture_error, located_error, user_source_line
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
 from hir.frontend.specialize import is_static
-from hir.frontend.types import element_type
+from hir.frontend.types import input_element_type, widened
 
 Layouts = Sequence[str | None] | None
 
@@ -253,7 +253,7 @@ def import_program(
             source.tensor = torch.view_as_real(source.tensor)
             shape, dtype = (*shape, 2), real_dtype(dtype)
         try:
-            t = mode.input_type(shape, element_type(dtype, node), source.layout, what, source)
+            t = mode.input_type(shape, input_element_type(dtype, node), source.layout, what, source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
@@ -505,7 +505,7 @@ class SingleDevice:
         pass
 
     def local_input(self, tensor: torch.Tensor, source: InputSource) -> torch.Tensor:
-        return tensor
+        return widened(tensor)
 
     def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
         return tensor

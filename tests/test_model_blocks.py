@@ -1245,6 +1245,40 @@ def test_transposed_convolutions_upsample_and_train() -> None:
             torch.testing.assert_close(p.grad, q.grad, msg=name)
 
 
+class Preprocessed(nn.Module):
+    """A classifier that takes uint8 pixels and normalizes them itself (torchvision's transforms in the model)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+        self.register_buffer("keep", torch.tensor([1, 0, 1], dtype=torch.uint8))  # an old-style byte mask
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, img):
+        x = (img.float() / 255.0 - self.mean) / self.std
+        x = x * (self.keep == 1).view(1, 3, 1, 1) + (img > 128).float() * 0.1
+        return self.fc(self.conv(x).mean((2, 3)))
+
+
+def test_uint8_pixels_are_taken_widened_and_a_uint8_result_is_a_located_error() -> None:
+    torch.manual_seed(0)
+    model = Preprocessed()
+    pixels = torch.randint(0, 256, (2, 3, 6, 6), dtype=torch.uint8)
+    _check(model, (pixels,), (torch.randint(0, 256, (3, 3, 6, 6), dtype=torch.uint8),))
+    step = hir.compile(model, (pixels,), training=True)
+    eager = copy.deepcopy(model)
+    step(pixels).square().sum().backward()
+    eager(pixels).square().sum().backward()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    with pytest.raises(
+        FrontendError, match=r"test_model_blocks.py:\d+: error: tensors of torch.uint8 .*`img.float\(\)`"
+    ):
+        hir.compile(_Pool(lambda img: img // 2), (pixels,))
+
+
 def test_unet_res_block_with_group_norm_and_resampling() -> None:
     torch.manual_seed(0)
     args = (torch.randn(2, 8, 4, 4), torch.randn(2, 12))
