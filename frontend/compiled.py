@@ -658,6 +658,9 @@ class CompiledFunction:
             from hir.runtime.distributed import ProcessGroupCommunicator
 
             if not dist.is_initialized():
+                meshes = {*self.program.meshes, *([tuple(mesh)] if mesh else [])}
+                if meshes <= {(0,)}:  # one device, this process: its collectives are copies (docs/multidevice.md)
+                    return None
                 raise RuntimeError(
                     "a program compiled for a mesh runs under torch.distributed: init_process_group first"
                 )

@@ -160,3 +160,24 @@ def test_tp_layer_on_gloo_ranks(processes: int) -> None:
     smoke = " and benchmarks/tp_layer.py" if processes == 2 else ""
     programs = 3 if processes == 4 else 5
     assert f"tp layer: {programs} programs{smoke} match eager torch on {processes} ranks" in result.stdout
+
+
+def test_a_mesh_of_one_device_runs_without_a_process_group() -> None:
+    """mesh=[0] in one process without init_process_group: the collectives are copies; forward and gradients match."""
+    torch.manual_seed(0)
+    layer = TPLayer(32, 4, 64, 8, torch.float32, "cpu")
+    x = torch.randn(32, 32)
+    rows = "[(stream(2), didx), serial]"
+    compiled = hir.compile(layer, (x,), [rows], [rows], mesh=[0], param_layouts=PARAM_LAYOUTS)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), layer(x), rtol=1e-5, atol=1e-5)
+    training = hir.compile(layer, (x,), [rows], [rows], mesh=[0], param_layouts=PARAM_LAYOUTS, training=True)
+    x_hir, x_eager = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    dy = torch.randn(32, 32)
+    training(x_hir).backward(dy)
+    hir_grads = {n: p.grad.clone() for n, p in layer.named_parameters()}  # type: ignore[union-attr]
+    layer.zero_grad(set_to_none=True)
+    layer(x_eager).backward(dy)
+    torch.testing.assert_close(x_hir.grad, x_eager.grad, rtol=1e-4, atol=1e-4)
+    for name, p in layer.named_parameters():
+        torch.testing.assert_close(hir_grads[name], p.grad, rtol=1e-4, atol=1e-4, msg=name)
