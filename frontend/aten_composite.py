@@ -328,6 +328,14 @@ def _rounding(kind: type[fusion.UnaryFusionOp]) -> Builder:
     return build
 
 
+def _round_decimals(e: Emitter, node: Node, x: SSAValue, *, decimals: int = 0) -> SSAValue:
+    """`torch.round(x, decimals=d)` as torch's kernel: `round(x * 10^d) / 10^d`, or `round(x / 10^-d) * 10^-d`."""
+    element = element_of(x)
+    power = float(torch.tensor(10.0, dtype=torch.float64) ** abs(decimals))
+    scale, unscale = (fusion.MulOp, fusion.DivOp) if decimals > 0 else (fusion.DivOp, fusion.MulOp)
+    return e.binary(unscale, e.unary(fusion.RoundOp, e.binary(scale, x, power, element)), power, element)
+
+
 def _scaled_unary(kind: type[fusion.UnaryFusionOp], before: float, after: float) -> Builder:
     """log2 = log(x) / ln 2, exp2 = exp(x ln 2): an op of the dialect between two scalings."""
 
@@ -500,6 +508,7 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.floor.default: _rounding(fusion.FloorOp),
     aten.ceil.default: _rounding(fusion.CeilOp),
     aten.round.default: _rounding(fusion.RoundOp),
+    aten.round.decimals: float_only(_round_decimals),
     aten.trunc.default: _rounding(fusion.TruncOp),
     aten.isnan.default: _is_nan,
     aten.isinf.default: _is_inf,

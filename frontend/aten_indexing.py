@@ -306,6 +306,39 @@ def _diagonal(e: Emitter, node: Node, x: SSAValue, offset: int = 0, dim1: int = 
     return index_select(e, merged, len(shape) - 2, index)
 
 
+def _diagonal_scatter(
+    e: Emitter, node: Node, x: SSAValue, source: SSAValue, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> SSAValue:
+    """
+    `torch.diagonal_scatter` (a diagonal's backward, `einsum("ii->")`'s): x with the diagonal's
+    positions (column - row = offset, over the two axes moved last) taking `source`'s values, read
+    along the rows (offset >= 0) or the columns, `fusion.where` the mask of the diagonal.
+    """
+    rank = len(shape_of(x))
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    rest = [d for d in range(rank) if d not in (dim1, dim2)]
+    perm = [*rest, dim1, dim2]
+    moved = e.permute(x, perm)
+    shape = shape_of(moved)
+    element = element_of(x)
+    n, m = shape[-2:]
+    rows, columns = iota(e, (n, m), 0, I64), iota(e, (n, m), 1, I64)
+    shifted = e.binary(fusion.AddOp, rows, offset, I64) if offset else rows
+    on = e.typed(lambda t: fusion.CompareOp("eq", columns, shifted, t), [columns, shifted], (n, m), IntegerType(1))
+    source = e.cast(source, element)
+    length = shape_of(source)[-1]
+    along, extent = (len(shape) - 1, n) if offset >= 0 else (len(shape), m)  # source[k]: row k, or column k
+    if extent > length:  # positions past the diagonal's end: never on it
+        pad = (*shape_of(source)[:-1], extent - length)
+        zeros = e.emit(fusion.FullOp(0, TensorType(element, pad)))
+        joined = (*shape_of(source)[:-1], extent)
+        source = e.typed(lambda t: fusion.ConcatOp([source, zeros], len(pad) - 1, t), [source, zeros], joined, element)
+    value = e.broadcast_to(e.unsqueeze(source, [along]), shape)
+    mask = e.broadcast_to(on, shape)
+    result = e.typed(lambda t: fusion.WhereOp(mask, value, moved, t), [mask, value, moved], shape, element)
+    return e.permute(result, [perm.index(d) for d in range(rank)])
+
+
 def _flip(e: Emitter, node: Node, x: SSAValue, dims) -> SSAValue:
     rank = len(shape_of(x))
     axes = sorted({d % rank for d in dims if shape_of(x)[d % rank] > 1})
@@ -625,6 +658,7 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.embedding.default: _embedding,
     aten.index.Tensor: _index,
     aten.flip.default: _flip,
+    aten.diagonal_scatter.default: _diagonal_scatter,
     aten.diagonal.default: _diagonal,
     aten.eye.default: _eye,
     aten.eye.m: _eye,

@@ -456,6 +456,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.full_like.default: _full,
     aten.zeros.default: _full,
     aten.zeros_like.default: _full,
+    aten._efficientzerotensor.default: _full,  # a backward's zeros (torch.sign's)
     aten.ones.default: _full,
     aten.ones_like.default: _full,
     # dtype and no-op conversions

@@ -52,8 +52,16 @@ EXTRA = (
     aten.adaptive_max_pool2d.default,
     aten.max_pool2d_with_indices_backward.default,
     aten.grid_sampler_2d.default,
+    aten._native_batch_norm_legit.no_stats,
+    aten.addmv.default,
+    aten.reflection_pad1d_backward.default,
+    aten.reflection_pad2d_backward.default,
+    aten.reflection_pad3d_backward.default,
 )
-"""Ops torch's core set keeps whole (vision ops) whose torch decompositions are ops the table maps."""
+"""
+Ops torch's core set keeps whole (vision ops, instance norm's statistics of the batch, a
+reflection pad's backward, `addmv`) whose torch decompositions are ops the table maps.
+"""
 
 
 def _scatter_at_indices(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor, spatial: int) -> torch.Tensor:
@@ -95,6 +103,38 @@ def _adaptive_avg_pool2d_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.
     return rows.t() @ grad @ columns
 
 
+def multilabel_margin_loss(
+    x: torch.Tensor, target: torch.Tensor, reduction: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """
+    `multilabel_margin_loss_forward`, as torch's kernel computes it: each row's targets are its
+    target's entries up to the first -1; the loss sums `max(0, 1 - (x[y] - x[c]))` over its targets
+    y and the classes c that are none of them, over the number of classes. (torch's own
+    decomposition of the op gives other numbers than its kernel: it is replaced here.) Returns
+    (the loss, the mask of targets in x's dtype), as the op does.
+    """
+    one_row = x.dim() == 1
+    if one_row:
+        x, target = x[None], target[None]
+    classes = x.shape[-1]
+    columns = torch.arange(classes, device=x.device)
+    end = torch.where(target == -1, columns, classes).amin(-1, keepdim=True)  # the first -1
+    listed = columns < end  # [N, J]: the entries that are targets
+    y = torch.where(listed, target, 0)
+    is_target = ((y[:, :, None] == columns) & listed[:, :, None]).any(1)  # [N, C]
+    margins = (1 - torch.gather(x, 1, y)[:, :, None] + x[:, None, :]).clamp_min(0)  # [N, J, C]
+    margins = margins * (listed[:, :, None] & ~is_target[:, None, :])
+    loss = margins.sum((1, 2)) / classes
+    if reduction == 1:
+        loss = loss.mean()
+    elif reduction == 2:
+        loss = loss.sum()
+    elif one_row:
+        loss = loss[0]
+    mask = is_target.to(x.dtype)
+    return loss, mask[0] if one_row else mask
+
+
 def _weight_norm_backward(
     grad: torch.Tensor, v: torch.Tensor, g: torch.Tensor, norms: torch.Tensor, dim: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -117,10 +157,12 @@ OWN = {
     aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
     aten._weight_norm_interface_backward.default: _weight_norm_backward,
     aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
+    aten.multilabel_margin_loss_forward.default: multilabel_margin_loss,
 }
 """
-Decompositions of ops torch has none for, into ops the table maps: max and adaptive average
-poolings' backwards, and weight norm's (`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
+Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s) for, into
+ops the table maps: max and adaptive average poolings' backwards, and weight norm's
+(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
 """
 
 

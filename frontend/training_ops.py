@@ -199,6 +199,16 @@ class FusedTrainingOps(TorchFunctionMode):
             call = _rms_norm_arguments(*args, **kwargs)
             if call is not None:
                 return _RmsNorm.apply(*call)
+        elif func is F.multilabel_margin_loss and not kwargs.get("size_average") and not kwargs.get("reduce"):
+            from hir.frontend.decompositions import multilabel_margin_loss  # its ops, which autograd differentiates
+
+            call = _multilabel_margin_arguments(*args, **kwargs)
+            if call is not None:
+                return multilabel_margin_loss(*call)[0]
+        elif func is F.pad and _replicated(*args, **kwargs):  # replication_pad*d_backward has no decomposition
+            x, pad = args[0], list(args[1] if len(args) > 1 else kwargs["pad"])
+            op = getattr(torch.ops.aten, f"replication_pad{len(pad) // 2}d").default
+            return torch._decomp.decomposition_table[op](x, pad)
         elif func is F.grid_sample:
             call = _grid_sample_arguments(*args, **kwargs)
             if call is not None:  # as torch's decomposition, whose ops autograd differentiates
@@ -219,6 +229,22 @@ class _ZeroGradient(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
         return grad, grad.new_zeros(ctx.shape, dtype=ctx.dtype)
+
+
+def _multilabel_margin_arguments(
+    input: torch.Tensor, target: torch.Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> tuple[Any, ...] | None:
+    """`multilabel_margin_loss_forward`'s arguments (its fused backward has no decomposition), or None."""
+    codes = {"none": 0, "mean": 1, "sum": 2}
+    if size_average is not None or reduce is not None or reduction not in codes:
+        return None
+    return input, target, codes[reduction]
+
+
+def _replicated(input: Any, pad: Any = (), mode: str = "constant", value: Any = None) -> bool:
+    """Whether `F.pad` replicates the edges of a batched input (torch's decomposition then spells its padding)."""
+    n = len(pad) // 2
+    return mode == "replicate" and len(pad) % 2 == 0 and 1 <= n <= 3 and input.dim() in (n + 1, n + 2)
 
 
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

@@ -808,11 +808,32 @@ def test_grid_sampling_area_resampling_and_a_gaussian_policy_train() -> None:
         lambda h: (h.tanh() + 1.5).cumprod(-1),  # its backward reduces booleans (the first zero's position)
         lambda h: h.median(-1).values + h.kthvalue(2, 0).values.sum(),
         lambda h: torch.fake_quantize_per_tensor_affine(h * 4, 0.1, 0, -128, 127),  # QAT's straight-through estimator
-        lambda h: torch.fake_quantize_per_channel_affine(h, torch.full((8,), 0.05), torch.zeros(8, dtype=torch.int32), 1, -8, 7),
+        lambda h: torch.fake_quantize_per_channel_affine(
+            h, torch.full((8,), 0.05), torch.zeros(8, dtype=torch.int32), 1, -8, 7
+        ),
+        lambda h: torch.nn.functional.multilabel_margin_loss(
+            h, torch.tensor([3, 0, -1, 1, 1, 0, 0, 0]).expand_as(h), reduction="none"
+        ),
+        lambda h: torch.nn.functional.instance_norm(h.view(-1, 2, 4)),  # CycleGAN's InstanceNorm2d, no running stats
+        lambda h: torch.nn.functional.pad(h.view(-1, 2, 4), (2, 1), mode="replicate"),
+        lambda h: torch.einsum("ii->i", h[:, :5] @ h[:, 3:].T) + torch.sign(h).sum(),  # diagonal_scatter; zeros
+        lambda h: torch.addmv(h[0], h.T, h[:, 1]),
     ],
-    ids=["cumprod", "median-kthvalue", "fake-quantize", "fake-quantize-per-channel"],
+    ids=[
+        "cumprod",
+        "median-kthvalue",
+        "fake-quantize",
+        "fake-quantize-per-channel",
+        "multilabel-margin",
+        "instance-norm",
+        "replicate-pad",
+        "diagonal-sign",
+        "addmv",
+    ],
 )
-def test_reductions_and_fake_quantization_train(op: Any) -> None:
+def test_more_ops_train(op: Any) -> None:
+    """Ops whose backward was missing (or whose torch decomposition is wrong: multilabel_margin_loss's)."""
+
     class Model(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()

@@ -270,6 +270,15 @@ CASES: tuple[Case, ...] = (
         lambda x: torch.fake_quantize_per_tensor_affine(x * 4, 0.1, 3, -128, 127),
         _x(4, 8),
     ),
+    Case(
+        "F.multilabel_margin_loss",
+        lambda x: F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1, 1], [4, 4, 2, -1, 0]])),
+        _x(2, 5),
+    ),
+    Case("F.instance_norm", lambda x: F.instance_norm(x) + F.batch_norm(x, None, None, training=True), _x(2, 3, 5)),
+    Case("torch.diagonal_scatter", lambda x: torch.diagonal_scatter(x, x[0, :3] * 2, 1), _x(4, 4)),
+    Case("torch.round(decimals)", lambda x: torch.round(x * 7, decimals=2) + torch.round(x, decimals=-1), _x(4, 8)),
+    Case("torch.addmv", lambda x: torch.addmv(x[:, 0], x, x[0], beta=0.5), _x(8, 8)),
     Case("torch.histc", lambda x: torch.histc(x, bins=6, min=-1, max=1) + torch.histc(x, bins=4).sum(), _x(4, 8)),
     Case("torch.bincount", lambda i: torch.bincount(i, minlength=8), _ints(12)),
     Case(
