@@ -68,7 +68,7 @@ from hir.frontend.specialize import (
     spec_of,
 )
 from hir.frontend.training_ops import FusedTrainingOps
-from hir.frontend.training_step import AotStep, Graphs
+from hir.frontend.training_step import AotStep, Graphs, borrow_backward, lend_forward
 from hir.frontend.types import element_type, input_element_type, widened
 
 aten = torch.ops.aten
@@ -495,6 +495,10 @@ class TrainingFunction:
                     )  # fmt: skip
                     programs[graph] = program.compiled
                 graphs.programs[graph] = program
+                if graph == "forward":
+                    lend_forward(program, len(state_names), graphs.forward_outputs)
+                elif graph == "backward":
+                    borrow_backward(program, graphs.programs.get("forward"), len(state_names), graphs.forward_outputs)
                 return program
 
             return compile_graph

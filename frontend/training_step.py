@@ -120,3 +120,50 @@ class LeanStep(torch.autograd.Function):
         tangents = [g.contiguous() for g in grads]
         gradients: Sequence[Any] = form.backward([*ctx.saved_tensors, *tangents])
         return (None, *gradients)
+
+
+def _position(program: Any, graph_input: int) -> int | None:
+    """A graph input's position among the compiled program's arguments (the graph inputs it takes), or None."""
+    if not program.used[graph_input]:
+        return None
+    return sum(program.used[:graph_input])
+
+
+def lend_forward(forward: Any, state: int, results: int | None) -> None:
+    """
+    One device: the forward's graph reads the parameters (its first `state` inputs, updated in
+    place by an optimizer, so at the same memory every step) where they are, and lends the saved
+    activations (its outputs after the `results` the function returns) to the backward as views of
+    its buffers (`CompiledFunction.lent_outputs`): a replay then copies in only the function's
+    arguments.
+    """
+    compiled = forward.compiled
+    if compiled is None or results is None:
+        return
+    compiled.borrowed_inputs = frozenset(p for j in range(state) if (p := _position(forward, j)) is not None)
+    compiled.lent_outputs = frozenset(k for kind, k in forward.plan[results:] if kind == "program")
+
+
+def borrow_backward(backward: Any, forward: Any, state: int, results: int | None) -> None:
+    """
+    The backward's graph reads where they are the saved activations the forward lends and the
+    parameters it saved (its first inputs are the forward's outputs after `results`, in order).
+    A step whose forward ran eagerly passes them elsewhere, and runs the backward eagerly too.
+    """
+    compiled = backward.compiled
+    if compiled is None or forward is None or forward.compiled is None or results is None:
+        return
+    lent = forward.compiled.lent_outputs
+    borrowed: set[int] = set()
+    for i, (kind, k) in enumerate(forward.plan[results:]):
+        lent_activation = kind == "program" and k in lent
+        saved_parameter = kind == "input" and k < state
+        if i >= len(backward.used) or not (lent_activation or saved_parameter):
+            continue
+        if (p := _position(backward, i)) is not None:
+            borrowed.add(p)
+    compiled.borrowed_inputs = frozenset(borrowed)
+    # The gradients: handed to autograd as the graph's buffers, not copied (frontend/handed_outputs.py).
+    # A step whose gradients are dropped before the next backward (`zero_grad()`) copies none;
+    # gradients still held there (accumulated over micro-batches) make that backward run eagerly.
+    compiled.hands_out_results = True

@@ -1050,3 +1050,42 @@ def test_a_training_step_failing_at_run_time_names_the_users_line() -> None:
         step(ids).sum().backward()
     assert str(err.value).startswith(f"{inspect.getsourcefile(Embedded)}:"), str(err.value)
     assert "h = self.emb(ids)" in str(err.value)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_replayed_steps_read_parameters_and_activations_in_place_on_a_gpu() -> None:
+    """
+    One device, both programs replayed: the forward's graph reads the parameters where they are
+    (an optimizer updates them in place) and lends its saved activations to the backward's graph.
+    SGD steps and a step of two micro-batches (the first's activations held over the second's
+    forward) track eager's parameters.
+    """
+    torch.manual_seed(0)
+    block = Block().cuda()
+    eager = copy.deepcopy(block)
+    compiled = hir.compile(block, (randn(64, 16).cuda(),), training=True, cuda_graph=True)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (block, eager)]
+    for seed in range(4):
+        xs = [randn(64, 16, seed=seed * 10 + j).cuda() for j in range(1 + seed % 2)]  # 1 or 2 micro-batches
+        for opt in optimizers:
+            opt.zero_grad()
+        outs = [compiled(x) for x in xs]  # the forwards first: the first's activations are still held
+        for out in outs:
+            out.square().mean().backward()
+        for x in xs:
+            eager(x).square().mean().backward()
+        for opt in optimizers:
+            opt.step()
+        for (name, p), q in zip(block.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(
+                p, q, rtol=1e-4, atol=1e-4, msg=lambda m, name=name, seed=seed: f"step {seed}, {name}: {m}"
+            )
+    programs = compiled.specializations.lookup(None, (xs[0],)).programs  # type: ignore[union-attr]
+    forward, backward = programs["forward"], programs["backward"]
+    assert forward.borrowed_inputs
+    assert forward.lent_outputs
+    assert backward.borrowed_inputs
+    (captured,) = forward.program.graphs.values()
+    params = {p.data_ptr() for p in block.parameters()}
+    assert params <= {t.data_ptr() for t in captured.static_inputs if isinstance(t, torch.Tensor)}
