@@ -136,3 +136,33 @@ def test_a_candidate_that_runs_out_of_memory_loses(monkeypatch: pytest.MonkeyPat
         torch.testing.assert_close(compiled(x), model(x))
     assert compiled.measured[f"stream-lowering, {NAME}"] == float("inf")
     assert "stream(2)" not in compiled.fusion_text
+
+
+BATCH_COUPLED: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "flip": lambda x: x.flip(0) * 2,
+    "roll": lambda x: torch.roll(x, 1, 0) + 1,
+    "cumsum": lambda x: x.cumsum(0),
+    "strided slice": lambda x: x[::2] * 2,
+    "difference": lambda x: x[1:] - x[:-1],
+    "cat": lambda x: torch.cat([x, x * 2], 0),
+    "contraction over the batch": lambda x: torch.einsum("bij,bik->jk", x, x),
+    "gather": lambda x: x[torch.tensor([1, 0, 3, 2])] + 1,
+    "softmax over the batch": lambda x: torch.softmax(x, 0),
+    "the first row": lambda x: x + x[0],
+    "regrouped": lambda x: x.reshape(2, -1) * 2,  # stream(2) on the outer factor: chunk i is rows 2i, 2i+1
+    "transposed": lambda x: x.transpose(0, 1) * 2,
+}
+
+
+@pytest.mark.parametrize("name", BATCH_COUPLED)
+def test_a_program_that_couples_the_batch_has_no_candidate_or_an_exact_one(name: str) -> None:
+    """What the batch's rows do to each other: the candidate is refused, or computes the same values."""
+    fn, x = BATCH_COUPLED[name], torch.randn(4, 6, 8)
+
+    def compile_on_cpu(imported: Any) -> hir.CompiledFunction:
+        return compile_imported(imported, f"<{name}>", "stream-lowering", {}, False, cuda_graph=False)
+
+    found = batch_stream_candidates(fn, (x,), import_program(fn, (x,)), compile_on_cpu)
+    for _, streamed in found:
+        torch.testing.assert_close(streamed(x), fn(x))
+    assert bool(found) == (name in ("regrouped", "transposed"))
