@@ -235,7 +235,9 @@ def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
 
 
 def _logical_xor(e: Emitter, node: Node, a, b) -> SSAValue:
-    """`truth(a) != truth(b)`."""
+    """`truth(a) != truth(b)` (`^` of booleans: bitwise_xor, on booleans only)."""
+    if node.target == aten.bitwise_xor.Tensor:
+        _bool_only(e, node, a, b)
     a, b = (truth(e, v) if isinstance(v, SSAValue) else e.constant(bool(v), IntegerType(1)) for v in (a, b))
     a, b = e.broadcast_pair(a, b)
     return e.typed(lambda t: fusion.CompareOp("ne", a, b, t), [a, b], shape_of(a), IntegerType(1))
@@ -525,6 +527,7 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.logical_and.default: _logical(conjunction=True),
     aten.logical_or.default: _logical(conjunction=False),
     aten.logical_xor.default: _logical_xor,
+    aten.bitwise_xor.Tensor: _logical_xor,
     aten.bitwise_and.Tensor: _logical(conjunction=True),
     aten.bitwise_and.Scalar: _bitwise_and_scalar,
     aten.bitwise_or.Tensor: _logical(conjunction=False),

@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
 from hir.frontend.aten_common import out_element
-from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.types import element_type
 
 aten = torch.ops.aten
@@ -648,10 +648,57 @@ def _scatter_add(e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue,
     return e.reshape(result, shape, "scatter_add") if shape != flat else result
 
 
+def _scatter_reduce(
+    e: Emitter, node: Node, x: SSAValue, dim: int, index: SSAValue, src: SSAValue, reduce: str, *, include_self=True
+) -> SSAValue:
+    """
+    `x.scatter_reduce(dim, index, src, reduce)` (a GNN's aggregation, PyG's `scatter(..., reduce=)`):
+    "sum" and "mean" add the entries with `scatter_add` (one `fusion.index_add`) and count them;
+    "amax", "amin" and "prod" reduce src over the mask of which entry names which position
+    (`fusion.compare` of the index with an iota, index size x the extent of `dim`). A position no
+    entry names keeps x; `include_self` says whether x's value joins the reduction.
+    """
+    element = element_of(x)
+    if not is_float(element):
+        raise e.error(f"{node.target} of {node.meta['val'].dtype} tensors: fusion computes it on floats only")
+    src = e.cast(src, element)
+    shape = shape_of(x)
+    zeros = e.broadcast_to(e.constant(0, element), shape)
+    ones = e.broadcast_to(e.constant(1, element), shape_of(index))
+    counts = _scatter_add(e, node, zeros, dim, index, ones)
+    none = e.broadcast_to(e.constant(0, element), shape)
+    hit = e.typed(lambda t: fusion.CompareOp("gt", counts, none, t), [counts, none], shape, IntegerType(1))
+    if reduce in ("sum", "mean"):
+        total = _scatter_add(e, node, zeros, dim, index, src)
+        if include_self:
+            total = e.binary(fusion.AddOp, total, x, element)
+            counts = e.binary(fusion.AddOp, counts, 1.0, element)
+        if reduce == "mean":
+            total = e.binary(fusion.DivOp, total, e.binary(fusion.MaximumOp, counts, 1.0, element), element)
+    elif reduce in ("amax", "amin", "prod"):
+        mask, dim = _scatter_hits(e, x, dim, index, src, f"scatter_reduce({reduce!r})")
+        spread = shape_of(mask)
+        entries = shape_of(index)
+        src = e.typed(lambda t: fusion.SliceOp(src, [0] * len(entries), [1] * len(entries), t), [src], entries, element)
+        spread_src = e.broadcast_to(e.unsqueeze(src, [dim + 1]), spread)
+        neutral = {"amax": float("-inf"), "amin": float("inf"), "prod": 1.0}[reduce]
+        fill = e.broadcast_to(e.constant(neutral, element), spread)
+        parts = e.typed(lambda t: fusion.WhereOp(mask, spread_src, fill, t), [mask, spread_src, fill], spread, element)
+        kind = {"amax": fusion.MaxOp, "amin": fusion.MinOp, "prod": fusion.ProdOp}[reduce]
+        total = e.reduce(kind, parts, [dim], keepdim=False)
+        if include_self:
+            both = {"amax": fusion.MaximumOp, "amin": fusion.MinimumOp, "prod": fusion.MulOp}[reduce]
+            total = e.binary(both, total, x, element)
+    else:
+        raise e.error(f"{node.target}: reduce={reduce!r} is not supported")
+    return e.typed(lambda t: fusion.WhereOp(hit, total, x, t), [hit, total, x], shape, element)
+
+
 INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.scatter.src: _scatter,
     aten.scatter.value: _scatter,
     aten.scatter_add.default: _scatter_add,
+    aten.scatter_reduce.two: _scatter_reduce,
     aten.index_add.default: _index_add,
     aten.gather.default: _gather,
     aten.index_select.default: _index_select,

@@ -46,7 +46,7 @@ from hir.frontend.aten_conv import CONV_TABLE
 from hir.frontend.aten_indexing import INDEXING_TABLE
 from hir.frontend.aten_math import MATH_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
-from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.errors import data_dependent_shape
 from hir.frontend.types import element_type, input_element_type
 
@@ -366,7 +366,19 @@ def _full(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
 
 
 def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
-    return e.binary(fusion.PowOp, x, exponent, out_element(node))
+    element = out_element(node)
+    if not is_float(element):
+        # Integers: a small non-negative whole exponent as products (`(i - j) ** 2`), exact as torch's.
+        if node.target != aten.pow.Tensor_Scalar or isinstance(exponent, bool) or not isinstance(exponent, int):
+            raise e.error(f"{node.target} on {node.meta['val'].dtype} tensors: fusion computes it on floats only")
+        if not 0 <= exponent <= 16:
+            raise e.error(f"{node.target} of integers: only whole exponents 0 to 16 (products), got {exponent}")
+        x = e.cast(x, element)
+        result = e.broadcast_to(e.constant(1, element), shape_of(x))
+        for _ in range(exponent):
+            result = e.binary(fusion.MulOp, result, x, element)
+        return result
+    return e.binary(fusion.PowOp, x, exponent, element)
 
 
 def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
@@ -403,7 +415,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.remainder.Scalar: binary(fusion.RemainderOp),
     aten.fmod.Tensor: binary(fusion.FmodOp),
     aten.fmod.Scalar: binary(fusion.FmodOp),
-    aten.pow.Tensor_Scalar: float_only(_pow),
+    aten.pow.Tensor_Scalar: _pow,
     aten.pow.Tensor_Tensor: float_only(_pow),
     aten.pow.Scalar: float_only(_pow),
     aten.square.default: lambda e, node, x: _pow(e, node, x, 2),
@@ -489,6 +501,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.flatten.using_ints: _flatten,
     aten.slice.Tensor: _slice,
     aten.narrow.default: _narrow,
+    aten.narrow_copy.default: _narrow,
     aten.select.int: _select,
     aten.cat.default: _cat,
     # reductions

@@ -818,6 +818,8 @@ def test_grid_sampling_area_resampling_and_a_gaussian_policy_train() -> None:
         lambda h: torch.nn.functional.pad(h.view(-1, 2, 4), (2, 1), mode="replicate"),
         lambda h: torch.einsum("ii->i", h[:, :5] @ h[:, 3:].T) + torch.sign(h).sum(),  # diagonal_scatter; zeros
         lambda h: torch.addmv(h[0], h.T, h[:, 1]),
+        lambda h: h[:3].scatter_reduce(0, torch.tensor([[0, 2, 1, 0, 2, 1, 0, 1]]).expand(h.shape[0], 8), h, "amax"),
+        lambda h: h[:3].scatter_reduce(0, torch.tensor([[0, 2, 1, 0, 2, 1, 0, 1]]).expand(h.shape[0], 8), h, "mean"),
     ],
     ids=[
         "cumprod",
@@ -829,6 +831,8 @@ def test_grid_sampling_area_resampling_and_a_gaussian_policy_train() -> None:
         "replicate-pad",
         "diagonal-sign",
         "addmv",
+        "scatter-amax",
+        "scatter-mean",
     ],
 )
 def test_more_ops_train(op: Any) -> None:

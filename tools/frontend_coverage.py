@@ -299,6 +299,12 @@ CASES: tuple[Case, ...] = (
     ),
     Case("Tensor.index_copy", lambda x, i: x.index_copy(1, i, x[:, :3] * 2), _with_index((4, 8), (3,), 8)),
     Case("Tensor.index_put_(accumulate=True)", _accumulate_, _with_index((4, 8), (3,), 4)),
+    Case(
+        "Tensor.scatter_reduce (GNN aggregation)",
+        lambda x, i: x.scatter_reduce(1, i, x, "amax", include_self=False) + x.scatter_reduce(1, i, x * 2, "mean"),
+        _with_index((4, 8), (4, 8), 8),
+    ),
+    Case("x ** 2 (integers), a ^ b (booleans)", lambda i: (i**2) * ((i > 0) ^ (i < 3)), _ints(4, 8)),
     Case("Tensor.index_add", lambda x, i: x.index_add(1, i, x[:, :5], alpha=0.5), _with_index((4, 8), (5,), 8)),
 )
 
