@@ -26,6 +26,7 @@ from hir.frontend.importer import (
     InputSource,
     Layouts,
     _per_entry,
+    capturing_module,
     check_example_args,
     import_program,
     static_defaults,
@@ -717,6 +718,7 @@ def compile_torch(
     **options: Any,
 ) -> CompiledFunction | TrainingFunction:
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    fn = capturing_module(fn)  # a function reading a global model: a module holding it, read at every call
     if tensors := [k for k, v in options.items() if isinstance(v, torch.Tensor)]:
         # Keyword options are the passes' (`chunks=2`): a tensor among them is an example argument.
         raise FrontendError(

@@ -139,6 +139,13 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
         )
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
+    elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace
+        op = re.search(r"Found in (\S+?)\(", first)
+        first = (
+            f"{op.group(1) + ' reads' if op else 'the code reads'} a tensor that is neither an argument nor the "
+            "module's (a global or a closure's read by a function the code calls): pass it as an argument, or "
+            "hold it on the module (an attribute, a buffer)"
+        )
     message = f"{what}: {first}"
     # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
     frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]

@@ -111,6 +111,87 @@ def _as_module(fn: Callable[..., Any]) -> torch.nn.Module:
     return type(fn.__name__, (torch.nn.Module,), {"forward": staticmethod(forward)})()
 
 
+def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., Any] | torch.nn.Module:
+    """
+    A plain function that reads modules or tensors it does not take as arguments (a training
+    step's `loss(model(x), y)` with a global `model`, a closure's mask): as a module that holds them
+    under their names (`model.weight`), so that their parameters and buffers are read at every
+    call, and trained, as a module's are (torch.export lifts them as the module's; a training
+    trace takes them as inputs). The function itself, where it reads none.
+    """
+    if not inspect.isfunction(fn):
+        return fn
+    found: dict[str, Any] = {}
+
+    def note(name: str, value: Any) -> None:
+        held = isinstance(value, torch.nn.Module | torch.Tensor)
+        if held and name not in found and not hasattr(torch.nn.Module, name):
+            found[name] = value
+
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            note(name, cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    for name in _global_names(code):
+        note(name, fn.__globals__.get(name))
+    parameters = list(inspect.signature(fn).parameters.values())
+    for p in parameters:
+        if p.default is not inspect.Parameter.empty:
+            note(p.name, p.default)
+    if not found:
+        return fn
+    module = _as_module(fn)
+    for name, value in found.items():
+        if isinstance(value, torch.nn.Module):
+            module.add_module(name, value)
+        elif isinstance(value, torch.nn.Parameter):
+            module.register_parameter(name, value)
+        else:
+            setattr(module, name, value)  # a plain attribute: read at every call (module_state.py)
+    tensors = [name for name, value in found.items() if isinstance(value, torch.Tensor)]
+    if tensors:  # the function reads them by name: it runs with the names bound to the module's (a trace's)
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return _rebound(fn, {name: getattr(module, name) for name in tensors})(*args, **kwargs)
+
+        forward.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+        module.forward = forward
+    return module
+
+
+def _rebound(fn: types.FunctionType, values: dict[str, Any]) -> types.FunctionType:
+    """`fn` with the globals, closure cells and defaults named in `values` bound to those values."""
+    code = fn.__code__
+    closure = fn.__closure__
+    if closure is not None:
+        closure = tuple(
+            types.CellType(values[name]) if name in values else cell for name, cell in zip(code.co_freevars, closure)
+        )
+    overridden = {name: value for name, value in values.items() if name in fn.__globals__}
+    scope = {**fn.__globals__, **overridden} if overridden else fn.__globals__
+    parameters = list(inspect.signature(fn).parameters.values())
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    defaults = fn.__defaults__
+    if defaults is not None:
+        named = positional[len(positional) - len(defaults) :]
+        defaults = tuple(values.get(p.name, d) for p, d in zip(named, defaults))
+    kwdefaults = {k: values.get(k, v) for k, v in (fn.__kwdefaults__ or {}).items()} or None
+    rebound = types.FunctionType(code, scope, fn.__name__, defaults, closure)
+    rebound.__kwdefaults__ = kwdefaults
+    return rebound
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """The global names a function's code (and the code of the functions and lambdas inside it) reads."""
+    names = list(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names += _global_names(constant)
+    return names
+
+
 class _Wrapper(torch.nn.Module):
     def __init__(self, fn: Callable[..., Any]):
         super().__init__()

@@ -50,6 +50,7 @@ from hir.frontend.importer import (
     _import_node,
     _parameter_names,
     _per_entry,
+    capturing_module,
     check_example_args,
     static_defaults,
     unchecked_distributions,
@@ -557,6 +558,8 @@ def compile_training(
     backward's all the saved activations, which a host-bound step repays.
     """
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
+    if mesh is None:  # a function reading a global model: a module holding it, whose parameters train
+        fn = capturing_module(fn)
     if param_layouts and mesh is None:
         raise FrontendError(f"<compile>: error: {name}: param_layouts shard parameters over a mesh: pass mesh=")
     check_example_args(example_args)

@@ -850,6 +850,50 @@ def test_more_ops_train(op: Any) -> None:
     _train_like_eager(Model(), (randn(5, 8),), (randn(3, 8, seed=1),))
 
 
+_GLOBAL_MODEL = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+_GLOBAL_MASK = torch.tensor([True, False, True, True])
+_GLOBAL_SCALE = torch.nn.Parameter(torch.ones(4))
+_CLASS_WEIGHTS = torch.tensor([1.0, 2.0, 1.0, 0.5])
+
+
+def _train_step(x: torch.Tensor, y: torch.Tensor, weights: torch.Tensor = _CLASS_WEIGHTS) -> Any:
+    """A training script's step function: a global model, a global mask and parameter, a default tensor."""
+    logits = _GLOBAL_MODEL(x).masked_fill(~_GLOBAL_MASK, -5.0) * _GLOBAL_SCALE
+    return torch.nn.functional.cross_entropy(logits, y, weight=weights)
+
+
+def test_a_step_function_of_a_global_model_trains_it() -> None:
+    """
+    The function reads a model, tensors and a parameter it does not take: compiled as a module
+    holding them, whose parameters get their gradients and are read at every call (an optimizer's
+    steps, a replaced weight), for training and for inference.
+    """
+    torch.manual_seed(0)
+    eager_model, eager_scale = copy.deepcopy(_GLOBAL_MODEL), _GLOBAL_SCALE.detach().clone().requires_grad_()
+    step = hir.compile(_train_step, (randn(6, 8), torch.tensor([0, 1, 2, 3, 0, 1])), training=True)
+    params = [*_GLOBAL_MODEL.parameters(), _GLOBAL_SCALE]
+    eager_params = [*eager_model.parameters(), eager_scale]
+    ours, theirs = torch.optim.SGD(params, lr=0.1), torch.optim.SGD(eager_params, lr=0.1)
+    for seed in range(3):
+        x, y = randn(6, 8, seed=seed), torch.randint(0, 4, (6,), generator=torch.Generator().manual_seed(seed))
+        ours.zero_grad()
+        theirs.zero_grad()
+        loss = step(x, y)
+        logits = eager_model(x).masked_fill(~_GLOBAL_MASK, -5.0) * eager_scale
+        want = torch.nn.functional.cross_entropy(logits, y, weight=torch.tensor([1.0, 2.0, 1.0, 0.5]))
+        torch.testing.assert_close(loss, want)
+        loss.backward()
+        want.backward()
+        for p, q in zip(params, eager_params):
+            torch.testing.assert_close(p.grad, q.grad)
+        ours.step()
+        theirs.step()
+    evaluate = hir.compile(_train_step, (x, y))
+    with torch.no_grad():
+        _GLOBAL_MODEL[0].weight = torch.nn.Parameter(randn(16, 8, seed=7))  # replaced: read at the next call
+        torch.testing.assert_close(evaluate(x, y), _train_step(x, y))
+
+
 class ConvBatchNorm(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
