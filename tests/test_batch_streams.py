@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
+from test_first_call_measurement import timer
 
 import hir
 from hir.frontend import compiled as compiled_module
@@ -33,17 +34,6 @@ class Attention(torch.nn.Module):
         q, k, v = (p(x).view(B, T, self.heads, H // self.heads).transpose(1, 2) for p in (self.q, self.k, self.v))
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return x + self.o(a.transpose(1, 2).reshape(B, T, H))
-
-
-def timer(times: list[float]) -> Callable[..., tuple[list[float], list[BaseException | None]]]:
-    """`medians_interleaved` that runs each contender once and says it took `times` (in the contenders' order)."""
-
-    def medians(runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object, **_: Any) -> Any:
-        for run in runs:
-            run()
-        return list(times), [None] * len(runs)
-
-    return medians
 
 
 def with_candidate(model: torch.nn.Module, x: torch.Tensor) -> hir.CompiledFunction:
