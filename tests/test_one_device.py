@@ -9,18 +9,17 @@ draws random programs on one rank.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
 from ranks import run_ranks
+from test_runtime_hir import hir_run_here
 
 import hir
 from hir.diagnostics import LocatedError
 from hir.runtime.inputs import random_inputs
-from hir.tools.hir_run import main as hir_run_main
 
 REPO = Path(__file__).resolve().parent.parent
 ONE_DEVICE = REPO / "tests" / "resharding" / "one_device"
@@ -100,17 +99,6 @@ def test_a_larger_mesh_still_needs_its_devices() -> None:
     with pytest.raises(LocatedError) as info:
         hir.execute(hir.parse(text, "two.mlir"), [torch.randn(4)])
     assert str(info.value).startswith("two.mlir:6:3: error: 'hir.allgather' op needs the devices of mesh [0, 1]: ")
-
-
-def hir_run_here(capsys: pytest.CaptureFixture[str], *args: str | Path) -> subprocess.CompletedProcess[str]:
-    """`hir-run ARGS` through `hir.tools.hir_run.main` in this process: exit status, stdout, stderr."""
-    code = 0
-    try:
-        hir_run_main([str(a) for a in args])
-    except SystemExit as exit:
-        code = exit.code
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out, err)
 
 
 @pytest.mark.parametrize(
