@@ -209,6 +209,11 @@ class FusedTrainingOps(TorchFunctionMode):
             x, pad = args[0], list(args[1] if len(args) > 1 else kwargs["pad"])
             op = getattr(torch.ops.aten, f"replication_pad{len(pad) // 2}d").default
             return torch._decomp.decomposition_table[op](x, pad)
+        elif func is torch.cdist:
+            call = _cdist_arguments(*args, **kwargs)
+            if call is not None:  # its backward, `_cdist_backward`, has no decomposition: the norms of the differences
+                x1, x2, p = call
+                return torch.linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
         elif func is F.grid_sample:
             call = _grid_sample_arguments(*args, **kwargs)
             if call is not None:  # as torch's decomposition, whose ops autograd differentiates
@@ -245,6 +250,15 @@ def _replicated(input: Any, pad: Any = (), mode: str = "constant", value: Any = 
     """Whether `F.pad` replicates the edges of a batched input (torch's decomposition then spells its padding)."""
     n = len(pad) // 2
     return mode == "replicate" and len(pad) % 2 == 0 and 1 <= n <= 3 and input.dim() in (n + 1, n + 2)
+
+
+def _cdist_arguments(x1: Any, x2: Any, p: float = 2.0, compute_mode: Any = None) -> tuple[Any, ...] | None:
+    """`torch.cdist`'s operands and p, where they are tensors of one batch shape; None where the call stays."""
+    if not isinstance(x1, torch.Tensor) or not isinstance(x2, torch.Tensor) or x1.dim() < 2 or x2.dim() < 2:
+        return None
+    if x1.shape[:-2] != x2.shape[:-2] or x1.shape[-1] != x2.shape[-1] or p <= 0:  # p = 0: no gradient path
+        return None  # torch's own error (or its broadcast), from the call as it is
+    return x1, x2, float(p)
 
 
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

@@ -358,27 +358,47 @@ def test_attention_outside_self_attention_shapes(shapes: tuple, fused: bool) -> 
 
 
 def test_a_backward_without_a_mapping_names_the_call() -> None:
-    """cdist's backward is an op of its own (`_cdist_backward`), which the ATen table lacks."""
+    """A complex magnitude's backward divides a complex tensor by its magnitude, which the table lacks."""
 
-    class Distances(torch.nn.Module):
+    class Magnitude(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.centers = torch.nn.Parameter(randn(5, 8))
+            self.proj = torch.nn.Linear(8, 8)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.tanh(torch.cdist(x, self.centers))
+            return torch.view_as_complex(self.proj(x).view(4, 4, 2)).abs()
 
     x = randn(4, 8, seed=1)
-    compiled = hir.compile(Distances(), (x,), training=True)
+    compiled = hir.compile(Magnitude(), (x,), training=True)
     out = compiled(x)
     with pytest.raises(hir.FrontendError) as err:
         out.sum().backward()
     assert str(err.value).startswith(
-        "<backward>: error: <Distances>: the backward of the call with (x: float32[4, 8]) cannot be compiled: "
+        "<backward>: error: <Magnitude>: the backward of the call with (x: float32[4, 8]) cannot be compiled: "
     )
     # The backward's node carries the user's line of the forward call it differentiates.
-    assert re.search(r"test_training.py:\d+: error: aten._cdist_backward.default is not supported", str(err.value))
-    assert str(err.value).endswith("\n    return torch.tanh(torch.cdist(x, self.centers))")
+    assert re.search(
+        r"test_training.py:\d+: error: aten.div.Tensor on complex tensors is not supported", str(err.value)
+    )
+    assert str(err.value).endswith("\n    return torch.view_as_complex(self.proj(x).view(4, 4, 2)).abs()")
+
+
+def chamfer(points: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """A point cloud's Chamfer distance: the nearest target of each point and the nearest point of each target."""
+    distances = torch.cdist(points, targets)
+    return distances.min(-1).values.mean() + distances.min(-2).values.mean()
+
+
+def test_cdist_trains_as_the_norms_of_the_differences() -> None:
+    """torch.cdist's backward (`_cdist_backward`) has no decomposition: the step traces the norms of the differences."""
+    points = randn(2, 6, 3).requires_grad_()
+    targets = randn(2, 5, 3, seed=1)
+    targets[:, 0] = points.detach()[:, 0]  # a zero distance: its gradient is 0, as eager's
+    compiled = hir.compile(chamfer, (points, targets), training=True)
+    compiled(points, targets).backward()
+    got, points.grad = points.grad, None
+    chamfer(points, targets).backward()
+    torch.testing.assert_close(got, points.grad)
 
 
 class NanoGPT(torch.nn.Module):
