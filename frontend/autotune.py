@@ -22,6 +22,12 @@ WARMUP = 2
 REPEATS = 5
 ROUNDS = 7
 """Timed rounds of `medians_interleaved` (each contender once per round)."""
+WARMUP_SECONDS = 0.3
+"""
+The least warm-up of a one-process measurement on a GPU: a GPU just out of idle runs at clocks
+a sustained run does not keep, and a program that overlaps GEMMs with memory-bound work (the
+batch in stream chunks) gains only at the sustained ones.
+"""
 
 
 def median_ms(
@@ -48,6 +54,7 @@ def medians_interleaved(
     warmup: int = WARMUP,
     rounds: int = ROUNDS,
     failed_anywhere: Callable[[bool], bool] = bool,
+    warmup_seconds: float = 0.0,
 ) -> tuple[list[float], list[BaseException | None]]:
     """
     The median ms of each of `runs`, timed round-robin: `warmup` rounds, then `rounds` rounds in
@@ -56,10 +63,24 @@ def medians_interleaved(
     its error is returned; any other error propagates. After each run of the first round, the
     ranks agree through `failed_anywhere` (true where any rank's run failed) whether the run is
     out: a capture that fails on one rank only (its memory, say) then drops the contender on
-    every rank, whose later runs would wait for the missing rank's collectives.
+    every rank, whose later runs would wait for the missing rank's collectives. With
+    `warmup_seconds` (one process only: ranks would run different counts), round-robin runs come
+    first until that much time has passed (WARMUP_SECONDS).
     """
     errors: list[BaseException | None] = [None] * len(runs)
     samples: list[list[float]] = [[] for _ in runs]
+    began = time.perf_counter()
+    while warmup_seconds and time.perf_counter() - began < warmup_seconds and any(e is None for e in errors):
+        for j, run in enumerate(runs):  # only where one process measures: ranks would run different counts
+            if errors[j] is None:
+                try:
+                    run()
+                except BaseException as err:
+                    if not failed(err):
+                        raise
+                    errors[j] = err
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
     for k in range(warmup + rounds):
         for j, run in enumerate(runs):
             if errors[j] is not None:

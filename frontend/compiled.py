@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import LocatedError, location_of
-from hir.frontend.autotune import any_rank, medians_interleaved, slowest_rank, synchronize_ranks
+from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.batch_streams import batch_stream_candidates
 from hir.frontend.errors import FrontendError, at_line, user_stacklevel
 from hir.frontend.handed_outputs import HandedOutputs
@@ -358,8 +358,9 @@ class CompiledFunction:
         runs = [lambda k=k, replayed=replayed: run(k, replayed) for k, replayed in entries]
         ranks = _no_ranks if communicator is None else synchronize_ranks  # a one-device program: this process
         agree = bool if communicator is None else lambda flag: any_rank(flag, device)
+        warm = WARMUP_SECONDS if communicator is None and device.type == "cuda" else 0.0  # the GPU's sustained clocks
         times, errors = medians_interleaved(
-            runs, device, ranks, lambda err: isinstance(err, CaptureError), failed_anywhere=agree
+            runs, device, ranks, lambda err: isinstance(err, CaptureError), failed_anywhere=agree, warmup_seconds=warm
         )
         if communicator is not None:
             times = slowest_rank(times, device)

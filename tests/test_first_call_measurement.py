@@ -142,6 +142,26 @@ def test_interleaved_rounds_and_failures() -> None:
         autotune.medians_interleaved([lambda: 1 / 0], torch.device("cpu"), lambda: None, lambda e: False)
 
 
+def test_a_timed_warm_up_runs_round_robin_until_its_time_has_passed() -> None:
+    """`warmup_seconds`: warm-up rounds until that long has passed, then the counted rounds."""
+    import time
+
+    order: list[str] = []
+
+    def slow(name: str) -> None:
+        order.append(name)
+        time.sleep(0.005)
+
+    times, errors = autotune.medians_interleaved(
+        [lambda: slow("a"), lambda: slow("b")], torch.device("cpu"), lambda: None, lambda e: False,
+        warmup=0, rounds=2, warmup_seconds=0.05,
+    )  # fmt: skip
+    assert len(order) >= 2 * (0.05 // 0.01) + 4  # about five warm-up rounds, then two timed ones
+    assert order == ["a", "b"] * (len(order) // 2)
+    assert all(math.isfinite(t) for t in times)
+    assert errors == [None, None]
+
+
 def test_a_candidate_that_cannot_be_captured_loses(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse_loops(
         runs: list[Callable[[], None]], device: torch.device, sync: object, failed: object, **_: Any
