@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from test_first_call_measurement import timer
+from test_model_blocks import BLOCKS
 
 import hir
 from hir.frontend import compiled as compiled_module
@@ -156,3 +157,21 @@ def test_a_program_that_couples_the_batch_has_no_candidate_or_an_exact_one(name:
     for _, streamed in found:
         torch.testing.assert_close(streamed(x), fn(x))
     assert bool(found) == (name in ("regrouped", "transposed"))
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_the_model_blocks_candidates_compute_what_the_blocks_do(name: str) -> None:
+    """nanoGPT, Llama, MoE, embeddings, convolutions, each with its batch in 2 stream chunks: the block's values."""
+    torch.manual_seed(0)
+    module, inputs = BLOCKS[name]()
+    module = module.eval()
+
+    def compile_on_cpu(imported: Any) -> hir.CompiledFunction:
+        return compile_imported(imported, f"<{name}>", "stream-lowering", {}, False, cuda_graph=False)
+
+    found = batch_stream_candidates(module, inputs, import_program(module, inputs), compile_on_cpu)
+    assert [what for what, _ in found] == [NAME]  # each block runs its batch's rows independently
+    ((_, streamed),) = found
+    assert "stream(2)" in streamed.fusion_text
+    with torch.no_grad():
+        torch.testing.assert_close(streamed(*inputs), module(*inputs), rtol=1e-4, atol=1e-4)
