@@ -64,29 +64,21 @@ def medians_interleaved(
     ranks agree through `failed_anywhere` (true where any rank's run failed) whether the run is
     out: a capture that fails on one rank only (its memory, say) then drops the contender on
     every rank, whose later runs would wait for the missing rank's collectives. With
-    `warmup_seconds` (one process only: ranks would run different counts), round-robin runs come
-    first until that much time has passed (WARMUP_SECONDS).
+    `warmup_seconds` (one process only: ranks would run different counts), the warm-up rounds go
+    on until that much time has passed (WARMUP_SECONDS).
     """
     errors: list[BaseException | None] = [None] * len(runs)
     samples: list[list[float]] = [[] for _ in runs]
     began = time.perf_counter()
-    while warmup_seconds and time.perf_counter() - began < warmup_seconds and any(e is None for e in errors):
-        for j, run in enumerate(runs):  # only where one process measures: ranks would run different counts
-            if errors[j] is None:
-                try:
-                    run()
-                except BaseException as err:
-                    if not failed(err):
-                        raise
-                    errors[j] = err
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-    for k in range(warmup + rounds):
+    k = timed = 0
+    while timed < rounds and any(e is None for e in errors):
+        # Time never runs backwards: once over, the warm-up does not come back.
+        warming = k < warmup or time.perf_counter() - began < warmup_seconds
         for j, run in enumerate(runs):
             if errors[j] is not None:
                 continue
             try:
-                if k < warmup:
+                if warming:
                     run()
                 else:
                     samples[j].append(time_once(run, device, synchronize_ranks))
@@ -96,6 +88,11 @@ def medians_interleaved(
                 errors[j] = err
             if k == 0 and failed_anywhere(errors[j] is not None) and errors[j] is None:
                 errors[j] = RuntimeError("the run failed on another rank")
+        if warming and device.type == "cuda":
+            torch.cuda.synchronize(device)  # the warm-up's time is the device's, not the host's queue
+        if not warming:
+            timed += 1
+        k += 1
     return [statistics.median(s) if errors[j] is None else math.inf for j, s in enumerate(samples)], errors
 
 
