@@ -208,13 +208,21 @@ class CompiledFunction:
     def _refusal_in_users_terms(self, message: str) -> str:
         """A pass's located message (`<fn>:line:col: error: ...`) told at the user's line of that op, where known."""
         where, sep, rest = message.partition(": error: ")
-        parts = where.rsplit(":", 2)
-        if not sep or len(parts) != 3 or parts[0] != self.name or not parts[1].isdigit() or "\n" in rest:
-            return message
-        source = self._origin_lines.get(int(parts[1]))
+        return (self._at_users_line(where, rest) if sep else None) or message
+
+    def _at_users_line(self, where: str, message: str) -> str | None:
+        """
+        `message` about the op at `where` (`<fn>:line:col` of `fusion_text`) told at the user's
+        line that op was imported from, with that line of code; None where unknown.
+        """
+        prefix = f"{self.name}:"
+        line = where[len(prefix) :].split(":")[0]
+        if not where.startswith(prefix) or not line.isdigit() or "\n" in message:
+            return None
+        source = self._origin_lines.get(int(line))
         if source is None:
-            return message
-        return at_line(source, rest) + f"\n  (at {where} of `fusion_text`)"
+            return None
+        return at_line(source, message) + f"\n  (at {where} of `fusion_text`)"
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         if self.specializations is not None:  # by name, and the static defaults left out (`attention_mask=None`)
@@ -449,14 +457,9 @@ class CompiledFunction:
         told at the user's line that op was imported from, with that line of code; unchanged where
         unknown.
         """
-        where = location_of(err.op) or ""
-        prefix = f"{self.name}:"
-        if not where.startswith(prefix) or "\n" in err.message:
-            return err
-        source = self._origin_lines.get(int(where[len(prefix) :].split(":")[0]))
-        if source is None:
-            return err
-        err.args = (at_line(source, f"'{err.op.name}' op {err.message}") + f"\n  (at {where} of `fusion_text`)",)
+        told = self._at_users_line(location_of(err.op) or "", f"'{err.op.name}' op {err.message}")
+        if told is not None:
+            err.args = (told,)
         return err
 
     @cached_property
