@@ -150,3 +150,16 @@ def test_hir_run_in_a_job_of_one_process() -> None:
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert "check: OK" in result.stdout, result.stdout
     assert "Warning" not in result.stderr, result.stderr
+
+
+def test_a_one_device_collective_copies_and_refuses_buffers_of_other_shapes() -> None:
+    """The copy a collective over [0] is: into a buffer of another shape it names the op and both shapes."""
+    from hir.runtime.communicator import ONE_DEVICE
+
+    x, out = torch.randn(4, 3), torch.empty(4, 3)
+    assert ONE_DEVICE.allgather(x, out, 0, (0,)) is None
+    assert torch.equal(out, x)
+    with pytest.raises(
+        ValueError, match=r"hir.allgather over a mesh of one device copies its input, .*\(4, 3\) and \(8, 3\)"
+    ):
+        ONE_DEVICE.allgather(x, torch.empty(8, 3), 0, (0,))
