@@ -10,7 +10,8 @@ axis of each input in `BATCH_CHUNKS` stream chunks, lowered, and timed at the fi
 the program as written; the faster is kept (`CompiledFunction.measured` shows both).
 
 A program that cannot run chunk by chunk (an op reduces over the batch, a view regroups it) is
-refused by the import or the lowering, and then simply has no such candidate.
+refused by the import or the lowering, and then simply has no such candidate; nor has one that
+updates a buffer or an argument in place.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def streamed_import(
 ) -> ImportedProgram | None:
     """`imported`'s capture imported again with the batch in stream chunks; None where it cannot be."""
     layouts = batch_layouts(examples)
-    if layouts is None or imported.exported is None:
-        return None
+    if layouts is None or imported.exported is None or imported.signature.updates:
+        return None  # an update (a KV cache written at positions) writes state the chunks would share
     try:
         streamed = import_program(fn, examples, layouts, exported=imported.exported)
     except (FrontendError, DiagnosticException):

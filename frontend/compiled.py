@@ -272,7 +272,7 @@ class CompiledFunction:
             self._move_lent()
             results = replay.run(self._inputs(args, replay.device))
             if results is not None:
-                return self.signature.structured(self._results(results, True))
+                return self._returned(results, args, True)
         self._replay = None
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
@@ -299,8 +299,49 @@ class CompiledFunction:
         if graph and outputs is None and key is not None:
             run = self.program.replayer(inputs, num_streams=self.num_streams, communicator=communicator)
             self._replay = None if run is None else _Replay(key, device, self.program, self.num_streams, run)
-        results = self._results(results, graph, outputs)
-        return self.signature.structured(results)  # the structure the function returns: a dict, (h,), ...
+        return self._returned(results, args, graph, outputs)
+
+    def _returned(
+        self,
+        results: list[Any],
+        args: Sequence[torch.Tensor],
+        graph: bool,
+        preallocated: Sequence[torch.Tensor | None] | None = None,
+    ) -> Any:
+        """A run's results in the structure the function returns (a dict, `(h,)`, ...), its updates written back."""
+        updates = self.signature.updates
+        if updates:
+            kept = len(results) - len(updates)
+            self._write_back(results[kept:], args)
+            results = results[:kept]
+        return self.signature.structured(self._results(results, graph, preallocated))
+
+    def _write_back(self, values: Sequence[torch.Tensor], args: Sequence[torch.Tensor]) -> None:
+        """
+        The new values of the buffers and arguments the function updates in place, copied into
+        them as eager's in-place ops would have left them; a buffer this function holds a copy of
+        (moved to the call's device) gets the value too, so that the next call does not take it again.
+        """
+        with torch.no_grad():
+            for update, value in zip(self.signature.updates, values):
+                if update.kind == "input":
+                    args[update.index].copy_(value)
+                    continue
+                where = state_table(self._module, update.name) if self._module is not None else None
+                target = where[0].get(where[1]) if where is not None else None
+                if not isinstance(target, torch.Tensor):
+                    raise removed(self.name, [update.name])
+                target.copy_(value)
+                for (k, _), held in self._shared_state.items():
+                    if k == self._state_positions[update.name] and held.origin is target:
+                        if held.private:
+                            held.tensor.copy_(value)
+                        held.version = target._version
+
+    @cached_property
+    def _state_positions(self) -> dict[str, int]:
+        """A parameter's or buffer's name -> its position among the program's inputs."""
+        return {s.name: k for k, s in enumerate(self.signature.inputs) if s.kind == "state"}
 
     def specialization(self, *args: torch.Tensor) -> CompiledFunction:
         """The specialization that runs a call with these arguments (compiled now if new): its

@@ -53,14 +53,16 @@ EXTRA = (
     aten.max_pool2d_with_indices_backward.default,
     aten.grid_sampler_2d.default,
     aten._native_batch_norm_legit.no_stats,
+    aten._native_batch_norm_legit_functional.default,
     aten.addmv.default,
     aten.reflection_pad1d_backward.default,
     aten.reflection_pad2d_backward.default,
     aten.reflection_pad3d_backward.default,
 )
 """
-Ops torch's core set keeps whole (vision ops, instance norm's statistics of the batch, a
-reflection pad's backward, `addmv`) whose torch decompositions are ops the table maps.
+Ops torch's core set keeps whole (vision ops, instance norm's statistics of the batch, a training
+batch norm with the update of its running statistics, a reflection pad's backward, `addmv`) whose
+torch decompositions are ops the table maps.
 """
 
 

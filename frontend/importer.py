@@ -52,6 +52,16 @@ class InputSource:
     layout: str | None = None
 
 
+@dataclass(frozen=True)
+class StateUpdate:
+    """A buffer of the module (`name`) or an argument of the call (`index`) the function updates in place."""
+
+    kind: str
+    """"buffer" or "input"."""
+    name: str
+    index: int = 0
+
+
 @dataclass
 class Signature:
     inputs: list[InputSource] = field(default_factory=list)
@@ -65,6 +75,9 @@ class Signature:
     none_outputs: tuple[int, ...] = ()
     """Positions among the returned leaves that are None (a model's `past_key_values=None`): no
     program result; `structured` puts the None back."""
+    updates: list[StateUpdate] = field(default_factory=list)
+    """The buffers and arguments the function updates in place, in order: the program returns their
+    new values after the user's outputs, and each call writes them back (`CompiledFunction`)."""
 
     def structured(self, results: Sequence[Any]) -> Any:
         """The program's results (flat, in order) in the structure the function returns: `(h,)` stays a tuple."""
@@ -244,16 +257,17 @@ def unchecked_distributions() -> Iterator[None]:
 
 
 _UPDATE = (
-    "the program updates {what} in place; compiled programs do not write their inputs or the module's state: "
-    "return the new value instead"
+    "the program updates {what} in place; compiled programs write back the module's buffers and the "
+    "arguments they update, not {kind}: return the new value instead"
 )
 
 
 def _refuse_state_updates(program: ExportedProgram) -> None:
     """
-    An in-place op on a parameter, buffer or input (or a view of one: `self.cache[:, :n].copy_(k)`)
-    is an error at its line: torch.export writes such updates back, the compiled function would not.
-    In-place ops on the program's own values are fine (the decompositions make them functional).
+    An in-place op on a parameter or a lifted constant (or a view of one) is an error at its line:
+    a compiled function writes back the buffers and arguments it updates (`StateUpdate`), not
+    those. In-place ops on the program's own values are fine (the decompositions make them
+    functional).
     """
     specs = {spec.arg.name: spec for spec in program.graph_signature.input_specs}
     for node in program.graph.nodes:
@@ -264,9 +278,10 @@ def _refuse_state_updates(program: ExportedProgram) -> None:
         while isinstance(base, Node) and base.op == "call_function" and base.args and _is_view(base.target):
             base = base.args[0]
         spec = specs.get(base.name) if isinstance(base, Node) and base.op == "placeholder" else None
-        if spec is not None:
-            what = "input" if spec.kind == InputKind.USER_INPUT else spec.kind.name.lower()
-            raise located_error(node, _UPDATE.format(what=f"{what} {spec.target or base.name!r}"))
+        if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR):
+            kind = "parameters" if spec.kind == InputKind.PARAMETER else "constants"
+            what = f"{spec.kind.name.lower()} {spec.target or base.name!r}"
+            raise located_error(node, _UPDATE.format(what=what, kind=kind))
 
 
 def _is_view(target: Any) -> bool:
@@ -295,6 +310,7 @@ def import_program(
     specs = {spec.arg.name: spec for spec in program.graph_signature.input_specs}
     user_names = _parameter_names(fn)
     user_index = 0
+    user_positions: dict[str, int] = {}
     for node in program.graph.nodes:
         if node.op != "placeholder":
             continue
@@ -312,6 +328,7 @@ def import_program(
                 user_index += 1
                 continue
             source = InputSource("user", index=user_index, layout=user_layouts[user_index], name=name)
+            user_positions[node.name] = user_index
             what = f"input #{user_index} ({node.name})"
             user_index += 1
         elif spec.kind == InputKind.TOKEN:  # threads ops with side effects (a linalg op's error check): no value
@@ -354,7 +371,7 @@ def import_program(
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
         elif node.op == "output":
-            outputs = _user_outputs(program, node)
+            outputs, updated = _user_outputs(program, node)
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
             names = _output_names(program.call_spec.out_spec, len(outputs))
             none_outputs = tuple(k for k, out in enumerate(outputs) if out is None)
@@ -381,6 +398,12 @@ def import_program(
             signature.out_spec = program.call_spec.out_spec
             signature.out_layouts = [layout for _, _, layout in kept]
             signature.none_outputs = none_outputs
+            for out, spec in updated:
+                update = _state_update(spec, user_positions, signature.arg_names, mode, out)
+                emitter.where, emitter.name_hint = "<outputs>", None
+                shape = tuple(out.meta["val"].shape)
+                results.append(mode.output(emitter, env[out], shape, None, f"the new value of {update.name!r}"))
+                signature.updates.append(update)
         elif node.op not in ("placeholder", "get_attr"):
             raise located_error(node, f"graph nodes of kind {node.op!r} are not supported")
 
@@ -471,25 +494,46 @@ def _output_names(spec: Any, count: int) -> list[str]:
     return [f"output {torch.utils._pytree.keystr(path)}" if path else f"output #{k}" for k, path in enumerate(paths)]
 
 
-def _user_outputs(program: ExportedProgram, node: Node) -> list[Any]:
+def _user_outputs(program: ExportedProgram, node: Node) -> tuple[list[Any], list[tuple[Node, Any]]]:
     """
-    The user's outputs of the output node. A functionalized in-place update of a buffer or an input
-    (`self.cache.copy_(x)`, `x.add_(1)`) is an extra output that torch.export writes back; the
-    compiled function would not, so it is an error at the line of the update.
+    The user's outputs of the output node, and the in-place updates of buffers and inputs
+    (`self.cache[:, :, pos] = k`, `x.add_(1)`), each with its output spec: torch.export's
+    functional program returns the new values as extra outputs, which the compiled function
+    writes back.
     """
     outputs = list(node.args[0])
     specs = program.graph_signature.output_specs
-    kept = []
+    kept, updated = [], []
     for out, spec in zip(outputs, specs):
         if spec.kind == OutputKind.USER_OUTPUT:
             kept.append(out)
-            continue
-        if spec.kind == OutputKind.TOKEN:
-            continue
-        what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(spec.kind)
-        target = f"{what} {spec.target!r}" if what else f"an output of kind {spec.kind.name}"
-        raise located_error(out if isinstance(out, Node) else None, _UPDATE.format(what=target))
-    return kept
+        elif spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION) and isinstance(out, Node):
+            updated.append((out, spec))
+        elif spec.kind != OutputKind.TOKEN:
+            parameter = spec.kind == OutputKind.PARAMETER_MUTATION
+            what = f"{'parameter' if parameter else spec.kind.name.lower()} {spec.target!r}"
+            kind = "parameters" if parameter else "them"
+            raise located_error(out if isinstance(out, Node) else None, _UPDATE.format(what=what, kind=kind))
+    return kept, updated
+
+
+def _state_update(
+    spec: Any, user_positions: Mapping[str, int], arg_names: Sequence[str], mode: Any, out: Node
+) -> StateUpdate:
+    """What an update output writes back: a buffer, or the call's argument (by position)."""
+    if not isinstance(mode, SingleDevice):  # a rank's new value is its shard: writing it back means gathering
+        what = "buffer" if spec.kind == OutputKind.BUFFER_MUTATION else "input"
+        raise located_error(
+            out,
+            f"the program updates {what} {spec.target!r} in place; on a mesh, compiled programs do not write "
+            "back the buffers and arguments they update: return the new value instead",
+        )
+    if out.meta["val"].dtype.is_complex:
+        raise located_error(out, f"the program updates {spec.target!r} in place, a complex tensor: not supported")
+    if spec.kind == OutputKind.BUFFER_MUTATION:
+        return StateUpdate("buffer", spec.target)
+    index = user_positions[spec.target]
+    return StateUpdate("input", arg_names[index] if index < len(arg_names) else spec.target, index)
 
 
 def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:

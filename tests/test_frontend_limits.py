@@ -64,6 +64,16 @@ def _add_in_place(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 
 
+class _Drift(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.zeros(4), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.bias.add_(1)  # a (frozen) parameter updated in the forward
+        return x + self.bias
+
+
 def _branch(x: torch.Tensor) -> torch.Tensor:
     return x * 2 if x.sum() > 0 else x
 
@@ -71,8 +81,10 @@ def _branch(x: torch.Tensor) -> torch.Tensor:
 def unsupported_programs() -> None:
     x = torch.randn(8, 4)
     refused(torch.nn.Dropout(0.5).train(), (x,), "dropout", located=False)
-    refused(_add_in_place, (x,), "updates input 'x' in place")
-    refused(_Counter(), (x,), "updates buffer 'calls' in place")
+    refused(_Drift(), (x,), "updates parameter 'bias' in place")
+    # On a mesh a rank's new value is its shard: updates of buffers and arguments are refused there.
+    refused(_add_in_place, (x,), "updates input 'x' in place; on a mesh", mesh=[0])
+    refused(_Counter(), (x,), "updates buffer 'calls' in place; on a mesh", mesh=[0])
     refused(lambda x: x[x > 0], (x,), "boolean mask")
     refused(_branch, (x,), "could not capture")  # at the line of the branch on data
 
