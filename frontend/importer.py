@@ -219,7 +219,8 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     check_example_args(example_args)
     try:
         with unchecked_distributions():
-            program = torch.export.export(module, tuple(example_args), strict=False)
+            args, kwargs = split_call(fn, example_args)
+            program = torch.export.export(module, args, kwargs or None, strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
         raise capture_error(err) from err
     _refuse_state_updates(program)
@@ -537,42 +538,55 @@ def _state_update(
 
 
 def _parameter_names(fn: Callable[..., Any] | torch.nn.Module) -> list[str]:
-    """The names of the function's (or forward's) positional parameters, for readable IR."""
+    """The names of the function's (or forward's) parameters that take tensors, for readable IR."""
+    return [p.name for p in _call_parameters(fn)]
+
+
+def _call_parameters(fn: Callable[..., Any] | torch.nn.Module) -> list[inspect.Parameter]:
+    """
+    The parameters a compiled function takes in order: the positional ones, then the keyword-only
+    ones (`forward(x, *, mask=None)`), which the compiled function takes at the places after them
+    (by name as eager does, `compiled(x, mask=m)`); without keyword-only ones after a `*args`.
+    """
     try:
-        parameters = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
+        parameters = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters.values()
     except (TypeError, ValueError):
         return []
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [p.name for p in parameters.values() if p.kind in kinds]
+    positional = [p for p in parameters if p.kind in kinds]
+    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return positional
+    return positional + [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
 
 
-def _positional_parameters(fn: Callable[..., Any] | torch.nn.Module) -> list[inspect.Parameter]:
-    try:
-        parameters = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
-    except (TypeError, ValueError):
-        return []
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [p for p in parameters.values() if p.kind in kinds]
+def split_call(fn: Callable[..., Any] | torch.nn.Module, args: Sequence[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments in the compiled function's order as eager takes them: positional, and keyword-only by name."""
+    keyword_only = [p.name for p in _call_parameters(fn) if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    count = len(_call_parameters(fn)) - len(keyword_only)
+    if not keyword_only or len(args) <= count:
+        return tuple(args), {}
+    return tuple(args[:count]), dict(zip(keyword_only, args[count:], strict=False))
 
 
 def static_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, Any]:
-    """The defaults of the function's (or forward's) positional parameters that are static values (None, numbers)."""
+    """The defaults of the function's (or forward's) parameters that are static values (None, numbers)."""
     return {
         p.name: p.default
-        for p in _positional_parameters(fn)
+        for p in _call_parameters(fn)
         if p.default is not inspect.Parameter.empty and is_static(p.default)
     }
 
 
 def with_static_defaults(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> list[Any]:
     """
-    The example arguments, then the defaults of the positional parameters after them as long as
-    these are static values (Hugging Face's `labels=None`, `return_dict=True`): the program is
+    The example arguments, then the defaults of the parameters after them (positional, then
+    keyword-only) as long as these are static values (Hugging Face's `labels=None`,
+    `return_dict=True`, `forward(x, *, mask=None)`): the program is
     specialized for those too, and a call may pass others (a tensor for `labels`), each a
     specialization of its own.
     """
     args = list(example_args)
-    for p in _positional_parameters(fn)[len(args) :]:
+    for p in _call_parameters(fn)[len(args) :]:
         if p.default is inspect.Parameter.empty or not is_static(p.default):
             break
         args.append(p.default)

@@ -52,6 +52,7 @@ from hir.frontend.importer import (
     _per_entry,
     capturing_module,
     check_example_args,
+    split_call,
     static_defaults,
     unchecked_distributions,
     value_name,
@@ -509,10 +510,11 @@ class TrainingFunction:
             # that op does not apply, as its math (matmuls, softmax), which the table has.
             try:
                 with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines(), unchecked_distributions():
+                    positional, keywords = split_call(self.fn, with_statics(args))
                     if isinstance(self.fn, torch.nn.Module):
-                        result = torch.func.functional_call(self.fn, state, tuple(with_statics(args)))
+                        result = torch.func.functional_call(self.fn, state, positional, keywords)
                     else:
-                        result = self.fn(*with_statics(args))
+                        result = self.fn(*positional, **keywords)
             except FrontendError:
                 raise
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)

@@ -38,7 +38,15 @@ from hir.dialects.parallel_encoding import SERIAL
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, capture_error, located_error, user_lines
-from hir.frontend.importer import ImportedProgram, InputSource, Signature, _import_node, value_name, verified_module
+from hir.frontend.importer import (
+    ImportedProgram,
+    InputSource,
+    Signature,
+    _import_node,
+    split_call,
+    value_name,
+    verified_module,
+)
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import StateReader
 from hir.frontend.sharded import (
@@ -689,7 +697,7 @@ class MeshTrainingFunction:
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (frontend/sharded_heads_math.py).
             with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
-                return torch.func.functional_call(self.fn, params, tuple(inputs[len(names) :]))
+                return torch.func.functional_call(self.fn, params, *split_call(self.fn, inputs[len(names) :]))
 
         try:
             # Traced with grad on also when the first call of a signature runs under no_grad (an

@@ -522,6 +522,35 @@ def test_arguments_may_be_passed_by_name(training: bool) -> None:
             call()
 
 
+class _KeywordOnly(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, *, mask: torch.Tensor | None = None, scale: float = 1.0) -> torch.Tensor:
+        h = self.proj(x) * scale
+        return h if mask is None else h.masked_fill(mask, 0.0)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_keyword_only_arguments_are_taken_by_name(training: bool) -> None:
+    """`forward(x, *, mask=None)`: the example leaves them at their defaults; a call passes them by name."""
+    torch.manual_seed(0)
+    module = _KeywordOnly()
+    x, mask = torch.randn(4, 8), torch.rand(4, 8) > 0.5
+    compiled = hir.compile(module, (x,), training=training)
+    for kwargs in ({}, {"mask": mask}, {"mask": mask, "scale": 2.0}, {"scale": 0.5}):
+        with torch.set_grad_enabled(training):
+            torch.testing.assert_close(compiled(x, **kwargs), module(x, **kwargs))
+    assert compiled.specializations.signature.arg_names == ["x", "mask", "scale"]
+
+    def add(x: torch.Tensor, *, y: torch.Tensor) -> torch.Tensor:  # no default: the example gives it after x
+        return x + y
+
+    compiled = hir.compile(add, (x, 2 * x))
+    torch.testing.assert_close(compiled(x, y=mask.float()), x + mask.float())
+
+
 def test_an_example_tensor_passed_by_name_is_an_inputs_error() -> None:
     x, mask = torch.randn(4, 8), torch.ones(4, 8)
     with pytest.raises(
