@@ -243,6 +243,10 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
     if kind is fusion.FullOp:
         shape, value, dtype = _full(op)
         return lambda device: torch.full(shape, value, dtype=dtype, device=device)
+    if kind is fusion.RandomOp:
+        shape, dtype = list(op.result.type.get_shape()), shaped_dtype(op.result.type)  # type: ignore[attr-defined]
+        draw = torch.rand if op.distribution.data == "uniform" else torch.randn  # type: ignore[attr-defined]
+        return lambda device: draw(shape, dtype=dtype, device=device)
     if kind is fusion.ReshapeOp:
         target = _reshape_target(op)
         return lambda x: x.reshape(target(x))
@@ -276,6 +280,10 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
     if kind is fusion.FullOp:
         value = _full(op)[1]
         return lambda out: out.fill_(value)
+    if kind is fusion.RandomOp:  # in place, also into a chunk's strided view: from torch's generator
+        if op.distribution.data == "uniform":  # type: ignore[attr-defined]
+            return lambda out: out.uniform_()
+        return lambda out: out.normal_()
     if kind is fusion.ReshapeOp:
         return _reshape_into
     if kind is fusion.ConcatOp:

@@ -10,6 +10,7 @@ run without one.
 
 The corpus: every fusion-level function of examples/ and tests/lit/ (each `// -----` part of a
 split-input-file test) that parses, verifies, has small static input shapes (`MAX_INPUT_ELEMENTS`)
+that draws no random numbers (its results differ run to run)
 and that stream-lowering accepts, lowered with each communication backend (`PIPELINES`; a module
 without a mesh comes out the same with each and is lowered once). Functions that communicate (any
 op with a mesh, or arguments or results sharded over one; those on devices 0 and 1,
@@ -166,6 +167,14 @@ def _fusion_types(function: func.FuncOp) -> list[TensorType]:
     return [t for d in attrs if isinstance(t := d.data.get("fusion.type"), TensorType)]
 
 
+def _draws_random_numbers(module: ModuleOp, entry: str) -> bool:
+    """Whether the function draws random numbers (`fusion.random`): its results differ from run to run."""
+    from hir.dialects import fusion
+
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    return any(isinstance(op, fusion.RandomOp) for op in function.walk())
+
+
 def corpus(multidevice: bool) -> list[Lowered]:
     """
     The lowered functions, in a fixed order: those that communicate
@@ -180,7 +189,7 @@ def corpus(multidevice: bool) -> list[Lowered]:
     for name, text, module in _parsed(multidevice):
         if "#fusion.parallel" not in text:
             continue  # nothing to run in parallel
-        entries = _static_functions(module, hir_level=False)
+        entries = [e for e in _static_functions(module, hir_level=False) if not _draws_random_numbers(module, e)]
         pipelines = PIPELINES.items() if multidevice else [("any-backend", PIPELINES["nccl"])]
         seen: set[tuple[str, str]] = set()
         new_by_backend = dict.fromkeys(PIPELINES, False)

@@ -364,6 +364,8 @@ def test_build_and_verify_fusion_ops():
         fusion.IndexAddOp(x, value(tensor(3, element=i64)), value(tensor(3, 8)), 0),
         fusion.FlipOp(x, [0], tensor(4, 8)),
         fusion.IotaOp(1, tensor(4, 8, element=i64)),
+        fusion.RandomOp("uniform", tensor(4, 8)),
+        fusion.RandomOp("normal", tensor(4, 8)),
         fusion.CumsumOp(x, 1, tensor(4, 8)),
         fusion.CumprodOp(x, 0, tensor(4, 8)),
         fusion.ProdOp(x, 1, tensor(4)),

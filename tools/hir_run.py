@@ -161,15 +161,21 @@ def run(args: argparse.Namespace) -> None:
         options["memory_stats"] = stats = MemoryStats()
     inputs = _load_inputs(args, program)
     clock.lap(f"{len(inputs)} inputs ready")
+    draws = reference is not None and _draws_random_numbers(reference.func)
+    if draws:  # both runs from one seed: they agree where they draw the same tensors in the same order
+        _seed()
     if args.profile:
         outputs = _profiled_run(session, program, inputs, args, **options)
     else:
         outputs = session.run(program, inputs, num_streams=args.num_streams, cuda_graph=args.cuda_graph, **options)
     clock.lap(f"ran @{args.entry} ({'hir' if program.is_hir else 'fusion'} level)")
     if reference is not None:
+        if draws:
+            _seed()
         expected = session.run_reference(reference, inputs)
         clock.lap("ran the reference")
-        _check(session, program, outputs, expected, tolerance_for(computed_dtypes(reference.func)), compared)
+        tolerance = tolerance_for(computed_dtypes(reference.func))
+        _check(session, program, outputs, expected, tolerance, compared, _SEEDED if draws else "")
 
     if session.is_main:
         if args.race_check:
@@ -189,8 +195,33 @@ def run(args: argparse.Namespace) -> None:
     session.close()
 
 
+RANDOM_SEED = 0
+_SEEDED = (
+    "the program draws random numbers, fusion.random: both runs were seeded alike, and agree only where the "
+    "lowering draws the same tensors in the same order, which a stream loop that draws its chunks one by one does not"
+)
+
+
+def _seed() -> None:
+    import torch
+
+    torch.manual_seed(RANDOM_SEED)
+
+
+def _draws_random_numbers(function: Any) -> bool:
+    from hir.dialects import fusion
+
+    return any(isinstance(op, fusion.RandomOp) for op in function.walk())
+
+
 def _check(
-    session: Any, program: Any, outputs: Sequence[Any], expected: Sequence[Any], tolerance: Any, compared: str
+    session: Any,
+    program: Any,
+    outputs: Sequence[Any],
+    expected: Sequence[Any],
+    tolerance: Any,
+    compared: str,
+    note: str = "",
 ) -> None:
     """
     Compares each output with the reference on every rank that holds it (`Session.holds`): the
@@ -222,7 +253,9 @@ def _check(
         session.close()  # every rank fails here, together: the job ends cleanly before the report
         if not session.is_main:
             raise UserError(f"check failed: {compared} differ (rank 0 reports where)")
-        raise UserError(f"check failed: {compared} differ\n  " + "\n  ".join(problems))
+        raise UserError(
+            f"check failed: {compared} differ\n  " + "\n  ".join(problems) + (f"\n  ({note})" if note else "")
+        )
     if not session.is_main:
         return
     count = "1 output matches" if len(outputs) == 1 else f"{len(outputs)} outputs match"

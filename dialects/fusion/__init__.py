@@ -2,7 +2,7 @@
 The fusion dialect: tensor programs with value semantics whose parallelization lives in the tensor
 types' `#fusion.parallel` encoding (`parallel_encoding`). `ops`: the base classes every fusion op
 derives from; the ops by kind: `elementwise`, `activation_grads`, `constants`, `shape`, `reductions`,
-`normalization`, `contractions`, `attention`; `segment`: `fusion.segment` and its `fusion.yield`. This package
+`normalization`, `contractions`, `attention`, `random`; `segment`: `fusion.segment` and its `fusion.yield`. This package
 re-exports them (`fusion.AddOp`).
 """
 
@@ -66,6 +66,7 @@ from hir.dialects.fusion.ops import (
     element_type_of,
     shape_of,
 )
+from hir.dialects.fusion.random import RandomOp
 from hir.dialects.fusion.reductions import MaxOp, MeanOp, MinOp, ReductionFusionOp, SumOp
 from hir.dialects.fusion.scans import ArgMaxOp, ArgMinOp, ArgReductionFusionOp, CumprodOp, CumsumOp, ProdOp, TopkOp
 from hir.dialects.fusion.segment import SegmentOp, YieldOp, verify_fusion_region
@@ -137,6 +138,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     IndexAddOp,
     FlipOp,
     IotaOp,
+    RandomOp,
     CumsumOp,
     CumprodOp,
     ProdOp,
@@ -202,6 +204,7 @@ __all__ = [
     "PermuteOp",
     "PowOp",
     "ProdOp",
+    "RandomOp",
     "ReciprocalOp",
     "ReductionFusionOp",
     "ReluOp",
