@@ -18,7 +18,7 @@ from torch import nn
 import hir
 from hir.frontend import FrontendError
 
-CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+CUDA = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 
 class KVCache(nn.Module):
@@ -79,7 +79,8 @@ def test_a_kv_cache_is_written_back_at_each_step() -> None:
     assert [u.name for u in compiled.signature.updates] == ["kv_cache.k_cache", "kv_cache.v_cache"]
 
 
-@CUDA
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_kv_cache_is_written_back_at_each_replay() -> None:
     torch.manual_seed(0)
     module = CachedAttention().eval().cuda()
