@@ -1,6 +1,7 @@
 """
 ATen builders of ops spelled with other fusion ops, each exactly: clamp and the clamping
-activations, softplus, elu, var/std and vector norms, addmm/baddbmm, repeat, stack, split, pads,
+activations, softplus, elu, var/std and vector norms, addmm/baddbmm, `_trilinear` (`nn.Bilinear`, as
+batched matmuls), repeat, stack, split, pads,
 masks and logical ops, in-place forms (copy, slice and select scatters, `x[mask] = v`), inference
 batch norm. `COMPOSITE_TABLE` joins `ATEN_TABLE` (frontend/aten_table.py).
 """
@@ -124,6 +125,60 @@ def _is_linear(node: Node, bias: Any, a: Any, b: Any, beta: Any, alpha: Any) -> 
     shapes = [shape_of(v) for v in (bias, a, b)]
     elements = {element_of(v) for v in (bias, a, b)}
     return len(shapes[1]) == 2 and len(shapes[2]) == 2 and shapes[0] == (shapes[2][1],) and len(elements) == 1
+
+
+def _contract(e: Emitter, a: SSAValue, b: SSAValue, summed: set[int]) -> SSAValue:
+    """
+    `(a * b).sum(summed, keepdim=True)` for `a` and `b` of one rank (axes of extent 1 broadcast) as one
+    batched `fusion.matmul`: the axes both have batch it, an axis summed in both is the inner
+    dimension, an axis one of them has is its side's rows or columns.
+    """
+    for d in summed:  # an axis summed where only one operand has it: summed on that operand alone
+        if shape_of(a)[d] != 1 and shape_of(b)[d] == 1:
+            a = e.reduce(fusion.SumOp, a, [d], keepdim=True)
+        elif shape_of(b)[d] != 1 and shape_of(a)[d] == 1:
+            b = e.reduce(fusion.SumOp, b, [d], keepdim=True)
+    sa, sb = shape_of(a), shape_of(b)
+    axes = range(len(sa))
+    batch = [d for d in axes if d not in summed and sa[d] != 1 and sb[d] != 1]
+    rows = [d for d in axes if d not in summed and sa[d] != 1 and sb[d] == 1]
+    columns = [d for d in axes if d not in summed and sa[d] == 1 and sb[d] != 1]
+    inner = [d for d in axes if d in summed and sa[d] != 1]
+    rest = [d for d in axes if d not in (*batch, *rows, *columns, *inner)]  # extent 1 in the result
+
+    def extent(shape: tuple[int, ...], group: list[int]) -> int:
+        return math.prod(shape[d] for d in group)
+
+    element = element_of(a)
+    left = e.reshape(
+        e.permute(a, batch + rows + inner + columns + rest), (extent(sa, batch), extent(sa, rows), extent(sa, inner))
+    )
+    right = e.reshape(
+        e.permute(b, batch + inner + columns + rows + rest), (extent(sb, batch), extent(sb, inner), extent(sb, columns))
+    )
+    product_shape = (extent(sa, batch), extent(sa, rows), extent(sb, columns))
+    product = e.typed(lambda t: fusion.MatmulOp(left, right, t), [left, right], product_shape, element)
+    order = batch + rows + columns + inner + rest
+    laid = tuple(1 if d in inner or d in rest else max(sa[d], sb[d]) for d in order)
+    product = e.reshape(product, laid, "a contraction")
+    return e.permute(product, [order.index(d) for d in axes])
+
+
+def _trilinear(
+    e: Emitter, node: Node, i1: SSAValue, i2: SSAValue, i3: SSAValue, expand1, expand2, expand3, sumdim, unroll_dim=1
+) -> SSAValue:
+    """
+    `aten._trilinear` (`nn.Bilinear`, and its backward): `(i1 * i2 * i3).sum(sumdim)`, each unsqueezed
+    at its `expand` axes, as two contractions: i1 with i2 over the summed axes i3 lacks, then with i3.
+    """
+    element = out_element(node)
+    a, b, c = (
+        e.unsqueeze(e.cast(v, element), sorted(axes)) for v, axes in ((i1, expand1), (i2, expand2), (i3, expand3))
+    )
+    summed = {d % len(shape_of(a)) for d in sumdim}
+    first = {d for d in summed if shape_of(c)[d] == 1}
+    y = _contract(e, _contract(e, a, b, first), c, summed - first)
+    return e.squeeze(y, sorted(summed))
 
 
 def _repeat(e: Emitter, node: Node, x: SSAValue, repeats) -> SSAValue:
@@ -568,4 +623,5 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.min.default: _extreme(fusion.MinOp),
     aten.addmm.default: _add_product,
     aten.baddbmm.default: _add_product,
+    aten._trilinear.default: _trilinear,
 }
