@@ -14,8 +14,8 @@ last place of f32 (f64: about 1e-14 relative):
   keeps the zeros at 1 and 2 accurate, Stirling's series above (f64: after shifting to 10),
   reflection below;
 - `digamma` and `polygamma(1, x)`: torch's own recurrences and asymptotic series; `polygamma(n,
-  x)` for n >= 2 the Hurwitz zeta as torch computes it (a shifted sum, Euler-Maclaurin's tail),
-  with reflection (derivatives of `cot`) for x <= 0;
+  x)` for n >= 2 `(-1)^(n+1) n! zeta(n + 1, x)`, the Hurwitz zeta as Cephes' (the terms below 10
+  summed, Euler-Maclaurin's tail), with reflection (the n-th derivative of `cot`) for x <= 0;
 - `copysign` (the sign of a signed zero from `1 / b`) and `ldexp` (`x * 2^n`).
 
 The loops of the scalar algorithms (shift until x >= 10) run a fixed number of times, each step
@@ -42,6 +42,13 @@ I1 = IntegerType(1)
 Number = int | float
 
 
+def _number(value: Number, element: Attribute) -> Number:
+    """`value` as `element` holds it: a bool for i1, an int for integers, a float for floats."""
+    if element == I1:
+        return bool(value)
+    return int(value) if isinstance(element, IntegerType) else float(value)
+
+
 class Num:
     """A fusion value with Python's operators, each one fusion op (numbers become 0-d constants of its type)."""
 
@@ -57,10 +64,7 @@ class Num:
         return self.element == Float64Type()
 
     def _of(self, other: Num | Number) -> SSAValue | Number:
-        """The operand: a number in this value's kind (an integer type's numbers stay integers)."""
-        if isinstance(other, Num):
-            return other.value
-        return other if isinstance(self.element, IntegerType) else float(other)
+        return other.value if isinstance(other, Num) else _number(other, self.element)
 
     def _binary(self, kind: type[fusion.BinaryFusionOp], a: SSAValue | Number, b: SSAValue | Number) -> Num:
         return Num(self.e, self.e.binary(kind, a, b, self.element))
@@ -107,7 +111,7 @@ class Num:
 
     def compare(self, predicate: str, other: Num | Number) -> Num:
         a = self.value
-        b = other.value if isinstance(other, Num) else self.e.constant(other, self.element)
+        b = other.value if isinstance(other, Num) else self.e.constant(_number(other, self.element), self.element)
         a, b = self.e.broadcast_pair(a, b)
         return Num(self.e, self.e.typed(lambda t: fusion.CompareOp(predicate, a, b, t), [a, b], shape_of(a), I1))
 
@@ -141,7 +145,7 @@ def where(condition: Num, a: Num | Number | bool, b: Num | Number | bool, elemen
     e = condition.e
     like = a if isinstance(a, Num) else b if isinstance(b, Num) else None
     element = like.element if like is not None else element or I1
-    a_value, b_value = (v.value if isinstance(v, Num) else e.constant(v, element) for v in (a, b))
+    a_value, b_value = (v.value if isinstance(v, Num) else e.constant(_number(v, element), element) for v in (a, b))
     shape = tuple(torch.broadcast_shapes(*(shape_of(v) for v in (condition.value, a_value, b_value))))
     c, a_value, b_value = (e.broadcast_to(v, shape) for v in (condition.value, a_value, b_value))
     return Num(e, e.typed(lambda t: fusion.WhereOp(c, a_value, b_value, t), [c, a_value, b_value], shape, element))
