@@ -45,6 +45,7 @@ from hir.frontend.aten_composite import COMPOSITE_TABLE
 from hir.frontend.aten_conv import CONV_TABLE
 from hir.frontend.aten_indexing import INDEXING_TABLE
 from hir.frontend.aten_math import MATH_TABLE
+from hir.frontend.aten_random import RANDOM_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.errors import data_dependent_shape
@@ -88,25 +89,9 @@ def _identity(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
     return x
 
 
-_RANDOM_ADVICE = "set the dropout probabilities to 0 or call model.eval()"
-
-
-def _dropout(e: Emitter, node: Node, x: SSAValue, p: float, train: bool | None) -> SSAValue:
-    if train and p:
-        raise e.error(f"dropout in training mode draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
-    return x
-
-
-def _native_dropout(e: Emitter, node: Node, x: SSAValue, p: float, train: bool | None) -> tuple[SSAValue, SSAValue]:
-    """`(x, mask)` where nothing is dropped (p = 0, or not training); else the error of random numbers."""
-    if train is not False and p:
-        raise e.error(f"dropout in training mode draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
-    return x, e.emit(fusion.FullOp(True, TensorType(IntegerType(1), shape_of(x))))
-
-
 def _random(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
-    """Ops that draw random numbers: an error naming the op (drop path's `bernoulli_`, `torch.rand_like`)."""
-    raise e.error(f"{node.target} draws random numbers, which fusion does not: {_RANDOM_ADVICE}")
+    """Random ops fusion.random does not build (`randperm`, `multinomial`): an error naming the op."""
+    raise e.error(f"{node.target} draws random numbers in a way compiled programs do not (a permutation, a sample)")
 
 
 def _data_dependent(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
@@ -130,28 +115,7 @@ DATA_DEPENDENT_OPS = (
     aten.unique_consecutive.default,
 )
 
-RANDOM_OPS = (
-    aten.bernoulli.default,
-    aten.bernoulli.p,
-    aten.bernoulli.Tensor,
-    aten.rand.default,
-    aten.rand_like.default,
-    aten.randn.default,
-    aten.randn_like.default,
-    aten.randint.default,
-    aten.randint.low,
-    aten.randint_like.default,
-    aten.randint_like.low_dtype,
-    aten.randperm.default,
-    aten.normal.Tensor_float,
-    aten.normal.float_Tensor,
-    aten.normal.Tensor_Tensor,
-    aten.normal.float_float,
-    aten.normal_functional.default,
-    aten.uniform.default,
-    aten.exponential.default,
-    aten.multinomial.default,
-)
+RANDOM_OPS = (aten.randperm.default, aten.multinomial.default)
 
 
 def _to(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
@@ -481,9 +445,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.alias.default: _identity,
     aten.detach.default: _identity,
     aten.lift_fresh_copy.default: _identity,
-    aten.dropout.default: _dropout,
-    aten.native_dropout.default: _native_dropout,
     **dict.fromkeys(RANDOM_OPS, _random),
+    **RANDOM_TABLE,
     **dict.fromkeys(DATA_DEPENDENT_OPS, _data_dependent),
     aten.bincount.default: _data_dependent_shape,
     # shapes

@@ -154,7 +154,40 @@ def _weight_norm_backward(
     return grad_v, (sums / norm).reshape(g.shape)
 
 
+def _attention_with_dropout(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Any:
+    """
+    Attention with dropout (a training-mode `dropout_p`) as torch's math attention spells it:
+    scores, mask, softmax, dropout of the probabilities, times v. Without dropout it stays the one
+    `fusion.sdpa` (NotImplemented: not decomposed).
+    """
+    if not dropout_p:
+        return NotImplemented
+    if enable_gqa:
+        k, v = (t.repeat_interleave(q.shape[-3] // t.shape[-3], dim=-3) for t in (k, v))
+    scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if is_causal:
+        visible = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(visible.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    probabilities = torch.dropout(torch.softmax(scores, dim=-1), dropout_p, True)
+    return probabilities @ v
+
+
 OWN = {
+    aten.scaled_dot_product_attention.default: _attention_with_dropout,
     aten.max_pool3d_with_indices_backward.default: _max_pool3d_backward,
     aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
     aten._weight_norm_interface_backward.default: _weight_norm_backward,
@@ -181,6 +214,8 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
 
 
 def _mapped(node: torch.fx.Node) -> bool:
+    if node.target == aten.scaled_dot_product_attention.default:  # with dropout: its math (above)
+        return not (node.kwargs.get("dropout_p") or (node.args[4] if len(node.args) > 4 else 0.0))
     return (
         node.op != "call_function"
         or node.target in ATEN_TABLE

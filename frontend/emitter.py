@@ -61,6 +61,8 @@ class Emitter:
         self.where = "<program>"
         self.origins: dict[Operation, SourceLine] = {}
         """The user's line each op was made for, where the importer knows it."""
+        self.on_mesh = False
+        """Whether the program runs on a mesh (its ops that draw random numbers are refused there)."""
 
     def error(self, message: str) -> FrontendError:
         return FrontendError(f"{self.where}: error: {message}")

@@ -306,6 +306,7 @@ def import_program(
     param_layouts = dict(param_layouts or {})
     block = Block()
     emitter = Emitter(block)
+    emitter.on_mesh = not isinstance(mode, SingleDevice)
     signature = Signature(num_user_inputs=len(example_args))
     env: dict[Node, SSAValue] = {}
     specs = {spec.arg.name: spec for spec in program.graph_signature.input_specs}

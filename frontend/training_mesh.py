@@ -192,6 +192,7 @@ class MeshStep:
         mode = _StepMode(self.mesh)
         block = Block()
         e = Emitter(block)
+        e.on_mesh = True
         env: dict[Node, Any] = {}
         sources = []
         self.primal_forms: list[str] = []
@@ -262,6 +263,7 @@ class MeshStep:
         mode = _StepMode(self.mesh)
         block = Block()
         e = Emitter(block)
+        e.on_mesh = True
         env: dict[Node, Any] = {}
         sources: list[InputSource] = []
         self._gathered_args: list[BlockArgument] = []

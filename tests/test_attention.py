@@ -299,23 +299,6 @@ def test_frontend_attention_block() -> None:
         torch.testing.assert_close(compiled(x), block(x), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("anchors", [True, False], ids=["torch-with-anchors", "torch-without-anchors"])
-def test_dropout_is_a_located_error(anchors: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's line, also where torch keeps only the frames of functions named `forward` (before 2.13)."""
-    if not anchors:
-        monkeypatch.delattr(torch.fx.proxy, "_register_stack_trace_anchor", raising=False)
-
-    def dropped(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)  # training only
-
-    q, k, v = torch.randn(3, 2, 16, 8).unbind(0)
-    with pytest.raises(FrontendError) as err:
-        hir.import_torch(dropped, (q, k, v))
-    assert re.search(
-        r"test_attention.py:\d+: error: aten.scaled_dot_product_attention.default: dropout_p=0.1", str(err.value)
-    )
-
-
 def test_grouped_query_attention_matches_eager() -> None:
     """`enable_gqa=True`: each key and value head serves its group of query heads, as in torch."""
 

@@ -80,7 +80,9 @@ def _branch(x: torch.Tensor) -> torch.Tensor:
 
 def unsupported_programs() -> None:
     x = torch.randn(8, 4)
-    refused(torch.nn.Dropout(0.5).train(), (x,), "dropout", located=False)
+    # Random numbers on a mesh: each device would draw its own for a tensor it replicates.
+    refused(torch.nn.Dropout(0.5).train(), (x,), "draws random numbers, which on a mesh", located=False, mesh=[0])
+    refused(lambda x: x[torch.randperm(8)], (x,), "randperm.default draws random numbers in a way")
     refused(_Drift(), (x,), "updates parameter 'bias' in place")
     # On a mesh a rank's new value is its shard: updates of buffers and arguments are refused there.
     refused(_add_in_place, (x,), "updates input 'x' in place; on a mesh", mesh=[0])
@@ -130,7 +132,7 @@ def shapes_are_specialized() -> None:
 
 CHECKS: dict[str, Callable[[], None]] = {
     "Ops the fusion dialect does not have": missing_ops,
-    "Training-mode dropout": unsupported_programs,
+    "In-place updates of parameters": unsupported_programs,
     "no didx layouts without a mesh": one_device_and_mesh_layouts,
     "changes shape or dtype after `hir.compile`": parameters_keep_shape_and_dtype,
     "A stream axis must survive": stream_axis_survives,

@@ -543,14 +543,14 @@ def test_embedding_bags_by_offsets_compile_and_train(options: dict) -> None:
 
 def test_code_without_source_a_tensor_for_example_args_and_a_number_returned_are_errors() -> None:
     """Code typed at a prompt has no line of code in its frames: the error names the frame's line alone."""
-    code = "def forward(x):\n    return torch.nn.functional.dropout(x, 0.5, training=True)\n"
+    code = "def forward(x):\n    return x[torch.randperm(x.shape[0])]\n"
     namespace: dict = {"torch": torch}
     exec(compile(code, "<stdin>", "exec"), namespace)
     with pytest.raises(FrontendError) as err:
         hir.compile(namespace["forward"], (torch.randn(4, 16),))
     assert str(err.value) == (
-        "<stdin>:2: error: dropout in training mode draws random numbers, which fusion does not: "
-        "set the dropout probabilities to 0 or call model.eval()"
+        "<stdin>:2: error: aten.randperm.default draws random numbers in a way compiled programs do not "
+        "(a permutation, a sample)"
     )
     with pytest.raises(FrontendError, match=r"<inputs>: error: example_args is a tensor, not a tuple"):
         hir.compile(InPlace(), torch.randn(4, 16))

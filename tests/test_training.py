@@ -998,12 +998,6 @@ def test_what_training_cannot_trace_is_an_error_at_the_users_line() -> None:
     x = randn(4, 8)
     cases = [
         (
-            DropPathBlock(0.1),
-            r"aten.bernoulli.p draws random numbers",
-            "y = y * x.new_empty(x.shape[0], 1).bernoulli_(1 - self.drop) / (1 - self.drop)",
-        ),
-        (torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1)), "dropout in training mode", None),
-        (
             CumulativeBatchNorm(),
             r"reads a tensor's value as a Python number \(`.item\(\)`",
             "return self.bn(self.fc(x))",
@@ -1022,6 +1016,27 @@ def test_what_training_cannot_trace_is_an_error_at_the_users_line() -> None:
             assert re.search(r"test_training.py:\d+: error: ", str(err.value)), str(err.value)
             assert str(err.value).endswith(line), str(err.value)
     _train_like_eager(DropPathBlock(0.0), (x,), (randn(3, 8, seed=1),))  # no drop: no random numbers
+
+
+def test_drop_path_trains_through_the_samples_it_keeps() -> None:
+    """timm's drop path draws one keep per sample (`bernoulli_`): a dropped sample is its residual alone."""
+    torch.manual_seed(0)
+    block = DropPathBlock(0.5)
+    x = randn(64, 8)
+    compiled = hir.compile(block, (x,), training=True)
+    out = compiled(x)
+    out.pow(2).sum().backward()
+    grads = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad()
+    with torch.no_grad():
+        y = block.fc(x)
+    dropped = torch.isclose(out, x).all(1)
+    kept = torch.isclose(out, x + y * 2, rtol=1e-5, atol=1e-6).all(1)
+    assert bool((dropped ^ kept).all())  # each sample one or the other, whole
+    assert 16 < int(kept.sum()) < 48
+    (x + block.fc(x) * kept[:, None].float() * 2).pow(2).sum().backward()
+    for got, want in zip(grads, (p.grad for p in block.parameters())):
+        torch.testing.assert_close(got, want)
 
 
 class Checkpointed(torch.nn.Module):
