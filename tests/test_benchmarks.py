@@ -40,6 +40,7 @@ def benchmark(name: str) -> ModuleType:
         "tp_mlp",
         "tp_layer",
         "attention_block",
+        "kv_cache_decode",
     ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,6 +65,7 @@ def test_every_step_command_parses() -> None:
             "tp_mlp",
             "tp_layer",
             "attention_block",
+            "kv_cache_decode",
         )
     }
     checked = 0
