@@ -129,9 +129,11 @@ def check_slice_semantics(
         return t.get_shape()[a] if isinstance(t, TensorType) else 0
 
     # An extent-1 axis maps to any other (`reshape_map` pairs them by position): slicing it
-    # commutes with every op, so only the axes with more than one index are compared.
+    # commutes with every op, so only the axes with more than one index are compared. The extents
+    # are the clone's on both sides: a probe on a mesh has the local extents (a didx axis of
+    # extent D is 1 there) where `op` has the global ones.
     expected = [
-        sorted(kept(k, a) for k, a in sources if a not in operand_removed[k] and extent(op, k, a) != 1)
+        sorted(kept(k, a) for k, a in sources if a not in operand_removed[k] and extent(clone, *kept(k, a)) != 1)
         for r, sources in enumerate(op.axis_map())
         if r not in result_removed
     ]

@@ -424,3 +424,23 @@ def test_bug23_auto_keeps_the_pipeline_of_a_chunked_gemm_reduce_scatter() -> Non
     assert "hir.reduce_scatter" in str(two)
     one = Path(__file__).resolve().parent / "resharding" / "one_device" / "matmul_reduce_scatter_1.mlir"
     matches_reference(one.read_text(), "stream-lowering{overlap=auto}", "bug23")
+
+
+BUG24 = """
+func.func @main(%x: tensor<2x4x4xi1, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>>) -> tensor<2x4x4x4xi1, #fusion.parallel<[didx, stream(2), serial, serial], mesh = [0, 1]>> {
+  %v = fusion.broadcast %x dims = [1] : tensor<2x4x4xi1, #fusion.parallel<[didx, serial, serial], mesh = [0, 1]>> -> tensor<2x4x4x4xi1, #fusion.parallel<[didx, stream(2), serial, serial], mesh = [0, 1]>>
+  func.return %v : tensor<2x4x4x4xi1, #fusion.parallel<[didx, stream(2), serial, serial], mesh = [0, 1]>>
+}
+"""
+
+
+def test_bug24_chunks_of_a_broadcasts_new_axis_beside_a_sharded_axis() -> None:
+    """
+    A broadcast's new axis in stream(2) chunks, its operand sharded over 2 devices: the check that a
+    chunk computes its slice compared the op's global extents with a probe's local ones (the didx
+    axis has extent 1 there) and refused the function
+    (tests/lit/passes/multidevice/broadcast_mesh_chunks.mlir).
+    """
+    lowered = hir.run_pipeline(hir.parse(BUG24, "bug24.mlir"), "stream-lowering")
+    assert "hir.alias_chunk" in str(lowered)
+    assert "fusion.broadcast" in str(lowered)
