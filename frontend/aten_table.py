@@ -9,7 +9,8 @@ broadcast to extent 1, squeeze a sum over axes of extent 1, `x.pow(2)`-style sca
 `fusion.full`s broadcast to the operand. The table joins those of aten_composite.py (ops spelled
 with several fusion ops), aten_indexing.py (indexing and scans), aten_conv.py (convolutions),
 aten_vision.py (group norm, pooling), aten_math.py
-(functions of unary ops, unfold) and aten_attention.py.
+(functions of unary ops, unfold), aten_special.py (atan2, erfc, erfinv, lgamma, digamma,
+polygamma), aten_scans.py (cummax, logcumsumexp, masked_scatter) and aten_attention.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
@@ -46,6 +47,8 @@ from hir.frontend.aten_conv import CONV_TABLE
 from hir.frontend.aten_indexing import INDEXING_TABLE
 from hir.frontend.aten_math import MATH_TABLE
 from hir.frontend.aten_random import RANDOM_TABLE
+from hir.frontend.aten_scans import SCAN_TABLE
+from hir.frontend.aten_special import SPECIAL_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.errors import data_dependent_shape
@@ -331,6 +334,11 @@ def _full(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
 
 def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
     element = out_element(node)
+    if not is_float(element) and node.target == aten.pow.Scalar and type(x) is int:
+        # `2 ** n` of integers (ldexp's backward): in f64, exact below 2^53; the cast back truncates
+        # a negative power to 0, as torch's integer pow does
+        wide = Float64Type()
+        return e.cast(e.binary(fusion.PowOp, float(x), e.cast(exponent, wide), wide), element)
     if not is_float(element):
         # Integers: a small non-negative whole exponent as products (`(i - j) ** 2`), exact as torch's.
         if node.target != aten.pow.Tensor_Scalar or isinstance(exponent, bool) or not isinstance(exponent, int):
@@ -381,7 +389,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.fmod.Scalar: binary(fusion.FmodOp),
     aten.pow.Tensor_Scalar: _pow,
     aten.pow.Tensor_Tensor: float_only(_pow),
-    aten.pow.Scalar: float_only(_pow),
+    aten.pow.Scalar: _pow,
     aten.square.default: lambda e, node, x: _pow(e, node, x, 2),
     aten.neg.default: unary(fusion.NegOp),
     aten.abs.default: unary(fusion.AbsOp),
@@ -484,6 +492,8 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     **CONV_TABLE,
     **VISION_TABLE,
     **MATH_TABLE,
+    **SPECIAL_TABLE,
+    **SCAN_TABLE,
     **BAG_TABLE,
     **COMPOSITE_TABLE,
 }

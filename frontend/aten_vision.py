@@ -5,6 +5,8 @@ view of the input as `[N, G, C/G * HxW]`), then the per-channel affine; average 
 patches (the windows a convolution reads, frontend/aten_conv.py) and divides by the window's size;
 max pooling takes their maximum, and where the graph reads them (max pooling's backward, which
 torch decomposes into a scatter-add at them, `return_indices=True`), the indices of the maxima.
+With `ceil_mode`, the last windows run past the input: it is extended by the padding's value, and
+an average divides by each window's count as torch's kernel takes it.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import operator
 from collections.abc import Sequence
 
 from torch.fx import Node
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
-from hir.frontend.aten_conv import fold, input_patches, per_axis
+from hir.frontend.aten_conv import _zeros_around, fold, input_patches, per_axis
 from hir.frontend.aten_indexing import I64, arg_reduce, gather, iota
+from hir.frontend.aten_special import Num, maximum, minimum
 from hir.frontend.emitter import Emitter, element_of, shape_of
 
 
@@ -103,7 +105,11 @@ def _avg_pool_backward(
     positions = math.prod(pool.kernel)
     share = e.broadcast_to(e.unsqueeze(share, [2]), (batch, channels, positions, *out_spatial))
     cols = e.reshape(share, (batch, 1, channels * positions, math.prod(out_spatial)), f"{node.target}")
-    dx = fold(e, cols, shape_of(pool.x), pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation)
+    shape = shape_of(pool.x)
+    extended = (*shape[:2], *(i + extra for i, extra in zip(shape[2:], pool.overhang)))
+    dx = fold(e, cols, extended, pool.kernel, out_spatial, pool.stride, pool.padding, pool.dilation)
+    if extended != shape:  # ceil_mode's overhang, which no input element is under
+        dx = e.typed(lambda t: fusion.SliceOp(dx, [0] * len(shape), [1] * len(shape), t), [dx], shape, element)
     return e.squeeze(dx, [0]) if pool.unbatched else dx
 
 
@@ -117,29 +123,44 @@ class _Pool:
         self.stride = per_axis(stride, n) if len(stride) else self.kernel
         self.padding = per_axis(padding, n)
         self.dilation = [1] * n
-        spatial = shape_of(x)[-n:]
-        floor = [(i + 2 * p - k) // s + 1 for i, p, k, s in zip(spatial, self.padding, self.kernel, self.stride)]
-        if out_spatial != floor:
-            raise e.error(
-                f"{node.target}: ceil_mode=True adds windows that run past the input, which are not supported"
-            )
+        self.spatial = list(shape_of(x)[-n:])
+        geometry = zip(out_spatial, self.stride, self.kernel, self.spatial, self.padding)
+        self.overhang = [max(0, (o - 1) * s + k - (i + 2 * p)) for o, s, k, i, p in geometry]
+        """Per axis, how far ceil_mode's last window runs past the padded input (0 without it)."""
         self.unbatched = len(shape_of(x)) == n + 1
         self.x = e.unsqueeze(x, [0]) if self.unbatched else x
 
     def divisor(self, count_include_pad: bool, divisor_override: int | None) -> SSAValue | float:
-        """The window's size, `divisor_override`, or (count_include_pad=False) its elements inside the input."""
+        """
+        `divisor_override`, or each window's size as torch's kernel counts it: its positions inside
+        the padded input (count_include_pad), or inside the input; a number where all are the kernel's.
+        """
         if divisor_override:
             return float(divisor_override)
-        if count_include_pad or not any(self.padding):
+        if not any(self.overhang) and (count_include_pad or not any(self.padding)):
             return float(math.prod(self.kernel))
-        ones = self.e.emit(fusion.FullOp(1.0, TensorType(element_of(self.x), shape_of(self.x))))
-        return self.reduce(fusion.SumOp, ones)
+        sizes: Num | None = None
+        for axis, (k, s, p, extent) in enumerate(zip(self.kernel, self.stride, self.padding, self.spatial)):
+            start = Num(self.e, iota(self.e, (self.out_spatial[axis],), 0, element_of(self.x))) * s - p
+            end = minimum(start + k, extent + p)
+            count = end - start if count_include_pad else minimum(end, extent) - maximum(start, 0)
+            after = len(self.kernel) - axis - 1  # [out_axis, 1, ...]: broadcast against the later axes
+            count = Num(self.e, self.e.unsqueeze(count.value, list(range(1, after + 1)))) if after else count
+            sizes = count if sizes is None else sizes * count
+        assert sizes is not None
+        return sizes.value
+
+    def windows(self, x: SSAValue, fill: float) -> tuple[SSAValue, list[int]]:
+        """The patches of `x` (`input_patches`), ceil_mode's overhang filled with `fill` as the padding is."""
+        for axis, extra in enumerate(self.overhang):
+            if extra:  # its values are all `fill`, as the padding's: that it comes before the padding changes nothing
+                x = _zeros_around(self.e, x, 2 + axis, 0, extra, fill)
+        geometry = (self.kernel, self.out_spatial, self.stride, self.padding, self.dilation)
+        return input_patches(self.e, x, *geometry, fill)
 
     def reduce(self, kind: type[fusion.ReductionFusionOp], x: SSAValue, fill: float = 0.0) -> SSAValue:
         """`kind` over each window of `x` (the input, or a tensor of its shape; padding of `fill`): `[B, C, *out]`."""
-        patches, axes = input_patches(
-            self.e, x, self.kernel, self.out_spatial, self.stride, self.padding, self.dilation, fill
-        )
+        patches, axes = self.windows(x, fill)
         return self.e.reduce(kind, patches, axes, keepdim=False)
 
     def max_positions(self) -> SSAValue:
@@ -151,12 +172,11 @@ class _Pool:
         e = self.e
         batch, channels, *spatial = shape_of(self.x)
         spread = (batch, channels, math.prod(self.kernel), *self.out_spatial)
-        geometry = (self.kernel, self.out_spatial, self.stride, self.padding, self.dilation)
-        values, _ = input_patches(e, self.x, *geometry, float("-inf"))
+        values, _ = self.windows(self.x, float("-inf"))
         values = e.reshape(values, spread, "the windows of a max pooling")  # tiles: the kernel's axes merged
         first = arg_reduce(e, fusion.ArgMaxOp, values, 2, keepdim=True)
         flat = iota(e, (math.prod(spatial),), 0, I64)
-        positions, _ = input_patches(e, e.reshape(flat, (1, 1, *spatial)), *geometry, 0)
+        positions, _ = self.windows(e.reshape(flat, (1, 1, *spatial)), 0)
         positions = e.reshape(positions, (1, 1, *spread[2:]), "the windows of a max pooling")
         picked = gather(e, e.broadcast_to(positions, spread), 2, first)
         return e.squeeze(picked, [2])

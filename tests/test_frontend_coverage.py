@@ -27,7 +27,6 @@ UNSUPPORTED = {
     "x[mask]": "a boolean mask selects a data-dependent shape",
     "torch.where(mask) (one argument)": "aten.nonzero.default returns as many values as its input's data selects",
     "torch.exp (complex)": "aten.exp.default on complex tensors is not supported",
-    "F.avg_pool2d(ceil_mode=True)": "ceil_mode=True adds windows that run past the input",
     "torch.bincount": "aten.bincount.default returns a result whose shape depends on its input's values",
 }
 """Cases the fusion dialect has no op for (their rows say `no`), and the errors they get."""

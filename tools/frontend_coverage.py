@@ -256,13 +256,45 @@ CASES: tuple[Case, ...] = (
         lambda x: F.interpolate(x, scale_factor=2.0) + F.interpolate(x, size=(8, 12), mode="bilinear"),
         _x(1, 2, 4, 6),
     ),
-    Case("F.avg_pool2d(ceil_mode=True)", lambda x: F.avg_pool2d(x, 2, ceil_mode=True), _x(1, 2, 5, 5)),
+    Case(
+        "F.avg_pool2d(ceil_mode=True)",
+        lambda x: (
+            F.avg_pool2d(x, 2, ceil_mode=True) + F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        ),
+        _x(1, 2, 5, 5),
+    ),
+    Case(
+        "F.max_pool2d(ceil_mode=True), nn.MaxPool1d",
+        lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True).sum() + nn.MaxPool1d(5, ceil_mode=True)(x.flatten(2)),
+        _x(1, 2, 6, 6),
+    ),
     Case("Tensor.unfold", lambda x: x.unfold(1, 3, 2).sum(-1) + x.unfold(1, 3, 3).mean(-1)[:, :1], _x(2, 9)),
     Case(
         "torch.tan, sinh, cosh, hypot, log10",
         lambda x: torch.tan(x) + torch.sinh(x) * torch.cosh(x) + torch.hypot(x, 1 - x) + torch.log10(x.abs()),
         _x(4, 8),
     ),
+    Case("torch.atan2, torch.atan", lambda x, y: torch.atan2(x, y) + torch.atan(x * 3), _xs((4, 8), (4, 8))),
+    Case("torch.erfc, torch.erfinv", lambda x: torch.special.erfc(x * 2) + torch.erfinv(x.tanh()), _x(4, 8)),
+    Case(
+        "torch.lgamma, torch.digamma, torch.polygamma",
+        lambda x: torch.lgamma(x * 3) + torch.digamma(x * 3) + torch.polygamma(1, x * 3) + torch.polygamma(3, x.abs()),
+        _x(4, 8),
+    ),
+    Case(
+        "torch.copysign, torch.ldexp",
+        lambda x, y: torch.copysign(x, y) + torch.ldexp(x, torch.tensor([1, -2, 3, 0, 4, -1, 2, 5])),
+        _xs((4, 8), (4, 8)),
+    ),
+    Case("torch.logcumsumexp", lambda x: torch.logcumsumexp(x * 10, dim=1), _x(4, 8)),
+    Case("torch.cummax, torch.cummin", lambda x: torch.cummax(x, 1).values + torch.cummin(x, 0).indices, _x(4, 8)),
+    Case(
+        "torch.tril_indices, torch.triu_indices",
+        lambda x: x[tuple(torch.tril_indices(4, 8, 1))].sum() + x[tuple(torch.triu_indices(4, 8, 2))],
+        _x(4, 8),
+    ),
+    Case("Tensor.masked_scatter", lambda x, y: x.masked_scatter(x > 0, y), _xs((4, 8), (40,))),
+    Case("nn.Bilinear", nn.Bilinear(8, 5, 3), _xs((4, 8), (4, 5))),
     Case("torch.cdist", lambda a, b: torch.cdist(a, b) + torch.cdist(a, b, p=1), _xs((2, 4, 3), (2, 5, 3))),
     Case("Tensor.median, Tensor.kthvalue", lambda x: x.median(-1).values + x.kthvalue(3, -1).values, _x(4, 7)),
     Case(
