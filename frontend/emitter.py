@@ -335,7 +335,7 @@ def _broadcast_shapes(a: Shape, b: Shape, emitter: Emitter) -> Shape:
     for x, y in zip(a1, b1):
         if x != y and 1 not in (x, y):
             raise emitter.error(f"shapes {list(a)} and {list(b)} do not broadcast")
-        out.append(max(x, y) if 1 in (x, y) else x)
+        out.append(y if x == 1 else x)  # torch's rule: an extent of 1 takes the other's, 0 included
     return tuple(out)
 
 

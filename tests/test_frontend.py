@@ -681,3 +681,15 @@ def test_a_stream_layout_the_lowering_refuses_names_the_users_line() -> None:
     assert "'fusion.matmul' op cannot run slice by slice on result axis 2" in message
     assert "return (x @ y).sum(0)" in message
     assert re.search(r"\(at <_batched_product>:\d+:\d+ of `fusion_text`\)", message), message
+
+
+def test_an_empty_extent_broadcasts_as_torch_does() -> None:
+    """An extent of 0 against 1 is 0 (torch's rule), not 1: an empty batch stays empty."""
+
+    def add(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x + y, (x * 2).sum(0)
+
+    x, y = torch.randn(0, 4), torch.randn(1, 4)
+    got, expected = hir.compile(add, (x, y))(x, y), add(x, y)
+    assert [t.shape for t in got] == [t.shape for t in expected] == [torch.Size([0, 4]), torch.Size([4])]
+    torch.testing.assert_close(got[1], expected[1])
