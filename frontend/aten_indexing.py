@@ -188,8 +188,8 @@ def index_put(
     `index_put(zeros, [ids], grad, accumulate=True)`). Without `accumulate` a single value
     (`x[idx] = v`) is written at the positions an index_add of ones counts; several values (a KV
     cache's `cache[:, :, pos] = k`, `index_copy`, an inverse permutation `inv[order] = arange(n)`)
-    are each position's last writer's, as torch's CPU kernel leaves them where indices repeat
-    (`_last_writers`).
+    are one `fusion.index_copy`, whose positions take their last writer's slice, as torch's CPU
+    kernel leaves them where indices repeat.
     """
     axes = _adjacent_axes(e, indices)
     shape = shape_of(x)
@@ -214,7 +214,12 @@ def index_put(
         if accumulate:
             result = index_add(e, target, first, linear, source)
         else:
-            result = _last_writers(e, target, first, linear, source)
+            result = e.typed(
+                lambda t: fusion.IndexCopyOp(target, linear, source, first, t),
+                [target, linear, source],
+                shape_of(target),
+                element_of(target),
+            )
         return e.reshape(result, shape, f"{node.target}") if merged != shape else result
     # One value: the positions some index names (an index_add of ones counts them) take it.
     ones = e.broadcast_to(e.constant(1, I32), _merged(merged, first, 1, total))
@@ -227,55 +232,6 @@ def index_put(
     value = e.squeeze(values, list(range(len(shape_of(values)))))
     value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
     return e.typed(lambda t: fusion.WhereOp(hit, value, x, t), [hit, value, x], shape, element_of(x))
-
-
-def _last_writers(e: Emitter, x: SSAValue, dim: int, index: SSAValue, source: SSAValue) -> SSAValue:
-    """
-    `x` with, at each position along `dim` that the 1-D `index` names, the slice of `source` of
-    the last entry naming it (torch's CPU kernel writes the entries in order). Either the entries
-    are compared with each other (`[E, E]`), each entry kept where no later one names its position,
-    and the kept ones added (`fusion.index_add`) where the named positions are cleared; or, where
-    the axis is shorter than the index (or x is boolean, which index_add does not take), each
-    position is compared with the entries (`[E, N]`) and takes the last one's slice
-    (`fusion.index_select`). Memory: the index's length times the smaller of the two.
-    """
-    shape, element = shape_of(x), element_of(x)
-    (entries,), extent = shape_of(index), shape[dim]
-    index = e.cast(index, I64)
-    ordinal = e.binary(fusion.AddOp, iota(e, (entries,), 0, I64), 1, I64)  # entry j + 1
-    positions = extent < entries or element == IntegerType(1)
-    pairs = (entries, extent) if positions else (entries, entries)
-    mine = e.broadcast_to(e.unsqueeze(index, [1]), pairs)
-    other = iota(e, pairs, 1, I64) if positions else e.broadcast_to(e.unsqueeze(index, [0]), pairs)
-    same = e.typed(lambda t: fusion.CompareOp("eq", mine, other, t), [mine, other], pairs, IntegerType(1))
-    writer = e.broadcast_to(e.unsqueeze(ordinal, [1]), pairs) if positions else iota(e, pairs, 1, I64)
-    if not positions:
-        writer = e.binary(fusion.AddOp, writer, 1, I64)
-    zero = e.broadcast_to(e.constant(0, I64), pairs)
-    named = e.typed(lambda t: fusion.WhereOp(same, writer, zero, t), [same, writer, zero], pairs, I64)
-    last = e.reduce(fusion.MaxOp, named, [0 if positions else 1], keepdim=False)
-    along = [n if d == dim else 1 for d, n in enumerate(shape)]
-    if positions:  # last: per position, its last writer + 1 (0: none)
-        none = e.broadcast_to(e.constant(0, I64), (extent,))
-        written = e.typed(lambda t: fusion.CompareOp("gt", last, none, t), [last, none], (extent,), IntegerType(1))
-        entry = e.binary(fusion.MaximumOp, e.binary(fusion.SubOp, last, 1, I64), 0, I64)
-        value = index_select(e, source, dim, entry)
-        written = e.broadcast_to(e.reshape(written, tuple(along)), shape, x)
-        return e.typed(lambda t: fusion.WhereOp(written, value, x, t), [written, value, x], shape, element)
-    # last: per entry, the last entry naming its position + 1; the entry is kept where that is itself.
-    kept = e.typed(lambda t: fusion.CompareOp("eq", last, ordinal, t), [last, ordinal], (entries,), IntegerType(1))
-    spread = shape_of(source)
-    kept = e.broadcast_to(e.reshape(kept, tuple(entries if d == dim else 1 for d in range(len(spread)))), spread)
-    nothing = e.broadcast_to(e.constant(0, element), spread)
-    source = e.typed(lambda t: fusion.WhereOp(kept, source, nothing, t), [kept, source, nothing], spread, element)
-    ones = e.broadcast_to(e.constant(1, IntegerType(32)), (entries,))
-    counts = index_add(e, e.broadcast_to(e.constant(0, IntegerType(32)), (extent,)), 0, index, ones)
-    none = e.broadcast_to(e.constant(0, IntegerType(32)), (extent,))
-    hit = e.typed(lambda t: fusion.CompareOp("gt", counts, none, t), [counts, none], (extent,), IntegerType(1))
-    hit = e.broadcast_to(e.reshape(hit, tuple(along)), shape, x)
-    zeros = e.broadcast_to(e.constant(0, element), shape, x)
-    cleared = e.typed(lambda t: fusion.WhereOp(hit, zeros, x, t), [hit, zeros, x], shape, element)
-    return index_add(e, cleared, dim, index, source)
 
 
 def _broadcast_values(e: Emitter, node: Node, values: SSAValue, indexed: tuple[int, ...]) -> SSAValue:

@@ -48,6 +48,9 @@ def indexing_kernel(op: fusion.FusionOp) -> Kernel | None:
     if kind is fusion.IndexAddOp:
         dim = _dim(op)
         return lambda x, index, source: torch.index_add(x, dim, _index_add_index(index), source)
+    if kind is fusion.IndexCopyOp:
+        dim = _dim(op)
+        return lambda x, index, source: torch.index_copy(x, dim, index.long(), _last_writers(index, source, dim))
     if kind is fusion.FlipOp:
         dims = list(op.axes)  # type: ignore[attr-defined]
         return lambda x: torch.flip(x, dims)
@@ -88,6 +91,8 @@ def indexing_into(op: fusion.FusionOp) -> Callable[..., object] | None:
         return lambda out: out.copy_(make(device=out.device))
     if kind is fusion.IndexAddOp:
         return _index_add_into(_dim(op))
+    if kind is fusion.IndexCopyOp:
+        return _index_copy_into(_dim(op))
     eager = indexing_kernel(op)
     if eager is None:
         return None
@@ -124,6 +129,40 @@ def _index_add_into(dim: int) -> Callable[..., object]:
         torch.index_add(x, dim, _index_add_index(index), source, out=out)
 
     return into
+
+
+def _index_copy_into(dim: int) -> Callable[..., object]:
+    """x copied into `out` (a buffer or a strided view), then the named slices written there."""
+
+    def into(out: torch.Tensor, x: torch.Tensor, index: torch.Tensor, source: torch.Tensor) -> None:
+        out.copy_(x)
+        out.index_copy_(dim, index.long(), _last_writers(index, source, dim))
+
+    return into
+
+
+def _last_writers(index: torch.Tensor, source: torch.Tensor, dim: int) -> torch.Tensor:
+    """
+    `source` with each slice replaced by that of the last entry naming the same position, so
+    that entries naming one position write one value and the order of the writes does not
+    matter (CUDA's index_copy_ writes repeated positions in any order; torch's CPU kernel in the
+    index's order, which this reproduces). Entries sorted stably by position: each group's last
+    slot, spread back over its group by a reverse running minimum, names the winner. A few
+    kernels over the index alone; none for an index of one entry.
+    """
+    count = index.numel()
+    if count <= 1:
+        return source
+    order = torch.argsort(index, stable=True)
+    ordered = index[order]
+    slots = torch.arange(count, device=index.device)
+    group_end = torch.ones(count, dtype=torch.bool, device=index.device)
+    group_end[:-1] = ordered[1:] != ordered[:-1]
+    ends = torch.where(group_end, slots, count)
+    last = ends.flip(0).cummin(0).values.flip(0)  # per sorted slot: its group's last slot
+    winner = torch.empty_like(order)
+    winner[order] = order[last]  # per entry: the entry whose slice its position takes
+    return source.index_select(dim, winner)
 
 
 def _iota(op: fusion.FusionOp) -> Kernel:

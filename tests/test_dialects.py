@@ -362,6 +362,7 @@ def test_build_and_verify_fusion_ops():
         fusion.GatherOp(x, value(tensor(4, 3, element=i64)), 1, tensor(4, 3)),
         fusion.IndexSelectOp(x, value(tensor(2, 5, element=i64)), 0, tensor(2, 5, 8)),
         fusion.IndexAddOp(x, value(tensor(3, element=i64)), value(tensor(3, 8)), 0),
+        fusion.IndexCopyOp(x, value(tensor(3, element=i64)), value(tensor(3, 8)), 0),
         fusion.FlipOp(x, [0], tensor(4, 8)),
         fusion.IotaOp(1, tensor(4, 8, element=i64)),
         fusion.RandomOp("uniform", tensor(4, 8)),

@@ -140,6 +140,7 @@ LIT_LOOPS = {
     ("reshape_stream.mlir", "select_then_chunk"): 2,  # index i and chunk i of 4 along an extent-4 axis: one fused loop
     ("index_add.mlir", "rows"): 2,
     ("index_add.mlir", "column_chunks"): 2,
+    ("index_add.mlir", "copy_rows"): 2,
 }
 
 

@@ -54,7 +54,7 @@ from hir.dialects.fusion.elementwise import (
     TanhOp,
     WhereOp,
 )
-from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexAddOp, IndexSelectOp, IotaOp
+from hir.dialects.fusion.indexing import FlipOp, GatherOp, IndexAddOp, IndexCopyOp, IndexSelectOp, IotaOp
 from hir.dialects.fusion.normalization import LayerNormOp, NormFusionOp, RmsNormOp, SoftmaxOp
 from hir.dialects.fusion.normalization_grads import LayerNormBackwardOp, NormBackwardFusionOp, RmsNormBackwardOp
 from hir.dialects.fusion.ops import (
@@ -136,6 +136,7 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     GatherOp,
     IndexSelectOp,
     IndexAddOp,
+    IndexCopyOp,
     FlipOp,
     IotaOp,
     RandomOp,
@@ -184,6 +185,7 @@ __all__ = [
     "GeluBackwardOp",
     "GeluOp",
     "IndexAddOp",
+    "IndexCopyOp",
     "IndexSelectOp",
     "IotaOp",
     "LayerNormBackwardOp",

@@ -148,30 +148,21 @@ class IndexSelectOp(_Indexed):
         return {"dim": IntegerAttr(dim - 1, i64)}
 
 
-@irdl_op_definition
-class IndexAddOp(FusionOp):
+class _IndexScatterOp(FusionOp):
     """
-    `torch.index_add(x, dim, index, source)`: x with the slices of `source` along `dim` added at
-    the positions the 1-D `index` names, `result[..., index[j], ...] += source[..., j, ...]`
-    with `j` on axis `dim`; a position named several times gets each of its slices. `source` has
-    x's shape but along `dim`, where it has the index's length. The scatter-add of an
-    embedding's backward (`index_put` with `accumulate=True`), in memory linear in the operands.
+    The shared form of `fusion.index_add` and `fusion.index_copy`: x with slices of `source`
+    along `dim` placed at the positions the 1-D `index` names (`j` on axis `dim` of source goes to
+    `index[j]`). `source` has x's shape but along `dim`, where it has the index's length.
 
     Axis map: an axis off `dim` maps to that axis of x and of source; `dim` maps to nothing (the
     result's slice there takes whichever source slices the index's values name), and the index
     is read whole.
 
     Verifies:
-        `dim` is an axis of x, and not the result's didx axis (each device would add the slices
-        every device's positions get); the index is 1-D; source has x's rank, x's extents off
-        `dim` and the index's length along it; the result has x's shape. Element types: the
-        index is an integer tensor (not i1); x, source and the result share one.
-
-    Example:
-        %g = fusion.index_add %x, %i, %s dim = 0 : tensor<10x8xf32>, tensor<6xi64>, tensor<6x8xf32> -> tensor<10x8xf32>
+        `dim` is an axis of x, and not the result's didx axis; the index is 1-D; source has x's
+        rank, x's extents off `dim` and the index's length along it; the result has x's shape.
+        Element types: the index is an integer tensor (not i1); x, source and the result share one.
     """
-
-    name = "fusion.index_add"
 
     x = operand_def(TensorType)
     index = operand_def(TensorType)
@@ -212,7 +203,7 @@ class IndexAddOp(FusionOp):
             )
         if layout_of(self.result.type).didx_axis == dim:
             raise VerifyException(
-                f"the indexed axis {dim} cannot be the result's didx axis (each device would add the slices "
+                f"the indexed axis {dim} cannot be the result's didx axis (each device would place the slices "
                 "of every device's positions): shard another axis, or reshard the result"
             )
         return x
@@ -240,6 +231,57 @@ class IndexAddOp(FusionOp):
         if removed is None or removed >= dim:
             return dict(self.properties)
         return {"dim": IntegerAttr(dim - 1, i64)}
+
+
+@irdl_op_definition
+class IndexAddOp(_IndexScatterOp):
+    """
+    `torch.index_add(x, dim, index, source)`: x with the slices of `source` along `dim` added at
+    the positions the 1-D `index` names, `result[..., index[j], ...] += source[..., j, ...]`
+    with `j` on axis `dim`; a position named several times gets each of its slices. `source` has
+    x's shape but along `dim`, where it has the index's length. The scatter-add of an
+    embedding's backward (`index_put` with `accumulate=True`), in memory linear in the operands.
+
+    Axis map: an axis off `dim` maps to that axis of x and of source; `dim` maps to nothing (the
+    result's slice there takes whichever source slices the index's values name), and the index
+    is read whole.
+
+    Verifies:
+        `dim` is an axis of x, and not the result's didx axis (each device would add the slices
+        every device's positions get); the index is 1-D; source has x's rank, x's extents off
+        `dim` and the index's length along it; the result has x's shape. Element types: the
+        index is an integer tensor (not i1); x, source and the result share one.
+
+    Example:
+        %g = fusion.index_add %x, %i, %s dim = 0 : tensor<10x8xf32>, tensor<6xi64>, tensor<6x8xf32> -> tensor<10x8xf32>
+    """
+
+    name = "fusion.index_add"
+
+
+@irdl_op_definition
+class IndexCopyOp(_IndexScatterOp):
+    """
+    `torch.index_copy(x, dim, index, source)`: x with the slices of `source` along `dim` written
+    at the positions the 1-D `index` names, `result[..., index[j], ...] = source[..., j, ...]`;
+    where the index names a position several times, the last such slice (as torch's CPU kernel
+    writes them, in order). The functional form of a KV cache's `cache[:, :, pos] = k`: the
+    runtime copies x and writes the named slices, in memory linear in the operands.
+
+    Axis map: as `fusion.index_add`'s: an axis off `dim` maps to that axis of x and of source;
+    `dim` maps to nothing, and the index is read whole.
+
+    Verifies:
+        As `fusion.index_add`: `dim` is an axis of x, and not the result's didx axis; the index
+        is 1-D; source has x's rank, x's extents off `dim` and the index's length along it; the
+        result has x's shape. Element types: the index is an integer tensor (not i1); x, source
+        and the result share one.
+
+    Example:
+        %c = fusion.index_copy %x, %i, %s dim = 1 : tensor<2x64xf32>, tensor<3xi64>, tensor<2x3xf32> -> tensor<2x64xf32>
+    """
+
+    name = "fusion.index_copy"
 
 
 @irdl_op_definition
