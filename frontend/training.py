@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -99,6 +100,17 @@ def _var_mean(
 def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """any over an axis as a max (the math attention's guard against rows masked whole)."""
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
+
+
+@contextmanager
+def _without_onednn() -> Iterator[None]:
+    """oneDNN off while tracing (only its flag: `torch.backends.mkldnn.flags` also sets TF32's, with a warning)."""
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)
 
 
 def decompositions() -> dict[Any, Callable[..., Any]]:
@@ -507,9 +519,17 @@ class TrainingFunction:
 
         def run(state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
-            # that op does not apply, as its math (matmuls, softmax), which the table has.
+            # that op does not apply, as its math (matmuls, softmax), which the table has. Without
+            # oneDNN, torch's decomposition of nn.LSTM on CPU unrolls its cells (ops the table has)
+            # instead of tracing `mkldnn_rnn_layer`, where the sequence needs no gradient.
             try:
-                with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines(), unchecked_distributions():
+                with (
+                    FusedTrainingOps(),
+                    sdpa_kernel(SDPBackend.MATH),
+                    user_lines(),
+                    unchecked_distributions(),
+                    _without_onednn(),
+                ):
                     positional, keywords = split_call(self.fn, with_statics(args))
                     if isinstance(self.fn, torch.nn.Module):
                         result = torch.func.functional_call(self.fn, state, positional, keywords)
