@@ -71,7 +71,7 @@ from hir.frontend.specialize import (
     spec_of,
 )
 from hir.frontend.training_ops import FusedTrainingOps
-from hir.frontend.training_step import AotStep, Graphs, borrow_backward, lend_forward
+from hir.frontend.training_step import AotStep, Graphs, borrow_backward, lend_forward, reach_of
 from hir.frontend.types import element_type, input_element_type, widened
 
 aten = torch.ops.aten
@@ -540,6 +540,8 @@ class TrainingFunction:
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
                 raise capture_error(err, "the training step could not be traced") from err
             graphs.out_spec = pytree.tree_structure(result)
+            if torch.is_grad_enabled():
+                graphs.reach = reach_of(pytree.tree_leaves(result), [*state.values(), *args])
             return result
 
         def partition(joint: GraphModule, joint_inputs: Any, **options: Any) -> tuple[GraphModule, GraphModule]:

@@ -16,7 +16,7 @@ AOT autograd.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,48 @@ class Graphs:
     """How many of the forward graph's outputs are the function's (the partitioner's num_fwd_outputs)."""
     out_spec: pytree.TreeSpec | None = None
     """The structure the function returns, as traced (AOT autograd returns a tuple's leaves as a list)."""
+    reach: list[frozenset[int]] | None = None
+    """Per result (a leaf of out_spec), the inputs (state, then arguments) autograd reaches from it."""
+
+
+def reach_of(results: Sequence[Any], inputs: Sequence[Any]) -> list[frozenset[int]]:
+    """
+    Per result, the positions of the inputs its autograd graph reaches, as traced: eager autograd
+    leaves the gradient of an input None where no result the loss uses reaches it (a head left
+    out of this step's loss), and optimizers skip such parameters (no weight decay, no momentum).
+    """
+    tensors = [(k, t) for k, t in enumerate(inputs) if isinstance(t, torch.Tensor)]
+    position = {id(t): k for k, t in tensors}
+    # AOT autograd's traced inputs are no leaves: each has a node of its own (an error if reached twice).
+    at_node = {t.grad_fn: k for k, t in tensors if t.grad_fn is not None}
+    reach: list[frozenset[int]] = []
+    for result in results:
+        found: set[int] = set()
+        if isinstance(result, torch.Tensor) and result.requires_grad:
+            if id(result) in position:
+                found.add(position[id(result)])
+            seen: set[Any] = set()
+            stack = [result.grad_fn]
+            while stack:
+                node = stack.pop()
+                if node is None or node in seen:
+                    continue
+                seen.add(node)
+                if node in at_node:
+                    found.add(at_node[node])
+                    continue
+                variable = getattr(node, "variable", None)  # an AccumulateGrad: an input's leaf
+                if variable is not None and id(variable) in position:
+                    found.add(position[id(variable)])
+                stack.extend(next_node for next_node, _ in node.next_functions)
+        reach.append(frozenset(found))
+    return reach
+
+
+def partial_reach(reach: Sequence[frozenset[int]]) -> bool:
+    """Whether some input is reached from one result and not from another that reaches any input."""
+    reaching = [r for r in reach if r]
+    return any(r != reaching[0] for r in reaching)
 
 
 class AotStep:
@@ -67,11 +109,78 @@ class AotStep:
         if self.lean is not None and torch.is_grad_enabled():
             outputs = LeanStep.apply(self.lean, *state.values(), *args)
             return pytree.tree_unflatten(list(outputs), self.out_spec)  # type: ignore[arg-type]
+        usage = None
+        if torch.is_grad_enabled() and (self.graphs.reach is None or partial_reach(self.graphs.reach)):
+            state, args, usage = _gated(self.graphs, state, args)
         leaves = pytree.tree_leaves(self.aot(state, *args))
+        if usage is not None:
+            for j, leaf in enumerate(leaves):
+                if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+                    leaf.register_hook(usage.hook(j))
         if self.out_spec is None:
             self.out_spec = self.graphs.out_spec
             assert self.out_spec is not None, "the function was traced at its first call"
         return pytree.tree_unflatten(leaves, self.out_spec)
+
+
+class _Usage:
+    """Which results of one call the backward got a gradient for (hooks on the results record them)."""
+
+    def __init__(self) -> None:
+        self.used: set[int] = set()
+
+    def hook(self, j: int) -> Callable[[torch.Tensor | None], None]:
+        def record(grad: torch.Tensor | None) -> None:
+            if grad is not None:  # None: a result the loss does not use
+                self.used.add(j)
+
+        return record
+
+
+def _kept(reach: Sequence[frozenset[int]], used: Iterator[int] | Sequence[int]) -> set[int]:
+    """The inputs the used results reach: the ones eager autograd gives a gradient."""
+    kept: set[int] = set()
+    for j in used:
+        kept |= reach[j]
+    return kept
+
+
+class _InputGate(torch.autograd.Function):
+    """
+    Between the inputs that require grad and AOT autograd's function, whose backward gives every
+    input a gradient (zeros for a result the loss does not use): None for the inputs no used
+    result reaches, as eager autograd leaves them.
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any, usage: _Usage, graphs: Graphs, positions: tuple[int, ...], *inputs: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        ctx.usage, ctx.graphs, ctx.positions = usage, graphs, positions
+        return tuple(t.detach() for t in inputs)  # the same memory, where the programs read it
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        reach = ctx.graphs.reach
+        if reach is None:
+            return (None, None, None, *grads)
+        kept = _kept(reach, sorted(ctx.usage.used))
+        return (None, None, None, *(g if k in kept else None for k, g in zip(ctx.positions, grads)))
+
+
+def _gated(
+    graphs: Graphs, state: dict[str, torch.Tensor], args: tuple[torch.Tensor, ...]
+) -> tuple[dict[str, torch.Tensor], tuple[torch.Tensor, ...], _Usage | None]:
+    """The inputs that require grad through an `_InputGate`, and the call's `_Usage` (None where none does)."""
+    flat: list[Any] = [*state.values(), *args]
+    positions = tuple(k for k, t in enumerate(flat) if isinstance(t, torch.Tensor) and t.requires_grad)
+    if not positions:
+        return state, args, None
+    usage = _Usage()
+    gated = _InputGate.apply(usage, graphs, positions, *(flat[k] for k in positions))
+    for k, t in zip(positions, gated):
+        flat[k] = t
+    return dict(zip(state, flat[: len(state)])), tuple(flat[len(state) :]), usage
 
 
 @dataclass(frozen=True)
@@ -82,6 +191,8 @@ class LeanForm:
     backward: Any
     results: int
     """How many of the forward's outputs are the function's results (the rest are saved)."""
+    reach: tuple[frozenset[int], ...] | None = None
+    """Per result, the inputs it reaches, where some input is reached from one result and not another."""
 
 
 def lean_form(graphs: Graphs, results: int, inputs: int) -> LeanForm | None:
@@ -99,7 +210,8 @@ def lean_form(graphs: Graphs, results: int, inputs: int) -> LeanForm | None:
     saved = len(forward.plan) - results
     if len(backward.used) - len(backward.constants) != saved + results or len(backward.plan) != inputs:
         return None
-    return LeanForm(forward, backward, results)
+    reach = graphs.reach
+    return LeanForm(forward, backward, results, tuple(reach) if reach is not None and partial_reach(reach) else None)
 
 
 class LeanStep(torch.autograd.Function):
@@ -110,15 +222,28 @@ class LeanStep(torch.autograd.Function):
         outputs = form.forward(list(inputs))
         ctx.form = form
         ctx.save_for_backward(*outputs[form.results :])
-        return tuple(outputs[: form.results])
+        results = tuple(outputs[: form.results])
+        if form.reach is not None:  # the backward tells the results the loss uses (None) from the others
+            ctx.set_materialize_grads(False)
+            ctx.like = [(r.shape, r.dtype, r.device) for r in results]
+        return results
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
         refuse_double_backward()
         form: LeanForm = ctx.form
         # The backward was traced with contiguous gradients, as AOT autograd passes them.
+        if form.reach is not None:
+            used = [j for j, g in enumerate(grads) if g is not None]
+            grads = tuple(
+                g if g is not None else torch.zeros(shape, dtype=dtype, device=device)
+                for g, (shape, dtype, device) in zip(grads, ctx.like)
+            )
         tangents = [g.contiguous() for g in grads]
         gradients: Sequence[Any] = form.backward([*ctx.saved_tensors, *tangents])
+        if form.reach is not None:  # None for the inputs no used result reaches, as in eager
+            kept = _kept(form.reach, used)
+            gradients = [g if k in kept else None for k, g in enumerate(gradients)]
         return (None, *gradients)
 
 

@@ -48,3 +48,40 @@ def test_an_lstm_trains_on_cpu_as_in_eager() -> None:
             for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
                 torch.testing.assert_close(p.grad, q.grad, msg=lambda m, name=name: f"{name}: {m}")
         assert torch._C._get_mkldnn_enabled()  # the trace's setting does not leak
+
+
+class _TwoHeads(torch.nn.Module):
+    """A body and two heads; a batch norm keeps the step on AOT autograd's runtime (a buffer update)."""
+
+    def __init__(self, norm: bool) -> None:
+        super().__init__()
+        self.body = torch.nn.Linear(8, 16, bias=not norm)
+        self.norm = torch.nn.BatchNorm1d(16) if norm else torch.nn.Identity()
+        self.a = torch.nn.Linear(16, 3)
+        self.b = torch.nn.Linear(16, 2)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = torch.relu(self.norm(self.body(x)))
+        return self.a(h), self.b(h)
+
+
+def test_a_head_the_loss_leaves_out_gets_no_gradient_as_in_eager() -> None:
+    # The backward gave every parameter a gradient, zeros for a head the step's loss does not use,
+    # where eager leaves it None: AdamW then decayed that head's weights (and momentum moved them).
+    for norm in (False, True):
+        torch.manual_seed(0)
+        model = _TwoHeads(norm)
+        eager = copy.deepcopy(model)
+        step = hir.compile(model, (_seeded(4, 8, seed=0),), training=True)
+        ours_opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        eager_opt = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+        for k in range(4):  # head a's loss, then b's, ...: the first calls on AOT's runtime, then the lean step
+            x = _seeded(4, 8, seed=k + 1)
+            for fn, opt in ((step, ours_opt), (eager, eager_opt)):
+                opt.zero_grad()
+                a, b = fn(x)
+                (a.sum() if k % 2 == 0 else b.square().sum()).backward()
+                opt.step()
+            for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
+                assert (p.grad is None) == (q.grad is None), (k, name)
+                torch.testing.assert_close(p, q, msg=lambda m, name=name, k=k: f"step {k}, {name}: {m}")
