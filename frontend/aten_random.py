@@ -1,7 +1,8 @@
 """
 Ops that draw random numbers, built on `fusion.random` (uniform in [0, 1), or normal): dropout in
 training mode and its backward, `rand`/`randn` and their `_like` forms, `bernoulli`, `randint`,
-`normal`, `uniform` and `exponential`.
+`normal`, `uniform`, `exponential`, `log_normal`, `cauchy`, `geometric`, `random_(to)` and
+`F.rrelu` in training mode.
 
 The numbers come from torch's generator at run time (`torch.manual_seed` seeds them), not in
 torch's order: a compiled dropout drops other elements than eager's at the same seed, with the
@@ -184,6 +185,85 @@ def exponential(e: Emitter, node: Node, x: SSAValue, lambd: float = 1.0, **kwarg
     return e.binary(fusion.MulOp, tail, -1.0 / lambd if lambd else -math.inf, element)
 
 
+def log_normal(e: Emitter, node: Node, x: SSAValue, mean: float = 1.0, std: float = 2.0, **kwargs: Any) -> SSAValue:
+    """`x.log_normal_(mean, std)`: `exp(mean + std * n)` of a normal draw."""
+    element = _float_element(e, node)
+    return e.unary(fusion.ExpOp, _affine(e, node, draw(e, node, "normal", x, element), std, mean))
+
+
+def cauchy(e: Emitter, node: Node, x: SSAValue, median: float = 0.0, sigma: float = 1.0, **kwargs: Any) -> SSAValue:
+    """`x.cauchy_(median, sigma)`: `median + sigma * tan(pi * (u - 1/2))` (sin / cos: no tan op)."""
+    element = _float_element(e, node)
+    angle = _affine(e, node, draw(e, node, "uniform", x, element), math.pi, -math.pi / 2)
+    tan = e.binary(fusion.DivOp, e.unary(fusion.SinOp, angle), e.unary(fusion.CosOp, angle), element)
+    return _affine(e, node, tan, sigma, median)
+
+
+def geometric(e: Emitter, node: Node, x: SSAValue, p: float, **kwargs: Any) -> SSAValue:
+    """`x.geometric_(p)`, the trials to the first success: `floor(log(1 - u) / log(1 - p)) + 1`."""
+    if not 0 < p < 1:
+        raise e.error(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = draw(e, node, "uniform", x, F32)
+    tail = e.unary(fusion.LogOp, e.binary(fusion.SubOp, 1.0, u, F32))  # 1 - u in (0, 1]
+    trials = e.unary(fusion.FloorOp, e.binary(fusion.MulOp, tail, 1.0 / math.log1p(-p), F32))
+    return e.cast(e.binary(fusion.AddOp, trials, 1.0, F32), out_element(node))
+
+
+def random_to(e: Emitter, node: Node, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:
+    """`x.random_(to)` / `x.random_(from, to)`: integers in [from, to) of x's dtype."""
+    low, high = (0, args[0]) if node.target == aten.random.to else (args[0], args[1])
+    if high is None:
+        raise e.error("random_(from, None) draws up to its dtype's largest value: give `to`")
+    return _randint(e, node, low, high, x)
+
+
+def rrelu_with_noise(
+    e: Emitter,
+    node: Node,
+    x: SSAValue,
+    noise: SSAValue,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    *args: Any,
+    **kwargs: Any,
+) -> tuple[SSAValue, SSAValue]:
+    """
+    `F.rrelu` in training mode, `(out, noise)`: each negative element times a slope drawn uniformly
+    in [lower, upper) (its noise, which the backward multiplies by), the others kept (noise 1);
+    in eval mode the mean slope, with the noise left as it was.
+    """
+    element = element_of(x)
+    values, zero = e.broadcast_pair(x, e._operand(0.0, x, element))
+    negative = e.typed(lambda t: fusion.CompareOp("le", values, zero, t), [values, zero], shape_of(x), I1)
+    if not training:
+        slope = e.binary(fusion.MulOp, x, (lower + upper) / 2, element)
+        return where(e, node, negative, slope, x), noise
+    slopes = _affine(e, node, draw(e, node, "uniform", x, element), upper - lower, lower)
+    drawn = where(e, node, negative, slopes, 1.0)
+    return e.binary(fusion.MulOp, x, drawn, element), drawn
+
+
+def rrelu_with_noise_backward(
+    e: Emitter,
+    node: Node,
+    grad: SSAValue,
+    x: SSAValue,
+    noise: SSAValue,
+    lower: float,
+    upper: float,
+    training: bool,
+    *args: Any,
+) -> SSAValue:
+    """The gradient times the forward's noise (training mode), or times the mean slope where x <= 0."""
+    element = element_of(grad)
+    if training:
+        return e.binary(fusion.MulOp, grad, noise, element)
+    values, zero = e.broadcast_pair(x, e._operand(0.0, x, element_of(x)))
+    negative = e.typed(lambda t: fusion.CompareOp("le", values, zero, t), [values, zero], shape_of(x), I1)
+    return where(e, node, negative, e.binary(fusion.MulOp, grad, (lower + upper) / 2, element), grad)
+
+
 RANDOM_TABLE: dict[Any, Builder] = {
     aten.dropout.default: dropout,
     aten.native_dropout.default: native_dropout,
@@ -206,4 +286,11 @@ RANDOM_TABLE: dict[Any, Builder] = {
     aten.normal_functional.default: normal_functional,
     aten.uniform.default: uniform,
     aten.exponential.default: exponential,
+    aten.log_normal.default: log_normal,
+    aten.cauchy.default: cauchy,
+    aten.geometric.default: geometric,
+    aten.random.to: random_to,
+    getattr(aten.random, "from"): random_to,  # `from` is a keyword
+    aten.rrelu_with_noise_functional.default: rrelu_with_noise,
+    aten.rrelu_with_noise_backward.default: rrelu_with_noise_backward,
 }

@@ -8,6 +8,7 @@ the samples have their distribution's mean and spread, and one seed gives the sa
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -120,6 +121,9 @@ def test_attention_with_dropout_is_its_math() -> None:
     assert plain.fusion_text.count("fusion.sdpa") == 1
 
 
+_LOG_NORMAL_STD = ((math.exp(0.25) - 1) * math.exp(0.25)) ** 0.5
+
+
 @pytest.mark.parametrize(
     ("name", "fn", "mean", "std"),
     [
@@ -131,6 +135,9 @@ def test_attention_with_dropout_is_its_math() -> None:
         ("normal", lambda x: torch.normal(torch.full_like(x, -1.0), 0.5), -1.0, 0.5),
         ("uniform_", lambda x: torch.empty_like(x).uniform_(-2, 4), 1.0, 6 / 12**0.5),
         ("exponential_", lambda x: torch.empty_like(x).exponential_(2.0), 0.5, 0.5),
+        ("log_normal_", lambda x: torch.empty_like(x).log_normal_(0.0, 0.5), math.exp(0.125), _LOG_NORMAL_STD),
+        ("geometric_", lambda x: torch.empty_like(x).geometric_(0.25), 4.0, 0.75**0.5 / 0.25),
+        ("random_", lambda x: torch.empty_like(x).random_(3), 1.0, (8 / 12) ** 0.5),
     ],
 )
 def test_samples_have_their_distribution(name: str, fn, mean: float, std: float) -> None:
@@ -140,6 +147,33 @@ def test_samples_have_their_distribution(name: str, fn, mean: float, std: float)
     assert samples.shape == x.shape
     assert abs(samples.mean().item() - mean) < 5 * std / x.numel() ** 0.5, name
     assert abs(samples.std().item() - std) < 0.02 * std, name
+
+
+def test_cauchy_has_its_median_and_scale() -> None:
+    # No mean: the median and the median of the distance to it (the scale).
+    x = torch.zeros(256, 256)
+    samples = hir.compile(lambda x: torch.empty_like(x).cauchy_(1.0, 2.0), (x,))(x)
+    assert abs(samples.median().item() - 1.0) < 0.05
+    assert abs((samples - 1.0).abs().median().item() - 2.0) < 0.1
+
+
+def test_rrelu_draws_its_slopes_and_trains_through_them() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.RReLU(0.1, 0.3)).train()
+    step = hir.compile(model, (torch.randn(4, 8),), training=True)
+    x = torch.randn(512, 8, requires_grad=True)
+    out = step(x)
+    h = model[0](x.detach())
+    slopes = out.detach()[h < 0] / h[h < 0]
+    assert slopes.min() >= 0.1 - 1e-6
+    assert slopes.max() <= 0.3 + 1e-6
+    assert abs(slopes.mean() - 0.2) < 0.01
+    torch.testing.assert_close(out[h >= 0], h[h >= 0])
+    out.sum().backward()  # the backward multiplies by the forward's slopes
+    slope = torch.where(h < 0, out.detach() / h, torch.ones_like(h))
+    torch.testing.assert_close(x.grad, slope @ model[0].weight.detach())
+    eval_mode = hir.compile(lambda x: F.rrelu(x, 0.1, 0.3, training=False), (x.detach(),))
+    torch.testing.assert_close(eval_mode(x.detach()), F.rrelu(x.detach(), 0.1, 0.3, training=False))
 
 
 def test_randint_covers_its_range() -> None:
