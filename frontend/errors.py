@@ -137,6 +137,15 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
             "the code reads a tensor's value as a Python number (`.item()`, `if t:`, `float(t)`), "
             "which a program traced once for every value cannot"
         )
+    elif first.startswith("We found a fake tensor in the exported program constant's list"):
+        # torch.export loses track of a tensor updated through `.data` (`self.buf.data.mul_(d)`).
+        first = (
+            "the code updates a tensor in place through `.data` (or another alias torch.export cannot follow): "
+            "update the buffer itself, under `with torch.no_grad():` (`self.buf.mul_(d)`)"
+        )
+    elif isinstance(err, SyntaxError) and "aten.random_.from" in (err.text or ""):
+        # torch's FX code of `aten.random_.from` does not parse (`from` is a keyword).
+        first = "x.random_(low, high) cannot be captured by torch.export: use torch.randint(low, high, x.shape)"
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
     elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 
 import hir
+from hir.frontend import FrontendError
 
 
 def _seeded(*shape: int, seed: int) -> torch.Tensor:
@@ -85,3 +87,24 @@ def test_a_head_the_loss_leaves_out_gets_no_gradient_as_in_eager() -> None:
             for (name, p), (_, q) in zip(model.named_parameters(), eager.named_parameters(), strict=True):
                 assert (p.grad is None) == (q.grad is None), (k, name)
                 torch.testing.assert_close(p, q, msg=lambda m, name=name, k=k: f"step {k}, {name}: {m}")
+
+
+class _DataUpdate(torch.nn.Module):
+    """A VQ-VAE's EMA written as `self.buf.data.mul_(decay)` in forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cluster_size", torch.ones(4))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        self.cluster_size.data.mul_(0.9)
+        return z * self.cluster_size
+
+
+def test_refusals_of_torch_export_say_what_to_write_instead() -> None:
+    # torch.export's own texts were "a fake tensor in the exported program constant's list" and
+    # "invalid syntax" (its generated code of `random_(low, high)`).
+    with pytest.raises(FrontendError, match=r"through `\.data`.*under `with torch\.no_grad\(\):`"):
+        hir.compile(_DataUpdate(), (_seeded(4, 4, seed=0),))
+    with pytest.raises(FrontendError, match=r"use torch\.randint\(low, high, x\.shape\)"):
+        hir.compile(lambda x: x + torch.empty(4, 4).random_(1, 4), (_seeded(4, 4, seed=0),))
