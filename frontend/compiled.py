@@ -36,6 +36,7 @@ from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_op
 from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
+    CallError,
     CallSignature,
     Specializations,
     arg_spec,
@@ -259,6 +260,8 @@ class CompiledFunction:
         self, args: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor | None] | None, key: tuple[Any, ...] | None
     ) -> Any:
         """This specialization's call (`call_into`)."""
+        if self.signature.updates:
+            self._check_updated_memory(args)
         replay = self._replay
         if (
             replay is not None
@@ -337,6 +340,31 @@ class CompiledFunction:
                         if held.private:
                             held.tensor.copy_(value)
                         held.version = target._version
+
+    def _check_updated_memory(self, args: Sequence[Any]) -> None:
+        """
+        A tensor the function updates in place (an argument, a buffer) that shares memory with
+        another argument is a CallError: torch.export's program reads every argument as it was
+        at the call, where eager's later reads of the other one see the update.
+        """
+        tensors = [(k, a) for k, a in enumerate(args) if isinstance(a, torch.Tensor) and a.numel() > 0]
+        names = self.signature.arg_names
+        for update in self.signature.updates:
+            itself = update.index if update.kind == "input" else None
+            if itself is not None:
+                updated, what = args[itself], f"argument '{names[itself]}'"
+            else:
+                where = state_table(self._module, update.name) if self._module is not None else None
+                updated, what = (where[0].get(where[1]) if where else None), f"the module's buffer '{update.name}'"
+            if not isinstance(updated, torch.Tensor) or updated.numel() == 0:
+                continue
+            pointer = updated.untyped_storage().data_ptr()
+            for k, other in tensors:
+                if k != itself and other.untyped_storage().data_ptr() == pointer:
+                    raise CallError(
+                        f"<call>: error: {self.name} updates {what} in place, and argument '{names[k]}' shares its "
+                        "memory: pass a copy (the compiled program reads each argument as it was at the call)"
+                    )
 
     @cached_property
     def _state_positions(self) -> dict[str, int]:

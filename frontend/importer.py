@@ -340,8 +340,15 @@ def import_program(
             tensor = _state_tensor(program, name)
             source = InputSource("state", name=name, tensor=tensor.detach(), layout=param_layouts.pop(name, None))
             what = f"{spec.kind.name.lower()} {name!r}"
+        elif any(user.kwargs.get("generator") is node for user in node.users):
+            user = next(u for u in node.users if u.kwargs.get("generator") is node)  # the draw: the user's line
+            raise located_error(
+                user,
+                "a torch.Generator (generator=) is not supported: compiled programs draw from torch's default "
+                "generator (seed it with torch.manual_seed)",
+            )
         else:
-            raise located_error(node, f"inputs of kind {spec.kind.name} are not supported")
+            raise located_error(next(iter(node.users), node), f"inputs of kind {spec.kind.name} are not supported")
         if not isinstance(value, torch.Tensor):
             raise located_error(node, f"{what} is not a tensor")
         shape, dtype = tuple(value.shape), value.dtype

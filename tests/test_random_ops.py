@@ -246,3 +246,16 @@ def test_hir_run_check_seeds_both_runs(tmp_path, capsys: pytest.CaptureFixture[s
     assert code == 1
     assert "check failed" in err
     assert "the program draws random numbers, fusion.random: both runs were seeded alike" in err
+
+
+def test_a_generator_argument_is_a_located_error() -> None:
+    class Noisy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.generator = torch.Generator().manual_seed(0)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x + torch.randn(x.shape, generator=self.generator)
+
+    with pytest.raises(FrontendError, match=r"test_random_ops.py:\d+: error: a torch.Generator \(generator=\)"):
+        hir.compile(Noisy(), (torch.randn(4),))

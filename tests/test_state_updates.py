@@ -17,6 +17,7 @@ from torch import nn
 
 import hir
 from hir.frontend import FrontendError
+from hir.frontend.specialize import CallError
 
 CUDA = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -177,3 +178,22 @@ def test_arguments_updated_in_place_are_written_back(fn, shapes) -> None:
 def test_an_update_on_a_mesh_is_a_located_error() -> None:
     with pytest.raises(FrontendError, match=r"test_state_updates.py:\d+: error: the program updates buffer 'calls'"):
         hir.compile(Counter(), (torch.randn(8, 4),), mesh=[0])
+
+
+def test_an_updated_argument_that_shares_memory_with_another_is_a_call_error() -> None:
+    """The program reads every argument as it was at the call: eager's `x + y` after `x.add_(1)` sees y updated too."""
+
+    def add_then_sum(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.add_(1)
+        return x + y
+
+    compiled = hir.compile(add_then_sum, (torch.randn(4), torch.randn(4)))
+    a, b = torch.randn(4), torch.randn(4)
+    torch.testing.assert_close(compiled(a.clone(), b), add_then_sum(a.clone(), b))
+    for x, y in ((a, a), (a, a.view(2, 2).view(4))):
+        with pytest.raises(CallError, match="updates argument 'x' in place, and argument 'y' shares its memory"):
+            compiled(x, y)
+    module = Counter()
+    counted = hir.compile(module, (torch.randn(4),))
+    with pytest.raises(CallError, match="updates the module's buffer 'calls' in place, and argument 'x' shares"):
+        counted(module.calls)
