@@ -164,6 +164,9 @@ class _IndexScatterOp(FusionOp):
         Element types: the index is an integer tensor (not i1); x, source and the result share one.
     """
 
+    PLACES: ClassVar[str] = "place"
+    """How the op places a slice (`add`, `write`), for its messages."""
+
     x = operand_def(TensorType)
     index = operand_def(TensorType)
     source = operand_def(TensorType)
@@ -203,8 +206,8 @@ class _IndexScatterOp(FusionOp):
             )
         if layout_of(self.result.type).didx_axis == dim:
             raise VerifyException(
-                f"the indexed axis {dim} cannot be the result's didx axis (each device would place the slices "
-                "of every device's positions): shard another axis, or reshard the result"
+                f"the indexed axis {dim} cannot be the result's didx axis (each device would {self.PLACES} the "
+                "slices of every device's positions): shard another axis, or reshard the result"
             )
         return x
 
@@ -257,6 +260,7 @@ class IndexAddOp(_IndexScatterOp):
     """
 
     name = "fusion.index_add"
+    PLACES: ClassVar[str] = "add"
 
 
 @irdl_op_definition
@@ -282,6 +286,7 @@ class IndexCopyOp(_IndexScatterOp):
     """
 
     name = "fusion.index_copy"
+    PLACES: ClassVar[str] = "write"
 
 
 @irdl_op_definition

@@ -28,7 +28,7 @@ func.func @float_index(%x: tensor<4x8xf32>, %i: tensor<2xf32>, %s: tensor<2x8xf3
 // -----
 
 func.func @sharded_dim(%x: tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, %i: tensor<2xi64, #fusion.parallel<[serial], mesh = [0, 1]>>, %s: tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>>) {
-  // expected-error@+1 {{'fusion.index_copy' op the indexed axis 0 cannot be the result's didx axis (each device would place the slices of every device's positions): shard another axis, or reshard the result}}
+  // expected-error@+1 {{'fusion.index_copy' op the indexed axis 0 cannot be the result's didx axis (each device would write the slices of every device's positions): shard another axis, or reshard the result}}
   %0 = fusion.index_copy %x, %i, %s dim = 0 : tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>, tensor<2xi64, #fusion.parallel<[serial], mesh = [0, 1]>>, tensor<2x8xf32, #fusion.parallel<[serial, serial], mesh = [0, 1]>> -> tensor<4x8xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
   func.return
 }
