@@ -330,8 +330,7 @@ class CompiledFunction:
                 if update.kind == "input":
                     args[update.index].copy_(value)
                     continue
-                where = state_table(self._module, update.name) if self._module is not None else None
-                target = where[0].get(where[1]) if where is not None else None
+                target = self._module_tensor(update.name)
                 if not isinstance(target, torch.Tensor):
                     raise removed(self.name, [update.name])
                 target.copy_(value)
@@ -347,6 +346,8 @@ class CompiledFunction:
         another argument is a CallError: torch.export's program reads every argument as it was
         at the call, where eager's later reads of the other one see the update.
         """
+        if len(args) != self.signature.num_user_inputs:
+            return  # the call's own check says what is wrong
         tensors = [(k, a) for k, a in enumerate(args) if isinstance(a, torch.Tensor) and a.numel() > 0]
         names = self.signature.arg_names
         for update in self.signature.updates:
@@ -354,8 +355,7 @@ class CompiledFunction:
             if itself is not None:
                 updated, what = args[itself], f"argument '{names[itself]}'"
             else:
-                where = state_table(self._module, update.name) if self._module is not None else None
-                updated, what = (where[0].get(where[1]) if where else None), f"the module's buffer '{update.name}'"
+                updated, what = self._module_tensor(update.name), f"the module's buffer '{update.name}'"
             if not isinstance(updated, torch.Tensor) or updated.numel() == 0:
                 continue
             pointer = updated.untyped_storage().data_ptr()
@@ -365,6 +365,11 @@ class CompiledFunction:
                         f"<call>: error: {self.name} updates {what} in place, and argument '{names[k]}' shares its "
                         "memory: pass a copy (the compiled program reads each argument as it was at the call)"
                     )
+
+    def _module_tensor(self, name: str) -> Any:
+        """What the module holds now under `name` (`kv_cache.k_cache`); None where it holds nothing."""
+        where = state_table(self._module, name) if self._module is not None else None
+        return where[0].get(where[1]) if where is not None else None
 
     @cached_property
     def _state_positions(self) -> dict[str, int]:
