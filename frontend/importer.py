@@ -521,7 +521,7 @@ def _user_outputs(program: ExportedProgram, node: Node) -> tuple[list[Any], list
         elif spec.kind != OutputKind.TOKEN:
             parameter = spec.kind == OutputKind.PARAMETER_MUTATION
             what = f"{'parameter' if parameter else spec.kind.name.lower()} {spec.target!r}"
-            kind = "parameters" if parameter else "them"
+            kind = "parameters" if parameter else f"outputs of kind {spec.kind.name}"
             raise located_error(out if isinstance(out, Node) else None, _UPDATE.format(what=what, kind=kind))
     return kept, updated
 
