@@ -105,6 +105,12 @@ class CompileContext:
         """Whether a launch may take its kernel's result as a fresh destination (runtime/result_adoption.py)."""
         self.block_orders: dict[Block, Any] = {}
         """Result adoption's walk of each block (`BlockOrder`), made once per block, not per launch."""
+        self.constant_storages: set[int] = set()
+        """
+        The storages of the constants a launch's body makes once per device and keeps
+        (runtime/fusion_ops.py): no launch adopts one as its destination, which the caller or a
+        later op could then write.
+        """
 
     def slot(self, value: SSAValue) -> int:
         if (index := self.slots.get(value)) is None:

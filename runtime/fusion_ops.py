@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from hir.dialects import fusion
+from collections.abc import Callable
+
+import torch
+
+from hir.dialects import fusion, hir
 from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
 from hir.runtime.kernels import eager_kernel
 
@@ -15,7 +19,9 @@ def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
     kernel = eager_kernel(op)
     ins = compiler.slots_of(op.operands)
     out = compiler.slot(op.results[0])
-    if not ins:  # a constant: made on the run's device
+    if not ins and isinstance(op, fusion.FullOp | fusion.IotaOp) and isinstance(op.parent_op(), hir.LaunchOp):
+        return _kept_constant(kernel, out, compiler.constant_storages)
+    if not ins:  # a constant at the fusion level (a result the caller gets), or a draw: made at every run
 
         def make(frame: Frame) -> None:
             frame.env[out] = kernel(device=frame.device)
@@ -27,6 +33,25 @@ def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
         env[out] = kernel(*[env[i] for i in ins])
 
     return step
+
+
+def _kept_constant(kernel: Callable[..., torch.Tensor], out: int, storages: set[int]) -> Step:
+    """
+    A constant inside a launch (`fusion.full`, `fusion.iota`), made at the first run on each
+    device and kept: the launch's other ops only read it (a destination takes a copy of it, never
+    the tensor itself: `constant_storages`), and a run saves a tensor's creation, host time that
+    a GPU run pays per launch (an allocation and a fill kernel).
+    """
+    made: dict[torch.device, torch.Tensor] = {}
+
+    def kept(frame: Frame) -> None:
+        constant = made.get(frame.device)
+        if constant is None:
+            constant = made[frame.device] = kernel(device=frame.device)
+            storages.add(constant.untyped_storage().data_ptr())
+        frame.env[out] = constant
+
+    return kept
 
 
 @compiles(fusion.SegmentOp)

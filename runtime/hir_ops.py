@@ -278,6 +278,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     yielded = compiler.slots_of(terminator.values)
 
     adoptable = list(zip(outs, yielded, fresh))
+    constants = compiler.constant_storages  # kept across runs: copied, never adopted
 
     def segment(frame: Frame) -> None:
         env = frame.env
@@ -296,7 +297,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
                     f"the segment computed a result of shape {tuple(result.shape)} for a destination "
                     f"of shape {tuple(destination.shape)}"
                 )
-            if chain is not None:
+            if chain is not None and result.untyped_storage().data_ptr() not in constants:
                 spans = input_spans([env[a] for a in arg_slots]) if spans is None else spans
                 if adopt(frame, chain, result, spans, adopted):
                     adopted.append(result)
