@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -19,7 +20,7 @@ def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
     kernel = eager_kernel(op)
     ins = compiler.slots_of(op.operands)
     out = compiler.slot(op.results[0])
-    if not ins and isinstance(op, fusion.FullOp | fusion.IotaOp) and isinstance(op.parent_op(), hir.LaunchOp):
+    if not ins and _kept(op):
         return _kept_constant(kernel, out, compiler.constant_storages)
     if not ins:  # a constant at the fusion level (a result the caller gets), or a draw: made at every run
 
@@ -33,6 +34,18 @@ def fusion_op(op: fusion.FusionOp, compiler: CompileContext) -> Step:
         env[out] = kernel(*[env[i] for i in ins])
 
     return step
+
+
+KEPT_ELEMENTS = 1 << 16
+"""The largest constant a program keeps (a scalar, a small table); a larger one is made at every run."""
+
+
+def _kept(op: fusion.FusionOp) -> bool:
+    """A small `fusion.full` or `fusion.iota` inside a launch (its memory is held as long as the program)."""
+    if not isinstance(op, fusion.FullOp | fusion.IotaOp) or not isinstance(op.parent_op(), hir.LaunchOp):
+        return False
+    shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
+    return all(n >= 0 for n in shape) and math.prod(shape) <= KEPT_ELEMENTS
 
 
 def _kept_constant(kernel: Callable[..., torch.Tensor], out: int, storages: set[int]) -> Step:

@@ -51,3 +51,30 @@ def test_a_constant_at_the_fusion_level_is_made_at_every_run() -> None:
     first.zero_()
     (second,) = program([])
     torch.testing.assert_close(second, torch.full((3,), 1.5))
+
+
+def test_a_large_constant_is_made_at_every_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond KEPT_ELEMENTS a kept constant would hold its memory as long as the program lives."""
+    from hir.runtime.fusion_ops import KEPT_ELEMENTS
+
+    n = KEPT_ELEMENTS * 2
+    text = f"""
+func.func @main(%x: tensor<2x{n // 2}xf32>) -> tensor<2x{n // 2}xf32> {{
+  %z = fusion.full 3.000000e+00 : tensor<{n}xf32>
+  %r = fusion.reshape %z : tensor<{n}xf32> -> tensor<2x{n // 2}xf32>
+  %y = fusion.add %x, %r : tensor<2x{n // 2}xf32>, tensor<2x{n // 2}xf32> -> tensor<2x{n // 2}xf32>
+  func.return %y : tensor<2x{n // 2}xf32>
+}}
+"""
+    lowered = hir.run_pipeline(hir.parse(text), "stream-lowering")
+    launch = next(op for op in lowered.walk() if op.name == "hir.launch")
+    assert [op.name for op in launch.body.block.ops][:2] == ["fusion.full", "fusion.reshape"]  # made in the body
+    program = hir.compile_program(lowered)
+    x = torch.randn(2, n // 2)
+    (y,) = program([x])
+    made: list[bool] = []
+    real = torch.full
+    monkeypatch.setattr(torch, "full", lambda *a, **k: (made.append(True), real(*a, **k))[1])
+    (again,) = program([x])
+    torch.testing.assert_close(again, y)
+    assert made  # made again at the second run
