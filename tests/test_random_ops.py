@@ -259,3 +259,15 @@ def test_a_generator_argument_is_a_located_error() -> None:
 
     with pytest.raises(FrontendError, match=r"test_random_ops.py:\d+: error: a torch.Generator \(generator=\)"):
         hir.compile(Noisy(), (torch.randn(4),))
+
+
+def test_channel_dropout_drops_whole_channels() -> None:
+    """`F.dropout2d` draws one keep per (sample, channel): a channel is all dropped or all scaled."""
+    torch.manual_seed(0)
+    x = torch.rand(16, 32, 5, 5) + 0.1
+    out = hir.compile(lambda x: F.dropout2d(x, 0.5), (x,))(x)
+    dropped = (out == 0).flatten(2)
+    assert bool((dropped.all(-1) | ~dropped.any(-1)).all())
+    _kept_fraction_near(~dropped.all(-1), 0.5)
+    kept = ~dropped
+    torch.testing.assert_close(out.flatten(2)[kept], x.flatten(2)[kept] * 2)
