@@ -72,7 +72,7 @@ class Step:
     cpu: bool = False
     """Runs on the CPU: needs no GPU."""
     gpus: int = 0
-    """The GPUs it needs when its jobs have a fixed process count above 2 (0: from the commands)."""
+    """The GPUs it needs when its jobs have a fixed process count other than 2 (0: from the commands)."""
 
     @property
     def min_gpus(self) -> int:
@@ -158,7 +158,7 @@ STEPS: tuple[Step, ...] = (
     Step("kv-cache-decode", "a decoding step of a gpt-fast-style decoder with KV caches updated in place (written back by hir.compile) against eager and torch.compile reduce-overhead, on one GPU", ((PY, "benchmarks/kv_cache_decode.py", "--reps", "50"),), quick=("--reps", "5", "--warmup", "2")),
     Step("tp-layer", "tensor-parallel transformer layer from PyTorch (norm, column-parallel q/k/v, fused attention of each GPU's heads, row-parallel output, the MLP) against eager NCCL and torch.compile async TP, eager and replayed as CUDA graphs, D = 2", (torchrun("2", "benchmarks/tp_layer.py", "--reps", "20", "--cuda-graph"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2")),
     Step("tp-layer-d4", "the tensor-parallel transformer layer at D = 4", (torchrun("4", "benchmarks/tp_layer.py", "--reps", "20", "--cuda-graph"),), quick=("--sizes", "8192", "--reps", "5", "--warmup", "2"), gpus=4),
-    Step("tp-d1", "the tensor-parallel MLP and layer on a mesh of one device (one rank, collectives as copies) against eager TP on one rank", (torchrun("1", "benchmarks/tp_mlp.py", "--hidden", "4096", "--sizes", "4096", "--reps", "5", "--warmup", "2", "--no-torch-compile"), torchrun("1", "benchmarks/tp_layer.py", "--hidden", "4096", "--sizes", "4096", "--reps", "5", "--warmup", "2", "--no-torch-compile"))),
+    Step("tp-d1", "the tensor-parallel MLP and layer on a mesh of one device (one rank, collectives as copies) against eager TP on one rank", (torchrun("1", "benchmarks/tp_mlp.py", "--hidden", "4096", "--sizes", "4096", "--reps", "5", "--warmup", "2", "--no-torch-compile"), torchrun("1", "benchmarks/tp_layer.py", "--hidden", "4096", "--sizes", "4096", "--reps", "5", "--warmup", "2", "--no-torch-compile")), gpus=1),
     Step("calibrate", "hir-calibrate: this machine's device constants for the cost model (writes its cache)", ((PY, "-m", "hir.tools.calibrate", "--gpus", GPUS),)),
     Step("tp-mlp-defaults", "the tensor-parallel MLP block compiled with hir.compile's defaults against eager, eager replayed, the serial form and the copy-engine pipelines (as written, by shard, two chunks); H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "4096,8192,16384,32768", "--reps", "15", "--warmup", "3", "--cuda-graph", "--no-torch-compile", "--variants", TP_MLP_DEFAULTS) for h in ("4096", "8192")), quick=("--sizes", "4096", "--reps", "5", "--warmup", "2")),
     Step("tp-mlp-defaults-compile", "hir.compile's defaults against torch.compile's async TP at M = 16384, H = 4096 and 8192", tuple(torchrun(GPUS, "benchmarks/tp_mlp.py", "--hidden", h, "--sizes", "16384", "--reps", "15", "--warmup", "3", "--variants", "default:4:chunks=1") for h in ("4096", "8192")), quick=("--reps", "5", "--warmup", "2")),
