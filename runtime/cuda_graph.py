@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,16 +144,21 @@ def capture(
     inputs: Sequence[Any],
     device: torch.device,
     in_place: Collection[int] = (),
+    donated: Mapping[int, int] | None = None,
 ) -> CapturedRun:
     """
     Warm-up run outside capture, then the capture; errors name the op that could not be captured.
     The inputs numbered in `in_place` are read where they are, not from static copies: the caller
-    keeps them alive.
+    keeps them alive. An output `donated` into an input read in place is written there: the graph's
+    output is that input (it moves with it: `reads_from`).
     """
     read_in_place = {k for k in in_place if isinstance(inputs[k], torch.Tensor)}
     static_inputs = [v if k in read_in_place else static_copy(v) for k, v in enumerate(inputs)]
-    none: list[torch.Tensor | None] = [None] * len(function.function_type.outputs.data)
-    run_once(static_inputs, none, True)  # allocates and exchanges symmetric buffers, maps peers
+    given: list[torch.Tensor | None] = [None] * len(function.function_type.outputs.data)
+    for k, i in (donated or {}).items():
+        if i in read_in_place:
+            given[k] = static_inputs[i]
+    run_once(static_inputs, given, True)  # allocates and exchanges symmetric buffers, maps peers
     torch.cuda.synchronize(device)
     graph = torch.cuda.CUDAGraph()
     # A pool of our own naming: after a failed capture it is ended by its id (end_failed_capture).
@@ -168,7 +173,7 @@ def capture(
             capturing = torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local")
             try:
                 with capturing:
-                    outputs, frame_values = run_once(static_inputs, none, False)
+                    outputs, frame_values = run_once(static_inputs, given, False)
             except BaseException:
                 end_failed_capture(graph, capturing, pool, caller_stream)
                 raise

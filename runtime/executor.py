@@ -7,7 +7,7 @@ against the function's types first; errors name the function's source location.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -138,6 +138,7 @@ class Program:
         cuda_graph: bool = False,
         memory_stats: MemoryStats | None = None,
         in_place_inputs: Collection[int] = (),
+        donated: Mapping[int, int] | None = None,
     ) -> list[Any]:
         """
         Runs the program on `device` (default: that of the first tensor input, else CPU), with
@@ -154,9 +155,16 @@ class Program:
         and a call whose tensor lives elsewhere than at the capture is captured anew.
         With a communicator, an output whose global type's mesh does not contain this device is
         None here, and its preallocated output, if given, is left untouched (`held_outputs`).
+        `donated` (output -> input) names outputs written into an input's memory, where the
+        caller guarantees that the program reads that input only in the op that computes the
+        output, before it writes it, and that running it twice leaves what one run leaves (a KV
+        cache's `fusion.index_copy`, hir.compile's `CompiledFunction._donated`); a graph reads
+        such an input in place (with `in_place_inputs`) and writes the output there.
         """
+        donated = dict(donated or {})
         last = self._last_replay
-        settings = (device, num_streams, id(communicator), tuple(in_place_inputs)) if cuda_graph else ()
+        in_place = tuple(in_place_inputs)
+        settings = (device, num_streams, id(communicator), in_place, tuple(donated.items())) if cuda_graph else ()
         if (
             cuda_graph
             and outputs is None
@@ -190,6 +198,9 @@ class Program:
         if not all(held):
             checked_outputs = [out if keep else None for out, keep in zip(checked_outputs, held)]
         if not cuda_graph:
+            for k, i in donated.items():
+                if checked_outputs[k] is None and isinstance(inputs[i], torch.Tensor):
+                    checked_outputs[k] = inputs[i]
             results = self._run_once(
                 inputs, checked_outputs, on, num_streams, communicator, streams, self.race_check, memory_stats
             )[0]
@@ -208,7 +219,9 @@ class Program:
                 given = streams if warm_up else None
                 return self._run_once(ins, outs, on, num_streams, communicator, given, warm_up and self.race_check)
 
-            captured = self.graphs[key] = cuda_graph_mode.capture(self.func, run_once, inputs, on, in_place_inputs)
+            captured = self.graphs[key] = cuda_graph_mode.capture(
+                self.func, run_once, inputs, on, in_place_inputs, donated
+            )
         results = _only_held(captured.replay(inputs, checked_outputs), held)
         if outputs is None and streams is None and memory_stats is None:
             run = _replay_of(captured, held)

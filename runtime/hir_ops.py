@@ -15,6 +15,7 @@ from hir.runtime.communicator import ONE_DEVICE, Communicator, OneDevice, Work
 from hir.runtime.compiler import (
     UNSET,
     CompileContext,
+    CompiledBlock,
     Frame,
     Step,
     StepCompilers,
@@ -276,6 +277,7 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
     arg_slots = compiler.slots_of(block.args)
     body = compiler.compile_block(block)
     yielded = compiler.slots_of(terminator.values)
+    _scatter_into_destinations(body, terminator, outs, compiler)
 
     adoptable = list(zip(outs, yielded, fresh))
     constants = compiler.constant_storages  # kept across runs: copied, never adopted
@@ -292,6 +294,8 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
         spans: list[tuple[int, int]] | None = None  # the operands' storages, once, if a destination is fresh
         for out, value, chain in adoptable:
             destination, result = env[out], env[value]
+            if result is destination:  # written there by its op (`_scatter_into_destinations`)
+                continue
             if result.shape != destination.shape:  # copy_ would broadcast it: a wrong answer, not an error
                 raise ValueError(
                     f"the segment computed a result of shape {tuple(result.shape)} for a destination "
@@ -305,6 +309,41 @@ def launch(op: hir.LaunchOp, compiler: CompileContext) -> Step:
             destination.copy_(result)
 
     return segment
+
+
+def _scatter_into_destinations(
+    body: CompiledBlock, terminator: Operation, outs: list[int], compiler: CompileContext
+) -> None:
+    """
+    A `fusion.index_copy` of a segment whose result the launch yields writes its destination through
+    its `out=` kernel (x copied there, then the named slices), not a tensor of its own copied there
+    after (the segment's later ops read the destination, which nothing else writes before the
+    launch ends): one pass over x fewer, and none where the destination is x's own memory
+    (a KV cache's update donated into its buffer, `Program(..., donated=)`, where the copy of x
+    into itself is no copy). A destination that only partly overlaps x takes the eager path.
+    """
+    destinations = {value: out for value, out in zip(terminator.operands, outs)}
+    for k, op in enumerate(body.ops):
+        if not isinstance(op, fusion.IndexCopyOp):
+            continue
+        out = destinations.get(op.result)
+        if out is None:
+            continue
+        into, eager = out_kernel(op), body.steps[k]
+        x, index, source = compiler.slots_of(op.operands)
+        result = compiler.slot(op.result)
+
+        def step(frame: Frame, into=into, eager=eager, out=out, x=x, index=index, source=source, result=result) -> None:
+            env = frame.env
+            destination, operand = env[out], env[x]
+            same = destination.data_ptr() == operand.data_ptr() and destination.stride() == operand.stride()
+            if not same and overlaps(destination, operand):
+                eager(frame)
+                return
+            into(destination, operand, env[index], env[source])
+            env[result] = destination
+
+        body.steps[k] = step
 
 
 def _segment_into_destination(op: hir.LaunchOp, ops: list[Operation], compiler: CompileContext) -> Step | None:

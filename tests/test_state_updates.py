@@ -78,6 +78,33 @@ def test_a_kv_cache_is_written_back_at_each_step() -> None:
     compiled = hir.compile(module, (torch.randn(2, 4, 32), torch.arange(4)))
     _decode(compiled, eager, module)
     assert [u.name for u in compiled.signature.updates] == ["kv_cache.k_cache", "kv_cache.v_cache"]
+    # Each cache's only reader is the index_copy of its new value: the program writes it in place.
+    decoding = compiled.specialization(torch.randn(2, 1, 32), torch.tensor([7]))
+    names = {k: s.name for k, s in enumerate(decoding.signature.inputs)}
+    assert sorted(names[i] for i in decoding._donated.values()) == ["kv_cache.k_cache", "kv_cache.v_cache"]
+
+
+class ReadThenWrite(nn.Module):
+    """The cache read before its update too: not written in place (the read must see the old rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 8))
+
+    def forward(self, rows: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        before = self.cache.sum(0)
+        self.cache[pos] = rows
+        return before + self.cache.sum(0)
+
+
+def test_a_buffer_read_besides_its_update_is_copied_back() -> None:
+    module, eager = ReadThenWrite(), ReadThenWrite()
+    compiled = hir.compile(module, (torch.randn(2, 8), torch.tensor([0, 1])))
+    assert compiled._donated == {}
+    for pos in (torch.tensor([0, 1]), torch.tensor([1, 3]), torch.tensor([2, 2])):
+        rows = torch.randn(2, 8)
+        torch.testing.assert_close(compiled(rows, pos), eager(rows, pos))
+        torch.testing.assert_close(module.cache, eager.cache)
 
 
 @pytest.mark.cuda
