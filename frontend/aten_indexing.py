@@ -640,8 +640,11 @@ def _scatter_reduce(
         neutral = {"amax": float("-inf"), "amin": float("inf"), "prod": 1.0}[reduce]
         fill = e.broadcast_to(e.constant(neutral, element), spread)
         parts = e.typed(lambda t: fusion.WhereOp(mask, spread_src, fill, t), [mask, spread_src, fill], spread, element)
-        kind = {"amax": fusion.MaxOp, "amin": fusion.MinOp, "prod": fusion.ProdOp}[reduce]
-        total = e.reduce(kind, parts, [dim], keepdim=False)
+        if reduce == "prod":  # fusion.prod runs along one axis, not a list of them
+            kept = tuple(n for d, n in enumerate(spread) if d != dim)
+            total = e.typed(lambda t: fusion.ProdOp(parts, dim, t), [parts], kept, element)
+        else:
+            total = e.reduce(fusion.MaxOp if reduce == "amax" else fusion.MinOp, parts, [dim], keepdim=False)
         if include_self:
             both = {"amax": fusion.MaximumOp, "amin": fusion.MinimumOp, "prod": fusion.MulOp}[reduce]
             total = e.binary(both, total, x, element)
