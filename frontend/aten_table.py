@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerType, NoneAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
@@ -259,6 +259,10 @@ def _view(e: Emitter, node: Node, x: SSAValue, shape) -> SSAValue:
     if source == target:
         return x
     if [d for d in source if d != 1] == [d for d in target if d != 1]:
+        if not isinstance(x.type, TensorType) or x.type.encoding == NoneAttr():
+            # Without a layout to keep on the other axes: one reshape, a view at run time (a sum
+            # over the dropped axes would be a reduction kernel).
+            return e.reshape(x, target, f"{node.target}")
         x = e.squeeze(x, [i for i, d in enumerate(source) if d == 1])
         return e.unsqueeze(x, [i for i, d in enumerate(target) if d == 1]) if 1 in target else x
     return e.reshape(x, target, f"{node.target}")
