@@ -525,27 +525,38 @@ def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentu
 
 def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate: bool = False) -> SSAValue:
     """
-    `x[mask] = v` with one boolean mask and one value: `fusion.where(mask, v, x)`; integer index
-    tensors: `fusion.index_add` (aten_indexing.index_put); other forms scatter.
+    `x[mask] = v` with one boolean mask and a scalar or a row of the axes after it:
+    `fusion.where(mask, v, x)`; integer index tensors: `fusion.index_add` (aten_indexing.index_put);
+    other forms scatter.
     """
     picked = [(k, index) for k, index in enumerate(indices) if index is not None]
     if picked and all(_is_integer_index(index) for _, index in picked):
         return index_put(e, node, x, indices, values, accumulate)
     boolean = len(picked) == 1 and element_of(picked[0][1]) == IntegerType(1)
-    if accumulate or not boolean or math.prod(shape_of(values)) != 1:
+    shape = shape_of(x)
+    # The value of each selected element: a scalar, or one row of the axes after the mask's
+    # (wav2vec's `x[mask_time_indices] = self.masked_spec_embed`); one per selected element is a scatter.
+    row = shape[picked[0][0] + len(shape_of(picked[0][1])) :] if boolean else ()
+    value_shape = list(shape_of(values))
+    while value_shape and value_shape[0] == 1:
+        value_shape.pop(0)
+    per_row = len(value_shape) <= len(row) and all(
+        v in (1, r) for v, r in zip(value_shape, row[len(row) - len(value_shape) :])
+    )
+    if accumulate or not boolean or not per_row:
         raise e.error(
             f"{node.target}: an indexed assignment other than `x[mask] = value` or one at integer indices scatters "
             "values, which fusion does not have: write it with torch.where"
         )
     axis, mask = picked[0]
-    shape = shape_of(x)
     if shape_of(mask) != shape[axis : axis + len(shape_of(mask))]:
         raise e.error(f"{node.target}: the mask {list(shape_of(mask))} does not cover axes {axis}.. of {list(shape)}")
     trailing = len(shape) - axis - len(shape_of(mask))
     if trailing:
         mask = e.unsqueeze(mask, list(range(len(shape_of(mask)), len(shape_of(mask)) + trailing)))
     mask = e.broadcast_to(mask, shape, x)
-    value = e.squeeze(values, list(range(len(shape_of(values)))))
+    leading = len(shape_of(values)) - len(value_shape)
+    value = e.squeeze(values, list(range(leading))) if leading else values
     value = e.broadcast_to(e.cast(value, element_of(x)), shape, x)
     return e.typed(lambda t: fusion.WhereOp(mask, value, x, t), [mask, value, x], shape, element_of(x))
 

@@ -214,6 +214,13 @@ class FusedTrainingOps(TorchFunctionMode):
             if call is not None:  # its backward, `_cdist_backward`, has no decomposition: the norms of the differences
                 x1, x2, p = call
                 return torch.linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
+        elif func is torch.Tensor.__setitem__ and _masked_rows(*args):
+            # `x[mask] = value`: autograd's backward reads `grad[mask]` for the value (a data-dependent
+            # shape); as a torch.where, the value's gradient is a masked sum.
+            x, mask, value = args
+            mask = mask.reshape(*mask.shape, *[1] * (x.dim() - mask.dim()))
+            x.copy_(torch.where(mask, value.to(x.dtype), x))
+            return None
         elif func is F.grid_sample:
             call = _grid_sample_arguments(*args, **kwargs)
             if call is not None:  # as torch's decomposition, whose ops autograd differentiates
@@ -221,6 +228,19 @@ class FusedTrainingOps(TorchFunctionMode):
                 # Nearest sampling rounds the grid: its gradient is zeros in eager, not none.
                 return _ZeroGradient.apply(out, call[1]) if call[2] == 1 and call[1].requires_grad else out
         return func(*args, **kwargs)
+
+
+def _masked_rows(x: Any, key: Any = None, value: Any = None, *rest: Any) -> bool:
+    """Whether `x[key] = value` is one boolean mask over x's leading axes and a value per row or a scalar."""
+    if rest or not isinstance(key, torch.Tensor) or key.dtype != torch.bool or not isinstance(value, torch.Tensor):
+        return False
+    if key.dim() == 0 or tuple(key.shape) != tuple(x.shape[: key.dim()]):
+        return False
+    row = tuple(x.shape[key.dim() :])
+    shape = list(value.shape)
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    return len(shape) <= len(row) and all(v in (1, r) for v, r in zip(shape, row[len(row) - len(shape) :]))
 
 
 class _ZeroGradient(torch.autograd.Function):

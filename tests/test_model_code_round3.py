@@ -49,3 +49,47 @@ def test_scatter_reduce_prod_compiles_and_trains(reduce: str, include_self: bool
     (want * weight).sum().backward()
     for (name, p), q in zip(model.named_parameters(), eager.parameters()):
         torch.testing.assert_close(p.grad, q.grad, msg=name)
+
+
+class _MaskedEmbedding(torch.nn.Module):
+    """wav2vec 2.0's time masking: masked frames replaced by a learned embedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.masked_spec_embed = torch.nn.Parameter(torch.rand(8))
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = self.fc(x)
+        x[mask] = self.masked_spec_embed.to(x.dtype)
+        return x * 2
+
+
+def test_a_masked_assignment_of_a_row_compiles_and_trains() -> None:
+    # `x[mask] = row` (one value per masked frame) was refused as a scatter; in training autograd's
+    # backward of it read `grad[mask]` (a data-dependent shape).
+    torch.manual_seed(0)
+    model = _MaskedEmbedding()
+    eager = copy.deepcopy(model)
+    x, mask = _seeded(2, 6, 8, seed=2), torch.tensor([[1, 0, 1, 1, 0, 0], [0, 0, 1, 0, 1, 1]], dtype=torch.bool)
+    with torch.no_grad():
+        torch.testing.assert_close(hir.compile(model, (x, mask))(x, mask), eager(x, mask))
+    trained = hir.compile(model, (x, mask), training=True)
+    got, want = trained(x, mask), eager(x, mask)
+    torch.testing.assert_close(got, want)
+    weight = torch.linspace(0.5, 1.5, got.numel()).view(got.shape)
+    (got * weight).sum().backward()
+    (want * weight).sum().backward()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+
+
+def test_a_masked_assignment_of_one_value_per_element_is_a_located_error() -> None:
+    def fn(x: torch.Tensor, mask: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x = x.clone()
+        x[mask] = y[mask]
+        return x
+
+    x, y = _seeded(2, 6, seed=3), _seeded(2, 6, seed=4)
+    with pytest.raises(hir.frontend.FrontendError, match=r"test_model_code_round3\.py"):
+        hir.compile(fn, (x, x > 0, y))
