@@ -109,17 +109,13 @@ def randn(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
     return draw(e, node, "normal", _like(args[0]) if args else None, _float_element(e, node))
 
 
-def _in_type_of(e: Emitter, node: Node, value: SSAValue, element: Attribute) -> SSAValue:
-    return e.cast(value, element) if element_of(value) != element else value
-
-
 def bernoulli(e: Emitter, node: Node, x: SSAValue, p: Any = None, **kwargs: Any) -> SSAValue:
     """`torch.bernoulli(probs)`, `x.bernoulli(p)` (a number or a tensor): 1 where a uniform draw is below p."""
     probability = x if p is None else p
     if isinstance(probability, SSAValue):
         probability = e.cast(probability, F32)
     hits = _below(e, draw(e, node, "uniform", x, F32), probability)
-    return _in_type_of(e, node, hits, out_element(node))
+    return e.cast(hits, out_element(node))
 
 
 def _randint(e: Emitter, node: Node, low: int, high: int, like: SSAValue | None) -> SSAValue:
