@@ -279,7 +279,7 @@ class CompiledFunction:
             self._move_lent()
             results = replay.run(self._inputs(args, replay.device))
             if results is not None:
-                return self._returned(results, args, True)
+                return self._returned(results, args, True, replay.device)
         self._replay = None
         if len(args) != self.signature.num_user_inputs:
             raise TypeError(f"the compiled function takes {self.signature.num_user_inputs} tensors, got {len(args)}")
@@ -306,24 +306,28 @@ class CompiledFunction:
         if graph and outputs is None and key is not None:
             run = self.program.replayer(inputs, num_streams=self.num_streams, communicator=communicator)
             self._replay = None if run is None else _Replay(key, device, self.program, self.num_streams, run)
-        return self._returned(results, args, graph, outputs)
+        return self._returned(results, args, graph, device, outputs)
 
     def _returned(
         self,
         results: list[Any],
         args: Sequence[torch.Tensor],
         graph: bool,
+        device: torch.device,
         preallocated: Sequence[torch.Tensor | None] | None = None,
     ) -> Any:
         """A run's results in the structure the function returns (a dict, `(h,)`, ...), its updates written back."""
-        updates = self.signature.updates
-        if updates:
-            kept = len(results) - len(updates)
-            self._write_back(results[kept:], args)
-            results = results[:kept]
+        results, updated = self._split_updates(results)
+        if updated:
+            self._write_back(updated, args, device)
         return self.signature.structured(self._results(results, graph, preallocated))
 
-    def _write_back(self, values: Sequence[torch.Tensor], args: Sequence[torch.Tensor]) -> None:
+    def _split_updates(self, results: list[Any]) -> tuple[list[Any], list[Any]]:
+        """A run's results: the user's outputs, then the new values of what the function updates in place."""
+        first = len(results) - len(self.signature.updates)
+        return results[:first], results[first:]
+
+    def _write_back(self, values: Sequence[torch.Tensor], args: Sequence[torch.Tensor], device: torch.device) -> None:
         """
         The new values of the buffers and arguments the function updates in place, copied into
         them as eager's in-place ops would have left them; a buffer this function holds a copy of
@@ -339,11 +343,11 @@ class CompiledFunction:
                     raise removed(self.name, [update.name])
                 if not _same_memory(target, value):  # a donated update is there already
                     target.copy_(value)
-                for (k, _), held in self._shared_state.items():
-                    if k == self._state_positions[update.name] and held.origin is target:
-                        if held.private and not _same_memory(held.tensor, value):
-                            held.tensor.copy_(value)
-                        held.version = target._version
+                held = self._shared_state.get((self._state_positions[update.name], device))
+                if held is not None and held.origin is target:
+                    if held.private and not _same_memory(held.tensor, value):
+                        held.tensor.copy_(value)
+                    held.version = target._version
 
     def _check_updated_memory(self, args: Sequence[Any]) -> None:
         """
@@ -460,7 +464,7 @@ class CompiledFunction:
         def run(k: int, replayed: bool) -> None:
             try:
                 results = self._run(inputs, communicator, device, replayed, contenders[k][3])
-                self._results(results[: len(results) - len(self.signature.updates)], replayed)
+                self._results(self._split_updates(results)[0], replayed)
             except torch.OutOfMemoryError as err:
                 if k == 0:  # the program as written: the caller's call fails as it would without candidates
                     raise
