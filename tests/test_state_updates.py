@@ -224,3 +224,20 @@ def test_an_updated_argument_that_shares_memory_with_another_is_a_call_error() -
     counted = hir.compile(module, (torch.randn(4),))
     with pytest.raises(CallError, match="updates the module's buffer 'calls' in place, and argument 'x' shares"):
         counted(module.calls)
+
+
+class ComplexState(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("phase", torch.zeros(4, dtype=torch.cfloat))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.phase.add_(x)  # a complex buffer updated in place
+        return x * 2
+
+
+def test_an_update_of_a_complex_buffer_is_a_located_error() -> None:
+    with pytest.raises(
+        FrontendError, match=r"test_state_updates.py:\d+: error: the program updates 'phase' in place, a complex"
+    ):
+        hir.compile(ComplexState(), (torch.randn(4),))
