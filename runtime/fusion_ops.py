@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 
 import torch
+from xdsl.traits import Pure
 
 from hir.dialects import fusion, hir
 from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
@@ -41,8 +42,12 @@ KEPT_ELEMENTS = 1 << 16
 
 
 def _kept(op: fusion.FusionOp) -> bool:
-    """A small `fusion.full` or `fusion.iota` inside a launch (its memory is held as long as the program)."""
-    if not isinstance(op, fusion.FullOp | fusion.IotaOp) or not isinstance(op.parent_op(), hir.LaunchOp):
+    """
+    A small constant inside a launch: an op without operands that is `Pure` (`fusion.full`,
+    `fusion.iota`; not `fusion.random`, whose every run draws anew). Its memory is held as long
+    as the program.
+    """
+    if op.operands or not op.has_trait(Pure) or not isinstance(op.parent_op(), hir.LaunchOp):
         return False
     shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
     return all(n >= 0 for n in shape) and math.prod(shape) <= KEPT_ELEMENTS
