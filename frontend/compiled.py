@@ -403,8 +403,16 @@ class CompiledFunction:
 
     def _module_tensor(self, name: str) -> Any:
         """What the module holds now under `name` (`kv_cache.k_cache`); None where it holds nothing."""
-        where = state_table(self._module, name) if self._module is not None else None
+        where = self._updated_tables.get(name)
         return where[0].get(where[1]) if where is not None else None
+
+    @cached_property
+    def _updated_tables(self) -> dict[str, Any]:
+        """Where the module keeps each buffer the function updates, found once as `_input_plan` finds them."""
+        if self._module is None:
+            return {}
+        found = {u.name: state_table(self._module, u.name) for u in self.signature.updates if u.kind == "buffer"}
+        return {name: where for name, where in found.items() if where is not None}
 
     @cached_property
     def _state_positions(self) -> dict[str, int]:
