@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.fx import Node
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
@@ -107,25 +107,39 @@ def _linear_index(e: Emitter, shape: tuple[int, ...], axes: list[int], picked: l
     linear: SSAValue | None = None
     for k, index in zip(axes, picked):
         extent = shape[k]
-        index = e.cast(index, element)
-        negative = e.typed(
-            lambda t, i=index: fusion.CompareOp("lt", i, e.broadcast_to(e.constant(0, element), shape_of(i)), t),
-            [index],
-            shape_of(index),
-            IntegerType(1),
-        )
-        wrapped = e.binary(fusion.AddOp, index, extent, element)
-        index = e.typed(
-            lambda t, n=negative, w=wrapped, i=index: fusion.WhereOp(n, w, i, t),
-            [negative, wrapped, index],
-            shape_of(index),
-            element,
-        )
+        index = _wrapped(e, e.cast(index, element), extent, element)
         stride = math.prod(shape[k + 1 : first + count])
         term = index if stride == 1 else e.binary(fusion.MulOp, index, stride, element)
         linear = term if linear is None else e.binary(fusion.AddOp, linear, term, element)
     assert linear is not None
     return linear
+
+
+def _wrapped(e: Emitter, index: SSAValue, extent: int, element: Attribute) -> SSAValue:
+    """
+    `index` with its negative values counted from the end of an axis of `extent`, made once per
+    index and extent: a decoder's every layer indexes its caches and mask by the same position, and
+    each wrap is three kernels. (`remainder` would be one, but would also wrap an index out of
+    range, which torch refuses, into a wrong row.)
+    """
+    key = (index, extent, e.block)
+    known = e.wrapped_indices.get(key)
+    if known is not None:
+        return known
+    negative = e.typed(
+        lambda t, i=index: fusion.CompareOp("lt", i, e.broadcast_to(e.constant(0, element), shape_of(i)), t),
+        [index],
+        shape_of(index),
+        IntegerType(1),
+    )
+    wrapped = e.binary(fusion.AddOp, index, extent, element)
+    e.wrapped_indices[key] = result = e.typed(
+        lambda t, n=negative, w=wrapped, i=index: fusion.WhereOp(n, w, i, t),
+        [negative, wrapped, index],
+        shape_of(index),
+        element,
+    )
+    return result
 
 
 def _merged(shape: tuple[int, ...], first: int, count: int, extent: int) -> tuple[int, ...]:

@@ -61,6 +61,8 @@ class Emitter:
         self.where = "<program>"
         self.origins: dict[Operation, SourceLine] = {}
         """The user's line each op was made for, where the importer knows it."""
+        self.wrapped_indices: dict[tuple[SSAValue, int, Block], SSAValue] = {}
+        """Index tensors with their negative values wrapped, by index, axis extent and block (aten_indexing)."""
         self.on_mesh = False
         """Whether the program runs on a mesh (its ops that draw random numbers are refused there)."""
 

@@ -113,3 +113,18 @@ def test_a_gather_along_its_index_streamed_one_row_at_a_time_is_an_error_at_the_
         hir.compile(pick, (x, i), in_layouts=[None, STREAM])
     compiled = hir.compile(pick, (x, i), in_layouts=[None, CHUNKS])  # chunks of rows keep the axis
     torch.testing.assert_close(compiled(x, i), torch.gather(x, 0, i))
+
+
+def test_one_index_wrapped_once_per_extent() -> None:
+    # A decoder indexes each layer's caches and mask by the same position: the negative values of
+    # one index are wrapped once per axis extent, not once per use (three kernels each).
+    def f(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        return x[i] + y[:, i].T + z[i][:, :6].sum(-1, keepdim=True)
+
+    x, y, z = torch.randn(6, 5), torch.randn(5, 6), torch.randn(9, 7)
+    index = torch.tensor([0, -1, 3, -6, 2])
+    text = str(hir.import_torch(f, (x, y, z, index)))
+    assert text.count("fusion.compare lt") == 2, text  # extents 6 (x and y share it) and 9
+    compiled = hir.compile(f, (x, y, z, index))
+    for i in (index, torch.tensor([-2, 5, -5, 1, 0])):
+        torch.testing.assert_close(compiled(x, y, z, i), f(x, y, z, i))
