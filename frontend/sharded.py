@@ -225,12 +225,15 @@ class MeshMode:
         return tensor.reshape(-1, tensor.shape[-1])
 
     def position(self) -> int:
+        """
+        This rank's position in the mesh. A rank outside it runs the program too (SPMD) and gets
+        None for the outputs; it takes position 0's shards, as the runtime gives it position 0's
+        extents (docs/multidevice.md, "Outputs on a sub-mesh").
+        """
         import torch.distributed as dist
 
         rank = dist.get_rank() if dist.is_initialized() else 0
-        if rank not in self.mesh:
-            raise RuntimeError(f"rank {rank} is not in the mesh {list(self.mesh)}")
-        return self.mesh.index(rank)
+        return self.mesh.index(rank) if rank in self.mesh else 0
 
     # -- ops -------------------------------------------------------------------------------------
 
@@ -263,8 +266,10 @@ class MeshMode:
                 form = self.heads.elementwise_form(e, node, sized)
             else:
                 if len(forms) > 1 and forms & {Form(ROWS), Form(REPLICATED)}:
-                    # A replicated vector (a norm's weight) along each row's columns: every device has them.
-                    if {self.form(e, a) for a in sized if len(shape_of(a)) <= 1} == {Form(WHOLE)}:
+                    # A replicated vector (a norm's weight, a [1, C] shift) along each row's columns:
+                    # every device has them.
+                    whole = [a for a in sized if self.form(e, a) == Form(WHOLE)]
+                    if all(_row_vector(shape_of(a)) for a in whole):
                         forms.discard(Form(WHOLE))
                 form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
@@ -290,6 +295,7 @@ class MeshMode:
 
         def build(e: Emitter, node: Node, x: Any, dims: Any = None, *args: Any, **kwargs: Any) -> Any:
             keepdim = args[-1] if args and isinstance(args[-1], bool) else kwargs.get("keepdim", False)
+            x = self._reduced(e, x)  # a row-parallel output's statistics are of the summed rows
             form = self.form(e, x) if isinstance(x, SSAValue) else None
             if form is not None and form.kind == WHOLE:
                 result = builder(e, node, x, dims, *args, **kwargs)
@@ -297,9 +303,11 @@ class MeshMode:
                     self.forms[r] = form
                 return result
             if form is None or form.kind not in ACTIVATIONS or list(dims or []) not in ([1], [-1]) or not keepdim:
+                kind = form.kind if form else "constant"
+                what = f"axes {list(dims or [])}{'' if keepdim else ' without keepdim'} of a {kind}"
                 raise e.error(
-                    f"{node.target}: on a mesh, reductions take rows and reduce their columns (the last axis, "
-                    "keepdim=True), or sum rows over axis 0"
+                    f"{node.target}: on a mesh, reductions take rows (sharded or replicated) and reduce their "
+                    f"columns (the last axis, keepdim=True), not {what} tensor"
                 )
             result = builder(e, node, x, [3], *args, **kwargs)
             for r in result if isinstance(result, tuple) else (result,):
@@ -449,6 +457,11 @@ def one_form(e: Emitter, node: Node, forms: set[Form]) -> Form:
         names = ", ".join(sorted(f.kind for f in forms))
         raise e.error(f"{node.target}: its operands are sharded differently ({names})")
     return next(iter(forms))
+
+
+def _row_vector(shape: tuple[int, ...]) -> bool:
+    """`[C]` or `[1, C]`: broadcast along the rows of a [rows, columns] activation, it reads only columns."""
+    return len(shape) <= 1 or (len(shape) == 2 and shape[0] == 1)
 
 
 def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

@@ -4,6 +4,12 @@ result (e.g. `matmul(A[didx, ...], B) -> C[...]`, the all-gather + GEMM of tenso
 gets a resharding `fusion.set` on each such operand, so that the op itself computes locally and
 every resharding is a pure communication (nvFuser's DecomposeReshardings, "insert before").
 
+An op whose result is sharded along an axis that no operand axis maps to (a softmax, scan or flip
+along it, a reshape that merges or splits it, a slice or concat of it, attention's sequence axis)
+cannot compute a device's shard from the same shard of its operands: each result index reads the
+whole axis. It computes the replicated result from replicated operands, and a `fusion.set` after
+it keeps each device's shard (a scatter: no communication) ("insert after").
+
 The new set's result keeps the operand's shape; its axes are `didx` where they feed the result's
 `didx` axis (`serial` where that is a broadcast of extent 1: every device reads the one index),
 `stream` where they feed the result's stream axis (so the communication runs chunk by chunk in
@@ -28,6 +34,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
@@ -77,6 +84,7 @@ class ReshardOperandsFirst(RewritePattern):
     def match_and_rewrite(self, op: fusion.FusionOp, rewriter: PatternRewriter) -> None:
         if is_communication(op):
             return
+        op = _computed_whole(op, rewriter)
         flagged = resharded_operands(op)
         if not flagged:
             return
@@ -93,11 +101,45 @@ class ReshardOperandsFirst(RewritePattern):
             reshard.location = op.location  # its diagnostics name the op it was inserted for
             if operands[k].name_hint:
                 reshard.result.name_hint = f"{operands[k].name_hint}_gathered"
-            rewriter.insert(reshard)
+            rewriter.insert(reshard, InsertPoint.before(op))  # op may be a copy (_computed_whole)
             self.inserted[key] = reshard
             operands[k] = reshard.result
         op.operands = operands
         rewriter.notify_op_modified(op)
+
+
+def _computed_whole(op: fusion.FusionOp, rewriter: PatternRewriter) -> fusion.FusionOp:
+    """
+    `op` itself, or, where its result's didx axis comes from no operand axis, a copy of it that
+    computes the replicated result, followed by the set that scatters it to `op`'s layout.
+    A broadcast's new axis and a generator's (no operands) hold the same values at every index,
+    or values of their own: each device computes its shard, as they are.
+    """
+    result = op.results[0]
+    t = result.type
+    assert isinstance(t, TensorType)
+    layout = layout_of(t)
+    didx = layout.didx_axis
+    if didx is None or not op.operands or isinstance(op, fusion.ExpandOp) or op.axis_map()[didx]:
+        return op
+    assert isinstance(t.encoding, ParallelAttr)
+    kinds = [SERIAL if k == DIDX else k for k in layout.kinds]
+    chunks = [n.data for n in t.encoding.chunks.data]
+    whole = TensorType(t.element_type, t.get_shape(), ParallelAttr(kinds, chunks, layout.mesh))
+    computed = type(op).create(
+        operands=list(op.operands),
+        result_types=[whole],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+    )
+    computed.location = op.location
+    scatter = fusion.SetOp(computed.results[0], t)
+    scatter.location = op.location
+    if result.name_hint:
+        computed.results[0].name_hint = f"{result.name_hint}_whole"
+        scatter.result.name_hint = result.name_hint
+    rewriter.replace_op(op, [computed, scatter], [scatter.result])
+    return computed
 
 
 @dataclass(frozen=True)
