@@ -75,6 +75,7 @@ from hir.frontend.training_step import AotStep, Graphs, borrow_backward, lend_fo
 from hir.frontend.types import element_type, input_element_type, widened
 
 aten = torch.ops.aten
+_REQUIRES_GRAD = operator.attrgetter("requires_grad")
 
 
 def _scalar_tensor(
@@ -405,18 +406,22 @@ class TrainingFunction:
         """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
         self._cache_of = (call, example, max_specializations)
         self._flags = self._mode()
-        self._by_mode = {self._flags: self._new_caches()}
-        self.specializations, self.inference = self._by_mode[self._flags]
+        self._grads = tuple(map(_REQUIRES_GRAD, self._state().values()))
+        """Per parameter and buffer, whether it requires grad: the traced backward is that of these flags."""
+        self._by_mode = {(self._flags, self._grads): self._new_cache()}
+        self._inference_by_flags = {self._flags: self._new_cache()}
+        self.specializations = self._by_mode[self._flags, self._grads]
+        self.inference = self._inference_by_flags[self._flags]
         """
         The functions AOT autograd compiles, by input signature, for calls under grad mode, and
         the same for calls under `torch.no_grad()` (their forward saves nothing): those of the
-        module's current train / eval flags.
+        module's current train / eval flags and, under grad mode, of which of its tensors require
+        grad (a parameter unfrozen after the first call gets its gradient, as in eager).
         """
 
-    def _new_caches(self) -> tuple[Specializations, Specializations]:
+    def _new_cache(self) -> Specializations:
         call, example, most = self._cache_of
-        grad = Specializations(call, example, self._specialize, most)
-        return grad, Specializations(call, example, self._specialize, most)
+        return Specializations(call, example, self._specialize, most)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
@@ -432,23 +437,31 @@ class TrainingFunction:
             for key, aot in cache.cache.items()
         }
 
-    def _select_mode(self) -> None:
+    def _select_mode(self, state: Mapping[str, torch.Tensor] | None = None) -> None:
+        """The caches of the module's current flags and, given the state a call reads, of its requires_grad."""
         flags = self._mode()
+        grads = self._grads if state is None else tuple(map(_REQUIRES_GRAD, state.values()))
         if flags != self._flags:
-            if flags not in self._by_mode:
-                self._by_mode[flags] = self._new_caches()
-            self._flags = flags
-            self.specializations, self.inference = self._by_mode[flags]
+            if flags not in self._inference_by_flags:
+                self._inference_by_flags[flags] = self._new_cache()
+            self.inference = self._inference_by_flags[flags]
+        if flags != self._flags or grads != self._grads:
+            # A parameter frozen or unfrozen since (`requires_grad_()`, a GAN's discriminator between
+            # its steps and the generator's): the trace differentiates the tensors that require grad.
+            if (flags, grads) not in self._by_mode:
+                self._by_mode[flags, grads] = self._new_cache()
+            self.specializations = self._by_mode[flags, grads]
+        self._flags, self._grads = flags, grads
 
     def _state(self) -> dict[str, torch.Tensor]:
         return self._read_state() if self._read_state is not None else {}
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
-        self._select_mode()
+        state = self._state()
+        self._select_mode(state)
         args = self.specializations.signature.positional(args, kwargs)
         cache = self.specializations if torch.is_grad_enabled() else self.inference
         aot = cache.lookup(None, args)
-        state = self._state()
         traced = aot.out_spec is not None
         try:
             return aot(state, *[a for a in args if isinstance(a, torch.Tensor)])  # statics: the specialization's

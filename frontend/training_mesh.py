@@ -654,7 +654,19 @@ class MeshTrainingFunction:
             raise FrontendError(
                 f"<layouts>: error: param_layouts names {unknown}, which are not parameters or buffers of the module"
             )
-        self.specializations = Specializations(call, example, self._specialize, max_specializations, self._frozen)
+        self._cache_of = (call, example, max_specializations)
+        self._grads = tuple(t.requires_grad for t in self._state().values())
+        self._by_grads = {self._grads: self._new_cache()}
+        self.specializations = self._by_grads[self._grads]
+        """
+        The steps by input signature, of the parameters' current requires_grad: a parameter
+        frozen or unfrozen since the last call changes the backward program (a gradient of its
+        own, or none), so its calls run the steps traced with those flags.
+        """
+
+    def _new_cache(self) -> Specializations:
+        call, example, most = self._cache_of
+        return Specializations(call, example, self._specialize, most, self._frozen)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
@@ -674,9 +686,15 @@ class MeshTrainingFunction:
         return f"frozen {', '.join(frozen)}" if frozen else ""
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        state = self._state()
+        grads = tuple(t.requires_grad for t in state.values())
+        if grads != self._grads:
+            if grads not in self._by_grads:
+                self._by_grads[grads] = self._new_cache()
+            self._grads, self.specializations = grads, self._by_grads[grads]
         args = self.specializations.signature.positional(args, kwargs)
         step = self.specializations.lookup(None, args)
-        tensors = [*self._state().values(), *args]
+        tensors = [*state.values(), *args]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _Apply.apply(step, *tensors)
         outputs, _ = step.run_forward(step.shard(tensors))

@@ -17,6 +17,7 @@ AOT autograd.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,33 @@ def refuse_double_backward() -> None:
             "a function compiled by hir.compile(..., training=True) has no double backward: "
             "its gradients cannot be differentiated again (create_graph=True)"
         )
+
+
+def _refuse_double_backward_hook(grad: torch.Tensor | None) -> None:
+    """A hook on a result of AOT autograd's function: grad mode on in a backward is create_graph=True."""
+    refuse_double_backward()
+
+
+@contextmanager
+def _no_donated_buffers() -> Iterator[None]:
+    """
+    While AOT autograd compiles a step: no saved activation is marked as a buffer the backward
+    may reuse ("donated", for Inductor's backward, which the programs here are not). AOT
+    autograd's runtime refuses a backward with `retain_graph=True` (a GAN's two losses through
+    one forward) where such buffers exist, even though the backward program here never
+    overwrites what the forward saved.
+    """
+    from torch._functorch._aot_autograd import graph_compile
+
+    original = getattr(graph_compile, "collect_bw_donated_buffer_idxs", None)
+    if original is None:  # another torch: nothing to turn off
+        yield
+        return
+    graph_compile.collect_bw_donated_buffer_idxs = lambda *args, **kwargs: []
+    try:
+        yield
+    finally:
+        graph_compile.collect_bw_donated_buffer_idxs = original
 
 
 @dataclass
@@ -112,10 +140,13 @@ class AotStep:
         usage = None
         if torch.is_grad_enabled() and (self.graphs.reach is None or partial_reach(self.graphs.reach)):
             state, args, usage = _gated(self.graphs, state, args)
-        leaves = pytree.tree_leaves(self.aot(state, *args))
-        if usage is not None:
-            for j, leaf in enumerate(leaves):
-                if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+        with _no_donated_buffers() if self.out_spec is None else nullcontext():  # the first call compiles
+            leaves = pytree.tree_leaves(self.aot(state, *args))
+        for j, leaf in enumerate(leaves):
+            if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+                # create_graph=True: refused before AOT autograd's backward runs, as LeanStep refuses it.
+                leaf.register_hook(_refuse_double_backward_hook)
+                if usage is not None:
                     leaf.register_hook(usage.hook(j))
         if self.out_spec is None:
             self.out_spec = self.graphs.out_spec
