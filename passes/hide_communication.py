@@ -42,7 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.traits import Pure
+from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
@@ -110,7 +110,7 @@ def hide_communication(block: Block, constants: DeviceConstants) -> bool:
     """Reorders `block` as the module docstring says; True if anything moved."""
     ops = list(block.ops)
     terminator = ops.pop() if ops and isinstance(ops[-1], func.ReturnOp) else None
-    if any(op.regions or not op.has_trait(Pure) for op in ops):
+    if any(op.regions or not is_side_effect_free(op) for op in ops):
         return False  # an op with effects keeps its place, and so does everything around it
     comm = {op: ms for op in ops if (ms := communication_ms(op, constants)) is not None}
     if not comm:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 
 import torch
-from xdsl.traits import Pure
+from xdsl.traits import is_side_effect_free
 
 from hir.dialects import fusion, hir
 from hir.runtime.compiler import CompileContext, Frame, Step, StepCompilers
@@ -43,11 +43,12 @@ KEPT_ELEMENTS = 1 << 16
 
 def _kept(op: fusion.FusionOp) -> bool:
     """
-    A small constant inside a launch: an op without operands that is `Pure` (`fusion.full`,
-    `fusion.iota`; not `fusion.random`, whose every run draws anew). Its memory is held as long
-    as the program.
+    A small constant inside a launch: an op without operands and without effects (`fusion.full`,
+    `fusion.iota`; not `fusion.random`, whose every run draws anew: it inherits `Pure` from
+    `FusionOp`, so the trait alone does not tell, its effects do). Its memory is held as long as
+    the program.
     """
-    if op.operands or not op.has_trait(Pure) or not isinstance(op.parent_op(), hir.LaunchOp):
+    if op.operands or not is_side_effect_free(op) or not isinstance(op.parent_op(), hir.LaunchOp):
         return False
     shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
     return all(n >= 0 for n in shape) and math.prod(shape) <= KEPT_ELEMENTS

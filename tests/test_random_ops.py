@@ -72,6 +72,34 @@ def test_two_dropouts_draw_two_masks() -> None:
     assert not torch.equal(first, second)
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x + torch.rand_like(x).exp(),  # the draw and its exp: one launch
+        lambda x: torch.randn(4, 8).abs().sqrt() * x,
+        lambda x: F.dropout(torch.tanh(x), 0.5, training=True),
+    ],
+)
+def test_every_call_draws_anew(fn) -> None:
+    # A draw inside a launch with other ops was once kept as a constant, made at the first call
+    # (it inherits `Pure` from FusionOp beside its effects): every later call repeated it.
+    x = torch.randn(4, 8)
+    compiled = hir.compile(fn, (x,))
+    first, second, third = compiled(x), compiled(x), compiled(x)
+    assert not torch.equal(first, second)
+    assert not torch.equal(second, third)
+
+
+def test_a_draw_has_effects() -> None:
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.traits import is_side_effect_free
+
+    from hir.dialects import fusion
+
+    assert not is_side_effect_free(fusion.RandomOp("uniform", TensorType(f32, [4])))
+    assert is_side_effect_free(fusion.FullOp(1.0, TensorType(f32, [4])))
+
+
 def test_a_seed_gives_the_same_draws() -> None:
     x = torch.randn(32, 32)
     compiled = hir.compile(lambda x: F.dropout(x, 0.3) + torch.randn_like(x), (x,))

@@ -3,9 +3,12 @@
 so `torch.manual_seed` seeds it) each time the op runs; the frontend builds dropout's mask, `rand`,
 `randn`, `bernoulli` and `randint` from it.
 
-It is the one fusion op that is not `Pure`: it reads and advances the generator's state, so `cse`
+It is the one fusion op with effects: it reads and advances the generator's state, so `cse`
 keeps two draws of one shape apart (two dropouts get two masks) and no pass moves it across
-another draw or out of a loop that draws once per iteration.
+another draw or out of a loop that draws once per iteration. Its `DrawsFromGenerator` trait
+declares them beside the `Pure` that every fusion op inherits from `FusionOp` (xDSL merges a
+class's traits with its bases'): ask xDSL's effect queries (`is_side_effect_free`,
+`get_effects`), as cse and dce do, never `has_trait(Pure)`, which is true here too.
 """
 
 from __future__ import annotations
