@@ -19,8 +19,10 @@ On a mesh (`mesh=`, `param_layouts=`): frontend/training_mesh.py.
 
 from __future__ import annotations
 
+import linecache
 import math
 import operator
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,7 +43,15 @@ from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, capture_error, located_error, user_lines
+from hir.frontend.errors import (
+    FrontendError,
+    SourceLine,
+    _users,
+    at_line,
+    capture_error,
+    located_error,
+    user_lines,
+)
 from hir.frontend.importer import (
     ImportedProgram,
     InputSource,
@@ -112,6 +122,127 @@ def _without_onednn() -> Iterator[None]:
         yield
     finally:
         torch._C._set_mkldnn_enabled(enabled)
+
+
+_MODULE_SETATTR = torch.nn.Module.__setattr__
+
+
+@contextmanager
+def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
+    """
+    While a training step of `module` is traced: a tensor its code stores in a plain attribute
+    (`self.aux_loss = loss`, `self.maps.append(attention)`) would hold the trace's value, never a
+    call's (the programs do not run the Python code), where the caller's loop reads it after each
+    call (a mixture of experts' load-balancing loss, attention maps kept to plot): an error at the
+    line that stores it (or naming the attribute, for a list or dict that grew), with the
+    attributes as they were. Parameters, buffers (updated in place, they are written back) and
+    what torch itself assigns (`functional_call`'s swaps) are not refused.
+    """
+    if not isinstance(module, torch.nn.Module):
+        yield
+        return
+    stored: list[tuple[torch.nn.Module, str, SourceLine]] = []
+    before = {id(m): (m, dict(m.__dict__)) for m in module.modules()}
+    sizes = {
+        (id(m), k): len(v) for m, attrs in before.values() for k, v in attrs.items() if isinstance(v, (list, dict))
+    }
+
+    def setattr_recorded(self: torch.nn.Module, attr: str, value: Any) -> None:
+        caller = sys._getframe(1)
+        plain = attr not in self._parameters and attr not in self._buffers and attr not in self._modules
+        if plain and isinstance(value, torch.Tensor) and _users(caller.f_code.co_filename):
+            file, line = caller.f_code.co_filename, caller.f_lineno
+            stored.append((self, attr, SourceLine(file, line, linecache.getline(file, line).strip())))
+        _MODULE_SETATTR(self, attr, value)
+
+    torch.nn.Module.__setattr__ = setattr_recorded  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.nn.Module.__setattr__ = _MODULE_SETATTR  # type: ignore[method-assign]
+        grown = []
+        for (key, attr), size in sizes.items():
+            m, attrs = before[key]
+            container = m.__dict__.get(attr)
+            if container is attrs[attr] and len(container) > size:
+                added = list(container)[size:] if isinstance(container, list) else list(container.values())
+                if any(isinstance(v, torch.Tensor) for v in pytree.tree_leaves(added)):
+                    grown.append(_attribute_path(module, m, attr))
+                if isinstance(container, list):
+                    del container[size:]
+        for m, attr, _ in stored:  # the attributes as they were before the trace
+            attrs = before.get(id(m), (m, {}))[1]
+            if attr in attrs:
+                m.__dict__[attr] = attrs[attr]
+            else:
+                m.__dict__.pop(attr, None)
+    advice = (
+        "a compiled training step runs its trace's programs, not the Python code, so it would hold the trace's "
+        "value at every call: return the tensor from forward (or keep it in a buffer updated in place)"
+    )
+    if stored:
+        m, attr, source = stored[0]
+        raise FrontendError(
+            at_line(source, f"{name}: forward stores a tensor in {_attribute_path(module, m, attr)}; {advice}")
+        )
+    if grown:
+        raise FrontendError(f"<capture>: error: {name}: forward adds tensors to {grown[0]}; {advice}")
+
+
+@contextmanager
+def refused_observer_hooks(module: Any, name: str) -> Iterator[None]:
+    """
+    While a training step of `module` is traced: a forward hook of the user's that returns None
+    observes the module's output (a feature kept for a perceptual or distillation loss); it runs
+    once, on the trace's values, never at a call, so what it keeps is no call's: an error at the
+    hook's line. A hook that returns a new output is part of the traced program and stays.
+    """
+    if not isinstance(module, torch.nn.Module):
+        yield
+        return
+    observers: list[Callable[..., Any]] = []
+    swapped: list[tuple[dict[int, Any], int, Callable[..., Any]]] = []
+
+    def recorded(hook: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = hook(*args, **kwargs)
+            if result is None:
+                observers.append(hook)
+            return result
+
+        return call
+
+    for m in module.modules():
+        for key, hook in list(m._forward_hooks.items()):
+            code = getattr(hook, "__code__", None)
+            if code is not None and _users(code.co_filename):
+                swapped.append((m._forward_hooks, key, hook))
+                m._forward_hooks[key] = recorded(hook)
+    try:
+        yield
+    finally:
+        for hooks, key, hook in swapped:
+            if key in hooks:
+                hooks[key] = hook
+    if observers:
+        code = observers[0].__code__
+        source = SourceLine(
+            code.co_filename, code.co_firstlineno, linecache.getline(code.co_filename, code.co_firstlineno).strip()
+        )
+        raise FrontendError(
+            at_line(
+                source,
+                f"{name}: a forward hook that returns None observes a module's output, but a compiled training step "
+                "runs it once, while tracing, on values of no call: return what it needs from forward (or compute it "
+                "from the outputs)",
+            )
+        )
+
+
+def _attribute_path(root: torch.nn.Module, module: torch.nn.Module, attr: str) -> str:
+    """`self.layers.0.aux_loss`: where `module`'s attribute lies, from the compiled module."""
+    prefix = next((n for n, m in root.named_modules() if m is module), "")
+    return f"self.{prefix + '.' if prefix else ''}{attr}"
 
 
 def decompositions() -> dict[Any, Callable[..., Any]]:
@@ -542,6 +673,8 @@ class TrainingFunction:
                     user_lines(),
                     unchecked_distributions(),
                     _without_onednn(),
+                    refused_stored_tensors(self.fn, self.name),
+                    refused_observer_hooks(self.fn, self.name),
                 ):
                     positional, keywords = split_call(self.fn, with_statics(args))
                     if isinstance(self.fn, torch.nn.Module):

@@ -62,7 +62,12 @@ from hir.frontend.sharded import (
 )
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallSignature, Key, Specializations
-from hir.frontend.training import attribute_tensor, scalar_constant
+from hir.frontend.training import (
+    attribute_tensor,
+    refused_observer_hooks,
+    refused_stored_tensors,
+    scalar_constant,
+)
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.training_step import refuse_double_backward
 from hir.frontend.types import element_type
@@ -716,7 +721,13 @@ class MeshTrainingFunction:
             params = dict(zip(names, inputs[: len(names)]))
             # Attention and norms as ops with a backward of their own (frontend/training_ops.py), or where
             # that op does not apply, as its math (frontend/sharded_heads_math.py).
-            with FusedTrainingOps(), sdpa_kernel(SDPBackend.MATH), user_lines():
+            with (
+                FusedTrainingOps(),
+                sdpa_kernel(SDPBackend.MATH),
+                user_lines(),
+                refused_stored_tensors(self.fn, self.name),
+                refused_observer_hooks(self.fn, self.name),
+            ):
                 return torch.func.functional_call(self.fn, params, *split_call(self.fn, inputs[len(names) :]))
 
         try:

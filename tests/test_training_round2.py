@@ -149,6 +149,81 @@ def test_create_graph_is_refused_at_the_first_call_and_later(module: type) -> No
         compiled(x).sum().backward()  # the step still trains
 
 
+class KeepsAuxLoss(torch.nn.Module):
+    """A mixture of experts' way: the load-balancing loss kept on the module for the loop to add."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = torch.nn.Linear(16, 4)
+        self.aux_loss: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        probs = self.gate(x).softmax(-1)
+        self.aux_loss = probs.mean(0).pow(2).sum()
+        return probs
+
+
+class KeepsMaps(torch.nn.Module):
+    """Attention maps appended to a list, to plot after the step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = torch.nn.Linear(16, 4)
+        self.maps: list[torch.Tensor] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        probs = self.gate(x).softmax(-1)
+        self.maps.append(probs)
+        return probs
+
+
+def test_a_tensor_stored_on_the_module_is_an_error_at_its_line() -> None:
+    """
+    The programs do not run forward's Python code: a tensor it stores on the module would hold the
+    trace's value at every call (an aux loss the loop adds, maps to plot). An error at the line that
+    stores it (naming the list that grew), with the module's attributes as they were.
+    """
+    from hir.frontend.errors import FrontendError
+
+    aux, maps = KeepsAuxLoss(), KeepsMaps()
+    for module, refusal in (
+        (aux, r"test_training_round2\.py:\d+: error: <KeepsAuxLoss>: forward stores a tensor in self\.aux_loss;"),
+        (maps, r"<capture>: error: <KeepsMaps>: forward adds tensors to self\.maps;"),
+    ):
+        compiled = hir.compile(module, (randn(8, 16),), training=True)
+        with pytest.raises(FrontendError, match=refusal):
+            compiled(randn(8, 16))
+    assert aux.aux_loss is None
+    assert maps.maps == []
+
+
+def test_a_forward_hook_that_observes_is_an_error_at_its_line_and_one_that_returns_stays() -> None:
+    """
+    A forward hook that keeps a module's output (features for a perceptual loss) would see the
+    trace's values only: an error at the hook's line. A hook that returns a new output is traced
+    into the program, as eager runs it.
+    """
+    from hir.frontend.errors import FrontendError
+
+    torch.manual_seed(0)
+    model = Mlp()
+    features: list[torch.Tensor] = []
+    handle = model.fc1.register_forward_hook(lambda m, args, out: features.append(out))
+    with pytest.raises(
+        FrontendError, match=r"test_training_round2\.py:\d+: error: <Mlp>: a forward hook that returns None"
+    ):
+        hir.compile(model, (randn(8, 16),), training=True)(randn(8, 16))
+    handle.remove()
+    model.fc1.register_forward_hook(lambda m, args, out: out * 0.5)
+    eager = copy.deepcopy(model)
+    compiled = hir.compile(model, (randn(8, 16),), training=True)
+    x = randn(8, 16, seed=1)
+    torch.testing.assert_close(compiled(x), eager(x))
+    compiled(x).sum().backward()
+    eager(x).sum().backward()
+    assert_same_grads(model, eager, "a hook that returns")
+
+
 @pytest.mark.distributed
 def test_mesh_steps_follow_requires_grad() -> None:
     result = run_ranks([str(REPO / "tests" / "training_round2_driver.py")], timeout=240)
