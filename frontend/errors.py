@@ -123,6 +123,12 @@ def data_dependent_shape(op: str) -> str:
     )
 
 
+GENERATOR_REFUSAL = (
+    "a torch.Generator (generator=) is not supported: compiled programs draw from torch's default generator "
+    "(seed it with torch.manual_seed)"
+)
+
+
 def capture_error(err: BaseException, what: str = "torch.export could not capture the program") -> FrontendError:
     """
     A trace's refusal (a data-dependent branch, an unsupported Python construct): `what`, torch's
@@ -156,6 +162,8 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
             "hold it on the module (an attribute, a buffer)"
         )
     message = f"{what}: {first}"
+    if "torch._C.Generator" in first:  # older torch.export refuses the argument itself (newer ones trace it)
+        message = GENERATOR_REFUSAL
     # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
     frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]
     users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]

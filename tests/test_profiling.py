@@ -156,7 +156,14 @@ def test_hir_run_profile_draws_the_timeline(tmp_path: Path, capsys: pytest.Captu
     assert f"and {png}" in err
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     rows = timeline.timeline_rows(timeline.load_events(tmp_path / "trace.json"))
-    assert [row.label for row in rows] == ["host: ops", "host: nested 1"]  # on CPU: no stream rows
+    labels = [row.label for row in rows]
+    assert labels[:2] == ["host: ops", "host: nested 1"]
+    streams = labels[2:]  # a GPU's kernels, one row per stream; none on CPU
+    if torch.cuda.is_available():
+        assert streams
+        assert all(label.startswith("stream ") for label in streams), labels
+    else:
+        assert streams == []
     launches = [s for s in rows[1].spans if s.name.startswith("hir.launch")]
     assert len(launches) == 4
     assert all(s.color == "tab:blue" for s in launches)

@@ -289,6 +289,17 @@ def test_a_generator_argument_is_a_located_error() -> None:
         hir.compile(Noisy(), (torch.randn(4),))
 
 
+def test_an_export_that_refuses_the_generator_argument_says_the_same() -> None:
+    # torch 2.11's export refuses the argument while capturing, before any op names it.
+    from hir.frontend.errors import capture_error
+
+    try:
+        raise RuntimeError("argument of type: <class 'torch._C.Generator'>")
+    except RuntimeError as err:
+        error = capture_error(err)
+    assert re.search(r"test_random_ops.py:\d+: error: a torch.Generator \(generator=\) is not supported", str(error))
+
+
 def test_channel_dropout_drops_whole_channels() -> None:
     """`F.dropout2d` draws one keep per (sample, channel): a channel is all dropped or all scaled."""
     torch.manual_seed(0)
