@@ -245,16 +245,44 @@ def unchecked_distributions() -> Iterator[None]:
     While a trace runs: `torch.distributions` do not check their arguments' values (a Normal's
     `scale > 0`: `if not valid.all(): raise`), a branch on data that a program traced once for
     every value cannot take (PPO's `Normal(mu, std).log_prob(a)`). A distribution made with
-    `validate_args=True` still checks, and is the trace's error at its line.
+    `validate_args=True` still checks, and is the trace's error at its line. Nor do torch's
+    transformers inspect a mask's values (`_causal_masks_not_inspected`).
     """
     from torch.distributions import Distribution
 
     before = Distribution._validate_args
     Distribution.set_default_validate_args(False)
     try:
-        yield
+        with _causal_masks_not_inspected():
+            yield
     finally:
         Distribution.set_default_validate_args(before)
+
+
+@contextmanager
+def _causal_masks_not_inspected() -> Iterator[None]:
+    """
+    While a trace runs: `nn.TransformerEncoder` and `nn.TransformerDecoder` given a mask without
+    `is_causal` do not compare the mask's values with a causal mask (`bool((mask == causal).all())`,
+    a branch on data that a trace cannot take). That comparison only picks a hint: a layer given
+    `is_causal=True` still applies its mask (or the same causal mask) and computes the same values,
+    so the trace takes the hint as False, the mask as given.
+    """
+    from torch.nn.modules import transformer
+
+    detect = getattr(transformer, "_detect_is_causal_mask", None)
+    if detect is None:  # a torch without the detection
+        yield
+        return
+
+    def hint(mask: torch.Tensor | None, is_causal: bool | None = None, size: int | None = None) -> bool:
+        return is_causal is True
+
+    transformer._detect_is_causal_mask = hint
+    try:
+        yield
+    finally:
+        transformer._detect_is_causal_mask = detect
 
 
 _UPDATE = (
