@@ -44,6 +44,18 @@ def binary(kind: type[fusion.BinaryFusionOp]) -> Builder:
 
 
 _OPMATH = {BFloat16Type(): torch.bfloat16, Float16Type(): torch.float16}
+
+
+def opmath_element(element: Any) -> Any:
+    """The element type torch's kernels compute a result of `element` in: f32 for bf16 and f16, else itself."""
+    return Float32Type() if element in _OPMATH else element
+
+
+def opmath_dtype(dtype: torch.dtype) -> torch.dtype:
+    """`opmath_element` of a torch dtype."""
+    return torch.float32 if dtype in (torch.bfloat16, torch.float16) else dtype
+
+
 _DIVISIONS = (fusion.DivOp, fusion.FloorDivOp, fusion.TruncDivOp)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
@@ -25,6 +25,7 @@ from hir.frontend.aten_common import (
     float_only,
     linear_of_product,
     matmul,
+    opmath_element,
     out_element,
     truth,
     where,
@@ -77,10 +78,17 @@ def _var(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
 
 
 def _vector_norm(e: Emitter, node: Node, x: SSAValue, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
-    """`torch.linalg.vector_norm`: `sum(|x|^ord)^(1/ord)`; ord inf/-inf the max/min of |x|, 0 the nonzero count."""
-    element = out_element(node)
+    """
+    `torch.linalg.vector_norm`: `sum(|x|^ord)^(1/ord)`; ord inf/-inf the max/min of |x|, 0 the
+    nonzero count. A bf16 or f16 norm is computed in f32 and rounded once, as torch's kernel does.
+    """
+    result = out_element(node)
+    element = opmath_element(result)
     x = e.cast(x, element)
-    dims = dims_of(x, dim)
+    return e.cast(_norm_of(e, x, ord, dims_of(x, dim), keepdim, element), result)
+
+
+def _norm_of(e: Emitter, x: SSAValue, ord: float, dims: list[int], keepdim: bool, element: Any) -> SSAValue:
     size = e.unary(fusion.AbsOp, x)
     if ord == math.inf:
         return e.reduce(fusion.MaxOp, size, dims, keepdim)
@@ -323,6 +331,44 @@ def _bitwise_and_scalar(e: Emitter, node: Node, x: SSAValue, mask: Any) -> SSAVa
     return e.binary(fusion.RemainderOp, x, mask + 1, element_of(x))
 
 
+def _shift(left: bool) -> Builder:
+    """
+    `a << s` and `a >> s` of integers (int4 weights unpacked from int32 words: `(q >> shifts) & 0xF`):
+    `a * 2^s`, which wraps in a's width as the shift does, and `floor(a / 2^s)`, the arithmetic
+    shift, in i64 (2^s of a narrower width would overflow). 2^s is computed in f64, exact.
+    """
+
+    def build(e: Emitter, node: Node, a: Any, s: Any) -> SSAValue:
+        element = out_element(node)
+        if not isinstance(element, IntegerType) or element.width.data == 1:
+            raise e.error(f"{node.target} on {node.meta['val'].dtype} tensors: shifts are of integers")
+        wide, real = IntegerType(64), Float64Type()
+        a = e.cast(a, wide) if isinstance(a, SSAValue) else a
+        if left:  # 2^63 wraps to i64's minimum, as a shift by 63 does; a larger shift leaves 0
+            factor = e.cast(e.binary(fusion.PowOp, 2.0, e.cast(s, real), real), wide) if isinstance(s, SSAValue) else s
+            factor = factor if isinstance(factor, SSAValue) else (2**factor + 2**63) % 2**64 - 2**63
+            return e.cast(e.binary(fusion.MulOp, a, factor, wide), element)
+        # 2^63 is no i64: a shift by more than 62 divides by 2^62, then by 2 (floors compose exactly)
+        if isinstance(s, SSAValue):
+            s = e.cast(s, wide)
+            first = e.cast(
+                e.binary(fusion.PowOp, 2.0, e.cast(e.binary(fusion.MinimumOp, s, 62, wide), real), real), wide
+            )
+            result = e.binary(fusion.FloorDivOp, a, first, wide)
+            if element.width.data == 64:
+                rest = e.binary(
+                    fusion.MaximumOp, e.binary(fusion.MinimumOp, e.binary(fusion.SubOp, s, 62, wide), 1, wide), 0, wide
+                )
+                result = e.binary(fusion.FloorDivOp, result, e.binary(fusion.AddOp, rest, 1, wide), wide)
+        else:
+            result = e.binary(fusion.FloorDivOp, a, 2 ** min(int(s), 62), wide)
+            if int(s) > 62:
+                result = e.binary(fusion.FloorDivOp, result, 2, wide)
+        return e.cast(result, element)
+
+    return build
+
+
 def _along(e: Emitter, x: SSAValue, dim: int, offset: int, size: int) -> SSAValue:
     """`x` sliced to `[offset, offset + size)` along `dim`."""
     shape = shape_of(x)
@@ -505,7 +551,9 @@ def _var_mean(e: Emitter, node: Node, x: SSAValue, dims=None, *, correction=None
 
 def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentum, eps):
     """Inference batch norm: `(x - mean) / sqrt(var + eps) * weight + bias` over axis 1 (no saved statistics)."""
-    element = out_element(node, 0)
+    result = out_element(node, 0)
+    element = opmath_element(result)  # bf16 and f16 in f32, rounded once, as torch's kernel
+    x = e.cast(x, element)
     shape = shape_of(x)
     others = [d for d in range(len(shape)) if d != 1]
 
@@ -520,7 +568,7 @@ def _batch_norm_eval(e: Emitter, node: Node, x, weight, bias, mean, var, momentu
         y = e.binary(fusion.MulOp, y, per_channel(weight), element)
     if bias is not None:
         y = e.binary(fusion.AddOp, y, per_channel(bias), element)
-    return y, None, None
+    return e.cast(y, result), None, None
 
 
 def _index_put(e: Emitter, node: Node, x: SSAValue, indices, values, accumulate: bool = False) -> SSAValue:
@@ -596,6 +644,16 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.bitwise_xor.Tensor: _logical_xor,
     aten.bitwise_and.Tensor: _logical(conjunction=True),
     aten.bitwise_and.Scalar: _bitwise_and_scalar,
+    aten.__rshift__.Scalar: _shift(left=False),
+    aten.__rshift__.Tensor: _shift(left=False),
+    aten.bitwise_right_shift.Tensor: _shift(left=False),
+    aten.bitwise_right_shift.Tensor_Scalar: _shift(left=False),
+    aten.bitwise_right_shift.Scalar_Tensor: _shift(left=False),
+    aten.__lshift__.Scalar: _shift(left=True),
+    aten.__lshift__.Tensor: _shift(left=True),
+    aten.bitwise_left_shift.Tensor: _shift(left=True),
+    aten.bitwise_left_shift.Tensor_Scalar: _shift(left=True),
+    aten.bitwise_left_shift.Scalar_Tensor: _shift(left=True),
     aten.bitwise_or.Tensor: _logical(conjunction=False),
     aten.scalar_tensor.default: _scalar_tensor,
     aten.new_zeros.default: _new_full,

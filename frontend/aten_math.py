@@ -3,7 +3,8 @@ Math functions fusion spells with its unary ops, each as torch computes it up to
 `tan = sin / cos`, `sinh = (expm1(x) - expm1(-x)) / 2` (no cancellation near 0), `cosh = (exp(x)
 + exp(-x)) / 2`, `hypot = sqrt(a^2 + b^2)`, `log10 = log(x) / ln 10`; and `Tensor.unfold`, the
 sliding windows of an axis: a reshape where the windows tile it, else one strided slice per
-position in the window, stacked on a new last axis; `torch.cdist` over a broadcast of the
+position in the window, stacked on a new last axis; `as_strided` of a dense tensor (a reshape of
+its memory, else an `index_select` of the positions); `torch.cdist` over a broadcast of the
 differences; `bucketize` / `searchsorted` as counts of the boundaries below each value.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
@@ -83,6 +84,66 @@ def _unfold(e: Emitter, node: Node, x: SSAValue, dim: int, size: int, step: int)
     if len(parts) == 1:
         return parts[0]
     return e.typed(lambda t: fusion.ConcatOp(parts, rank, t), parts, out_shape, element_of(x))
+
+
+def _as_strided(e: Emitter, node: Node, x: SSAValue, size, stride, storage_offset=None) -> SSAValue:
+    """
+    `x.as_strided(size, stride, offset)`: the elements at those positions of x's memory, as x is
+    laid out in the traced program (torch's decompositions restride a result to keep its
+    channels-last layout: `adaptive_avg_pool2d(x.permute(0, 3, 1, 2), 1)`). x must be dense: its
+    axes in memory order, flattened, are its memory. The result is that flat tensor's slice,
+    reshaped (and permuted) where the positions are a dense layout, else a `fusion.index_select`
+    at the positions (an iota per axis times its stride).
+    """
+    source = node.args[0].meta["val"]
+    shape = shape_of(x)
+    numel = math.prod(shape)
+    memory_order = _memory_order(shape, source.stride())
+    if not _counts_up(_positions(shape, source.stride(), 0), memory_order, 0):
+        raise e.error(f"{node.target}: the input has gaps or overlaps in memory; as_strided reads a dense tensor")
+    size, stride = [int(n) for n in size], [int(n) for n in stride]
+    start = (source.storage_offset() if storage_offset is None else int(storage_offset)) - source.storage_offset()
+    count = math.prod(size)
+    if count == 0:
+        return e.emit(fusion.FullOp(0, TensorType(element_of(x), tuple(size))))
+    positions = _positions(size, stride, start)
+    low, high = int(positions.min()), int(positions.max())
+    if low < 0 or high >= numel:
+        raise e.error(f"{node.target}: positions {low} to {high} lie outside the input's {numel} elements")
+    if tuple(size) == tuple(shape) and torch.equal(positions, _positions(shape, source.stride(), 0)):
+        return x  # x's own layout (a restride that keeps every element where it is)
+    flat = e.reshape(e.permute(x, memory_order), (numel,), f"{node.target}")
+    order = _memory_order(size, stride)
+    if _counts_up(positions, order, low):  # a dense layout of a slice of the memory
+        if count != numel:
+            flat = e.typed(lambda t: fusion.SliceOp(flat, [low], [1], t), [flat], (count,), element_of(x))
+        dense = e.reshape(flat, tuple(size[d] for d in order), f"{node.target}")
+        return e.permute(dense, [order.index(d) for d in range(len(size))])
+    index = e.broadcast_to(e.constant(start, I64), tuple(size))
+    for axis, step in enumerate(stride):
+        if size[axis] != 1 and step != 0:
+            along = e.binary(fusion.MulOp, e.emit(fusion.IotaOp(axis, TensorType(I64, tuple(size)))), step, I64)
+            index = e.binary(fusion.AddOp, index, along, I64)
+    return e.typed(lambda t: fusion.IndexSelectOp(flat, index, 0, t), [flat, index], tuple(size), element_of(x))
+
+
+def _positions(size, stride, start: int) -> torch.Tensor:
+    """The memory position of each element of a `size` tensor with these strides, from `start`."""
+    positions = torch.full(tuple(size), start, dtype=torch.long)
+    for axis, (n, step) in enumerate(zip(size, stride)):
+        positions += torch.arange(n).view([-1 if k == axis else 1 for k in range(len(size))]) * step
+    return positions
+
+
+def _memory_order(size, stride) -> list[int]:
+    """The axes by decreasing stride (an axis of extent 1, whose stride means nothing, last)."""
+    return sorted(range(len(size)), key=lambda d: -stride[d] if size[d] != 1 else 0)
+
+
+def _counts_up(positions: torch.Tensor, order: list[int], first: int) -> bool:
+    """Whether the positions, their axes in `order`, are `first, first + 1, ...` (a dense layout)."""
+    flat = positions.permute(order).reshape(-1)
+    return torch.equal(flat, torch.arange(first, first + flat.numel()))
 
 
 def _cdist(e: Emitter, node: Node, a: SSAValue, b: SSAValue, p: float, compute_mode=None) -> SSAValue:
@@ -260,6 +321,7 @@ MATH_TABLE: dict[object, Builder] = {
     aten.hypot.default: float_only(_hypot),
     aten.log10.default: float_only(_log10),
     aten.unfold.default: _unfold,
+    aten.as_strided.default: _as_strided,
     aten._cdist_forward.default: float_only(_cdist),
     aten.bucketize.Tensor: _bucketize,
     aten.searchsorted.Tensor: _searchsorted,

@@ -36,6 +36,8 @@ from hir.frontend.aten_common import (
     matmul,
     meta,
     opmath_binary,
+    opmath_dtype,
+    opmath_element,
     out_element,
     reads_transposed,
     scaled_sum,
@@ -105,6 +107,14 @@ def _data_dependent(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAVal
     )
 
 
+def _python_value(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+    """`.item()`, `.tolist()`, `float(t)`: a tensor's value read into Python while the trace runs."""
+    raise e.error(
+        "the code reads a tensor's value into Python (`.item()`, `.tolist()`, `float(t)`, `int(t)`), which a "
+        "program compiled once for every value cannot: keep it a tensor (`x * t.max()`, `torch.where`)"
+    )
+
+
 def _data_dependent_shape(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
     """`torch.bincount`: as many counts as the input's largest value (a data-dependent shape)."""
     raise e.error(data_dependent_shape(str(node.target)))
@@ -159,12 +169,25 @@ def _softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to_flo
 
 
 def _log_softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to_float=None) -> SSAValue:
-    """`x - max - log(sum(exp(x - max)))` along `dim` (the shift keeps exp from overflowing), in the result's dtype."""
+    """
+    `x - max - log(sum(exp(x - max)))` along `dim` (the shift keeps exp from overflowing), in the
+    result's dtype; a bf16 or f16 one in f32, rounded once, as torch's kernels compute it. torch's
+    CPU kernel along the last axis rounds the sum and its log to the result's dtype on the way:
+    so does a program captured on CPU, which then gives eager's numbers there.
+    """
     element = out_element(node)
-    x = e.cast(x, element)
-    shifted = e.binary(fusion.SubOp, x, e.reduce(fusion.MaxOp, x, [dim], keepdim=True), element)
+    wide = opmath_element(element)
+    x = e.cast(x, wide)
+    dim %= max(1, len(shape_of(x)))
+    shifted = e.binary(fusion.SubOp, x, e.reduce(fusion.MaxOp, x, [dim], keepdim=True), wide)
     total = e.reduce(fusion.SumOp, e.unary(fusion.ExpOp, shifted), [dim], keepdim=True)
-    return e.binary(fusion.SubOp, shifted, e.unary(fusion.LogOp, total), element)
+    rounds = wide != element and dim == len(shape_of(x)) - 1 and node.meta["val"].device.type == "cpu"
+    if rounds:
+        total = e.cast(e.cast(total, element), wide)
+    log = e.unary(fusion.LogOp, total)
+    if rounds:
+        log = e.cast(e.cast(log, element), wide)
+    return e.cast(e.binary(fusion.SubOp, shifted, log, wide), element)
 
 
 def _layer_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn=True) -> SSAValue:
@@ -177,8 +200,8 @@ def _layer_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, bias=N
 
 def _rms_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, eps=None) -> SSAValue:
     dims = _trailing(x, normalized_shape)
-    if eps is None:  # torch's default
-        eps = torch.finfo(node.args[0].meta["val"].dtype).eps
+    if eps is None:  # torch's default: the epsilon of the dtype it computes in (f32 for bf16 and f16)
+        eps = torch.finfo(opmath_dtype(node.args[0].meta["val"].dtype)).eps
     operands = [v for v in (x, weight) if v is not None]
     return e.typed(lambda t: fusion.RmsNormOp(x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
 
@@ -460,6 +483,7 @@ ATEN_TABLE: dict[torch._ops.OpOverload, Builder] = {
     **dict.fromkeys(RANDOM_OPS, _random),
     **RANDOM_TABLE,
     **dict.fromkeys(DATA_DEPENDENT_OPS, _data_dependent),
+    aten._local_scalar_dense.default: _python_value,
     aten.bincount.default: _data_dependent_shape,
     # shapes
     aten.expand.default: _expand,

@@ -21,6 +21,7 @@ import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
+from hir.frontend.older_torch import FALLBACKS, scatter_at_indices
 
 
 def decomposition_table() -> Any:
@@ -38,6 +39,8 @@ def decomposition_table() -> Any:
     for op in EXTRA:
         if op in torch._decomp.decomposition_table and op not in ATEN_TABLE:
             table[op] = torch._decomp.decomposition_table[op]
+    for op, decomposition in FALLBACKS.items():  # where this torch has none of its own
+        table.setdefault(op, decomposition)
     table.update(OWN)
     return table
 
@@ -66,24 +69,13 @@ torch decompositions are ops the table maps.
 """
 
 
-def _scatter_at_indices(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor, spatial: int) -> torch.Tensor:
-    """
-    A max pooling's input gradient: each output's gradient added at its maximum's position (the
-    flat index over the last `spatial` axes that the forward's indices hold), as torch's
-    decomposition of `max_pool2d_with_indices_backward` spells it (a `scatter_add`).
-    """
-    rows = grad.reshape(-1, math.prod(grad.shape[x.dim() - spatial :]))
-    zeros = grad.new_zeros(rows.shape[0], math.prod(x.shape[x.dim() - spatial :]))
-    return zeros.scatter_add(1, indices.reshape(rows.shape), rows).reshape(x.shape)
-
-
 def _max_pool3d_backward(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
     """`max_pool3d_with_indices_backward(grad, x, kernel, stride, padding, dilation, ceil_mode, indices)`."""
-    return _scatter_at_indices(grad, x, args[-1], 3)
+    return scatter_at_indices(grad, x, args[-1], 3)
 
 
 def _adaptive_max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    return _scatter_at_indices(grad, x, indices, 2)
+    return scatter_at_indices(grad, x, indices, 2)
 
 
 def _window_means(extent: int, out: int, like: torch.Tensor) -> torch.Tensor:
@@ -186,7 +178,38 @@ def _attention_with_dropout(
     return probabilities @ v
 
 
+def _logsumexp(x: torch.Tensor, dim: Any, keepdim: bool = False) -> torch.Tensor:
+    """
+    `torch.logsumexp` as its kernel computes it, in x's dtype (torch's decomposition computes a
+    bf16 or f16 one in f32, which rounds otherwise than eager): `log(sum(exp(x - m))) + m` with
+    `m` the max, 0 where it is infinite.
+    """
+    if not x.is_floating_point():  # an integer tensor's is of the default float dtype, as torch's
+        x = x.to(torch.get_default_dtype())
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if x.numel() == 0:
+        return torch.sum(torch.exp(x), dims, keepdim).log()
+    maxes = torch.amax(x, dims, keepdim=True)
+    maxes = torch.masked_fill(maxes, maxes.abs() == math.inf, 0)
+    squeezed = maxes if keepdim else torch.squeeze(maxes, dims)
+    return torch.sum(torch.exp(x - maxes), dims, keepdim).log().add(squeezed)
+
+
+def _pdist(x: torch.Tensor, p: float = 2.0) -> torch.Tensor:
+    """`F.pdist`: the p-norm distance of each pair of rows `i < j`, in torch's order (row-major upper triangle)."""
+    first, second = torch.triu_indices(x.shape[0], x.shape[0], 1, device=x.device)
+    return torch.linalg.vector_norm(x[first] - x[second], ord=p, dim=-1)
+
+
+def _prims_scalar_tensor(value: Any, *, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
+    """`prims.scalar_tensor`, which torch's decompositions make (`xlogy(x, 2.0)`'s): the ATen op of that name."""
+    return torch.scalar_tensor(value, dtype=dtype, device=device)
+
+
 OWN = {
+    torch.ops.prims.scalar_tensor.default: _prims_scalar_tensor,
+    aten.logsumexp.default: _logsumexp,
+    aten._pdist_forward.default: _pdist,
     aten.scaled_dot_product_attention.default: _attention_with_dropout,
     aten.max_pool3d_with_indices_backward.default: _max_pool3d_backward,
     aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
@@ -195,9 +218,10 @@ OWN = {
     aten.multilabel_margin_loss_forward.default: multilabel_margin_loss,
 }
 """
-Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s) for, into
-ops the table maps: max and adaptive average poolings' backwards, and weight norm's
-(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition).
+Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s; one that
+rounds otherwise than the kernel: `logsumexp`'s) for, into
+ops the table maps: max and adaptive average poolings' backwards, weight norm's
+(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition) and `F.pdist`.
 """
 
 
