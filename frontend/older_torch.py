@@ -1,0 +1,52 @@
+"""
+Decompositions that newer torch has and older torch lacks (torch 2.11 has none for these), into
+ops the ATen table maps: `hir.compile` uses each where the installed torch has no decomposition of
+the op, so that model code compiles alike on every supported torch (`torch>=2.4`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+aten = torch.ops.aten
+
+
+def scatter_at_indices(grad: torch.Tensor, x: torch.Tensor, indices: torch.Tensor, spatial: int) -> torch.Tensor:
+    """
+    A max pooling's input gradient: each output's gradient added at its maximum's position (the
+    flat index over the last `spatial` axes that the forward's indices hold), as torch's
+    decomposition of `max_pool2d_with_indices_backward` spells it (a `scatter_add`).
+    """
+    rows = grad.reshape(-1, math.prod(grad.shape[x.dim() - spatial :]))
+    zeros = grad.new_zeros(rows.shape[0], math.prod(x.shape[x.dim() - spatial :]))
+    return zeros.scatter_add(1, indices.reshape(rows.shape), rows).reshape(x.shape)
+
+
+def max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    """`max_pool2d_with_indices_backward(grad, x, kernel, stride, padding, dilation, ceil_mode, indices)`."""
+    return scatter_at_indices(grad, x, args[-1], 2)
+
+
+def adaptive_max_pool2d(x: torch.Tensor, output_size: tuple[int, int]) -> Any:
+    """
+    `F.adaptive_max_pool2d(x, size, return_indices=True)`, as newer torch decomposes it: a global
+    max and its argmax, or a max pooling where the size divides x's; NotImplemented (the op stays,
+    and is refused at its line) for windows of uneven size.
+    """
+    h_out, w_out = output_size
+    if h_out == 1 and w_out == 1:
+        values = torch.amax(x, dim=(-2, -1), keepdim=True)
+        return values, torch.argmax(x.flatten(-2), dim=-1)[..., None, None]
+    if x.shape[-2] % h_out == 0 and x.shape[-1] % w_out == 0:
+        return aten.max_pool2d_with_indices(x, [x.shape[-2] // h_out, x.shape[-1] // w_out])
+    return NotImplemented
+
+
+FALLBACKS = {
+    aten.max_pool2d_with_indices_backward.default: max_pool2d_backward,
+    aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
+}
+"""Used where `torch._decomp.decomposition_table` has no entry for the op."""
