@@ -263,12 +263,52 @@ def merge_unless_contraction(producer: Group, consumer: Group) -> bool:
     return merge_unless_resharding(producer, consumer) and not (producer.has_contraction or consumer.has_contraction)
 
 
+def merge_contractions_with_epilogues(producer: Group, consumer: Group) -> bool:
+    """
+    Policy `contractions-with-epilogues`: as `contractions-standalone`, and a residual add of a
+    GEMM's result joins the GEMM's launch (`residual_into_contraction`, one `addmm`); such an add
+    joins nothing else first, which would leave its GEMM to write a buffer of its own. Views that
+    only GEMMs read wait for their GEMM, as in `standalone-host-ops` (`kept_for_a_contraction`).
+    """
+    if residual_into_contraction(producer, consumer):
+        return True
+    if _residual_of_a_gemm(producer) or _residual_of_a_gemm(consumer):
+        return False
+    if views_into_contraction(producer, consumer):
+        return True
+    if producer.has_resharding or consumer.has_resharding or producer.has_contraction or consumer.has_contraction:
+        return False
+    if kept_for_a_contraction(consumer):  # views only GEMMs read wait for them, as in `standalone-host-ops`
+        members = set(consumer.ops)
+        return producer.only_views and all(
+            use.operation in members for op in producer.ops for r in op.results for use in r.uses
+        )
+    return True
+
+
+def _residual_of_a_gemm(group: Group) -> bool:
+    """A group of one add that reads a GEMM's result, its only use, as `residual_into_contraction` takes it."""
+    if group._count != 1:
+        return False
+    (add,) = group.ops
+    if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
+        return False
+    return any(
+        isinstance(gemm := value.owner, CONTRACTIONS)
+        and fusion.accumulates_rows(gemm)
+        and [use.operation for use in value.uses] == [add]
+        and (add.lhs is value) != (add.rhs is value)
+        for value in (add.lhs, add.rhs)
+    )
+
+
 DEFAULT_POLICY = "standalone-host-ops"
 POLICIES: dict[str, ShouldMerge] = {
     DEFAULT_POLICY: merge_unless_standalone,
     "resharding-only": merge_unless_resharding,
     "contractions-standalone": merge_unless_contraction,
     "gemm-epilogues": merge_with_gemm_epilogues,
+    "contractions-with-epilogues": merge_contractions_with_epilogues,
 }
 
 

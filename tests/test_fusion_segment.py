@@ -251,7 +251,16 @@ def test_named_policies() -> None:
     # The chain has no GEMM: gemm-epilogues segments it as the default does.
     epilogues = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=gemm-epilogues}")
     assert shape_of_body(epilogues) == shape_of_body(default)
-    assert set(POLICIES) == {"standalone-host-ops", "resharding-only", "contractions-standalone", "gemm-epilogues"}
+    # Nor any residual add: contractions-with-epilogues segments it as contractions-standalone does.
+    both = hir.run_pipeline(hir.parse(CHAIN), "fusion-segment{policy=contractions-with-epilogues}")
+    assert shape_of_body(both) == shape_of_body(contractions)
+    assert set(POLICIES) == {
+        "standalone-host-ops",
+        "resharding-only",
+        "contractions-standalone",
+        "gemm-epilogues",
+        "contractions-with-epilogues",
+    }
 
 
 SHARED_VIEW = """

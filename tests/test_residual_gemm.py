@@ -38,7 +38,19 @@ def launches(module: object) -> list[list[str]]:
 def test_the_default_policy_keeps_the_add_single() -> None:
     block = Projection()
     x, h = torch.randn(2, 8, 16), torch.randn(2, 4, 8, 4)
-    assert ["fusion.add"] in launches(hir.compile(block, (x, h)).module)
+    compiled = hir.compile(block, (x, h), policy="standalone-host-ops")  # fusion-segment's default
+    assert ["fusion.add"] in launches(compiled.module)
+
+
+def test_a_plain_program_runs_the_add_in_the_gemm_launch_by_default() -> None:
+    # hir.compile segments a program without layouts with `contractions-with-epilogues`.
+    torch.manual_seed(0)
+    block = Projection()
+    x, h = torch.randn(2, 8, 16), torch.randn(2, 4, 8, 4)
+    compiled = hir.compile(block, (x, h))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, h), block(x, h))
+    assert ["fusion.permute", "fusion.reshape", "fusion.linear", "fusion.add"] in launches(compiled.module)
 
 
 def test_the_residual_add_runs_in_the_gemm_launch() -> None:

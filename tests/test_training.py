@@ -49,10 +49,10 @@ def randn(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-def assert_same_grads(ours: torch.nn.Module, eager: torch.nn.Module) -> None:
+def assert_same_grads(ours: torch.nn.Module, eager: torch.nn.Module, **tolerance: float) -> None:
     for (name, p), (_, q) in zip(ours.named_parameters(), eager.named_parameters(), strict=True):
         assert p.grad is not None, name
-        torch.testing.assert_close(p.grad, q.grad, msg=lambda m, name=name: f"{name}: {m}")
+        torch.testing.assert_close(p.grad, q.grad, **tolerance, msg=lambda m, name=name: f"{name}: {m}")
 
 
 def test_gradients_match_eager() -> None:
@@ -941,7 +941,9 @@ def test_batch_norm_in_training_mode_updates_its_statistics_as_eager() -> None:
         torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-5)
         (out.tanh() * weights).sum().backward()
         (want.tanh() * weights).sum().backward()
-        assert_same_grads(module, eager)
+        # The outputs' tolerance: on a CPU of many threads the backward's reductions round in another
+        # order than eager's (2e-5 relative, seen with 16).
+        assert_same_grads(module, eager, rtol=1e-4, atol=1e-5)
         for (name, ours), theirs in zip(module.named_buffers(), eager.buffers(), strict=True):
             torch.testing.assert_close(ours, theirs, msg=lambda m, name=name: f"{name}: {m}")
     assert int(module.bn.num_batches_tracked) == 3
