@@ -23,6 +23,7 @@ import linecache
 import math
 import operator
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -133,15 +134,16 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
     While a training step of `module` is traced: a tensor its code stores in a plain attribute
     (`self.aux_loss = loss`, `self.maps.append(attention)`) would hold the trace's value, never a
     call's (the programs do not run the Python code), where the caller's loop reads it after each
-    call (a mixture of experts' load-balancing loss, attention maps kept to plot): an error at the
-    line that stores it (or naming the attribute, for a list or dict that grew), with the
-    attributes as they were. Parameters, buffers (updated in place, they are written back) and
+    call (a mixture of experts' load-balancing loss, attention maps kept to plot): where it
+    requires grad, an error at the line that stores it (or naming the attribute, for a list or
+    dict that grew); where it does not (a constant table cast in forward), a warning. The
+    attributes are left as they were. Parameters, buffers (updated in place, they are written back) and
     what torch itself assigns (`functional_call`'s swaps) are not refused.
     """
     if not isinstance(module, torch.nn.Module):
         yield
         return
-    stored: list[tuple[torch.nn.Module, str, SourceLine]] = []
+    stored: list[tuple[torch.nn.Module, str, SourceLine, torch.Tensor]] = []
     before = {id(m): (m, dict(m.__dict__)) for m in module.modules()}
     sizes = {
         (id(m), k): len(v) for m, attrs in before.values() for k, v in attrs.items() if isinstance(v, (list, dict))
@@ -150,9 +152,11 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
     def setattr_recorded(self: torch.nn.Module, attr: str, value: Any) -> None:
         caller = sys._getframe(1)
         plain = attr not in self._parameters and attr not in self._buffers and attr not in self._modules
-        if plain and isinstance(value, torch.Tensor) and _users(caller.f_code.co_filename):
+        # Meta's Llama's `self.freqs_cis = self.freqs_cis.to(h.device)` stores the tensor it holds.
+        again = value is self.__dict__.get(attr)
+        if plain and not again and isinstance(value, torch.Tensor) and _users(caller.f_code.co_filename):
             file, line = caller.f_code.co_filename, caller.f_lineno
-            stored.append((self, attr, SourceLine(file, line, linecache.getline(file, line).strip())))
+            stored.append((self, attr, SourceLine(file, line, linecache.getline(file, line).strip()), value))
         _MODULE_SETATTR(self, attr, value)
 
     torch.nn.Module.__setattr__ = setattr_recorded  # type: ignore[method-assign]
@@ -166,11 +170,11 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
             container = m.__dict__.get(attr)
             if container is attrs[attr] and len(container) > size:
                 added = list(container)[size:] if isinstance(container, list) else list(container.values())
-                if any(isinstance(v, torch.Tensor) for v in pytree.tree_leaves(added)):
+                if any(isinstance(v, torch.Tensor) and v.requires_grad for v in pytree.tree_leaves(added)):
                     grown.append(_attribute_path(module, m, attr))
                 if isinstance(container, list):
                     del container[size:]
-        for m, attr, _ in stored:  # the attributes as they were before the trace
+        for m, attr, _, _ in stored:  # the attributes as they were before the trace
             attrs = before.get(id(m), (m, {}))[1]
             if attr in attrs:
                 m.__dict__[attr] = attrs[attr]
@@ -180,8 +184,17 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
         "a compiled training step runs its trace's programs, not the Python code, so it would hold the trace's "
         "value at every call: return the tensor from forward (or keep it in a buffer updated in place)"
     )
+    for m, attr, source, value in stored:
+        if not value.requires_grad:  # a constant (a table cast in forward): the programs compute it at every call
+            where = _attribute_path(module, m, attr)
+            warnings.warn(
+                at_line(source, f"{name}: forward stores a tensor in {where}, which keeps its value from before the "
+                        "call: the programs compute it, the Python code runs once, while tracing"),
+                stacklevel=2,
+            )  # fmt: skip
+    stored = [entry for entry in stored if entry[3].requires_grad]
     if stored:
-        m, attr, source = stored[0]
+        m, attr, source, _ = stored[0]
         raise FrontendError(
             at_line(source, f"{name}: forward stores a tensor in {_attribute_path(module, m, attr)}; {advice}")
         )

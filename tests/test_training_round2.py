@@ -195,6 +195,12 @@ def test_a_tensor_stored_on_the_module_is_an_error_at_its_line() -> None:
             compiled(randn(8, 16))
     assert aux.aux_loss is None
     assert maps.maps == []
+    # A tensor that needs no grad (a prediction kept for metrics) is a warning at its line.
+    predicted = KeepsAuxLoss()
+    predicted.forward = lambda x: setattr(predicted, "aux_loss", x.argmax(-1)) or predicted.gate(x)  # type: ignore[method-assign]
+    with pytest.warns(UserWarning, match=r"test_training_round2\.py:\d+: error: <KeepsAuxLoss>: forward stores"):
+        hir.compile(predicted, (randn(8, 16),), training=True)(randn(8, 16))
+    assert predicted.aux_loss is None
 
 
 def test_a_forward_hook_that_observes_is_an_error_at_its_line_and_one_that_returns_stays() -> None:
