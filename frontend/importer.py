@@ -407,6 +407,8 @@ def import_program(
     for node in program.graph.nodes:
         if node.op == "call_function":
             env[node] = _import_node(node, emitter, env, mode)
+            if isinstance(mode, SingleDevice):
+                _check_shape(node, env[node])
         elif node.op == "output":
             outputs, updated = _user_outputs(program, node)
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
@@ -448,6 +450,27 @@ def import_program(
         func.ReturnOp(*results)
     emitter.erase_unused()
     return ImportedProgram(verified_module(block, results, "module"), signature, mode, emitter.origins, program)
+
+
+def _check_shape(node: Node, value: Any) -> None:
+    """
+    The imported value of `node` has the shape torch computed for it: a mapping that disagrees (an
+    op whose decomposition differs between torch versions, say) is an error at the user's line,
+    never a result of another shape. Values of a mesh program have their fusion form, not torch's.
+    """
+    val = node.meta.get("val")
+    if not (isinstance(value, SSAValue) and isinstance(value.type, TensorType) and isinstance(val, torch.Tensor)):
+        return
+    want = tuple(val.shape)
+    if val.dtype.is_complex or not all(isinstance(n, int) for n in want):
+        return
+    got = tuple(value.type.get_shape())
+    if got != want:
+        raise located_error(
+            node,
+            f"internal error: {node.target} was imported as a value of shape {list(got)} where torch computes "
+            f"{list(want)}; please report it",
+        )
 
 
 def verified_module(block: Block, results: Sequence[SSAValue], what: str) -> ModuleOp:
