@@ -250,7 +250,13 @@ class Specializations:
     """
 
     def __init__(
-        self, signature: CallSignature, example: Key, build: Build, limit: int, context: Callable[[], str] | None = None
+        self,
+        signature: CallSignature,
+        example: Key,
+        build: Build,
+        limit: int,
+        context: Callable[[], str] | None = None,
+        agreement: RankAgreement | None = None,
     ):
         if limit < 1:
             raise FrontendError(f"<compile>: error: max_specializations must be >= 1, got {limit}")
@@ -265,8 +271,11 @@ class Specializations:
         skips the checks and the key's hashing (most calls; microseconds before the first kernel)."""
         self.dropped = 0
         """How many specializations were dropped for the cap (a signature that comes back compiles again)."""
-        self.agreement = RankAgreement(signature, context)
-        """`context`: what else the ranks must agree on at a new signature (a training step's frozen parameters)."""
+        self.agreement = RankAgreement(signature, context) if agreement is None else agreement
+        """`context`: what else the ranks must agree on at a new signature (a training step's frozen parameters).
+        `agreement`: one shared by caches of the same function (a training step's, one per set of frozen
+        parameters): the ranks' checks are numbered in call order, so a rank whose call lands in another
+        cache than its peers' still compares with theirs, and the next check is the same on every rank."""
 
     def lookup(self, first: Any, args: Sequence[Any], key: tuple[Any, ...] | None = None) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one

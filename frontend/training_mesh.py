@@ -49,6 +49,7 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import StateReader
+from hir.frontend.rank_agreement import RankAgreement
 from hir.frontend.sharded import (
     ACTIVATIONS,
     COLUMN_BIAS,
@@ -476,7 +477,7 @@ class MeshStep:
                     else g.contiguous()
                 )
         D = len(self.mesh)
-        d = self.mesh.index(torch.distributed.get_rank()) if torch.distributed.is_initialized() else 0
+        d = self._shard_mode.position()  # the blocks `shard` read
         full = self._full_gradients(local, d, D)
         into: list[torch.Tensor | None] = [None] * len(self._result_shapes)
         for j, (_, view) in full.items():
@@ -659,7 +660,12 @@ class MeshTrainingFunction:
             raise FrontendError(
                 f"<layouts>: error: param_layouts names {unknown}, which are not parameters or buffers of the module"
             )
+        self._mesh_checked = self._check_mesh("compile")
         self._cache_of = (call, example, max_specializations)
+        self._agreement = RankAgreement(call, self._frozen)
+        """Shared by the caches of every set of frozen parameters: a parameter frozen on one rank only
+        puts that rank's call in a cache its peers do not use, and its check must still meet theirs
+        (one error on every rank) and leave every rank at the same next check."""
         self._grads = tuple(t.requires_grad for t in self._state().values())
         self._by_grads = {self._grads: self._new_cache()}
         self.specializations = self._by_grads[self._grads]
@@ -671,7 +677,7 @@ class MeshTrainingFunction:
 
     def _new_cache(self) -> Specializations:
         call, example, most = self._cache_of
-        return Specializations(call, example, self._specialize, most, self._frozen)
+        return Specializations(call, example, self._specialize, most, agreement=self._agreement)
 
     @property
     def graphs(self) -> dict[tuple[bool, Key], dict[str, CompiledFunction]]:
@@ -690,7 +696,32 @@ class MeshTrainingFunction:
         frozen = [name for name, t in state if isinstance(t, torch.nn.Parameter) and not t.requires_grad]
         return f"frozen {', '.join(frozen)}" if frozen else ""
 
+    def _check_mesh(self, stage: str) -> bool:
+        """
+        Whether the job's ranks are known (then checked): every rank of the job is in the mesh,
+        else a FrontendError on every rank. Inference lets a rank outside the mesh take position
+        0 and get None for the outputs; a training step cannot: such a rank has no output to
+        differentiate, so it would run no backward program while the mesh's ranks run theirs
+        (SPMD: a barrier of the copy-engine pipeline spans the job).
+        """
+        if not torch.distributed.is_available() or not torch.distributed.is_initialized():
+            return False  # checked at the first call in a job
+        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        outside = [r for r in range(world) if r not in self.mesh]
+        if outside:
+            plural = len(outside) > 1
+            raise FrontendError(
+                f"<{stage}>: error: {self.name}: training=True on mesh {list(self.mesh)} in a job of {world} ranks: "
+                f"rank{'s' * plural} {', '.join(map(str, outside))} {'are' if plural else 'is'} outside the mesh "
+                f"(this is rank {rank}); a training step runs on every rank of the job (a rank outside the mesh "
+                "would get no output to differentiate and run no backward program while the mesh's ranks run "
+                f"theirs): compile it with mesh=list(range({world}))"
+            )
+        return True
+
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        if not self._mesh_checked:
+            self._mesh_checked = self._check_mesh("call")
         state = self._state()
         grads = tuple(t.requires_grad for t in state.values())
         if grads != self._grads:

@@ -2,7 +2,9 @@
 Training on a 2-rank gloo mesh as users write the loop: a column-parallel fc1 frozen for the
 first step, unfrozen after (the step traced for each set of parameters that require grad;
 eager's gradient, or None where eager's is None), against the unsharded module
-run eagerly.
+run eagerly; and a step compiled for the sub-mesh [1], which leaves rank 0 out: one clear error
+on every rank, at the compile (the job's ranks known) or at the first call (compiled before
+`init_process_group`).
 
     python tests/rank_launcher.py --processes 2 --port 29500 -- tests/training_round2_driver.py
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import sys
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
@@ -18,6 +21,7 @@ import torch.nn.functional as F
 from ranks import job_verdict
 
 import hir
+from hir.frontend import FrontendError
 
 H, M = 16, 16
 PARAMS = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]", "fc2.bias": None}
@@ -73,9 +77,33 @@ def requires_grad_changes() -> list[str]:
     return failures
 
 
+def expect_outside_error(call: Callable[[], object], stage: str) -> list[str]:
+    rank = dist.get_rank()
+    try:
+        call()
+    except FrontendError as err:
+        parts = [f"<{stage}>: error: <MLP>: training=True on mesh [1] in a job of 2 ranks", "rank 0 is outside the mesh",
+                 f"(this is rank {rank})", "compile it with mesh=list(range(2))"]  # fmt: skip
+        missing = [p for p in parts if p not in str(err)]
+        return [f"rank {rank}: the {stage} error lacks {missing}: {err}"] if missing else []
+    return [f"rank {rank}: no error at the {stage} of a step on the sub-mesh [1]"]
+
+
+def outside_the_mesh(compiled_before_init: Callable[..., torch.Tensor]) -> list[str]:
+    """A rank outside a training step's mesh would run no backward: an error on every rank (the mesh's too)."""
+    x = torch.randn(M, H)
+    failures = expect_outside_error(
+        lambda: hir.compile(MLP(32), (x,), ["[didx, serial]"], mesh=[1], param_layouts=PARAMS, training=True),
+        "compile",
+    )
+    return failures + expect_outside_error(lambda: compiled_before_init(x.chunk(2)[0]), "call")
+
+
 def main() -> int:
+    x = torch.randn(M, H)
+    before_init = hir.compile(MLP(32), (x,), ["[didx, serial]"], mesh=[1], param_layouts=PARAMS, training=True)
     dist.init_process_group("gloo")
-    failures = requires_grad_changes()
+    failures = requires_grad_changes() + outside_the_mesh(before_init)
     return job_verdict(failures, "training round 2 on a mesh: every check matches eager torch")
 
 
