@@ -21,7 +21,7 @@ import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
-from hir.frontend.older_torch import FALLBACKS, scatter_at_indices
+from hir.frontend.older_torch import FALLBACKS, fallback_to, scatter_at_indices
 
 
 def decomposition_table() -> Any:
@@ -39,8 +39,8 @@ def decomposition_table() -> Any:
     for op in EXTRA:
         if op in torch._decomp.decomposition_table and op not in ATEN_TABLE:
             table[op] = torch._decomp.decomposition_table[op]
-    for op, decomposition in FALLBACKS.items():  # where this torch has none of its own
-        table.setdefault(op, decomposition)
+    for op, own in FALLBACKS.items():  # where this torch has none of its own, or its declines
+        table[op] = fallback_to(own, table.get(op))
     table.update(OWN)
     return table
 

@@ -7,6 +7,7 @@ the op, so that model code compiles alike on every supported torch (`torch>=2.4`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -49,4 +50,19 @@ FALLBACKS = {
     aten.max_pool2d_with_indices_backward.default: max_pool2d_backward,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
 }
-"""Used where `torch._decomp.decomposition_table` has no entry for the op."""
+"""Used where this torch has no decomposition of the op, or one that declines (`fallback_to`)."""
+
+
+def fallback_to(own: Callable[..., Any], torch_decomposition: Callable[..., Any] | None) -> Callable[..., Any]:
+    """
+    torch's decomposition, and `own` where torch has none or its declines (returns NotImplemented,
+    as torch 2.11's max pooling backward does on the CPU).
+    """
+    if torch_decomposition is None:
+        return own
+
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = torch_decomposition(*args, **kwargs)
+        return own(*args, **kwargs) if result is NotImplemented else result
+
+    return decomposition

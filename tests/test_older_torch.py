@@ -33,3 +33,15 @@ def test_max_pooling_backward_adds_at_the_maxima(kernel: int, stride: int, paddi
     (want,) = torch.autograd.grad(out, x, grad)  # overlapping windows add at a shared maximum
     got = max_pool2d_backward(grad, x.detach(), [kernel] * 2, [stride] * 2, [padding] * 2, [1, 1], False, indices)
     torch.testing.assert_close(got, want)
+
+
+def test_a_decomposition_that_declines_falls_back_to_ours() -> None:
+    from hir.frontend.older_torch import fallback_to
+
+    def ours(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    x = torch.randn(3)
+    torch.testing.assert_close(fallback_to(ours, lambda x: NotImplemented)(x), x + 1)
+    torch.testing.assert_close(fallback_to(ours, lambda x: x * 2)(x), x * 2)
+    assert fallback_to(ours, None) is ours
