@@ -40,7 +40,7 @@ def decomposition_table() -> Any:
         if op in torch._decomp.decomposition_table and op not in ATEN_TABLE:
             table[op] = torch._decomp.decomposition_table[op]
     for op, own in FALLBACKS.items():  # where this torch has none of its own, or its declines
-        table[op] = fallback_to(own, table.get(op))
+        table[op] = fallback_to(own, table[op] if op in table else None)  # torch's table type has no .get
     table.update(OWN)
     return table
 
