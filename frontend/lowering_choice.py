@@ -29,9 +29,9 @@ PLAIN_POLICY = "contractions-with-epilogues"
 `fusion-segment`'s policy for a program without stream or device axes (a model on one device):
 everything between two GEMMs one launch, and a residual add in its GEMM's (one `addmm`), where
 the pass's default runs each binary op alone with a buffer of its own, and copies out a slice
-that a later launch reads. On one H200 (bf16, docs/benchmarks.md) it took a 4-layer decoding
-step from 0.616 to 0.551 ms replayed and a GPT-2-small block from 0.207 to 0.142 ms, and each
-8-11 % less without a graph. Programs with layouts keep the default, with whose launches the
+that a later launch reads. On one H200 (bf16, docs/benchmarks.md, "Segmentation policies") it
+took a 4-layer decoding step from 0.527 to 0.486 ms replayed and a GPT-2-small block from 0.118
+to 0.093 ms, and each 2-11 % less without a graph. Programs with layouts keep the default, with whose launches the
 stream and communication pipelines were measured.
 """
 

@@ -41,6 +41,7 @@ def benchmark(name: str) -> ModuleType:
         "tp_layer",
         "attention_block",
         "kv_cache_decode",
+        "segment_policies",
     ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,6 +67,7 @@ def test_every_step_command_parses() -> None:
             "tp_layer",
             "attention_block",
             "kv_cache_decode",
+            "segment_policies",
         )
     }
     checked = 0
