@@ -16,6 +16,7 @@ the stream on the outer factor of the axis's group instead, with a layout that
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -32,6 +33,9 @@ from hir.dialects.shape_rules import (
     reshape_slicing,
 )
 from hir.frontend.errors import FrontendError, SourceLine
+
+if TYPE_CHECKING:
+    from torch.fx import Node
 
 Shape = tuple[int, ...]
 
@@ -61,6 +65,8 @@ class Emitter:
         self.where = "<program>"
         self.origins: dict[Operation, SourceLine] = {}
         """The user's line each op was made for, where the importer knows it."""
+        self.made_for: dict[Operation, Node] = {}
+        """The graph node (torch.fx) each op was made for: an op that does not verify names its ATen op."""
         self.wrapped_indices: dict[tuple[SSAValue, int, Block], SSAValue] = {}
         """Index tensors with their negative values wrapped, by index, axis extent and block (aten_indexing)."""
         self.on_mesh = False

@@ -449,7 +449,24 @@ def import_program(
     with ImplicitBuilder(block):
         func.ReturnOp(*results)
     emitter.erase_unused()
-    return ImportedProgram(verified_module(block, results, "module"), signature, mode, emitter.origins, program)
+    try:
+        module = verified_module(block, results, "module")
+    except FrontendError:
+        _locate_unverified(block, emitter)
+        raise
+    return ImportedProgram(module, signature, mode, emitter.origins, program)
+
+
+def _locate_unverified(block: Block, emitter: Emitter) -> None:
+    """The first op of `block` that does not verify, as an error at the user's line and ATen op it was made for."""
+    for op in block.ops:
+        try:
+            op.verify()
+        except VerifyException as err:
+            node = emitter.made_for.get(op)
+            if node is not None:
+                raise located_error(node, f"{_op_name(node.target)} cannot be imported: {err}") from None
+            return
 
 
 def _check_shape(node: Node, value: Any) -> None:
@@ -522,11 +539,14 @@ def _import_node(node: Node, emitter: Emitter, env: dict[Node, SSAValue], mode: 
     before = emitter.block.last_op
     try:
         result = builder(emitter, node, *value(node.args), **{k: value(v) for k, v in node.kwargs.items()})
-        if source is not None:  # the ops this node made: a run-time failure in one names the user's line
-            op = before.next_op if before is not None else emitter.block.first_op
-            while op is not None:
+        # The ops this node made: a run-time failure in one names the user's line, one that does not
+        # verify the node's ATen op too.
+        op = before.next_op if before is not None else emitter.block.first_op
+        while op is not None:
+            emitter.made_for[op] = node
+            if source is not None:
                 emitter.origins[op] = source
-                op = op.next_op
+            op = op.next_op
         return result
     except FrontendError as err:
         if source and source.code and str(err).startswith(str(source)) and "\n" not in str(err):

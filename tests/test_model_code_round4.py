@@ -246,3 +246,18 @@ def test_item_is_a_located_error_that_says_what_to_write() -> None:
         hir.compile(_scaled_by_its_max, (torch.randn(4, 6),))
     line = _scaled_by_its_max.__code__.co_firstlineno + 1
     assert re.match(rf".*test_model_code_round4\.py:{line}: error: .*\.item\(\).*keep it a tensor", str(error.value))
+
+
+def _flags_first(i: torch.Tensor) -> torch.Tensor:
+    return (i > 3).sort(dim=-1, stable=True).indices
+
+
+def test_an_op_imported_as_an_invalid_fusion_op_is_an_error_at_its_line() -> None:
+    # A sort of booleans builds a fusion.topk of i1, which does not verify: the error named the
+    # module (`<import>:`), not the user's line and the ATen op.
+    with pytest.raises(hir.FrontendError) as error:
+        hir.compile(_flags_first, (torch.randint(0, 7, (2, 8)),))
+    line = _flags_first.__code__.co_firstlineno + 1
+    assert re.match(
+        rf".*test_model_code_round4\.py:{line}: error: aten\.sort\.stable cannot be imported: ", str(error.value)
+    )
