@@ -27,12 +27,12 @@ TUNE_BAND = 0.5
 PLAIN_POLICY = "contractions-with-epilogues"
 """
 `fusion-segment`'s policy for a program without stream or device axes (a model on one device):
-everything between two GEMMs one launch, and a residual add in its GEMM's (one `addmm`), where
-the pass's default runs each binary op alone with a buffer of its own, and copies out a slice
-that a later launch reads. On one H200 (bf16, docs/benchmarks.md, "Segmentation policies") it
-took a 4-layer decoding step from 0.527 to 0.486 ms replayed and a GPT-2-small block from 0.118
-to 0.093 ms, and each 2-11 % less without a graph. Programs with layouts keep the default, with whose launches the
-stream and communication pipelines were measured.
+everything between two GEMMs one launch, and an f32 residual add in its GEMM's (one `addmm`),
+where the pass's default runs each binary op alone with a buffer of its own, and copies out a
+slice that a later launch reads. On one H200 (bf16, docs/benchmarks.md, "Segmentation
+policies") it took a 4-layer decoding step from 0.527 to 0.492 ms replayed and a GPT-2-small
+block from 0.118 to 0.098 ms, and each 2-9 % less without a graph. Programs with layouts keep
+the default, with whose launches the stream and communication pipelines were measured.
 """
 
 

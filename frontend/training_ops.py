@@ -315,7 +315,9 @@ def _rms_norm_arguments(
 ) -> tuple[Any, ...] | None:
     if not input.is_floating_point() or not isinstance(normalized_shape, (list, tuple)):
         return None  # torch's own error, from the call as it is
-    return input, list(normalized_shape), weight, float(torch.finfo(input.dtype).eps if eps is None else eps)
+    # torch's kernel's default eps is its compute type's (f32's for bf16/f16), not the input's
+    default = torch.finfo(torch.float32 if input.dtype in (torch.bfloat16, torch.float16) else input.dtype).eps
+    return input, list(normalized_shape), weight, float(default if eps is None else eps)
 
 
 def _arguments(

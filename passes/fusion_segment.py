@@ -62,7 +62,7 @@ from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -266,11 +266,11 @@ def merge_unless_contraction(producer: Group, consumer: Group) -> bool:
 def merge_contractions_with_epilogues(producer: Group, consumer: Group) -> bool:
     """
     Policy `contractions-with-epilogues`: as `contractions-standalone`, and a residual add of a
-    GEMM's result joins the GEMM's launch (`residual_into_contraction`, one `addmm`); such an add
-    joins nothing else first, which would leave its GEMM to write a buffer of its own. Views that
+    GEMM's f32 or f64 result joins the GEMM's launch (`residual_into_contraction`, one `addmm`);
+    such an add joins nothing else first, which would leave its GEMM to write a buffer of its own. Views that
     only GEMMs read wait for their GEMM, as in `standalone-host-ops` (`kept_for_a_contraction`).
     """
-    if residual_into_contraction(producer, consumer):
+    if residual_into_contraction(producer, consumer) and _rounds_as_eager(consumer.ops[0]):
         return True
     if _residual_of_a_gemm(producer) or _residual_of_a_gemm(consumer):
         return False
@@ -286,12 +286,23 @@ def merge_contractions_with_epilogues(producer: Group, consumer: Group) -> bool:
     return True
 
 
+def _rounds_as_eager(add: Operation) -> bool:
+    """
+    Whether an add joined to its GEMM's `addmm` rounds as eager's GEMM then add do, within f32's
+    precision: an f32 or f64 one. A bf16 or f16 sum rounded once differs from eager's, rounded
+    twice, by an ulp of the half type (1e-3 relative in f16), so those adds stay apart.
+    """
+    return isinstance(add.results[0].type, TensorType) and add.results[0].type.element_type in (f32, f64)
+
+
 def _residual_of_a_gemm(group: Group) -> bool:
     """A group of one add that reads a GEMM's result, its only use, as `residual_into_contraction` takes it."""
     if group._count != 1:
         return False
     (add,) = group.ops
     if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
+        return False
+    if not _rounds_as_eager(add):
         return False
     return any(
         isinstance(gemm := value.owner, CONTRACTIONS)

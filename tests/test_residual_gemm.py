@@ -53,6 +53,17 @@ def test_a_plain_program_runs_the_add_in_the_gemm_launch_by_default() -> None:
     assert ["fusion.permute", "fusion.reshape", "fusion.linear", "fusion.add"] in launches(compiled.module)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_precision_residual_rounds_as_eager(dtype: torch.dtype) -> None:
+    # In the GEMM's addmm the sum would be rounded once, eager's twice: a half type's add stays apart.
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x @ w + 1.5)
+
+    x, w = torch.randn(8, 16, dtype=dtype), torch.randn(16, 16, dtype=dtype)
+    compiled = hir.compile(f, (x, w))
+    assert torch.equal(compiled(x, w), f(x, w))
+
+
 def test_the_residual_add_runs_in_the_gemm_launch() -> None:
     torch.manual_seed(0)
     block = Projection()

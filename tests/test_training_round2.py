@@ -235,3 +235,15 @@ def test_mesh_steps_follow_requires_grad() -> None:
     result = run_ranks([str(REPO / "tests" / "training_round2_driver.py")], timeout=240)
     assert result.returncode == 0, _output(result)
     assert "training round 2 on a mesh: every check matches eager torch" in result.stdout
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_rms_norm_trains_with_torchs_default_eps(dtype: torch.dtype) -> None:
+    # torch's kernel takes f32's eps for bf16/f16 inputs; the input's own (bf16's 0.0078) moved
+    # small activations' norms by up to 0.28.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.RMSNorm(16)).to(dtype)
+    eager = copy.deepcopy(model)
+    x = torch.randn(4, 16, dtype=dtype) * 1e-3
+    step = hir.compile(model, (x,), training=True)
+    torch.testing.assert_close(step(x), eager(x))

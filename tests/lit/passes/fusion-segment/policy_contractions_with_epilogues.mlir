@@ -48,3 +48,18 @@ func.func @biased(%x: tensor<8x16xf32>, %a: tensor<8x16xf32>, %w: tensor<16x16xf
   %g = fusion.tanh %h : tensor<8x16xf32> -> tensor<8x16xf32>
   func.return %g : tensor<8x16xf32>
 }
+
+// A bf16 or f16 residual add stays out of its GEMM's launch: one rounding of the sum would differ
+// from eager's two by an ulp of the half type. It fuses with what follows instead.
+
+// CHECK-LABEL: func.func @half_precision(
+// CHECK-NEXT:    %y = fusion.linear %a, %w
+// CHECK-NEXT:    %g = fusion.segment
+// CHECK-NEXT:      %h = fusion.add %x_1, %y_1
+// CHECK-NEXT:      %g_1 = fusion.tanh %h
+func.func @half_precision(%x: tensor<8x16xbf16>, %a: tensor<8x16xbf16>, %w: tensor<16x16xbf16>) -> tensor<8x16xbf16> {
+  %y = fusion.linear %a, %w : tensor<8x16xbf16>, tensor<16x16xbf16> -> tensor<8x16xbf16>
+  %h = fusion.add %x, %y : tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<8x16xbf16>
+  %g = fusion.tanh %h : tensor<8x16xbf16> -> tensor<8x16xbf16>
+  func.return %g : tensor<8x16xbf16>
+}
