@@ -32,7 +32,14 @@ from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
 from hir.frontend.aten_table import ATEN_TABLE, FFT_OPS, IGNORED, TRAINING_OPS_TABLE
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
-from hir.frontend.errors import FrontendError, SourceLine, capture_error, located_error, user_source_line
+from hir.frontend.errors import (
+    GENERATOR_REFUSAL,
+    FrontendError,
+    SourceLine,
+    capture_error,
+    located_error,
+    user_source_line,
+)
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
@@ -370,11 +377,7 @@ def import_program(
             what = f"{spec.kind.name.lower()} {name!r}"
         elif any(user.kwargs.get("generator") is node for user in node.users):
             user = next(u for u in node.users if u.kwargs.get("generator") is node)  # the draw: the user's line
-            raise located_error(
-                user,
-                "a torch.Generator (generator=) is not supported: compiled programs draw from torch's default "
-                "generator (seed it with torch.manual_seed)",
-            )
+            raise located_error(user, GENERATOR_REFUSAL)
         else:
             raise located_error(next(iter(node.users), node), f"inputs of kind {spec.kind.name} are not supported")
         if not isinstance(value, torch.Tensor):
