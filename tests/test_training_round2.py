@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from ranks import run_ranks
 from test_distributed import _output
+from test_training import randn
 
 import hir
 
@@ -43,10 +44,6 @@ class Mlp(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.tanh(self.fc1(x)))
-
-
-def randn(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def assert_same_grads(ours: torch.nn.Module, eager: torch.nn.Module, what: str) -> None:
