@@ -180,20 +180,30 @@ def residual_into_contraction(producer: Group, consumer: Group) -> bool:
     if producer.has_resharding or consumer.has_resharding or not producer.has_contraction or len(consumer.ops) != 1:
         return False
     (add,) = consumer.ops
-    if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
-        return False
     gemm = next((op for op in producer.ops if isinstance(op, CONTRACTIONS)), None)
-    if gemm is None or not fusion.accumulates_rows(gemm):
-        return False
-    result = gemm.results[0]
-    if [use.operation for use in result.uses] != [add] or (add.lhs is result) == (add.rhs is result):
+    if gemm is None or not _adds_to(add, gemm):
         return False
     members = set(producer.ops)
-    residual = add.rhs if add.lhs is result else add.lhs
+    residual = add.rhs if add.lhs is gemm.results[0] else add.lhs
     if residual.owner in members:
         return False
     # Nothing else leaves the producer: its other ops are the views the GEMM reads.
     return all(use.operation in members for op in producer.ops if op is not gemm for r in op.results for use in r.uses)
+
+
+def _adds_to(add: Operation, gemm: Operation) -> bool:
+    """
+    Whether `add` is an add of `gemm`'s result, its only reader, to a tensor of the same type, and
+    `gemm` one that `addmm` runs (a linear without bias or a matmul of 2-D weights).
+    """
+    if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
+        return False
+    result = gemm.results[0]
+    return (
+        fusion.accumulates_rows(gemm)
+        and [use.operation for use in result.uses] == [add]
+        and (add.lhs is result) != (add.rhs is result)
+    )
 
 
 def kept_for_a_contraction(group: Group) -> bool:
@@ -300,16 +310,8 @@ def _residual_of_a_gemm(group: Group) -> bool:
     if group._count != 1:
         return False
     (add,) = group.ops
-    if not isinstance(add, fusion.AddOp) or add.lhs.type != add.rhs.type or add.lhs.type != add.result.type:
-        return False
-    if not _rounds_as_eager(add):
-        return False
-    return any(
-        isinstance(gemm := value.owner, CONTRACTIONS)
-        and fusion.accumulates_rows(gemm)
-        and [use.operation for use in value.uses] == [add]
-        and (add.lhs is value) != (add.rhs is value)
-        for value in (add.lhs, add.rhs)
+    return _rounds_as_eager(add) and any(
+        isinstance(value.owner, CONTRACTIONS) and _adds_to(add, value.owner) for value in add.operands
     )
 
 
