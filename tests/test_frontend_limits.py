@@ -169,3 +169,33 @@ def test_a_refused_trace_is_located_where_torch_names_the_line() -> None:
     assert str(capture_error(ValueError("no line"), "the training step could not be traced")) == (
         "<capture>: error: the training step could not be traced: no line"
     )
+
+
+def _relu_rows(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x).sum(0)
+
+
+def test_a_value_imported_with_another_shape_than_torchs_is_an_error_at_its_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A mapping that disagrees with torch's shape (as a decomposition that differs between torch
+    # versions could) must not reach a result of another shape.
+    from hir.frontend import importer
+
+    mapped = importer._import_node
+
+    def flattening_relu(node, emitter, env, mode):  # type: ignore[no-untyped-def]
+        value = mapped(node, emitter, env, mode)
+        if node.target is torch.ops.aten.relu.default:
+            return emitter.reshape(value, (12,), "relu")
+        return value
+
+    monkeypatch.setattr(importer, "_import_node", flattening_relu)
+    with pytest.raises(hir.FrontendError) as error:
+        hir.compile(_relu_rows, (torch.randn(4, 3),))
+    line = _relu_rows.__code__.co_firstlineno + 1
+    assert re.match(
+        rf".*test_frontend_limits\.py:{line}: error: internal error: aten\.relu\.default was imported as a value "
+        r"of shape \[12\] where torch computes \[4, 3\]",
+        str(error.value),
+    )
