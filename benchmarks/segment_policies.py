@@ -1,7 +1,9 @@
 """
 `fusion-segment`'s policies on model code that runs on one device, compiled by `hir.compile` with
-each policy, without a graph ("eager run") and replayed as a CUDA graph (hir.compile's default),
-against eager PyTorch, in one run and on the same tensors:
+each policy, without a graph ("eager run") and replayed as a CUDA graph, against what a user
+runs instead, in one run and on the same tensors: eager PyTorch, `hir.compile` with its defaults
+("hir default": no policy named, a CUDA graph on a GPU) and, on a GPU, `torch.compile(mode=
+"reduce-overhead")`. The blocks:
 
   gpt        a nanoGPT block (LayerNorm, causal attention with split, GELU MLP, biases), B=8, T=1024, C=1024
   gpt-small  the same at GPT-2 small's width, B=2, T=128, C=768
@@ -114,6 +116,15 @@ def run_case(
                 f"[{error:.1e}{' WRONG' if error > WRONG else ''}]"
             )
             runs[label] = lambda compiled=compiled: compiled(*args)
+    default = hir.compile(copy.deepcopy(module), args)  # what a user gets: no policy named, graphs where they apply
+    with torch.no_grad():
+        error = relative_error(default(*args), eager(*args))
+    ok = ok and error <= WRONG
+    shapes["hir default"] = f"[{error:.1e}{' WRONG' if error > WRONG else ''}]"
+    runs["hir default"] = lambda: default(*args)
+    if device == "cuda" and not opts.no_torch_compile:
+        fast = torch.compile(copy.deepcopy(eager), mode="reduce-overhead")
+        runs["torch.compile"] = lambda: fast(*args)
     with torch.no_grad():
         times = timed_interleaved(runs, opts.reps, opts.warmup, device)
     base = times["eager"]
@@ -130,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-torch-compile", action="store_true", help="leave torch.compile out")
     return parser
 
 
