@@ -21,7 +21,7 @@ import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
-from hir.frontend.older_torch import FALLBACKS, fallback_to, scatter_at_indices
+from hir.frontend.older_torch import FALLBACKS, fallback_to, lstm_hidden_states_kept, scatter_at_indices
 
 
 def decomposition_table() -> Any:
@@ -230,7 +230,7 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
     if all(_mapped(node) for node in program.graph.nodes):
         return program
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), lstm_hidden_states_kept():
             warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
             return program.run_decompositions(decomposition_table())
     except Exception:  # an op torch cannot decompose here: the table reports what it lacks

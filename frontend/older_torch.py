@@ -7,10 +7,12 @@ the op, so that model code compiles alike on every supported torch (`torch>=2.4`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
+import torch._decomp.decompositions
 
 aten = torch.ops.aten
 
@@ -66,3 +68,29 @@ def fallback_to(own: Callable[..., Any], torch_decomposition: Callable[..., Any]
         return own(*args, **kwargs) if result is NotImplemented else result
 
     return decomposition
+
+
+@contextmanager
+def lstm_hidden_states_kept() -> Iterator[None]:
+    """
+    torch's decomposition of `nn.LSTM` with the final hidden and cell states shaped as the initial
+    ones. torch 2.11's `one_layer_lstm` squeezes axis 1 of a layer's `[1, batch, hidden]` states
+    instead of axis 0, so `h_n` and `c_n` came back `[layers, 1, batch, hidden]` (eager:
+    `[layers, batch, hidden]`); each layer's states are reshaped to its initial states' shape,
+    which is a no-op on a torch without the bug.
+    """
+    module = torch._decomp.decompositions
+    original = getattr(module, "one_layer_lstm", None)
+    if original is None:
+        yield
+        return
+
+    def one_layer_lstm(inp: torch.Tensor, hidden: Any, *args: Any, **kwargs: Any) -> Any:
+        out, (h, c) = original(inp, hidden, *args, **kwargs)
+        return out, (h.reshape(hidden[0].shape), c.reshape(hidden[1].shape))
+
+    module.one_layer_lstm = one_layer_lstm
+    try:
+        yield
+    finally:
+        module.one_layer_lstm = original

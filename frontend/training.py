@@ -73,6 +73,7 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import LayoutError
 from hir.frontend.module_state import StateReader, TrainFlags
+from hir.frontend.older_torch import lstm_hidden_states_kept
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
     CallSignature,
@@ -686,6 +687,7 @@ class TrainingFunction:
                     user_lines(),
                     unchecked_distributions(),
                     _without_onednn(),
+                    lstm_hidden_states_kept(),
                     refused_stored_tensors(self.fn, self.name),
                     refused_observer_hooks(self.fn, self.name),
                 ):
