@@ -115,6 +115,22 @@ def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
 
 
+_AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def autocast_state() -> tuple[tuple[str, torch.dtype], ...]:
+    """
+    The autocast regions around a call (`with torch.autocast("cpu", dtype=torch.bfloat16):`), as
+    (device type, dtype) pairs. AOT autograd's trace casts as autocast does, so a program traced
+    inside one returns bf16 where eager returns bf16, and one traced outside f32: a call runs the
+    programs of its own autocast state, never those of the first call's (an evaluation pass
+    outside the region after training inside it would get bf16 results, and the reverse f32).
+    """
+    if not torch._C._is_any_autocast_enabled():  # the usual case: one check per call
+        return ()
+    return tuple((d, torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES if torch.is_autocast_enabled(d))
+
+
 @contextmanager
 def _without_onednn() -> Iterator[None]:
     """oneDNN off while tracing (only its flag: `torch.backends.mkldnn.flags` also sets TF32's, with a warning)."""
@@ -550,7 +566,7 @@ class TrainingFunction:
         self._mode = TrainFlags(fn)
         """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
         self._cache_of = (call, example, max_specializations)
-        self._flags = self._mode()
+        self._flags = self._mode_at_call()
         self._grads = tuple(map(_REQUIRES_GRAD, self._state().values()))
         """Per parameter and buffer, whether it requires grad: the traced backward is that of these flags."""
         self._by_mode = {(self._flags, self._grads): self._new_cache()}
@@ -584,7 +600,7 @@ class TrainingFunction:
 
     def _select_mode(self, state: Mapping[str, torch.Tensor] | None = None) -> None:
         """The caches of the module's current flags and, given the state a call reads, of its requires_grad."""
-        flags = self._mode()
+        flags = self._mode_at_call()
         grads = self._grads if state is None else tuple(map(_REQUIRES_GRAD, state.values()))
         if flags != self._flags:
             if flags not in self._inference_by_flags:
@@ -600,6 +616,10 @@ class TrainingFunction:
 
     def _state(self) -> dict[str, torch.Tensor]:
         return self._read_state() if self._read_state is not None else {}
+
+    def _mode_at_call(self) -> tuple[tuple[bool, ...], tuple[tuple[str, torch.dtype], ...]]:
+        """The train / eval flags and the autocast regions the call is made in: each traces programs of its own."""
+        return self._mode(), autocast_state()
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         state = self._state()
