@@ -5,15 +5,21 @@ imports torch and hir once and forks the ranks: on 2 cores, importing them costs
 
     python tests/rank_launcher.py --processes 2 --port 29500 -- SCRIPT [ARGS...]
     python tests/rank_launcher.py --processes 2 --port 29500 -- -m MODULE [ARGS...]
+    python tests/rank_launcher.py --serve
 
 Each rank runs SCRIPT (or MODULE) as `__main__` with torchrun's variables (RANK, LOCAL_RANK,
 WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set. The first rank that fails ends the others, and the
 launcher exits with its status; 0 when every rank exits 0.
+
+With `--serve` it runs jobs as tests/ranks.py asks for them, one JSON request a line on stdin, each
+job forked from this process (which imported torch and hir once for all of a test worker's jobs):
+it answers the job's process id, then its exit status, one JSON line each on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
 import signal
@@ -88,7 +94,48 @@ def wait_for_ranks(pids: list[int]) -> int:
             os.waitpid(pid, 0)
 
 
+def launch(processes: int, port: int, target: list[str]) -> int:
+    sys.stdout.flush()
+    pids = [fork_rank(rank, processes, port, target) for rank in range(processes)]
+    return wait_for_ranks(pids)
+
+
+def run_job(request: dict) -> None:
+    """In a forked child: the job of `request`, its output in the files it names, in a process group of its own."""
+    os.setsid()  # a job that runs past its time is killed with all its ranks
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    code = 1
+    try:
+        code = launch(request["processes"], request["port"], request["target"])
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve() -> int:
+    """Forks each requested job from this process and reports its pid, then its exit status (see the module's doc)."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            run_job(request)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--serve"]:
+        return serve()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--port", type=int, required=True)
@@ -97,9 +144,7 @@ def main() -> int:
     target = args.target[1:] if args.target[:1] == ["--"] else args.target
     if not target:
         parser.error("no SCRIPT or -m MODULE to run")
-    sys.stdout.flush()
-    pids = [fork_rank(rank, args.processes, args.port, target) for rank in range(args.processes)]
-    return wait_for_ranks(pids)
+    return launch(args.processes, args.port, target)
 
 
 if __name__ == "__main__":

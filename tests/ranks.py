@@ -6,15 +6,22 @@ multi-device program). Both return the job's exit status and the ranks' output.
 
 Why not torchrun everywhere: its agent imports torch and runs a rendezvous before any rank starts,
 and each rank imports torch, xDSL and hir again: about 3 s a process on 2 cores, most of a small
-job, and the suite runs over a dozen jobs.
+job, and the suite runs dozens of jobs. The launcher itself is started once per test process
+(`--serve`) and forks every job of that process, so that even the launcher's imports are paid once.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,12 +76,86 @@ def run_ranks(
     """
     `python ARGS` as ranks 0 .. processes-1 of one job, with torchrun's variables, forked by
     tests/rank_launcher.py after it imported torch and hir once. Like torchrun, the first rank
-    that fails ends the others; the output is every rank's, interleaved as they print.
+    that fails ends the others; the output is every rank's, interleaved as they print. Raises
+    subprocess.TimeoutExpired, the job killed, when it runs longer than `timeout` seconds.
     """
-    command = [sys.executable, str(LAUNCHER), "--processes", str(processes), "--port", str(free_port()), "--", *args]
-    return subprocess.run(
-        command, cwd=REPO, env=_environment(dist_timeout), capture_output=True, text=True, timeout=timeout
-    )
+    port = free_port()
+    command = [sys.executable, str(LAUNCHER), "--processes", str(processes), "--port", str(port), "--", *args]
+    env = _environment(dist_timeout)
+    with tempfile.TemporaryDirectory(prefix="hir-job-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        request = {"processes": processes, "port": port, "target": args, "env": env, "cwd": str(REPO)}
+        code = _server().run({**request, "stdout": str(out), "stderr": str(err)}, timeout, command)
+        return subprocess.CompletedProcess(
+            command, code, out.read_text(errors="replace"), err.read_text(errors="replace")
+        )
+
+
+class _JobServer:
+    """tests/rank_launcher.py --serve, started once per test process: forks the jobs `run_ranks` asks for."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(LAUNCHER), "--serve"],
+            cwd=REPO,
+            env=_environment(30),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        self.pending = b""
+        atexit.register(self.close)
+
+    def run(self, request: dict, timeout: float, command: list[str]) -> int:
+        """The job's exit status (negative: the signal that ended it)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        pid = self._answer(None)["pid"]  # the job started (the server's own start does not count)
+        try:
+            return self._answer(time.monotonic() + timeout)["code"]
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # the job and its ranks (the job leads its own group)
+            except ProcessLookupError:  # not yet its group's leader: it has forked no rank yet
+                os.kill(pid, signal.SIGKILL)
+            self._answer(None)
+            raise subprocess.TimeoutExpired(command, timeout) from None
+
+    def _answer(self, deadline: float | None) -> dict:
+        """The server's next JSON line; TimeoutExpired past `deadline`, RuntimeError when the server died."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], wait)[0]:
+                raise subprocess.TimeoutExpired("rank_launcher --serve", wait or 0.0)
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError(f"tests/rank_launcher.py --serve exited with status {self.process.wait()}")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+_SERVER: _JobServer | None = None
+
+
+def _server() -> _JobServer:
+    global _SERVER
+    if _SERVER is None or not _SERVER.alive():
+        _SERVER = _JobServer()
+    return _SERVER
 
 
 def job_verdict(failures: list[str], passed: str) -> int:
