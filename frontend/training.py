@@ -219,13 +219,28 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
         raise FrontendError(f"<capture>: error: {name}: forward adds tensors to {grown[0]}; {advice}")
 
 
+def _hook_code(hook: Callable[..., Any]) -> Any:
+    """The code of a hook: a function's or lambda's, or a bound method's (Grad-CAM's `self.save_gradient`)."""
+    return getattr(hook, "__code__", None) or getattr(getattr(hook, "__func__", None), "__code__", None)
+
+
+def _hook_line(hook: Callable[..., Any]) -> SourceLine:
+    code = _hook_code(hook)
+    return SourceLine(
+        code.co_filename, code.co_firstlineno, linecache.getline(code.co_filename, code.co_firstlineno).strip()
+    )
+
+
 @contextmanager
 def refused_observer_hooks(module: Any, name: str) -> Iterator[None]:
     """
-    While a training step of `module` is traced: a forward hook of the user's that returns None
-    observes the module's output (a feature kept for a perceptual or distillation loss); it runs
+    While a training step of `module` is traced: a hook of the user's that returns None observes
+    a value (a forward hook: a feature kept for a perceptual or distillation loss; a backward hook
+    or a tensor hook registered in forward: a gradient kept for Grad-CAM or logged); it runs
     once, on the trace's values, never at a call, so what it keeps is no call's: an error at the
-    hook's line. A hook that returns a new output is part of the traced program and stays.
+    hook's line. A hook that returns a new value is part of the traced program and stays. A
+    backward hook runs when AOT autograd traces the joint backward, after forward: its wrapper
+    raises there, at the hook's first run.
     """
     if not isinstance(module, torch.nn.Module):
         yield
@@ -242,26 +257,54 @@ def refused_observer_hooks(module: Any, name: str) -> Iterator[None]:
 
         return call
 
+    def refused_in_backward(hook: Callable[..., Any], what: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = hook(*args, **kwargs)
+            if result is None:
+                raise FrontendError(
+                    at_line(
+                        _hook_line(hook),
+                        f"{name}: {what} that returns None observes a gradient, but a compiled training step runs "
+                        "it once, while tracing, on values of no call: return the tensor from forward and hook "
+                        "that output, or take its gradient with torch.autograd.grad",
+                    )
+                )
+            return result
+
+        return call
+
+    def users(hook: Callable[..., Any]) -> bool:
+        code = _hook_code(hook)
+        return code is not None and _users(code.co_filename)
+
     for m in module.modules():
-        for key, hook in list(m._forward_hooks.items()):
-            code = getattr(hook, "__code__", None)
-            if code is not None and _users(code.co_filename):
-                swapped.append((m._forward_hooks, key, hook))
-                m._forward_hooks[key] = recorded(hook)
+        for hooks, wrap in (
+            (m._forward_hooks, recorded),
+            (m._backward_hooks, lambda h: refused_in_backward(h, "a backward hook")),
+            (m._backward_pre_hooks, lambda h: refused_in_backward(h, "a backward pre-hook")),
+        ):
+            for key, hook in list(hooks.items()):
+                if users(hook):
+                    swapped.append((hooks, key, hook))
+                    hooks[key] = wrap(hook)
+    register_hook = torch.Tensor.register_hook
+
+    def register_refused(tensor: torch.Tensor, hook: Callable[..., Any]) -> Any:
+        """A tensor hook that forward registers (`a.register_hook(self.save_gradient)`)."""
+        return register_hook(tensor, refused_in_backward(hook, "a tensor hook") if users(hook) else hook)
+
+    torch.Tensor.register_hook = register_refused  # type: ignore[method-assign]
     try:
         yield
     finally:
+        torch.Tensor.register_hook = register_hook  # type: ignore[method-assign]
         for hooks, key, hook in swapped:
             if key in hooks:
                 hooks[key] = hook
     if observers:
-        code = observers[0].__code__
-        source = SourceLine(
-            code.co_filename, code.co_firstlineno, linecache.getline(code.co_filename, code.co_firstlineno).strip()
-        )
         raise FrontendError(
             at_line(
-                source,
+                _hook_line(observers[0]),
                 f"{name}: a forward hook that returns None observes a module's output, but a compiled training step "
                 "runs it once, while tracing, on values of no call: return what it needs from forward (or compute it "
                 "from the outputs)",

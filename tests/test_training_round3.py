@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 import torch.nn.functional as F
 from test_training import randn
-from test_training_round2 import Mlp
+from test_training_round2 import Mlp, assert_same_grads
 
 import hir
 
@@ -54,3 +55,79 @@ def test_autocast_around_the_call_picks_programs_of_its_own() -> None:
         assert compiled(x).dtype == torch.bfloat16
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), eager(x))
+
+
+class GradCam(torch.nn.Module):
+    """Grad-CAM's way: forward registers a hook on the activation that keeps its gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4, 2)
+        self.gradients: list[torch.Tensor] = []
+
+    def save_gradient(self, grad: torch.Tensor) -> None:
+        self.gradients.append(grad)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = F.relu(self.conv(x))
+        if a.requires_grad:
+            a.register_hook(self.save_gradient)
+        return self.fc(a.mean((2, 3)))
+
+
+class DomainAdversarial(torch.nn.Module):
+    """A gradient reversal layer as a backward hook that returns the new input gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = torch.nn.Linear(16, 16)
+        self.reverse = torch.nn.Identity()
+        self.domain = torch.nn.Linear(16, 2)
+        self.classes = torch.nn.Linear(16, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = torch.relu(self.features(x))
+        return self.classes(h), self.domain(self.reverse(h))
+
+
+def test_a_backward_hook_that_observes_is_an_error_at_its_line_and_one_that_returns_trains() -> None:
+    """
+    A backward hook (a module's, or a tensor's registered in forward) runs while AOT autograd
+    traces the backward, on values of no call, and never at a call: one that keeps a gradient
+    (Grad-CAM, gradient logging) kept one traced value and nothing after. An error at the hook's
+    line. A hook that returns the new gradient (a gradient reversal layer) is traced into the
+    backward program and trains as in eager.
+    """
+    from hir.frontend.errors import FrontendError
+
+    torch.manual_seed(0)
+    cam = GradCam()
+    with pytest.raises(FrontendError, match=r"test_training_round3\.py:\d+: error: <GradCam>: a tensor hook that"):
+        hir.compile(cam, (randn(2, 3, 5, 5),), training=True)(randn(2, 3, 5, 5))
+    model = Mlp()
+    kept: list[torch.Tensor] = []
+    handle = model.fc2.register_full_backward_hook(lambda module, grad_in, grad_out: kept.append(grad_out[0]))
+    compiled = hir.compile(model, (randn(8, 16),), training=True)
+    with pytest.raises(FrontendError, match=r"test_training_round3\.py:\d+: error: <Mlp>: a backward hook that"):
+        compiled(randn(8, 16))
+    handle.remove()
+    eager = copy.deepcopy(model)
+    x = randn(8, 16, seed=1)
+    compiled(x).sum().backward()  # the step traces again, without the hook
+    eager(x).sum().backward()
+    assert_same_grads(model, eager, "without the hook")
+
+    torch.manual_seed(0)
+    model = DomainAdversarial()
+    eager = copy.deepcopy(model)
+    for m in (model, eager):
+        m.reverse.register_full_backward_hook(lambda module, grad_in, grad_out: (-0.5 * grad_in[0],))
+    compiled = hir.compile(model, (randn(8, 16),), training=True)
+    for step in range(2):
+        x = randn(8, 16, seed=step)
+        for classes, domain in (compiled(x), eager(x)):
+            (classes.pow(2).sum() + domain.pow(2).sum()).backward()
+        assert_same_grads(model, eager, f"step {step}")
+        model.zero_grad()
+        eager.zero_grad()
