@@ -21,6 +21,7 @@ import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
+from hir.frontend.cia_ops import cia_ops_collected_once
 from hir.frontend.older_torch import FALLBACKS, fallback_to, lstm_hidden_states_kept, scatter_at_indices
 
 
@@ -28,7 +29,8 @@ def decomposition_table() -> Any:
     """torch's core-ATen decompositions without the ops ATEN_TABLE maps (a dict or torch's table type)."""
     default = getattr(torch.export, "default_decompositions", None)
     if default is not None:
-        table = default()
+        with cia_ops_collected_once():
+            table = default()
     else:  # torch < 2.6
         from torch._decomp import core_aten_decompositions
 
@@ -230,7 +232,7 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
     if all(_mapped(node) for node in program.graph.nodes):
         return program
     try:
-        with warnings.catch_warnings(), lstm_hidden_states_kept():
+        with warnings.catch_warnings(), lstm_hidden_states_kept(), cia_ops_collected_once():
             warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
             return program.run_decompositions(decomposition_table())
     except Exception:  # an op torch cannot decompose here: the table reports what it lacks
