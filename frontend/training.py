@@ -743,6 +743,10 @@ class TrainingFunction:
             # that op does not apply, as its math (matmuls, softmax), which the table has. Without
             # oneDNN, torch's decomposition of nn.LSTM on CPU unrolls its cells (ops the table has)
             # instead of tracing `mkldnn_rnn_layer`, where the sequence needs no gradient.
+            # The inputs as passed: functional_call writes what the module holds after the call back
+            # into `state` (the old spectral_norm's pre-hook assigns `fc.weight = weight_orig / sigma`),
+            # and the reach would stop at that computed weight, short of `weight_orig`.
+            inputs = [*state.values(), *args]
             try:
                 with (
                     FusedTrainingOps(),
@@ -765,7 +769,7 @@ class TrainingFunction:
                 raise capture_error(err, "the training step could not be traced") from err
             graphs.out_spec = pytree.tree_structure(result)
             if torch.is_grad_enabled():
-                graphs.reach = reach_of(pytree.tree_leaves(result), [*state.values(), *args])
+                graphs.reach = reach_of(pytree.tree_leaves(result), inputs)
             return result
 
         def partition(joint: GraphModule, joint_inputs: Any, **options: Any) -> tuple[GraphModule, GraphModule]:

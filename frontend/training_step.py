@@ -129,8 +129,11 @@ class AotStep:
         self.out_spec: pytree.TreeSpec | None = None
         self.lean: LeanForm | None = None
         self._lean_checked = False
+        self._unreached: frozenset[int] | None = None
 
     def __call__(self, state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
+        if torch.is_grad_enabled() and self.graphs.reach is not None:
+            state, args = self._cut_unreached(state, args)
         if not self._lean_checked and self.out_spec is not None and "backward" in self.graphs.programs:
             self.lean = lean_form(self.graphs, self.out_spec.num_leaves, len(state) + len(args))
             self._lean_checked = True  # both programs exist: their form does not change
@@ -152,6 +155,27 @@ class AotStep:
             self.out_spec = self.graphs.out_spec
             assert self.out_spec is not None, "the function was traced at its first call"
         return pytree.tree_unflatten(leaves, self.out_spec)
+
+    def _cut_unreached(
+        self, state: dict[str, torch.Tensor], args: tuple[torch.Tensor, ...]
+    ) -> tuple[dict[str, torch.Tensor], tuple[torch.Tensor, ...]]:
+        """
+        An input with a history (a tensor computed before the call, held as a plain attribute)
+        that no result reaches is passed detached: the old `torch.nn.utils.weight_norm` keeps
+        `fc.weight` computed from `weight_g` and `weight_v` at setup and recomputes it in forward,
+        and an edge to the stale one made every backward run its graph, which the second one found
+        freed. Eager autograd never reaches it. Leaves (parameters) keep their edge.
+        """
+        if self._unreached is None:
+            reached = frozenset().union(*self.graphs.reach)  # type: ignore[union-attr]
+            self._unreached = frozenset(range(len(state) + len(args))) - reached
+        if not self._unreached:
+            return state, args
+        flat = [*state.values(), *args]
+        for k in self._unreached:
+            if k < len(flat) and isinstance(flat[k], torch.Tensor) and flat[k].grad_fn is not None:
+                flat[k] = flat[k].detach()
+        return dict(zip(state, flat[: len(state)])), tuple(flat[len(state) :])
 
 
 class _Usage:

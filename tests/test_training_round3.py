@@ -5,6 +5,7 @@ eager deep copy of the same model with the same optimizer, on seeded random data
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -131,3 +132,38 @@ def test_a_backward_hook_that_observes_is_an_error_at_its_line_and_one_that_retu
         assert_same_grads(model, eager, f"step {step}")
         model.zero_grad()
         eager.zero_grad()
+
+
+@pytest.mark.parametrize("norm", ["spectral_norm", "weight_norm"])
+def test_the_old_spectral_and_weight_norms_train_as_eager(norm: str) -> None:
+    """
+    `torch.nn.utils.spectral_norm` / `weight_norm` (GAN code's) keep `fc.weight` as a plain
+    attribute that their forward pre-hook recomputes from `weight_orig` (and the power iteration's
+    buffers) or `weight_g` and `weight_v`. `weight_orig` had no gradient (the trace's reach stopped
+    at the weight the hook assigned), and the weight norm's second backward ran into the freed
+    graph of the weight computed at setup.
+    """
+
+    def model() -> torch.nn.Module:
+        torch.manual_seed(0)
+        mlp = Mlp()
+        getattr(torch.nn.utils, norm)(mlp.fc1)
+        return mlp
+
+    with pytest.warns(FutureWarning) if norm == "weight_norm" else contextlib.nullcontext():
+        ours, eager = model(), model()  # the old weight norm's module cannot be deep-copied
+    compiled = hir.compile(ours, (randn(8, 16),), training=True)
+    sgd, eager_sgd = torch.optim.SGD(ours.parameters(), lr=0.1), torch.optim.SGD(eager.parameters(), lr=0.1)
+    for step in range(3):
+        x = randn(8, 16, seed=step)
+        out, want = compiled(x), eager(x)
+        torch.testing.assert_close(out, want)
+        out.pow(2).sum().backward()
+        want.pow(2).sum().backward()
+        assert_same_grads(ours, eager, f"step {step}")
+        sgd.step()
+        eager_sgd.step()
+        sgd.zero_grad()
+        eager_sgd.zero_grad()
+    for (name, p), q in zip(ours.state_dict().items(), eager.state_dict().values(), strict=True):
+        torch.testing.assert_close(p, q, msg=lambda m, name=name: f"{name}: {m}")  # weight_u and weight_v too
