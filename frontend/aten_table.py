@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import Float64Type, IntegerType, NoneAttr, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type, IntegerType, NoneAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
@@ -382,8 +382,28 @@ def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
 
 def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:
     shape = tuple(node.meta["val"].shape)
+    element = out_element(node)
+    if bias is not None and element in _HALF and not _linear_adds_bias_inside(node, len(shape_of(bias))):
+        # torch's F.linear of such an input is a matmul, then an add: two roundings of a bf16 or
+        # f16 result, where the fused op's one rounding is an ulp off eager's.
+        y = e.typed(lambda t: fusion.LinearOp(x, w, None, t), [x, w], shape, element)
+        return e.binary(fusion.AddOp, y, bias, element)
     operands = [x, w] if bias is None else [x, w, bias]
-    return e.typed(lambda t: fusion.LinearOp(x, w, bias, t), operands, shape, out_element(node))
+    return e.typed(lambda t: fusion.LinearOp(x, w, bias, t), operands, shape, element)
+
+
+_HALF = (BFloat16Type(), Float16Type())
+
+
+def _linear_adds_bias_inside(node: Node, bias_rank: int) -> bool:
+    """
+    Whether torch's `at::linear` adds the bias inside its GEMM (`addmm`): for a 2-D input, and
+    for a contiguous one of more axes (folded into rows), by eager's strides as the trace
+    recorded them; a transposed or permuted input (an MLP-Mixer's token mixing, a ConvNeXt's
+    channels-last MLP) goes through `matmul`, then `add_`.
+    """
+    x = node.args[0].meta["val"]  # type: ignore[union-attr]
+    return x.dim() == 2 or (x.is_contiguous() and (x.dim() == 3 or bias_rank == 1))
 
 
 def _mm(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:

