@@ -24,7 +24,6 @@ from hir.frontend.aten_common import (
     fill_value,
     float_only,
     linear_of_product,
-    matmul,
     opmath_element,
     out_element,
     truth,
@@ -114,14 +113,20 @@ def _add_product(e: Emitter, node: Node, bias, a, b, *, beta=1, alpha=1) -> SSAV
         # GEMM with the bias added before its one rounding, where the bias broadcast and added
         # after the product are two more passes over the result.
         return linear_of_product(e, node, a, b, bias)
-    product = matmul(e, node, a, b)
+    wide = opmath_element(element)
+    if wide != element and (alpha != 1 or beta != 0):
+        # torch's bf16 or f16 kernel scales and adds in its f32 accumulator and rounds once
+        # (BLOOM's ALiBi `baddbmm`): the product of f32 casts is the same accumulation.
+        a, b = e.cast(a, wide), e.cast(b, wide)
+        bias = e.cast(bias, wide) if isinstance(bias, SSAValue) else bias
+    product = e.typed(lambda t: fusion.MatmulOp(a, b, t), [a, b], tuple(node.meta["val"].shape), wide)
     if alpha != 1:
-        product = e.binary(fusion.MulOp, product, alpha, element)
-    if beta == 0:
-        return product
-    if beta != 1:
-        bias = e.binary(fusion.MulOp, bias, beta, element)
-    return e.binary(fusion.AddOp, bias, product, element)
+        product = e.binary(fusion.MulOp, product, alpha, wide)
+    if beta != 0:
+        if beta != 1:
+            bias = e.binary(fusion.MulOp, bias, beta, wide)
+        product = e.binary(fusion.AddOp, bias, product, wide)
+    return e.cast(product, element)
 
 
 def _is_linear(node: Node, bias: Any, a: Any, b: Any, beta: Any, alpha: Any) -> bool:

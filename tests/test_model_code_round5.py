@@ -8,8 +8,11 @@ dataclass returned without its pytree registration.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+import torch.nn.functional as F
 
 import hir
 
@@ -71,3 +74,28 @@ def test_a_grouped_convolution_adds_its_bias_before_its_one_rounding(dtype: torc
     torch.manual_seed(0)
     model = _GroupedConvs().to(dtype).eval()
     _bitwise_as_eager(model, (_seeded(2, 8, 6, 6, seed=1, dtype=dtype), _seeded(2, 8, 9, seed=2, dtype=dtype)))
+
+
+class _ScaledScores(torch.nn.Module):
+    """BLOOM's ALiBi scores and diffusers' attention scores (`beta=0` over `torch.empty`)."""
+
+    def forward(self, alibi: torch.Tensor, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        scale = 1 / math.sqrt(q.shape[-1])
+        bloom = alibi.baddbmm(batch1=q, batch2=k.transpose(1, 2), beta=1.0, alpha=scale)
+        empty = torch.empty(q.shape[0], q.shape[1], k.shape[1], dtype=q.dtype)
+        diffusers = torch.baddbmm(empty, q, k.transpose(-1, -2), beta=0, alpha=scale)
+        return bloom, F.softmax(diffusers, dim=-1)
+
+
+@pytest.mark.parametrize("dtype", _HALF)
+def test_baddbmm_of_half_precision_scales_and_adds_before_one_rounding(dtype: torch.dtype) -> None:
+    # torch's kernel computes `beta * bias + alpha * (q @ k)` in f32 and rounds once; the product
+    # was rounded to the dtype, then scaled and added in it.
+    alibi = _seeded(6, 1, 5, seed=1, dtype=dtype)
+    first = (alibi, _seeded(6, 5, 4, seed=2, dtype=dtype), _seeded(6, 5, 4, seed=3, dtype=dtype))
+    second = (
+        _seeded(6, 1, 3, seed=4, dtype=dtype),
+        _seeded(6, 3, 4, seed=5, dtype=dtype),
+        _seeded(6, 3, 4, seed=6, dtype=dtype),
+    )
+    _bitwise_as_eager(_ScaledScores(), first, second)
