@@ -104,6 +104,7 @@ def located_error(node: torch.fx.Node | None, message: str) -> FrontendError:
 
 
 _CAUSED_BY = re.compile(r"Caused by: \(([^\s:()]+):(\d+) in ")
+_UNKNOWN_OUTPUT = re.compile(r"Found <class '([^']+)'> in output, which is not a known type")
 
 
 _DATA_DEPENDENT_ADVICE = {
@@ -152,6 +153,14 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     elif isinstance(err, SyntaxError) and "aten.random_.from" in (err.text or ""):
         # torch's FX code of `aten.random_.from` does not parse (`from` is a keyword).
         first = "x.random_(low, high) cannot be captured by torch.export: use torch.randint(low, high, x.shape)"
+    elif (returned := _UNKNOWN_OUTPUT.match(first)) is not None:
+        # A dataclass that the code returns (a model's output record) is no pytree node unless registered.
+        name = returned.group(1).rsplit(".", 1)[-1]
+        first = (
+            f"the code returns a {name}, a class torch.export cannot take apart: register it once, "
+            f"`torch.utils._pytree.register_dataclass({name})` for a dataclass (Hugging Face's ModelOutput "
+            "classes are registered), or return a tuple or a dict"
+        )
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
     elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace

@@ -8,7 +8,9 @@ dataclass returned without its pytree registration.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 
 import pytest
 import torch
@@ -99,3 +101,27 @@ def test_baddbmm_of_half_precision_scales_and_adds_before_one_rounding(dtype: to
         _seeded(6, 3, 4, seed=6, dtype=dtype),
     )
     _bitwise_as_eager(_ScaledScores(), first, second)
+
+
+@dataclasses.dataclass
+class _EncoderOutput:
+    last_hidden_state: torch.Tensor
+    pooler_output: torch.Tensor | None = None
+
+
+class _Encoder(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> _EncoderOutput:
+        h = self.fc(x)
+        return _EncoderOutput(h, h[:, 0].tanh())
+
+
+def test_a_dataclass_returned_unregistered_is_an_error_that_says_how_to_register_it() -> None:
+    with pytest.raises(hir.frontend.errors.FrontendError) as info:
+        hir.compile(_Encoder().eval(), (_seeded(2, 3, 8, seed=0),))
+    assert re.search(
+        r"returns a _EncoderOutput, .*`torch.utils._pytree.register_dataclass\(_EncoderOutput\)`", str(info.value)
+    )
