@@ -46,8 +46,11 @@ def _clamp(e: Emitter, node: Node, x, low=None, high=None) -> SSAValue:
 
 
 def _variance(e: Emitter, node: Node, x: SSAValue, dims, correction, keepdim: bool) -> SSAValue:
-    """`sum((x - mean)^2) / (N - correction)` over `dims`."""
-    element = out_element(node)
+    """
+    `sum((x - mean)^2) / (N - correction)` over `dims`, in the dtype torch's kernel computes in (f32
+    for bf16 and f16, whose every step rounded was up to an ulp off): the caller casts the result.
+    """
+    element = opmath_element(out_element(node))
     x = e.cast(x, element)
     dims = dims_of(x, dims)
     count = math.prod(shape_of(x)[d] for d in dims)
@@ -72,8 +75,8 @@ def _var(e: Emitter, node: Node, x: SSAValue, *args, **kwargs) -> SSAValue:
         correction, keepdim = kwargs.get("correction"), kwargs.get("keepdim", False)
     variance = _variance(e, node, x, dims, correction, keepdim)
     if node.target in (aten.std.default, aten.std.dim, aten.std.correction):
-        return e.unary(fusion.SqrtOp, variance)
-    return variance
+        variance = e.unary(fusion.SqrtOp, variance)
+    return e.cast(variance, out_element(node))
 
 
 def _vector_norm(e: Emitter, node: Node, x: SSAValue, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
@@ -248,15 +251,20 @@ def _unbind(e: Emitter, node: Node, x: SSAValue, dim: int = 0) -> tuple[SSAValue
 
 
 def _softplus(e: Emitter, node: Node, x: SSAValue, beta=1, threshold=20) -> SSAValue:
-    """`log1p(exp(beta * x)) / beta`, and x itself where `beta * x > threshold` (torch's formula)."""
+    """
+    `log1p(exp(beta * x)) / beta`, and x itself where `beta * x > threshold` (torch's formula), for
+    bf16 and f16 in f32 as torch's kernel: f16's exp overflows past 11, which made (11, 20] infinite.
+    """
     element = out_element(node)
-    scaled = x if beta == 1 else e.binary(fusion.MulOp, x, beta, element)
+    wide = opmath_element(element)
+    x = e.cast(x, wide)
+    scaled = x if beta == 1 else e.binary(fusion.MulOp, x, beta, wide)
     soft = e.unary(fusion.Log1pOp, e.unary(fusion.ExpOp, scaled))
     if beta != 1:
-        soft = e.binary(fusion.DivOp, soft, beta, element)
-    bound = e.broadcast_to(e.constant(threshold, element), shape_of(x))
+        soft = e.binary(fusion.DivOp, soft, beta, wide)
+    bound = e.broadcast_to(e.constant(threshold, wide), shape_of(x))
     linear = e.typed(lambda t: fusion.CompareOp("gt", scaled, bound, t), [scaled, bound], shape_of(x), IntegerType(1))
-    return e.typed(lambda t: fusion.WhereOp(linear, x, soft, t), [linear, x, soft], shape_of(x), element)
+    return e.cast(e.typed(lambda t: fusion.WhereOp(linear, x, soft, t), [linear, x, soft], shape_of(x), wide), element)
 
 
 def _masked_fill(e: Emitter, node: Node, x: SSAValue, mask: SSAValue, value) -> SSAValue:
@@ -481,14 +489,19 @@ def _leaky_relu(e: Emitter, node: Node, x: SSAValue, slope=0.01) -> SSAValue:
 
 
 def _elu(e: Emitter, node: Node, x: SSAValue, alpha=1.0, scale=1.0, input_scale=1.0) -> SSAValue:
-    """`scale * (x if x > 0 else alpha * expm1(input_scale * x))` (selu and celu are its forms)."""
+    """
+    `scale * (x if x > 0 else alpha * expm1(input_scale * x))` (selu and celu are its forms); bf16
+    and f16 in f32, rounded once, as torch's kernel (selu's scale was a second rounding).
+    """
     element = out_element(node)
-    inner = x if input_scale == 1 else e.binary(fusion.MulOp, x, input_scale, element)
+    wide = opmath_element(element)
+    x = e.cast(x, wide)
+    inner = x if input_scale == 1 else e.binary(fusion.MulOp, x, input_scale, wide)
     negative = e.unary(fusion.Expm1Op, inner)
     if alpha != 1:
-        negative = e.binary(fusion.MulOp, negative, alpha, element)
-    result = _positive_or(e, x, negative, element)
-    return result if scale == 1 else e.binary(fusion.MulOp, result, scale, element)
+        negative = e.binary(fusion.MulOp, negative, alpha, wide)
+    result = _positive_or(e, x, negative, wide)
+    return e.cast(result if scale == 1 else e.binary(fusion.MulOp, result, scale, wide), element)
 
 
 def _positive_or(e: Emitter, x: SSAValue, otherwise: SSAValue, element) -> SSAValue:
@@ -549,7 +562,7 @@ def _constant_pad(e: Emitter, node: Node, x: SSAValue, pad, value=0) -> SSAValue
 
 
 def _var_mean(e: Emitter, node: Node, x: SSAValue, dims=None, *, correction=None, keepdim: bool = False):
-    variance = _variance(e, node, x, dims, correction, keepdim)
+    variance = e.cast(_variance(e, node, x, dims, correction, keepdim), out_element(node, 0))
     mean = e.reduce(fusion.MeanOp, e.cast(x, out_element(node, 1)), dims_of(x, dims), keepdim)
     return variance, mean
 

@@ -125,3 +125,18 @@ def test_a_dataclass_returned_unregistered_is_an_error_that_says_how_to_register
     assert re.search(
         r"returns a _EncoderOutput, .*`torch.utils._pytree.register_dataclass\(_EncoderOutput\)`", str(info.value)
     )
+
+
+class _Activations(torch.nn.Module):
+    """Mamba's softplus of its step sizes, SELU, and the statistics of a feature map."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return F.softplus(x), F.softplus(x, beta=2), F.selu(x), x.var(-1), x.std(0), torch.var_mean(x, 1)[0]
+
+
+@pytest.mark.parametrize("dtype", _HALF)
+def test_softplus_selu_and_variances_of_half_precision_compute_in_f32(dtype: torch.dtype) -> None:
+    # torch's kernels compute these in f32 and round once: f16's exp overflowed past 11, so that
+    # softplus of (11, 20] was infinite, and each rounded step of selu and var was an ulp off.
+    x = torch.cat([_seeded(4, 32, seed=1) * 3, torch.linspace(10, 19, 32)[None]]).to(dtype)
+    _bitwise_as_eager(_Activations(), (x,))
