@@ -116,10 +116,30 @@ class TrainFlags:
     _FLAG = operator.attrgetter("training")
 
     def __init__(self, module: Any):
-        self.modules = list(module.modules()) if isinstance(module, torch.nn.Module) else []
+        self.module = module if isinstance(module, torch.nn.Module) else None
+        self._collect()
 
-    def __call__(self) -> tuple[bool, ...]:
-        return tuple(map(self._FLAG, self.modules))  # every call: about 0.03 µs a submodule
+    def _collect(self) -> None:
+        self.modules = list(self.module.modules()) if self.module is not None else []
+        places = [(m._modules, key) for m in self.modules for key in m._modules]
+        self._tables, self._keys = [t for t, _ in places], [k for _, k in places]
+        self.structure = tuple(t[k] for t, k in places)
+        """
+        Every submodule where its parent holds it: a submodule replaced since (`model.fc =
+        nn.Linear(...)` for a new head, `model.head = nn.Dropout(0.5)`) changes the code the trace
+        ran and the tensors it read, so the new structure picks programs of its own, as new flags
+        do (the old ones read the old submodule's parameters: a silent wrong answer).
+        """
+
+    def replaced(self) -> bool:
+        """Whether a submodule was replaced (or removed) since the structure was taken: about 0.03 µs a submodule."""
+        return tuple(map(dict.get, self._tables, self._keys)) != self.structure  # modules compare by identity
+
+    def __call__(self, checked: bool = False) -> tuple[Any, ...]:
+        """The structure and the flags; `checked`: the caller has just seen `replaced()` false."""
+        if not checked and self.replaced():
+            self._collect()
+        return (self.structure, *map(self._FLAG, self.modules))  # every call: about 0.03 µs a submodule
 
 
 def removed(owner: str, names: list[str]) -> FrontendError:

@@ -658,11 +658,16 @@ class TrainingFunction:
         self._flags, self._grads = flags, grads
 
     def _state(self) -> dict[str, torch.Tensor]:
-        return self._read_state() if self._read_state is not None else {}
+        if self._read_state is None:
+            return {}
+        if self._mode.replaced():  # `model.fc = nn.Linear(...)`: read the new submodule's tensors (and trace it)
+            self._read_state = StateReader(self.fn, self.name, attributes=True)
+            self._mode()  # takes the new structure
+        return self._read_state()
 
-    def _mode_at_call(self) -> tuple[tuple[bool, ...], tuple[tuple[str, torch.dtype], ...]]:
+    def _mode_at_call(self) -> tuple[tuple[Any, ...], tuple[tuple[str, torch.dtype], ...]]:
         """The train / eval flags and the autocast regions the call is made in: each traces programs of its own."""
-        return self._mode(), autocast_state()
+        return self._mode(checked=True), autocast_state()  # `_state()` has taken a replaced submodule
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         state = self._state()
