@@ -110,6 +110,42 @@ def _var_mean(
     return var, mean if keepdim else torch.squeeze(mean, dims)
 
 
+def _batch_norm_functional(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, ...]:
+    """
+    A batch norm in training mode as torch's decomposition computes it, except that a bf16 / f16
+    input with f32 parameters (under autocast) saves its mean and 1/std for the backward in f32,
+    as torch's CPU kernel does: the decomposition rounds them to the input's dtype on CPU, and
+    the backward's gradients (the norm's weight and bias, and through it the layers before) were
+    off by 5 to 15 times eager's error.
+    """
+    from torch._decomp.decompositions import _native_batch_norm_legit_functional
+
+    mixed = weight is not None and weight.dtype != x.dtype
+    if not training or not mixed:
+        return _native_batch_norm_legit_functional(x, weight, bias, running_mean, running_var, training, momentum, eps)
+    dims = [0, *range(2, x.dim())]
+    per_channel = [-1] + [1] * (x.dim() - 2)
+    var, mean = torch.var_mean(x.to(weight.dtype), dim=dims, correction=0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = (x - mean) * rstd * weight.reshape(per_channel)
+    if bias is not None:
+        out = out + bias.reshape(per_channel)
+    save_mean, save_rstd = torch.squeeze(mean, dims), torch.squeeze(rstd, dims)
+    n = x.numel() / x.shape[1]
+    new_mean = momentum * save_mean + (1 - momentum) * running_mean
+    new_var = momentum * torch.squeeze(var, dims) * (n / (n - 1)) + (1 - momentum) * running_var
+    return out.to(x.dtype), save_mean, save_rstd, new_mean, new_var
+
+
 def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """any over an axis as a max (the math attention's guard against rows masked whole)."""
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
@@ -332,7 +368,8 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
     table = decomposition_table()
     table = {op: table[op] for op in list(table.keys())}
     extra = {
-        **get_decompositions([aten.addmm, aten.native_layer_norm, aten._native_batch_norm_legit_functional]),
+        **get_decompositions([aten.addmm, aten.native_layer_norm]),
+        aten._native_batch_norm_legit_functional.default: _batch_norm_functional,
         aten.scalar_tensor.default: _scalar_tensor,
         aten.var_mean.correction: _var_mean,
         aten.any.dim: _any,
