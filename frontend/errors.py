@@ -130,6 +130,15 @@ GENERATOR_REFUSAL = (
 )
 
 
+def unregistered_output(name: str) -> str:
+    """The refusal of a returned class that is no pytree node (a dataclass a model returns as its output record)."""
+    return (
+        f"the code returns a {name}, a class torch.export cannot take apart: register it once, "
+        f"`torch.utils._pytree.register_dataclass({name})` for a dataclass (Hugging Face's ModelOutput "
+        "classes are registered), or return a tuple or a dict"
+    )
+
+
 def capture_error(err: BaseException, what: str = "torch.export could not capture the program") -> FrontendError:
     """
     A trace's refusal (a data-dependent branch, an unsupported Python construct): `what`, torch's
@@ -154,13 +163,7 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
         # torch's FX code of `aten.random_.from` does not parse (`from` is a keyword).
         first = "x.random_(low, high) cannot be captured by torch.export: use torch.randint(low, high, x.shape)"
     elif (returned := _UNKNOWN_OUTPUT.match(first)) is not None:
-        # A dataclass that the code returns (a model's output record) is no pytree node unless registered.
-        name = returned.group(1).rsplit(".", 1)[-1]
-        first = (
-            f"the code returns a {name}, a class torch.export cannot take apart: register it once, "
-            f"`torch.utils._pytree.register_dataclass({name})` for a dataclass (Hugging Face's ModelOutput "
-            "classes are registered), or return a tuple or a dict"
-        )
+        first = unregistered_output(returned.group(1).rsplit(".", 1)[-1])
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
     elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace

@@ -9,9 +9,11 @@ comes from, so that `hir.compile` can pass them.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 import re
+import sys
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 from torch.export import ExportedProgram
 from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 from torch.fx import Node
@@ -38,6 +41,7 @@ from hir.frontend.errors import (
     SourceLine,
     capture_error,
     located_error,
+    unregistered_output,
     user_source_line,
 )
 from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
@@ -229,9 +233,32 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
             args, kwargs = split_call(fn, example_args)
             program = torch.export.export(module, args, kwargs or None, strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
+        returned = _unregistered_dataclass(fn, err)
+        if returned is not None:
+            raise FrontendError(f"{returned[1]}: error: {unregistered_output(returned[0])}") from None
         raise capture_error(err) from err
     _refuse_state_updates(program)
     return decompose(program)
+
+
+def _unregistered_dataclass(fn: Callable[..., Any] | torch.nn.Module, err: Exception) -> tuple[str, str] | None:
+    """
+    (name, `file:line` of the function) when torch refused a returned dataclass that is no pytree
+    node with only `unhashable type: 'Name'` (torch 2.11; newer torch names the output) and the
+    function's module defines a dataclass of that name; None otherwise.
+    """
+    found = re.fullmatch(r"unhashable type: '(\w+)'", str(err).strip())
+    if not isinstance(err, TypeError) or found is None:
+        return None
+    function = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    cls = getattr(sys.modules.get(getattr(function, "__module__", None) or ""), found.group(1), None)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)) or cls in pytree.SUPPORTED_NODES:
+        return None
+    try:
+        where = f"{inspect.getsourcefile(function)}:{inspect.getsourcelines(function)[1]}"
+    except (OSError, TypeError):
+        where = "<capture>"
+    return found.group(1), where
 
 
 def check_example_args(example_args: Sequence[Any]) -> None:

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import hir
+from hir.frontend import FrontendError
 
 _HALF = [torch.bfloat16, torch.float16]
 
@@ -120,11 +121,26 @@ class _Encoder(torch.nn.Module):
 
 
 def test_a_dataclass_returned_unregistered_is_an_error_that_says_how_to_register_it() -> None:
-    with pytest.raises(hir.frontend.errors.FrontendError) as info:
+    with pytest.raises(FrontendError) as info:
         hir.compile(_Encoder().eval(), (_seeded(2, 3, 8, seed=0),))
     assert re.search(
         r"returns a _EncoderOutput, .*`torch.utils._pytree.register_dataclass\(_EncoderOutput\)`", str(info.value)
     )
+
+
+def test_a_dataclass_torch_refuses_as_unhashable_gets_the_same_error_at_its_forward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # torch 2.11 refuses the unregistered dataclass with only `unhashable type: '_EncoderOutput'`.
+    def export(*args: object, **kwargs: object) -> None:
+        raise TypeError("unhashable type: '_EncoderOutput'")
+
+    monkeypatch.setattr(torch.export, "export", export)
+    with pytest.raises(FrontendError) as info:
+        hir.compile(_Encoder().eval(), (_seeded(2, 3, 8, seed=0),))
+    line = _Encoder.forward.__code__.co_firstlineno
+    assert re.match(rf".*test_model_code_round5.py:{line}: error: the code returns a _EncoderOutput, ", str(info.value))
+    assert "register_dataclass(_EncoderOutput)" in str(info.value)
 
 
 class _Activations(torch.nn.Module):
