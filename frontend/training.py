@@ -348,6 +348,25 @@ def refused_observer_hooks(module: Any, name: str) -> Iterator[None]:
         )
 
 
+def refuse_sparse_gradients(module: Any, name: str) -> None:
+    """
+    An `nn.Embedding` / `nn.EmbeddingBag` with `sparse=True` (word2vec's, a recommender's, for
+    `torch.optim.SparseAdam`): its gradient is a sparse tensor, which the programs do not make;
+    the trace failed in torch's sparse backward with a message that named neither the layer nor
+    the way out.
+    """
+    if not isinstance(module, torch.nn.Module):
+        return
+    for path, m in module.named_modules():
+        sparse = isinstance(m, (torch.nn.Embedding, torch.nn.EmbeddingBag)) and m.sparse
+        if sparse and m.weight.requires_grad and torch.is_grad_enabled():  # no_grad: an inference program
+            raise FrontendError(
+                f"<compile>: error: {name}: {path or 'the module'} is an nn.{type(m).__name__} with sparse=True, whose "
+                "gradient is a sparse tensor, which a compiled training step does not make: use sparse=False (a "
+                "dense gradient, which torch.optim.Adam and SGD take; SparseAdam does not)"
+            )
+
+
 def _attribute_path(root: torch.nn.Module, module: torch.nn.Module, attr: str) -> str:
     """`self.layers.0.aux_loss`: where `module`'s attribute lies, from the compiled module."""
     prefix = next((n for n, m in root.named_modules() if m is module), "")
@@ -729,6 +748,7 @@ class TrainingFunction:
     def _specialize(self, examples: Sequence[torch.Tensor]) -> Callable[..., Any]:
         from functorch.compile import aot_function, min_cut_rematerialization_partition
 
+        refuse_sparse_gradients(self.fn, self.name)
         programs: dict[str, CompiledFunction] = {}
         graphs = Graphs()
         state_names = list(self._state())

@@ -225,3 +225,16 @@ def test_batch_norm_under_autocast_saves_f32_statistics_as_eager() -> None:
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-2, atol=1e-2, msg=lambda m, name=name: f"{name}: {m}")
     for (name, b), c in zip(model.named_buffers(), eager.buffers(), strict=True):
         torch.testing.assert_close(b, c, rtol=1e-2, atol=1e-2, msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_a_sparse_embedding_is_an_error_naming_the_layer() -> None:
+    """`nn.Embedding(sparse=True)` has a sparse gradient, which the programs do not make: an error that says so."""
+    from hir.frontend.errors import FrontendError
+
+    model = torch.nn.Sequential(torch.nn.Embedding(20, 8, padding_idx=0, sparse=True), torch.nn.Linear(8, 2))
+    ids = torch.randint(0, 20, (4, 6), generator=torch.Generator().manual_seed(0))
+    compiled = hir.compile(model, (ids,), training=True)
+    with pytest.raises(FrontendError, match=r"<Sequential>: 0 is an nn\.Embedding with sparse=True.*use sparse=False"):
+        compiled(ids)
+    with torch.no_grad():  # no gradient: an inference program
+        torch.testing.assert_close(compiled(ids), model(ids))
