@@ -11,12 +11,20 @@ The comparison goes through the process group's key-value store, not a collectiv
 checks while another already runs a cached program must not have its check matched with that
 program's collectives. A rank whose peers never check (they called with a signature they had
 compiled before) waits for the store's timeout and then raises.
+
+The same exchange carries an exact fingerprint of the values of some arguments (`ValueCheck`):
+a replicated argument must hold the same values on every rank (else each rank computes with its
+own, and their results diverge without an error), and an argument of the example's global shape
+that holds the same values on every rank is the whole tensor passed where the call takes this
+rank's shard. `HIR_CHECK_REPLICAS=1` makes every call, not only a new signature's, compare.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -27,6 +35,63 @@ if TYPE_CHECKING:
 
 _INSTANCES: Counter[str] = Counter()
 """Compiled functions per name in this process: ranks compile theirs in the same order."""
+
+
+_SEPARATOR = "\x1f"
+"""Between a rank's signature text and its fingerprints in the store (neither holds it)."""
+
+_CHUNK = 1 << 22
+"""Words per step of a fingerprint: a huge input is read in steps, not widened to int64 whole."""
+
+
+def check_every_call() -> bool:
+    """`HIR_CHECK_REPLICAS=1`: every call compares the signatures and the checked values, not only a new signature's."""
+    return os.environ.get("HIR_CHECK_REPLICAS", "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class ValueCheck:
+    """An argument whose values the ranks compare, by fingerprint, when they compare signatures."""
+
+    name: str
+    tensor: torch.Tensor
+    shard_hint: str | None = None
+    """None: a replicated argument, which every rank must pass with the same values. Else the argument
+    has the example's global shape, and the same values on every rank mean it is the whole tensor:
+    the error's sentence on the shard the call takes and how to cut it."""
+
+
+def _fingerprint(tensor: torch.Tensor) -> torch.Tensor:
+    """
+    Two int64s of the tensor's bits: the sum of its words and of each word times its position,
+    in wrapping integer arithmetic, which any reduction order computes exactly alike (a float sum
+    could round differently on another rank's thread count); the positions tell a permutation.
+    """
+    words = tensor.detach().contiguous().view(-1)
+    words = words.view({1: torch.uint8, 2: torch.int16}.get(words.element_size(), torch.int32))
+    total = torch.zeros(2, dtype=torch.int64, device=tensor.device)
+    for start in range(0, words.numel(), _CHUNK):
+        chunk = words[start : start + _CHUNK].to(torch.int64)
+        position = torch.arange(start + 1, start + 1 + chunk.numel(), dtype=torch.int64, device=tensor.device)
+        total += torch.stack([chunk.sum(), (chunk * position).sum()])
+    return total
+
+
+def fingerprints(tensors: Sequence[torch.Tensor]) -> list[str]:
+    """Each tensor's `_fingerprint` as text; one device-to-host copy for all (a call's tensors share a device)."""
+    if not tensors:
+        return []
+    with torch.no_grad():
+        host = torch.stack([_fingerprint(t) for t in tensors]).cpu()
+    return [f"{a & (2**64 - 1):x}.{b & (2**64 - 1):x}" for a, b in host.tolist()]
+
+
+def _groups(ranks: Sequence[int], values: Sequence[str]) -> list[list[int]]:
+    """The ranks grouped by equal values, in the order of their first rank."""
+    groups: dict[str, list[int]] = {}
+    for rank, value in zip(ranks, values):
+        groups.setdefault(value, []).append(rank)
+    return list(groups.values())
 
 
 def _store() -> Any:
@@ -63,8 +128,12 @@ class RankAgreement:
         _INSTANCES[signature.name] += 1
         self.checks = 0
 
-    def disagreement(self, key: Key) -> str | None:
-        """On every rank of the mesh, the error when this call's signature is not every rank's; else None."""
+    def disagreement(self, key: Key, checks: Sequence[ValueCheck] = (), every_call: bool = False) -> str | None:
+        """
+        On every rank of the mesh, the error when this call's signature is not every rank's, or the
+        values of `checks` are not as they must be; else None. `every_call`: the check runs at every
+        call (`HIR_CHECK_REPLICAS=1`), which its timeout's error says.
+        """
         store = _store()
         ranks = self.signature.ranks
         if store is None or len(ranks) < 2 or dist.get_rank() not in ranks:
@@ -74,19 +143,66 @@ class RankAgreement:
             text = f"{text}; {more}"
         prefix = f"{self.prefix}/{self.checks}"
         self.checks += 1
-        store.set(f"{prefix}/{dist.get_rank()}", text)
+        prints = fingerprints([c.tensor for c in checks])
+        store.set(f"{prefix}/{dist.get_rank()}", _SEPARATOR.join([text, *prints]))
         keys = [f"{prefix}/{r}" for r in ranks]
         try:
             store.wait(keys)
         except RuntimeError:  # the store's timeout (torch's DistStoreError derives from it)
             missing = [str(r) for r, k in zip(ranks, keys) if not store.check([k])]
+            what = "called it" if every_call else "called it with a new signature"
+            also = " (with HIR_CHECK_REPLICAS=1 every call compares: set it on every rank)" * every_call
             return (
-                f"<call>: error: {self.signature.name}: this rank ({dist.get_rank()}) called it with a new signature "
+                f"<call>: error: {self.signature.name}: this rank ({dist.get_rank()}) {what} "
                 f"({text}) and rank{'s' * (len(missing) > 1)} {', '.join(missing)} did not within the store's "
                 "timeout: every rank of the mesh calls a compiled function with the same signatures in the same order"
+                f"{also}"
             )
-        texts = [store.get(k).decode() for k in keys]
-        return self._differ(ranks, texts) if len(set(texts)) > 1 else None
+        received = [store.get(k).decode().split(_SEPARATOR) for k in keys]
+        self._forget(store, self.checks - 2)
+        texts = [r[0] for r in received]
+        if len(set(texts)) > 1:
+            return self._differ(ranks, texts)
+        return self._values_differ(ranks, checks, [r[1:] for r in received])
+
+    def _forget(self, store: Any, check: int) -> None:
+        """
+        This rank's key of the check before this one: every peer has read it, since each set its key
+        of this check (this rank waited for those) after reading the previous check's keys. Keeps the store
+        small when every call compares (`HIR_CHECK_REPLICAS=1`).
+        """
+        if check < 0:
+            return
+        try:
+            store.delete_key(f"{self.prefix}/{check}/{dist.get_rank()}")
+        except (RuntimeError, NotImplementedError):  # a store that cannot delete keeps them
+            pass
+
+    def _values_differ(
+        self, ranks: tuple[int, ...], checks: Sequence[ValueCheck], prints: list[list[str]]
+    ) -> str | None:
+        """The error of the first checked argument whose fingerprints are not as they must be, else None."""
+        name = self.signature.name
+        for j, check in enumerate(checks):
+            groups = _groups(ranks, [p[j] for p in prints])
+            spec = f"{str(check.tensor.dtype).removeprefix('torch.')}{list(check.tensor.shape)}"
+            if check.shard_hint is None and len(groups) > 1:
+                equal = "; ".join(f"rank{'s' * (len(g) > 1)} {', '.join(map(str, g))}" for g in groups)
+                return (
+                    f"<call>: error: {name}: argument '{check.name}' ({spec}) is replicated (its in_layouts entry "
+                    f"shards no axis), but the ranks of the mesh passed different values of it (the same values on: "
+                    f"{equal}): each rank would compute with its own and their results would diverge; pass every "
+                    f"rank the same tensor (draw it from the same seed, or dist.broadcast({check.name}, src=0) "
+                    "before the call), or give it a sharded in_layouts entry if each rank holds its own rows"
+                )
+            if check.shard_hint is not None and len(groups) == 1:
+                return (
+                    f"<call>: error: {name}: argument '{check.name}' ({spec}) has the global shape of the example, "
+                    f"and every rank passed the same values: it is the whole tensor, where a call takes this rank's "
+                    f"shard; {check.shard_hint} (a batch of {len(ranks)} times the rows passes each rank its own "
+                    "rows, which differ)"
+                )
+        return None
 
     def _differ(self, ranks: tuple[int, ...], texts: list[str]) -> str:
         groups: dict[str, list[int]] = {}

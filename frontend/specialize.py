@@ -21,8 +21,8 @@ import torch
 
 from hir.dialects.parallel_encoding import DIDX
 from hir.frontend.errors import FrontendError, user_stacklevel
-from hir.frontend.layouts import LayoutError, parse_layout
-from hir.frontend.rank_agreement import RankAgreement
+from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
+from hir.frontend.rank_agreement import RankAgreement, ValueCheck, check_every_call
 from hir.frontend.types import _ELEMENT_TYPES
 
 DEFAULT_MAX_SPECIALIZATIONS = 8
@@ -105,14 +105,23 @@ def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     )
 
 
+def _axes(layout: str, rank: int) -> tuple[AxisLayout, ...] | None:
+    try:
+        return parse_layout(layout, rank, "")
+    except LayoutError:
+        return None  # the importer reports a layout that does not fit
+
+
 def rows_sharded(layout: str | None, rank: int) -> bool:
     """Whether a user tensor of this layout is a shard of its rows on a mesh (axis 0 `didx`)."""
-    if layout is None:
-        return False
-    try:
-        return parse_layout(layout, rank, "")[0].kind == DIDX
-    except (LayoutError, IndexError):
-        return False  # the importer reports a layout that does not fit
+    axes = None if layout is None or rank == 0 else _axes(layout, rank)
+    return axes is not None and axes[0].kind == DIDX
+
+
+def replicated(layout: str | None, rank: int) -> bool:
+    """Whether a user tensor of this layout is whole on every rank of a mesh (no `didx` axis)."""
+    axes = None if layout is None else _axes(layout, rank)
+    return layout is None or (axes is not None and not any(a.kind == DIDX for a in axes))
 
 
 @dataclass
@@ -145,6 +154,41 @@ class CallSignature:
     def describe(self, args: Sequence[Any]) -> str:
         """`x: float32[4, 16], y: float32[4, 8], mask: None` (on a mesh, the local shapes the call passed)."""
         return ", ".join(f"{n}: {arg_spec(a)}" for n, a in zip(self.arg_names, args))
+
+    def value_checks(self, args: Sequence[Any], example: Key) -> list[ValueCheck]:
+        """
+        The arguments whose values the ranks compare with their signatures: the replicated tensors
+        (every rank must pass the same values) and the rows-sharded ones of the example's global
+        shape (the same values on every rank: the whole tensor passed for this rank's shard).
+        """
+        if self.devices < 2:
+            return []
+        checks = []
+        for k, (name, arg, want) in enumerate(zip(self.arg_names, args, example)):
+            if not isinstance(arg, torch.Tensor):
+                continue
+            shape = tuple(arg.shape)
+            if replicated(self.layouts[k], len(shape)):  # also a tensor where the example had None
+                checks.append(ValueCheck(name, arg))
+            elif isinstance(want, ArgSpec) and shape != want.shape and shape == self.logical_shape(k, want.shape):
+                checks.append(ValueCheck(name, arg, self.shard_hint(k, name, want.shape)))
+        return checks
+
+    def shard_hint(self, k: int, name: str, local: tuple[int, ...]) -> str:
+        """How to cut this rank's shard of argument `k` from the global tensor, for its layout."""
+        layout = self.layouts[k]
+        assert layout is not None
+        chunks = parse_layout(layout, len(local), name)[0].chunks
+        devices = self.devices
+        index = "rank" if self.ranks == tuple(range(devices)) else "p"
+        if chunks <= 1:
+            cut, rule = f"{name}.chunk({devices})[{index}]", f"block {index} of its rows"
+        else:
+            rest = "".join(f", {n}" for n in local[1:])
+            cut = f"{name}.view({chunks}, {devices}, -1{rest})[:, {index}].flatten(0, 1)"
+            rule = f"block {index} of each of its {chunks} chunks of rows"
+        where = ", p this rank's position in the mesh" * (index == "p")
+        return f"pass this rank's shard {list(local)}, {cut} (layout {layout!r}: {rule}{where})"
 
     def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """
@@ -276,6 +320,8 @@ class Specializations:
         `agreement`: one shared by caches of the same function (a training step's, one per set of frozen
         parameters): the ranks' checks are numbered in call order, so a rank whose call lands in another
         cache than its peers' still compares with theirs, and the next check is the same on every rank."""
+        self.every_call = check_every_call() and len(signature.ranks) > 1
+        """`HIR_CHECK_REPLICAS=1` at compile time: every call compares with the other ranks (`_agree`)."""
 
     def lookup(self, first: Any, args: Sequence[Any], key: tuple[Any, ...] | None = None) -> Any:
         """The specialization for this call: `first` (the example's), a cached one, or a new one
@@ -284,21 +330,24 @@ class Specializations:
         if fast is not None and self._last is not None and self._last[0] == fast:
             return self._last[1]
         specialization = self._lookup(first, args)
-        if fast is not None:
+        if fast is not None and not self.every_call:  # every call checked: no shortcut past `_lookup`
             self._last = (fast, specialization)
         return specialization
 
     def _lookup(self, first: Any, args: Sequence[Any]) -> Any:
         key = self.signature.check(args, self.example)
         if first is not None and not self._bound and self._matches_example(key):
-            self._agree(key)
+            self._agree(key, args)
             self._bound = True
             self.cache[key] = first  # bound to the device of its first call
             self._trim()
+            return first
         if key in self.cache:
+            if self.every_call:
+                self._agree(key, args)
             self.cache.move_to_end(key)
             return self.cache[key]
-        self._agree(key)
+        self._agree(key, args)
         try:
             specialization = self.build(self.examples(key))
         except FrontendError as err:
@@ -321,9 +370,13 @@ class Specializations:
             examples.append(example.requires_grad_(spec.requires_grad))
         return examples
 
-    def _agree(self, key: Key) -> None:
-        """A new signature on this rank: a CallError on every rank of the mesh unless it is every rank's."""
-        if (error := self.agreement.disagreement(key)) is not None:
+    def _agree(self, key: Key, args: Sequence[Any]) -> None:
+        """
+        A new signature on this rank (or any call, with `every_call`): a CallError on every rank of
+        the mesh unless it is every rank's and the checked arguments' values are as they must be.
+        """
+        checks = self.signature.value_checks(args, self.example)
+        if (error := self.agreement.disagreement(key, checks, self.every_call)) is not None:
             raise CallError(error)
 
     def _trim(self) -> None:

@@ -7,7 +7,12 @@ takes calls that agree afterwards:
 - training: the input requires grad on rank 0 only (its backward would wait forever for rank 1's),
   or a parameter is frozen on one rank only;
 - a later divergence: both ranks compiled a signature, then rank 1 calls with a new one while
-  rank 0 calls the old one again; rank 1 raises after the store's timeout (3 s here).
+  rank 0 calls the old one again; rank 1 raises after the store's timeout (3 s here);
+- a replicated input whose values differ between the ranks (each drew its own batch), at the
+  first call, and at a later call with HIR_CHECK_REPLICAS=1;
+- every rank passing the global tensor where its shard is expected (inference with "[didx,
+  serial]", training with "[(stream(2), didx), serial]"), while a batch of twice the rows, each
+  rank its own, still runs.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/rank_agreement_driver.py CASE[,CASE...]
 """
@@ -22,7 +27,7 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 from ranks import job_verdict
-from shapes_mesh_driver import MLP, PARAMS, H
+from shapes_mesh_driver import MLP, PARAMS, H, rows_of
 
 import hir
 from hir.frontend import FrontendError
@@ -111,11 +116,91 @@ def later_divergence(rank: int, world: int) -> list[str]:
     return ["rank 0: its collective returned"]
 
 
+def matches(got: torch.Tensor, want: torch.Tensor, what: str) -> list[str]:
+    if got.shape == want.shape and torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return []
+    return [f"rank {dist.get_rank()}: {what}: {list(got.shape)} differs from eager's {list(want.shape)}"]
+
+
+def replicas_differ(rank: int, world: int) -> list[str]:
+    """Replicated rows (an all-reduce after the row-parallel linear): each rank drew its own x at the first call."""
+    mlp = MLP()
+    compiled = hir.compile(mlp, (torch.randn(8, H),), [None], [None], mesh=list(range(world)), param_layouts=PARAMS)
+    x = torch.randn(8, H)
+    own = x + rank  # what a rank that drew its own batch passes
+    failures = expect_error(
+        lambda: compiled(own),
+        "<MLP>: argument 'x' (float32[8, 16]) is replicated",
+        "the ranks of the mesh passed different values of it (the same values on: rank 0; rank 1)",
+        "dist.broadcast(x, src=0)",
+    )
+    with torch.no_grad():
+        return failures + matches(compiled(x), mlp(x), "the same x on every rank")
+
+
+def replicas_differ_every_call(rank: int, world: int) -> list[str]:
+    """HIR_CHECK_REPLICAS=1: a later call (a signature compiled before) is compared too."""
+    os.environ["HIR_CHECK_REPLICAS"] = "1"  # read by hir.compile
+    mlp = MLP()
+    try:
+        compiled = hir.compile(mlp, (torch.randn(8, H),), [None], [None], mesh=list(range(world)),
+                               param_layouts=PARAMS)  # fmt: skip
+    finally:
+        del os.environ["HIR_CHECK_REPLICAS"]
+    x, later = torch.randn(8, H), torch.randn(8, H)
+    with torch.no_grad():
+        failures = matches(compiled(x), mlp(x), "the first call")
+        failures += expect_error(
+            lambda: compiled(later + rank),
+            "<MLP>: argument 'x' (float32[8, 16]) is replicated",
+            "the same values on: rank 0; rank 1",
+        )
+        return failures + matches(compiled(later), mlp(later), "a later call of the same x on every rank")
+
+
+def global_tensor(rank: int, world: int) -> list[str]:
+    """Every rank passes the whole x: an error that says how to cut the shard; a batch of twice the rows runs."""
+    mlp = MLP()
+    x = torch.randn(8 * world, H)
+    compiled = hir.compile(mlp, (x,), [ROWS], [ROWS], mesh=list(range(world)), param_layouts=PARAMS)
+    failures = expect_error(
+        lambda: compiled(x),
+        f"<MLP>: argument 'x' (float32[{8 * world}, 16]) has the global shape of the example, and every rank "
+        "passed the same values: it is the whole tensor",
+        f"pass this rank's shard [8, 16], x.chunk({world})[rank] (layout '[didx, serial]': block rank of its rows)",
+    )
+    with torch.no_grad():
+        failures += matches(compiled(own_rows(x, rank, world)), own_rows(mlp(x), rank, world), "its shard")
+        twice = torch.randn(8 * world * world, H)  # each rank's shard has the example's global shape
+        failures += matches(compiled(own_rows(twice, rank, world)), own_rows(mlp(twice), rank, world), "twice the rows")
+    return failures
+
+
+def global_tensor_training(rank: int, world: int) -> list[str]:
+    """The training step's call with the whole x, rows in 2 chunks: the chunked layout's cut."""
+    mlp = MLP()
+    x = torch.randn(8 * world, H)
+    chunked = "[(stream(2), didx), serial]"
+    step = hir.compile(mlp, (x,), [chunked], mesh=list(range(world)), param_layouts=PARAMS, training=True)
+    failures = expect_error(
+        lambda: step(x).sum().backward(),
+        f"argument 'x' (float32[{8 * world}, 16]) has the global shape of the example",
+        f"x.view(2, {world}, -1, 16)[:, rank].flatten(0, 1) (layout '{chunked}': block rank of each of its 2 "
+        "chunks of rows)",
+    )
+    mine = rows_of(x, 2, rank, world)
+    return failures + matches(step(mine), rows_of(mlp(x), 2, rank, world), "its rows")
+
+
 CASES: dict[str, Callable[[int, int], list[str]]] = {
     "rows_differ": rows_differ,
     "grad_on_one_rank": grad_on_one_rank,
     "frozen_on_one_rank": frozen_on_one_rank,
     "later_divergence": later_divergence,
+    "replicas_differ": replicas_differ,
+    "replicas_differ_every_call": replicas_differ_every_call,
+    "global_tensor": global_tensor,
+    "global_tensor_training": global_tensor_training,
 }
 
 

@@ -270,11 +270,19 @@ def test_heads_misuse_is_located(case: str, message: str) -> None:
 
 @pytest.mark.distributed
 def test_ranks_that_call_with_different_signatures_all_get_one_clear_error() -> None:
-    """Rows or requires_grad that differ between ranks at a first call: a CallError on both, no hang."""
+    """
+    Rows or requires_grad that differ between ranks at a first call: a CallError on both, no hang.
+    So are values the ranks compare with their signatures: a replicated x drawn per rank (also at a
+    later call with HIR_CHECK_REPLICAS=1), and the whole x passed where a call takes the shard.
+    """
     driver = str(REPO / "tests" / "rank_agreement_driver.py")
-    result = run_ranks([driver, "rows_differ,grad_on_one_rank,frozen_on_one_rank"], timeout=300)
+    cases = (
+        "rows_differ,grad_on_one_rank,frozen_on_one_rank,"
+        "replicas_differ,replicas_differ_every_call,global_tensor,global_tensor_training"
+    )
+    result = run_ranks([driver, cases], timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "rows_differ, grad_on_one_rank, frozen_on_one_rank: every rank raised the same clear error" in result.stdout
+    assert f"{cases.replace(',', ', ')}: every rank raised the same clear error" in result.stdout
 
 
 @pytest.mark.distributed
