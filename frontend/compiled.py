@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from hir.diagnostics import LocatedError, location_of
 from hir.dialects import fusion
+from hir.frontend.autocast import autocast_state
 from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.batch_streams import batch_stream_candidates
 from hir.frontend.errors import FrontendError, at_line, user_stacklevel
@@ -894,28 +895,32 @@ def compile_torch(
         for k, a in enumerate(example_args)
     )
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
-    if isinstance(fn, torch.nn.Module):
-        compiled.modes = TrainEvalModes(fn, compiled)
+    compiled.modes = TrainEvalModes(fn if isinstance(fn, torch.nn.Module) else None, compiled)
     return compiled
 
 
 class TrainEvalModes:
     """
-    A module's programs by its submodules' train / eval flags: the trace follows them (dropout,
-    batch norm), so a call after `model.train()` or `model.eval()` runs a function compiled again,
-    once, for the new flags (its specializations of their own), never the old flags' programs.
+    A function's programs by its module's train / eval flags and the autocast regions of the call
+    (frontend/autocast.py): the trace follows both (dropout, batch norm; autocast's casts), so a
+    call after `model.train()` or `model.eval()`, or inside or outside `torch.autocast`, runs a
+    function compiled again, once, for its mode (its specializations of their own), never another
+    mode's programs.
     """
 
-    def __init__(self, module: torch.nn.Module, compiled: CompiledFunction):
-        self.flags = TrainFlags(module)
-        self.by_flags: dict[tuple[bool, ...], CompiledFunction] = {self.flags(): compiled}
+    def __init__(self, module: torch.nn.Module | None, compiled: CompiledFunction):
+        self.flags = TrainFlags(module) if module is not None else None
+        self.by_flags: dict[Any, CompiledFunction] = {self.mode(): compiled}
+
+    def mode(self) -> Any:
+        return (self.flags() if self.flags is not None else ()), autocast_state()
 
     def function(self, first: CompiledFunction, args: Sequence[Any]) -> CompiledFunction:
         """
         The function of the current flags (`first`, the one compiled first, builds the others,
         from tensors like this call's: its shapes, dtypes and device).
         """
-        flags = self.flags()
+        flags = self.mode()
         function = self.by_flags.get(flags)
         if function is None:
             specializations = first.specializations

@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from hir.frontend.aten_complex import COMPLEX_TABLE, is_complex_node, real_dtype
 from hir.frontend.aten_table import ATEN_TABLE, FFT_OPS, IGNORED, TRAINING_OPS_TABLE
+from hir.frontend.autocast import autocast_state, exported_in
 from hir.frontend.decompositions import decompose
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import (
@@ -229,7 +230,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
     try:
-        with unchecked_distributions():
+        with unchecked_distributions(), exported_in(module, autocast_state()):
             args, kwargs = split_call(fn, example_args)
             program = torch.export.export(module, args, kwargs or None, strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show

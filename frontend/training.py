@@ -41,6 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from hir.frontend.aten_complex import real_dtype
 from hir.frontend.aten_table import ATEN_TABLE
+from hir.frontend.autocast import autocast_state
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
@@ -149,22 +150,6 @@ def _batch_norm_functional(
 def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """any over an axis as a max (the math attention's guard against rows masked whole)."""
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
-
-
-_AUTOCAST_DEVICES = ("cpu", "cuda")
-
-
-def autocast_state() -> tuple[tuple[str, torch.dtype], ...]:
-    """
-    The autocast regions around a call (`with torch.autocast("cpu", dtype=torch.bfloat16):`), as
-    (device type, dtype) pairs. AOT autograd's trace casts as autocast does, so a program traced
-    inside one returns bf16 where eager returns bf16, and one traced outside f32: a call runs the
-    programs of its own autocast state, never those of the first call's (an evaluation pass
-    outside the region after training inside it would get bf16 results, and the reverse f32).
-    """
-    if not torch._C._is_any_autocast_enabled():  # the usual case: one check per call
-        return ()
-    return tuple((d, torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES if torch.is_autocast_enabled(d))
 
 
 @contextmanager
