@@ -35,6 +35,7 @@ from xdsl.ir import Block, BlockArgument, SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
+from hir.frontend.autocast import autocast_state
 from hir.frontend.compiled import CompiledFunction, compile_imported
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import FrontendError, capture_error, located_error, user_lines
@@ -62,7 +63,7 @@ from hir.frontend.sharded import (
     _key,
 )
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
-from hir.frontend.specialize import CallSignature, Key, Specializations
+from hir.frontend.specialize import CallError, CallSignature, Key, Specializations
 from hir.frontend.training import (
     attribute_tensor,
     refused_observer_hooks,
@@ -722,6 +723,12 @@ class MeshTrainingFunction:
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         if not self._mesh_checked:
             self._mesh_checked = self._check_mesh("call")
+        if autocast_state():  # the steps were traced without its casts: f32 results where eager's are bf16
+            raise CallError(
+                f"<call>: error: {self.name}: training on a mesh does not follow torch.autocast (its casts of "
+                "sharded parameters are not supported): call it outside the autocast region, and for bf16 "
+                "training cast the module and its inputs (`model.to(torch.bfloat16)`)"
+            )
         state = self._state()
         grads = tuple(t.requires_grad for t in state.values())
         if grads != self._grads:

@@ -5,10 +5,14 @@ as eager does: bf16 results inside `torch.autocast`, f32 ones outside, whichever
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 import hir
+from hir.frontend.specialize import CallError
 
 BF16 = {"device_type": "cpu", "dtype": torch.bfloat16}
 
@@ -52,3 +56,30 @@ def test_a_function_follows_the_region_of_each_call() -> None:
     for inside in (True, False):
         with torch.autocast(**BF16, enabled=inside):
             _same(compiled(x, w), _scores(x, w))
+
+
+def _tp_mlp() -> tuple[torch.nn.Module, dict[str, str]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from tp_mlp import PARAM_LAYOUTS, TPMLP
+
+    torch.manual_seed(2)
+    return TPMLP(16, 32, torch.float32, "cpu").eval(), PARAM_LAYOUTS
+
+
+def test_a_tp_layer_on_a_mesh_follows_the_region_of_each_call() -> None:
+    model, params = _tp_mlp()
+    x, rows = torch.randn(8, 16), "[didx, serial]"
+    compiled = hir.compile(model, (x,), [rows], [rows], mesh=[0], param_layouts=params)
+    with torch.no_grad():
+        for inside in (False, True, False):
+            with torch.autocast(**BF16, enabled=inside):
+                _same(compiled(x), model(x))
+
+
+def test_training_on_a_mesh_inside_autocast_is_an_error_not_f32_results() -> None:
+    model, params = _tp_mlp()
+    x, rows = torch.randn(8, 16), "[didx, serial]"
+    step = hir.compile(model.train(), (x,), [rows], [rows], mesh=[0], param_layouts=params, training=True)
+    torch.testing.assert_close(step(x), model(x))
+    with torch.autocast(**BF16), pytest.raises(CallError, match=r"training on a mesh does not follow torch\.autocast"):
+        step(x)
