@@ -178,3 +178,12 @@ def truth(e: Emitter, x: SSAValue) -> SSAValue:
         return x
     zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
     return e.typed(lambda t: fusion.CompareOp("ne", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
+
+
+def concat(e: Emitter, parts: list[SSAValue], dim: int) -> SSAValue:
+    """`parts` joined along `dim` (one part: itself)."""
+    if len(parts) == 1:
+        return parts[0]
+    shape = list(shape_of(parts[0]))
+    shape[dim] = sum(shape_of(p)[dim] for p in parts)
+    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, tuple(shape), element_of(parts[0]))

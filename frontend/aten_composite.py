@@ -20,6 +20,7 @@ from hir.dialects import fusion
 from hir.frontend.aten_common import (
     Builder,
     aten,
+    concat,
     dims_of,
     fill_value,
     float_only,
@@ -390,14 +391,6 @@ def _along(e: Emitter, x: SSAValue, dim: int, offset: int, size: int) -> SSAValu
     return e.typed(lambda t: fusion.SliceOp(x, offsets, [1] * len(shape), t), [x], kept, element_of(x))
 
 
-def _joined(e: Emitter, parts: list[SSAValue], dim: int) -> SSAValue:
-    if len(parts) == 1:
-        return parts[0]
-    shape = list(shape_of(parts[0]))
-    shape[dim] = sum(shape_of(p)[dim] for p in parts)
-    return e.typed(lambda t: fusion.ConcatOp(parts, dim, t), parts, tuple(shape), element_of(parts[0]))
-
-
 def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int = 0, start=None, end=None, step=1):
     """
     `x[..., start:end:step, ...] = source` in functional form: the parts of x around it,
@@ -418,9 +411,9 @@ def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: i
         padded = x
         if begin + span > shape[dim]:
             extra = tuple(begin + span - shape[dim] if k == dim else n for k, n in enumerate(shape))
-            padded = _joined(e, [x, e.emit(fusion.FullOp(0, TensorType(element_of(x), extra)))], dim)
+            padded = concat(e, [x, e.emit(fusion.FullOp(0, TensorType(element_of(x), extra)))], dim)
         rows = e.reshape(_along(e, padded, dim, begin, span), (*shape[:dim], count, step, *shape[dim + 1 :]))
-        rows = _joined(e, [e.unsqueeze(source, [dim + 1]), _along(e, rows, dim + 1, 1, step - 1)], dim + 1)
+        rows = concat(e, [e.unsqueeze(source, [dim + 1]), _along(e, rows, dim + 1, 1, step - 1)], dim + 1)
         source = e.reshape(rows, tuple(span if k == dim else n for k, n in enumerate(shape)))
         count = min(span, shape[dim] - begin)
         if count < span:
@@ -428,7 +421,7 @@ def _slice_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: i
     finish = begin + count
     parts = [_along(e, x, dim, offset, size) for offset, size in ((0, begin), (finish, shape[dim] - finish)) if size]
     parts.insert(1 if begin else 0, source)
-    return _joined(e, parts, dim)
+    return concat(e, parts, dim)
 
 
 def _select_scatter(e: Emitter, node: Node, x: SSAValue, source: SSAValue, dim: int, index: int) -> SSAValue:

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
-from hir.frontend.aten_common import Builder, aten, float_only, out_element
+from hir.frontend.aten_common import Builder, aten, concat, float_only, out_element
 from hir.frontend.emitter import Emitter, element_of, shape_of
 
 
@@ -71,19 +71,13 @@ def _convolution(
         # add after the product rounds twice, an ulp off): the bias is one more column of the
         # weight, times a row of ones under the patches, inside the GEMM's f32 accumulation.
         bias = e.reshape(e.cast(bias, element), (groups, out_channels // groups, 1), f"{node.target}")
-        weight = _concat(e, [weight, bias], 2)
+        weight = concat(e, [weight, bias], 2)
         ones = e.broadcast_to(e.constant(1, element), (batch, groups, 1, length))
-        patches, bias = _concat(e, [patches, ones], 2), None
+        patches, bias = concat(e, [patches, ones], 2), None
     shape = (batch, groups, out_channels // groups, length)
     y = e.typed(lambda t: fusion.MatmulOp(weight, patches, t), [weight, patches], shape, element)
     y = e.reshape(y, out_shape, f"{node.target}")
     return _add_bias(e, node, y, bias, element)
-
-
-def _concat(e: Emitter, parts: list[SSAValue], axis: int) -> SSAValue:
-    shape = list(shape_of(parts[0]))
-    shape[axis] = sum(shape_of(p)[axis] for p in parts)
-    return e.typed(lambda t: fusion.ConcatOp(parts, axis, t), parts, tuple(shape), element_of(parts[0]))
 
 
 def _add_bias(e: Emitter, node: Node, y: SSAValue, bias: SSAValue | None, element: Attribute) -> SSAValue:

@@ -9,6 +9,7 @@ later is seen at the next compile.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -28,8 +29,6 @@ def _registered() -> tuple[Any, ...]:
 @contextmanager
 def cia_ops_collected_once() -> Iterator[None]:
     """Within: torch's `_collect_all_valid_cia_ops` answers from the cache (unchanged on a torch without it)."""
-    import sys
-
     modules = [m for name in _USERS if (m := sys.modules.get(name)) and hasattr(m, "_collect_all_valid_cia_ops")]
     if not modules:
         yield

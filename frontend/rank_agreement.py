@@ -86,12 +86,12 @@ def fingerprints(tensors: Sequence[torch.Tensor]) -> list[str]:
     return [f"{a & (2**64 - 1):x}.{b & (2**64 - 1):x}" for a, b in host.tolist()]
 
 
-def _groups(ranks: Sequence[int], values: Sequence[str]) -> list[list[int]]:
-    """The ranks grouped by equal values, in the order of their first rank."""
+def _groups(ranks: Sequence[int], values: Sequence[str]) -> dict[str, list[int]]:
+    """The ranks grouped by equal values (value -> its ranks), in the order of their first rank."""
     groups: dict[str, list[int]] = {}
     for rank, value in zip(ranks, values):
         groups.setdefault(value, []).append(rank)
-    return list(groups.values())
+    return groups
 
 
 def _store() -> Any:
@@ -184,7 +184,7 @@ class RankAgreement:
         """The error of the first checked argument whose fingerprints are not as they must be, else None."""
         name = self.signature.name
         for j, check in enumerate(checks):
-            groups = _groups(ranks, [p[j] for p in prints])
+            groups = list(_groups(ranks, [p[j] for p in prints]).values())
             spec = f"{str(check.tensor.dtype).removeprefix('torch.')}{list(check.tensor.shape)}"
             if check.shard_hint is None and len(groups) > 1:
                 equal = "; ".join(f"rank{'s' * (len(g) > 1)} {', '.join(map(str, g))}" for g in groups)
@@ -205,12 +205,8 @@ class RankAgreement:
         return None
 
     def _differ(self, ranks: tuple[int, ...], texts: list[str]) -> str:
-        groups: dict[str, list[int]] = {}
-        for rank, text in zip(ranks, texts):
-            groups.setdefault(text, []).append(rank)
-        calls = "; ".join(
-            f"rank{'s' * (len(rs) > 1)} {', '.join(map(str, rs))}: ({text})" for text, rs in groups.items()
-        )
+        groups = _groups(ranks, texts).items()
+        calls = "; ".join(f"rank{'s' * (len(rs) > 1)} {', '.join(map(str, rs))}: ({text})" for text, rs in groups)
         return (
             f"<call>: error: {self.signature.name}: the ranks of the mesh called it with different arguments "
             f"({calls}): each rank would run another program and their collectives would not match; pass every "
