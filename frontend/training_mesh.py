@@ -49,7 +49,7 @@ from hir.frontend.importer import (
     verified_module,
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.module_state import StateReader
+from hir.frontend.module_state import StateReader, TrainFlags
 from hir.frontend.rank_agreement import RankAgreement
 from hir.frontend.sharded import (
     ACTIVATIONS,
@@ -651,6 +651,7 @@ class MeshTrainingFunction:
                  max_specializations: int):  # fmt: skip
         self.fn = fn
         self._read_state = StateReader(fn, call.name)
+        self._flags = TrainFlags(fn)
         self.name = call.name
         self.mesh = mesh
         self.layouts = layouts
@@ -667,13 +668,15 @@ class MeshTrainingFunction:
         """Shared by the caches of every set of frozen parameters: a parameter frozen on one rank only
         puts that rank's call in a cache its peers do not use, and its check must still meet theirs
         (one error on every rank) and leave every rank at the same next check."""
-        self._grads = tuple(t.requires_grad for t in self._state().values())
-        self._by_grads = {self._grads: self._new_cache()}
-        self.specializations = self._by_grads[self._grads]
+        self._mode = self._mode_at_call(self._state())
+        self._by_mode = {self._mode: self._new_cache()}
+        self.specializations = self._by_mode[self._mode]
         """
-        The steps by input signature, of the parameters' current requires_grad: a parameter
-        frozen or unfrozen since the last call changes the backward program (a gradient of its
-        own, or none), so its calls run the steps traced with those flags.
+        The steps by input signature, of the module's current mode: the train / eval flags and
+        structure (dropout in training mode, a replaced head: the trace follows them), and the
+        parameters' requires_grad (a parameter frozen or unfrozen since the last call changes the
+        backward program: a gradient of its own, or none). A call in another mode runs the steps
+        traced in it, never those of the mode of the first call.
         """
 
     def _new_cache(self) -> Specializations:
@@ -689,7 +692,14 @@ class MeshTrainingFunction:
         }
 
     def _state(self) -> dict[str, torch.Tensor]:
+        if self._flags.replaced():  # `model.fc = nn.Linear(...)`: read the new submodule's tensors (and trace it)
+            self._read_state = StateReader(self.fn, self.name)
+            self._flags()  # takes the new structure
         return self._read_state()
+
+    def _mode_at_call(self, state: dict[str, torch.Tensor]) -> tuple[Any, ...]:
+        """The flags and structure (`_state()` has taken a replaced submodule), and what requires grad."""
+        return self._flags(checked=True), tuple(t.requires_grad for t in state.values())
 
     def _frozen(self) -> str:
         """The parameters that do not require grad (they change the backward program), for the ranks to compare."""
@@ -730,11 +740,11 @@ class MeshTrainingFunction:
                 "training cast the module and its inputs (`model.to(torch.bfloat16)`)"
             )
         state = self._state()
-        grads = tuple(t.requires_grad for t in state.values())
-        if grads != self._grads:
-            if grads not in self._by_grads:
-                self._by_grads[grads] = self._new_cache()
-            self._grads, self.specializations = grads, self._by_grads[grads]
+        mode = self._mode_at_call(state)
+        if mode != self._mode:
+            if mode not in self._by_mode:
+                self._by_mode[mode] = self._new_cache()
+            self._mode, self.specializations = mode, self._by_mode[mode]
         args = self.specializations.signature.positional(args, kwargs)
         step = self.specializations.lookup(None, args)
         tensors = [*state.values(), *args]

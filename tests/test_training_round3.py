@@ -15,6 +15,7 @@ from test_training import randn
 from test_training_round2 import Mlp, assert_same_grads
 
 import hir
+from hir.frontend import FrontendError
 
 
 def test_autocast_around_the_call_picks_programs_of_its_own() -> None:
@@ -238,3 +239,40 @@ def test_a_sparse_embedding_is_an_error_naming_the_layer() -> None:
         compiled(ids)
     with torch.no_grad():  # no gradient: an inference program
         torch.testing.assert_close(compiled(ids), model(ids))
+
+
+class _DroppedTPMLP(torch.nn.Module):
+    """The TP MLP with a dropout on its output: the mode decides whether the step draws."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32, bias=False)
+        self.fc2 = torch.nn.Linear(32, 16, bias=False)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc2(F.gelu(self.fc1(x))))
+
+
+_TP_PARAMS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
+
+
+def test_a_mesh_step_follows_the_module_mode_and_a_replaced_layer() -> None:
+    # The steps of the first call's mode ran after model.train() (no dropout drawn, silently) and
+    # read a replaced layer's old weights.
+    torch.manual_seed(0)
+    model, x, rows = _DroppedTPMLP().eval(), torch.randn(8, 16), "[didx, serial]"
+    step = hir.compile(model, (x,), [rows], [rows], mesh=[0], param_layouts=_TP_PARAMS, training=True)
+    torch.testing.assert_close(step(x), model(x))
+    model.train()
+    with pytest.raises(FrontendError, match=r"test_training_round3\.py:\d+: error: aten\.native_dropout"):
+        step(x)
+    model.eval()
+    model.fc2 = torch.nn.Linear(32, 16, bias=False)
+    out = step(x)
+    torch.testing.assert_close(out, model(x))
+    out.square().sum().backward()
+    eager = copy.deepcopy(model)
+    eager.zero_grad()
+    eager(x).square().sum().backward()
+    torch.testing.assert_close(model.fc2.weight.grad, eager.fc2.weight.grad)
