@@ -202,7 +202,7 @@ class CompiledFunction:
 
         module = hir.parse(self.fusion_text, self.name)
         try:
-            hir.run_pipeline(module, pipeline)
+            hir.run_pipeline(module, pipeline, verify_each=False)
         except hir.PipelineError as err:
             raise FrontendError(f"<compile>: error: {err}") from None
         except LocatedError as err:  # a pass's error at an op: the user's line it was imported from
@@ -955,7 +955,7 @@ def compile_imported(
         # Work that no collective waits for (a backward's weight gradients) runs while one does.
         import hir
 
-        hir.run_pipeline(imported.module, HideCommunicationPass.name)
+        hir.run_pipeline(imported.module, HideCommunicationPass.name, verify_each=False)
     # The model predicts for the mode the calls will run in: replayed unless graphs are off.
     chosen, lowering = choose_options(imported.module, pipeline, options, on_cuda, replay=cuda_graph is not False)
     compiled = CompiledFunction(imported, pipeline_with_options(pipeline, chosen), num_streams, name, cuda_graph)

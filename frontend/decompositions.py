@@ -27,10 +27,14 @@ from hir.frontend.older_torch import FALLBACKS, fallback_to, lstm_hidden_states_
 
 def decomposition_table() -> Any:
     """torch's core-ATen decompositions without the ops ATEN_TABLE maps (a dict or torch's table type)."""
+    with cia_ops_collected_once():  # torch's table collects the CIA ops again at its first lookup
+        return _decomposition_table()
+
+
+def _decomposition_table() -> Any:
     default = getattr(torch.export, "default_decompositions", None)
     if default is not None:
-        with cia_ops_collected_once():
-            table = default()
+        table = default()
     else:  # torch < 2.6
         from torch._decomp import core_aten_decompositions
 

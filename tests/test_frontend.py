@@ -649,9 +649,9 @@ def test_a_pass_error_at_an_op_names_the_users_line(monkeypatch: pytest.MonkeyPa
 
     lower = hir.run_pipeline
 
-    def refuse_the_linear(module: ModuleOp, pipeline: str) -> ModuleOp:
+    def refuse_the_linear(module: ModuleOp, pipeline: str, **options: bool) -> ModuleOp:
         if pipeline == HideCommunicationPass.name:  # run on the imported module, before its lowering
-            return lower(module, pipeline)
+            return lower(module, pipeline, **options)
         op = next(o for o in module.walk() if o.name in ("fusion.linear", "fusion.matmul"))
         raise LocatedError(op, "is refused here")
 
