@@ -122,18 +122,11 @@ def run_case(
     ok = ok and error <= WRONG
     shapes["hir default"] = f"[{error:.1e}{' WRONG' if error > WRONG else ''}]"
     runs["hir default"] = lambda: default(*args)
+    if device == "cuda" and not opts.no_torch_compile:
+        fast = torch.compile(copy.deepcopy(eager), mode="reduce-overhead")
+        runs["torch.compile"] = lambda: fast(*args)
     with torch.no_grad():
         times = timed_interleaved(runs, opts.reps, opts.warmup, device)
-    if device == "cuda" and not opts.no_torch_compile:
-        # A pass of its own, after every hir replay: a replay of hir's graphs after torch.compile's
-        # cudagraph trees recorded in the same process has crashed (docs/benchmarks.md). Eager
-        # runs again beside it, and its time is scaled to the first pass's eager time.
-        fast = torch.compile(copy.deepcopy(eager), mode="reduce-overhead")
-        with torch.no_grad():
-            second = timed_interleaved(
-                {"eager": runs["eager"], "compiled": lambda: fast(*args)}, opts.reps, opts.warmup, device
-            )
-        times["torch.compile"] = second["compiled"] * times["eager"] / second["eager"]
     base = times["eager"]
     print(f"\n{name}: {', '.join(f'{tuple(a.shape)}' for a in args)} {dtype}")
     for label, ms in times.items():

@@ -160,6 +160,7 @@ def capture(
             given[k] = static_inputs[i]
     run_once(static_inputs, given, True)  # allocates and exchanges symmetric buffers, maps peers
     torch.cuda.synchronize(device)
+    clear_cublas_workspaces()  # the captured GEMMs then allocate theirs in the graph's pool
     graph = torch.cuda.CUDAGraph()
     # A pool of our own naming: after a failed capture it is ended by its id (end_failed_capture).
     pool = torch.cuda.graph_pool_handle()
@@ -181,10 +182,28 @@ def capture(
         raise _capture_error(function, err) from err
     finally:
         _under_way.keep_alive = None
+        clear_cublas_workspaces()  # eager GEMMs after it must not share the graph's workspaces
     pointers = {k: static_inputs[k].data_ptr() for k in sorted(read_in_place)}
     # The storages read in place stay allocated as long as the graph, even if a tensor is given another.
     storages = [static_inputs[k].untyped_storage() for k in pointers]
     return CapturedRun(graph, static_inputs, outputs, keep_alive=[*frame_values, *held, *storages], in_place=pointers)
+
+
+def clear_cublas_workspaces() -> None:
+    """
+    Drops cuBLAS's workspaces, as torch.compile's CUDA graph trees do around each recording.
+
+    cuBLAS keeps one workspace per (handle, stream), allocated at its first GEMM there and freed by
+    `torch._C._cuda_clearCublasWorkspaces`, which torch.compile(mode="reduce-overhead") calls
+    around every recording. A graph that captured GEMMs with a workspace allocated by an eager run
+    keeps writing into it after such a clear, when the memory belongs to other tensors: wrong
+    results, or an illegal memory access. Cleared before the capture, the captured GEMMs allocate
+    their workspaces in the graph's private pool, which lives as long as the graph; cleared after
+    it, eager GEMMs do not write into workspaces that a replay uses.
+    """
+    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear is not None:
+        clear()
 
 
 def _capture_error(function: func.FuncOp, err: Exception) -> CaptureError:

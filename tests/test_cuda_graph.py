@@ -1158,3 +1158,14 @@ def test_a_failed_capture_leaves_the_process_usable() -> None:
     assert result.returncode == 0, output
     assert result.stdout.strip().endswith("CLEAN"), output
     assert "INTERNAL ASSERT" not in result.stderr, output
+
+
+@cuda
+@needs_cuda
+def test_graphs_beside_torch_compiles_graphs() -> None:
+    """hir's graphs replay correctly after torch.compile's CUDA graph trees recorded (and dropped cuBLAS's workspaces)."""
+    script = Path(__file__).resolve().parent / "graphs_beside_torch_compile.py"
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr[-3000:]
+    assert result.returncode == 0, output
+    assert result.stdout.startswith("OK"), output
