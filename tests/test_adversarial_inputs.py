@@ -173,9 +173,31 @@ def test_hir_run_says_when_random_inputs_do_not_fit(tmp_path: Path, capsys: pyte
         hir_run_main([str(path)])
     assert exit.value.code == 1
     err = capsys.readouterr().err
-    assert err.startswith("hir-run: error: input #0 (tensor<1099511627776x8xf32>) cannot be allocated: "), err
+    assert err.startswith(
+        f"{path}:1:1: error: 'func.func' op argument %a (input #0) of @main (tensor<1099511627776x8xf32>) cannot be "
+        "allocated: "
+    ), err
     assert "Traceback" not in err
     assert "internal error" not in err
+
+
+def test_hir_run_says_which_argument_needs_given_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dynamic.mlir"
+    path.write_text(
+        "func.func @main(%rows: tensor<?x8xf32>) -> tensor<?x8xf32> {\n"
+        "  %0 = fusion.relu %rows : tensor<?x8xf32> -> tensor<?x8xf32>\n"
+        "  func.return %0 : tensor<?x8xf32>\n"
+        "}\n"
+    )
+    with pytest.raises(SystemExit) as exit:
+        hir_run_main([str(path)])
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"{path}:1:1: error: 'func.func' op argument %rows (input #0) of @main has dynamic extents"
+    ), err
+    assert "pass the inputs with --inputs" in err
+    assert "Traceback" not in err
 
 
 WRITES_ITS_INPUT = """

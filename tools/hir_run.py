@@ -320,14 +320,28 @@ def _profiled_run(session: Any, program: Any, inputs: list[Any], args: argparse.
     return outputs
 
 
+def _argument_named(message: str, function: Any) -> str:
+    """`input #i ...` as `argument %name (input #i) of @f ...`, where the argument has a name in the text."""
+    index, sep, rest = message.removeprefix("input #").partition(" ")
+    if not (message.startswith("input #") and sep and index.isdigit()):
+        return message
+    args = function.body.blocks[0].args
+    name = args[int(index)].name_hint if int(index) < len(args) else None
+    owner = f"of @{function.sym_name.data}"
+    return f"argument %{name} (input #{index}) {owner} {rest}" if name else f"input #{index} {owner} {rest}"
+
+
 def _load_inputs(args: argparse.Namespace, program: Any) -> list[Any]:
     import torch
 
-    from hir.diagnostics import UserError
+    from hir.diagnostics import LocatedError, UserError
     from hir.runtime.inputs import random_inputs
 
     if not args.inputs:
-        return random_inputs(program.global_input_types, seed=args.seed)
+        try:
+            return random_inputs(program.global_input_types, seed=args.seed)
+        except UserError as err:  # told at @entry's line, with the argument's name
+            raise LocatedError(program.func, _argument_named(str(err), program.func)) from None
     try:
         # weights_only=True explicitly: an environment that asks torch.load to unpickle anything
         # (TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1, or torch < 2.6, whose default is False) would let a
