@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import operator
 import re
 import sys
@@ -230,7 +231,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
     try:
-        with unchecked_distributions(), exported_in(module, autocast_state()):
+        with unchecked_distributions(), exported_in(module, autocast_state()), _fake_tensor_log_quiet():
             args, kwargs = split_call(fn, example_args)
             program = torch.export.export(module, args, kwargs or None, strict=False)
     except Exception as err:  # torch's message about the user's code; no hir frames to show
@@ -272,6 +273,23 @@ def check_example_args(example_args: Sequence[Any]) -> None:
                 f"<inputs>: error: example argument #{i} is a {type(arg).__name__}, not a tensor (nor None, a bool, "
                 "int, float or str, which the program is specialized for)"
             )
+
+
+@contextmanager
+def _fake_tensor_log_quiet() -> Iterator[None]:
+    """
+    While torch.export traces: torch's fake tensors do not log the traceback of an op that fails
+    on them (a call with a shape the code cannot take: "failed while attempting to run meta for
+    aten.mm.default" and 20 lines of torch's frames on stderr). The error itself reaches the
+    user as hir's located error, with torch's message.
+    """
+    log = logging.getLogger("torch._subclasses.fake_tensor")
+    before = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
 
 
 @contextmanager

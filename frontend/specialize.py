@@ -217,8 +217,9 @@ class CallSignature:
         """The call's key; a CallError for a call no specialization can take."""
         names = ", ".join(self.arg_names)
         if len(args) != len(example):
+            kind = "tensor" if all(isinstance(e, ArgSpec) for e in example) else "argument"
             raise CallError(
-                f"<call>: error: {self.name} takes {len(example)} tensor{'s' * (len(example) != 1)} ({names}), "
+                f"<call>: error: {self.name} takes {len(example)} {kind}{'s' * (len(example) != 1)} ({names}), "
                 f"got {len(args)}"
             )
         for name, arg in zip(self.arg_names, args):

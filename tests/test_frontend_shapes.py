@@ -6,6 +6,7 @@ shape. Each case against eager torch on random data.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -152,6 +153,38 @@ def test_call_errors_name_the_argument_and_its_shape() -> None:
         "('x' is torch.float64; <Mlp> was compiled for x: float32[4, 16], residual: float32[4, 16])"
     )
     assert not re.search(r"input #\d|<Mlp>:\d+:\d+", message)
+
+
+def test_a_shape_the_code_cannot_take_is_one_error_and_no_logged_traceback() -> None:
+    """torch's fake tensors log the traceback of the failing op on stderr; the user gets hir's error alone."""
+    torch.manual_seed(0)
+    mlp = Mlp()
+    x, r = randn(4, 16), randn(4, 16, seed=1)
+    compiled = hir.compile(mlp, (x, r))
+    logged: list[logging.LogRecord] = []
+
+    class Kept(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record)
+
+    log, kept = logging.getLogger("torch._subclasses.fake_tensor"), Kept()
+    log.addHandler(kept)
+    try:
+        message = call_error(compiled, randn(4, 15), r)
+    finally:
+        log.removeHandler(kept)
+    assert message.startswith("<call>: error: <Mlp> cannot be specialized for (x: float32[4, 15], residual: "), message
+    assert not [record.getMessage() for record in logged if record.levelno >= logging.ERROR]
+
+
+def test_a_call_with_too_few_arguments_counts_arguments_where_not_all_are_tensors() -> None:
+    def scaled(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+        return x * scale
+
+    x = randn(4, 16)
+    compiled = hir.compile(scaled, (x,))
+    assert call_error(compiled) == "<call>: error: <scaled> takes 2 arguments (x, scale), got 0"
+    torch.testing.assert_close(compiled(x, 3.0), x * 3.0)
 
 
 class Classifier(torch.nn.Module):
