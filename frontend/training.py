@@ -405,6 +405,12 @@ class GraphProgram:
     Tensor constants the traced code made (`torch.tensor([...])` in a forward), passed after the
     graph's inputs, moved once to the device the inputs are on.
     """
+    copied: frozenset[int] = frozenset()
+    """
+    The outputs to return as copies: activations saved for the backward that are inputs (or views
+    of inputs) the function updates in place, whose memory AOT autograd's runtime overwrites with
+    the new value after the forward (`x.mul_(self.scale)` saves the old `x` for the scale's gradient).
+    """
     _boxed_call: ClassVar[bool] = True
     """AOT autograd calls it with one list, which it may clear."""
 
@@ -430,16 +436,27 @@ class GraphProgram:
                     for k, r in enumerate(results)
                 )
         outputs = []
-        for kind, k in self.plan:
+        for j, (kind, k) in enumerate(self.plan):
             if kind == "program":
                 outputs.append(results[k])
             elif kind == "input":
-                outputs.append(inputs[k])
+                outputs.append(inputs[k].clone() if j in self.copied else inputs[k])
             elif kind == "view":
-                outputs.append(self.views[k].of(inputs))
+                outputs.append(self.views[k].of(inputs).clone() if j in self.copied else self.views[k].of(inputs))
             else:
                 outputs.append(None)
         return outputs
+
+    def copy_saved_inputs(self, written: frozenset[int], results: int | None) -> None:
+        """Return as copies the saved activations (outputs after `results`) that are written inputs or their views."""
+        if not written or results is None:
+            return
+        self.copied = frozenset(
+            j
+            for j, (kind, k) in enumerate(self.plan)
+            if j >= results
+            and ((kind == "input" and k in written) or (kind == "view" and self.views[k].input in written))
+        )
 
     def _constants_on(self, device: torch.device | None) -> list[torch.Tensor]:
         if device is not None and self.constants[0].device != device:
@@ -741,6 +758,7 @@ class TrainingFunction:
         # function takes the tensors and puts them back in place.
         tensor_at = [k for k, a in enumerate(examples) if isinstance(a, torch.Tensor)]
         arg_names = [self.specializations.signature.arg_names[k] for k in tensor_at]
+        graphs.input_names = [*state_names, *arg_names]
         arg_layouts = [self.layouts[k] for k in tensor_at]
 
         def with_statics(tensors: Sequence[torch.Tensor]) -> list[Any]:
@@ -778,6 +796,7 @@ class TrainingFunction:
                     programs[graph] = program.compiled
                 graphs.programs[graph] = program
                 if graph == "forward":
+                    program.copy_saved_inputs(graphs.written, graphs.forward_outputs)
                     lend_forward(program, len(state_names), graphs.forward_outputs)
                 elif graph == "backward":
                     borrow_backward(program, graphs.programs.get("forward"), len(state_names), graphs.forward_outputs)
@@ -794,6 +813,8 @@ class TrainingFunction:
             # into `state` (the old spectral_norm's pre-hook assigns `fc.weight = weight_orig / sigma`),
             # and the reach would stop at that computed weight, short of `weight_orig`.
             inputs = [*state.values(), *args]
+            nodes = [t.grad_fn if isinstance(t, torch.Tensor) else None for t in inputs]
+            versions = [t._version if isinstance(t, torch.Tensor) else None for t in inputs]
             try:
                 with (
                     FusedTrainingOps(),
@@ -815,8 +836,18 @@ class TrainingFunction:
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
                 raise capture_error(err, "the training step could not be traced") from err
             graphs.out_spec = pytree.tree_structure(result)
+            # The inputs updated in place: AOT autograd's runtime writes their new values back
+            # (with the update's history, where autograd records it) into the tensors it is given.
+            graphs.written = frozenset(
+                k for k, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t._version != versions[k]
+            )
             if torch.is_grad_enabled():
-                graphs.reach = reach_of(pytree.tree_leaves(result), inputs)
+                graphs.reach = reach_of(pytree.tree_leaves(result), inputs, nodes)
+                graphs.mutated = {
+                    k: reach_of([inputs[k]], inputs, nodes)[0]
+                    for k in graphs.written
+                    if inputs[k].grad_fn is not nodes[k]
+                }
             return result
 
         def partition(joint: GraphModule, joint_inputs: Any, **options: Any) -> tuple[GraphModule, GraphModule]:

@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
+from hir.frontend.errors import FrontendError
+
 
 def refuse_double_backward() -> None:
     """
@@ -77,24 +79,36 @@ class Graphs:
     """The structure the function returns, as traced (AOT autograd returns a tuple's leaves as a list)."""
     reach: list[frozenset[int]] | None = None
     """Per result (a leaf of out_spec), the inputs (state, then arguments) autograd reaches from it."""
+    written: frozenset[int] = frozenset()
+    """The inputs the function updates in place (`x.mul_(2)`, a weight clamped under `torch.no_grad()`)."""
+    mutated: dict[int, frozenset[int]] = field(default_factory=dict)
+    """Of those, the ones autograd records the update of (not under no_grad), and the inputs their new value reaches."""
+    input_names: list[str] = field(default_factory=list)
+    """The inputs' names (the module's state, then the function's tensor arguments)."""
 
 
-def reach_of(results: Sequence[Any], inputs: Sequence[Any]) -> list[frozenset[int]]:
+def reach_of(results: Sequence[Any], inputs: Sequence[Any], nodes: Sequence[Any] | None = None) -> list[frozenset[int]]:
     """
     Per result, the positions of the inputs its autograd graph reaches, as traced: eager autograd
     leaves the gradient of an input None where no result the loss uses reaches it (a head left
     out of this step's loss), and optimizers skip such parameters (no weight decay, no momentum).
+    `nodes` are the inputs' autograd nodes before the function ran: an input it updated in place
+    (`x.mul_(self.scale)`) has a new node since, and the walk goes on through it to the inputs
+    the update reads.
     """
     tensors = [(k, t) for k, t in enumerate(inputs) if isinstance(t, torch.Tensor)]
     position = {id(t): k for k, t in tensors}
+    if nodes is None:
+        nodes = [t.grad_fn if isinstance(t, torch.Tensor) else None for t in inputs]
     # AOT autograd's traced inputs are no leaves: each has a node of its own (an error if reached twice).
-    at_node = {t.grad_fn: k for k, t in tensors if t.grad_fn is not None}
+    at_node = {node: k for k, node in enumerate(nodes) if node is not None}
     reach: list[frozenset[int]] = []
     for result in results:
         found: set[int] = set()
         if isinstance(result, torch.Tensor) and result.requires_grad:
-            if id(result) in position:
-                found.add(position[id(result)])
+            k = position.get(id(result))
+            if k is not None and result.grad_fn is nodes[k]:  # an input returned as it came
+                found.add(k)
             seen: set[Any] = set()
             stack = [result.grad_fn]
             while stack:
@@ -141,10 +155,17 @@ class AotStep:
             outputs = LeanStep.apply(self.lean, *state.values(), *args)
             return pytree.tree_unflatten(list(outputs), self.out_spec)  # type: ignore[arg-type]
         usage = None
-        if torch.is_grad_enabled() and (self.graphs.reach is None or partial_reach(self.graphs.reach)):
+        given = [*state.values(), *args]
+        if torch.is_grad_enabled():
+            refuse_updated_leaves(self.graphs, given)  # before the programs update it (the first call: after)
+        if torch.is_grad_enabled() and (
+            self.graphs.reach is None or partial_reach(self.graphs.reach) or self._gates_written(given)
+        ):
             state, args, usage = _gated(self.graphs, state, args)
         with _no_donated_buffers() if self.out_spec is None else nullcontext():  # the first call compiles
             leaves = pytree.tree_leaves(self.aot(state, *args))
+        if usage is not None:
+            usage.carry_updates(self.graphs, given)
         for j, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
                 # create_graph=True: refused before AOT autograd's backward runs, as LeanStep refuses it.
@@ -155,6 +176,15 @@ class AotStep:
             self.out_spec = self.graphs.out_spec
             assert self.out_spec is not None, "the function was traced at its first call"
         return pytree.tree_unflatten(leaves, self.out_spec)
+
+    def _gates_written(self, given: Sequence[Any]) -> bool:
+        """
+        Whether an input that requires grad is updated in place: AOT autograd's runtime writes it
+        back as the first call's input was (through the gate there, a tensor with a history, not a
+        leaf), so it goes through the gate at every call (a parameter clamped under `no_grad()` in
+        forward was written back with `copy_` on the leaf itself from the second call on: an error).
+        """
+        return any(isinstance(given[k], torch.Tensor) and given[k].requires_grad for k in self.graphs.written)
 
     def _cut_unreached(
         self, state: dict[str, torch.Tensor], args: tuple[torch.Tensor, ...]
@@ -179,10 +209,16 @@ class AotStep:
 
 
 class _Usage:
-    """Which results of one call the backward got a gradient for (hooks on the results record them)."""
+    """
+    Which results of one call the backward got a gradient for (hooks on the results record them),
+    and which of the gated inputs updated in place the loss reads after the call.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, gated: dict[int, torch.Tensor]) -> None:
         self.used: set[int] = set()
+        self.updated: set[int] = set()
+        self.gated = gated
+        """Per input position, the gate's output AOT autograd was given in its place."""
 
     def hook(self, j: int) -> Callable[[torch.Tensor | None], None]:
         def record(grad: torch.Tensor | None) -> None:
@@ -191,12 +227,53 @@ class _Usage:
 
         return record
 
+    def carry_updates(self, graphs: Graphs, given: Sequence[Any]) -> None:
+        """
+        AOT autograd's runtime wrote an input's in-place update (`x.mul_(2)` in forward) into the
+        gate's output it was given, with the update's history: the caller's tensor, which shares
+        its memory, takes that history too (`copy_` of the same memory), as eager's in-place op
+        gives it. Without it, the caller's tensor kept its old history and the loss's gradient
+        through it skipped the update. A leaf that requires grad is refused here as eager refuses
+        the in-place op on it.
+        """
+        refuse_updated_leaves(graphs, given)
+        for k, alias in self.gated.items():
+            if k in graphs.mutated:
+                alias.register_hook(self._updated(k))
+                given[k].copy_(alias)
 
-def _kept(reach: Sequence[frozenset[int]], used: Iterator[int] | Sequence[int]) -> set[int]:
-    """The inputs the used results reach: the ones eager autograd gives a gradient."""
+    def _updated(self, k: int) -> Callable[[torch.Tensor | None], None]:
+        def record(grad: torch.Tensor | None) -> None:
+            if grad is not None:
+                self.updated.add(k)
+
+        return record
+
+
+def refuse_updated_leaves(graphs: Graphs, given: Sequence[Any]) -> None:
+    """A leaf that requires grad, which forward updates in place where autograd records it: eager's refusal."""
+    for k in graphs.mutated:
+        if isinstance(given[k], torch.Tensor) and given[k].is_leaf and given[k].requires_grad:
+            name = graphs.input_names[k] if k < len(graphs.input_names) else f"input {k}"
+            raise FrontendError(
+                f"forward updates `{name}` in place, a leaf tensor that requires grad, which eager "
+                "refuses too (a leaf Variable that requires grad is being used in an in-place operation): pass a "
+                "tensor computed from it, or update a copy in forward (`x = x * 2`)"
+            )
+
+
+def _kept(
+    reach: Sequence[frozenset[int]],
+    used: Iterator[int] | Sequence[int],
+    graphs: Graphs | None = None,
+    updated: Sequence[int] = (),
+) -> set[int]:
+    """The inputs the used results and the used updated inputs reach: the ones eager autograd gives a gradient."""
     kept: set[int] = set()
     for j in used:
         kept |= reach[j]
+    for k in updated:
+        kept |= graphs.mutated[k]  # type: ignore[union-attr]
     return kept
 
 
@@ -219,7 +296,7 @@ class _InputGate(torch.autograd.Function):
         reach = ctx.graphs.reach
         if reach is None:
             return (None, None, None, *grads)
-        kept = _kept(reach, sorted(ctx.usage.used))
+        kept = _kept(reach, sorted(ctx.usage.used), ctx.graphs, sorted(ctx.usage.updated))
         return (None, None, None, *(g if k in kept else None for k, g in zip(ctx.positions, grads)))
 
 
@@ -231,10 +308,11 @@ def _gated(
     positions = tuple(k for k, t in enumerate(flat) if isinstance(t, torch.Tensor) and t.requires_grad)
     if not positions:
         return state, args, None
-    usage = _Usage()
+    usage = _Usage({})
     gated = _InputGate.apply(usage, graphs, positions, *(flat[k] for k in positions))
     for k, t in zip(positions, gated):
         flat[k] = t
+        usage.gated[k] = t
     return dict(zip(state, flat[: len(state)])), tuple(flat[len(state) :]), usage
 
 
