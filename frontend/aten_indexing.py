@@ -12,6 +12,7 @@ op computes one tensor; a graph's `getitem` picks the entry (frontend/importer.p
 from __future__ import annotations
 
 import math
+import platform
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -322,7 +323,11 @@ def iota(e: Emitter, shape: tuple[int, ...], dim: int, element) -> SSAValue:
 
 
 def _arange(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
-    """`start + i * step`: a `fusion.iota` of the result's dtype, scaled and shifted."""
+    """
+    `start + i * step` as torch's CPU kernel computes it: in int64 for an integer dtype (`start` and
+    `step` truncated to integers), in f64 for f32 and f64 and in f32 for bf16 and f16, rounded to
+    the dtype (`_float_range`).
+    """
     numbers = [a for a in args if isinstance(a, int | float)]
     start, step = 0, 1
     if node.target == aten.arange.start_step and len(numbers) >= 3:
@@ -335,12 +340,152 @@ def _arange(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
         step = kwargs["step"]
     val = node.meta["val"]
     element = element_type(val.dtype, node)
-    result = iota(e, tuple(val.shape), 0, element)
-    if step != 1:
-        result = e.binary(fusion.MulOp, result, step, element)
-    if start != 0:
-        result = e.binary(fusion.AddOp, result, start, element)
-    return result
+    shape = tuple(val.shape)
+    if not val.dtype.is_floating_point:  # torch's Scalar -> int64 conversions truncate toward zero
+        start, step = int(start), int(step)
+        result = iota(e, shape, 0, I64)
+        if step != 1:
+            result = e.binary(fusion.MulOp, result, step, I64)
+        if start != 0:
+            result = e.binary(fusion.AddOp, result, start, I64)
+        return e.cast(result, element)
+    last = start + step * (shape[0] - 1) if shape[0] else start
+    exact = (start, step, last, last - start)
+    if all(float(v).is_integer() and abs(v) <= 2 ** _MANTISSA[val.dtype] for v in exact):
+        result = iota(e, shape, 0, element)  # every value and product exact in the dtype
+        if step != 1:
+            result = e.binary(fusion.MulOp, result, step, element)
+        return e.binary(fusion.AddOp, result, start, element)  # `+ start` also for 0: -0.0 * ... is +0.0
+    return _float_range(e, shape[0], start, step, val.dtype, element)
+
+
+_MANTISSA = {torch.float64: 53, torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}
+"""Bits of each float dtype's significand: the integers up to 2**bits are exact in it."""
+
+_GRAIN_SIZE = 32768
+"""`at::internal::GRAIN_SIZE`: torch's CPU kernels split a range at least this long over threads."""
+
+
+def _vector_bytes() -> int:
+    """
+    The width of the CPU vectors (`at::vec::Vectorized`) of torch's `arange` kernel, in bytes:
+    256 bits on x86 (torch registers no AVX-512 build of it), 128 on ARM without SVE.
+    """
+    if platform.machine().lower() in ("arm64", "aarch64"):
+        return 32 if torch.backends.cpu.get_cpu_capability().startswith("SVE") else 16
+    return 32
+
+
+def _float_range(e: Emitter, n: int, start: float, step: float, dtype: torch.dtype, element: Attribute) -> SSAValue:
+    """
+    torch's CPU `arange` of a float dtype: `start + step * i` computed in the accumulation type
+    (f64 for f32 and f64, f32 for bf16 and f16) and rounded to the dtype, except that its
+    vectorized loop rounds each vector's first value to the dtype first and adds `k * step` to it
+    for the vector's k-th lane (a second rounding). Each thread's range (one below `_GRAIN_SIZE`
+    elements) runs vectors of `V` lanes two at a time from its start, and the last elements that
+    fill no pair one at a time. So element i is `dtype(dtype(start + step * b) + (i - b) * step)`
+    with b the index of its vector's first lane, or i itself. In f32 the multiply-adds are fused
+    (`_fused_multiply_add`), the lanes' only for f16 (as torch 2.13's kernel; torch 2.11's rounds
+    them apart, which differs on about one element in a million).
+    """
+    acc = element_type(torch.float64 if dtype in (torch.float32, torch.float64) else torch.float32)
+    lanes = _vector_bytes() // dtype.itemsize
+    i = iota(e, (n,), 0, I64)
+    chunk = n
+    threads = torch.get_num_threads()
+    if n >= _GRAIN_SIZE and threads > 1:
+        tasks = min(threads, -(-n // _GRAIN_SIZE))
+        chunk = -(-n // tasks)
+    last_start = (n - 1) // chunk * chunk
+    full, tail = chunk - chunk % (2 * lanes), (n - last_start) - (n - last_start) % (2 * lanes)
+    base = i
+    if max(full, tail) > 0:
+        local = e.binary(fusion.RemainderOp, i, chunk, I64) if chunk < n else i
+        bound: SSAValue | int = tail
+        if full != tail and chunk < n:  # the last thread's range: its own count of whole pairs
+            in_last = e.cast(_compare(e, "ge", i, last_start), I64)
+            bound = e.binary(fusion.AddOp, e.binary(fusion.MulOp, in_last, tail - full, I64), full, I64)
+        vectorized = _compare(e, "lt", local, bound)
+        first = e.binary(fusion.SubOp, i, e.binary(fusion.RemainderOp, local, lanes, I64), I64)
+        base = _where(e, vectorized, first, i)
+    value = e.cast(_fused_multiply_add(e, base, step, start, acc), element)
+    if base is i:
+        return value
+    lane = e.binary(fusion.SubOp, i, base, I64)
+    if dtype == torch.float16:  # its vectors fuse the lane's multiply-add too, in f32
+        with_lanes = _fused_multiply_add(e, lane, step, value, acc)
+    else:
+        with_lanes = e.binary(
+            fusion.AddOp, e.cast(value, acc), e.binary(fusion.MulOp, e.cast(lane, acc), step, acc), acc
+        )
+    return e.cast(with_lanes, element)
+
+
+def _fused_multiply_add(
+    e: Emitter, index: SSAValue, scale: float, offset: float | SSAValue, element: Attribute
+) -> SSAValue:
+    """
+    `offset + scale * index` in `element` (an integer `index`; `offset` a number or a tensor of a
+    float dtype that f32 holds), as torch's CPU kernels compute it for f32: one fused multiply-add,
+    rounded once (the f64 product of an f32 scale and an index below 2**29 is exact, and so is the
+    f64 sum but where the two lie more than 29 binary orders apart). For f64 it is rounded twice,
+    an ulp off the fused result at times.
+    """
+    f64 = element_type(torch.float64)
+    if element != element_type(torch.float32):
+        offset = e.cast(offset, element) if isinstance(offset, SSAValue) else offset
+        return e.binary(fusion.AddOp, e.binary(fusion.MulOp, e.cast(index, element), scale, element), offset, element)
+    product = e.binary(fusion.MulOp, e.cast(index, f64), _as_f32(scale), f64)
+    offset = e.cast(offset, f64) if isinstance(offset, SSAValue) else _as_f32(offset)
+    return e.cast(e.binary(fusion.AddOp, product, offset, f64), element)
+
+
+def _as_f32(value: float) -> float:
+    return float(torch.tensor(value, dtype=torch.float64).to(torch.float32))
+
+
+def _where(e: Emitter, condition: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    return e.typed(lambda t: fusion.WhereOp(condition, x, y, t), [condition, x, y], shape_of(x), element_of(x))
+
+
+def _compare(e: Emitter, kind: str, x: SSAValue, bound: int) -> SSAValue:
+    """`x <kind> bound` for an integer tensor `x` and a number."""
+    limit = e.broadcast_to(e.constant(bound, element_of(x)), shape_of(x))
+    return e.typed(lambda t: fusion.CompareOp(kind, x, limit, t), [x, limit], shape_of(x), IntegerType(1))
+
+
+def _linspace(e: Emitter, node: Node, start: float, end: float, steps: int, **kwargs) -> SSAValue:
+    """
+    `torch.linspace` as its CPU kernel computes it: in the dtype, each operation rounded to it
+    (torch's decomposition computes a bf16 or f16 one in f32), `start + step * i` for the first
+    half and `end - step * (steps - 1 - i)` for the second, with
+    `step = (end - start) / (steps - 1)`; for an integer dtype in f64 from the truncated ends,
+    truncated.
+    """
+    dtype = node.meta["val"].dtype
+    element = element_type(dtype, node)
+    i = iota(e, (steps,), 0, I64)
+    counted = e.binary(fusion.SubOp, steps - 1, i, I64)
+    half = _compare(e, "lt", i, max(steps // 2, 1))  # one step: `start` (torch fills it)
+    if not dtype.is_floating_point:
+        first, final = float(int(start)), float(int(end))
+        step = (final - first) / max(steps - 1, 1)
+        f64 = element_type(torch.float64)
+        lower, upper = _fused_multiply_add(e, i, step, first, f64), _fused_multiply_add(e, counted, -step, final, f64)
+        return e.cast(_where(e, half, lower, upper), element)  # truncated toward zero, as C++ converts
+    # The ends as the kernel holds them: rounded to the dtype (a half type's through f32); 0-d
+    # tensors of the dtype round each step as c10's scalar types do (the count too: `Half / int64_t`).
+    through = torch.float32 if dtype.itemsize < 4 else dtype
+    first, final = (torch.tensor(float(v), dtype=torch.float64).to(through).to(dtype) for v in (start, end))
+    step = float((final - first) / torch.tensor(max(steps - 1, 1), dtype=dtype))
+    if dtype == torch.float32:  # the kernel's `start + step * i` is one fused multiply-add
+        lower = _fused_multiply_add(e, i, step, float(first), element)
+        upper = _fused_multiply_add(e, counted, -step, float(final), element)
+        return _where(e, half, lower, upper)
+    # bf16 and f16 (c10's operators round each product and sum) and f64 (`_fused_multiply_add`)
+    lower = e.binary(fusion.AddOp, e.binary(fusion.MulOp, e.cast(i, element), step, element), float(first), element)
+    product = e.binary(fusion.MulOp, e.cast(counted, element), step, element)
+    return _where(e, half, lower, e.binary(fusion.SubOp, float(final), product, element))
 
 
 def _eye(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
@@ -685,6 +830,7 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.arange.default: _arange,
     aten.arange.start: _arange,
     aten.arange.start_step: _arange,
+    aten.linspace.default: _linspace,
     aten.tril.default: _triangle(keep_below=True),
     aten.triu.default: _triangle(keep_below=False),
     aten.cumsum.default: _cumsum,
