@@ -141,6 +141,16 @@ LIT_LOOPS = {
     ("index_add.mlir", "rows"): 2,
     ("index_add.mlir", "column_chunks"): 2,
     ("index_add.mlir", "copy_rows"): 2,
+    ("stream_inputs.mlir", "stream_input"): 2,
+    ("stream_inputs.mlir", "only_input"): 0,  # only the input is stream-parallel: no loop
+    ("stream_inputs.mlir", "other_axis"): 2,
+    ("stream_inputs.mlir", "chunks"): 2,
+    ("kernel_streamed.mlir", "add_sum_unit"): 2,
+    ("kernel_streamed.mlir", "add_sum_streamed"): 2,
+    ("kernel_streamed.mlir", "abs_rows"): 2,
+    ("matmul_chunks.mlir", "matmul_n_chunks"): 2,
+    ("matmul_chunks.mlir", "two_matmuls_inlinable"): 2,
+    ("matmul_chunks.mlir", "two_matmuls_not_inlinable"): 4,
 }
 
 
