@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import BlockArgument
 from xdsl.utils.exceptions import PassFailedException
 
-from hir.diagnostics import LocatedError, location_of
+from hir.diagnostics import LocatedError, located_text, location_of
 from hir.dialects import fusion
 from hir.frontend.autocast import autocast_state
 from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved, slowest_rank, synchronize_ranks
@@ -133,8 +133,9 @@ class CompiledFunction:
         training program's: its replay copies the saved activations and holds a second copy of
         them), rather than an eager run EAGER_MARGIN faster than the fastest replay."""
         self.pipeline = pipeline
-        self.fusion_text = str(imported.module)
-        """The imported fusion-level module, as text (what `hir-opt` takes)."""
+        self.fusion_text, self._located = located_text(imported.module, name)
+        """The imported fusion-level module, as text (what `hir-opt` takes); a copy of the module
+        whose ops are located at their lines of that text (each lowering starts from a copy of it)."""
         self._imported = imported
         """Kept for the user's lines of its ops (`_in_users_terms`)."""
         self.module: ModuleOp = self._lowered(pipeline)
@@ -200,7 +201,7 @@ class CompiledFunction:
     def _lowered(self, pipeline: str) -> ModuleOp:
         import hir
 
-        module = hir.parse(self.fusion_text, self.name)
+        module = self._located.clone()
         try:
             hir.run_pipeline(module, pipeline, verify_each=False)
         except hir.PipelineError as err:
@@ -526,6 +527,7 @@ class CompiledFunction:
         self.pipeline, chosen, self.module, self.program = contenders[k]
         if (other := imported_again.get(k)) is not None:  # its program, its IR and its ops' lines from now on
             self.pipeline, self.fusion_text, self._imported = other.pipeline, other.fusion_text, other._imported
+            self._located = other._located
             self.__dict__.pop("_origin_lines", None)
         if first is not None and chosen is not None:
             self.lowering = replace(
@@ -584,14 +586,12 @@ class CompiledFunction:
     @cached_property
     def _origin_lines(self) -> dict[int, Any]:
         """Line of `fusion_text` -> the user's line (`SourceLine`) its op was imported from."""
-        import hir
-
         origins = self._imported.origins
         if not origins:
             return {}
         lines: dict[int, Any] = {}
-        for imported, parsed in zip(self._imported.module.walk(), hir.parse(self.fusion_text, self.name).walk()):
-            source, location = origins.get(imported), parsed.location
+        for imported, located in zip(self._imported.module.walk(), self._located.walk()):
+            source, location = origins.get(imported), located.location
             if source is not None and isinstance(location, FileLineColLoc):
                 lines[location.line.data] = source
         return lines
