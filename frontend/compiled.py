@@ -37,8 +37,10 @@ from hir.frontend.importer import (
     static_defaults,
     with_static_defaults,
 )
+from hir.frontend.layouts import check_param_layouts
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
+from hir.frontend.rank_agreement import ValueCheck
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
     CallError,
@@ -586,6 +588,7 @@ class CompiledFunction:
     @cached_property
     def _origin_lines(self) -> dict[int, Any]:
         """Line of `fusion_text` -> the user's line (`SourceLine`) its op was imported from."""
+
         origins = self._imported.origins
         if not origins:
             return {}
@@ -705,6 +708,24 @@ class CompiledFunction:
                 hand_out = self.hands_out_results and self._communicator is None and not result.requires_grad
                 result = self._handed.hand_out(result, output) if hand_out else result.clone()
         return result
+
+    def replicated_state(self) -> list[ValueCheck]:
+        """
+        The module's parameters and buffers, as they are now, and the constants no module attribute
+        holds, that the program reads whole on every rank of its mesh (no didx axis in their
+        param_layouts entry): the ranks compare their values at a new signature (frontend/rank_agreement.py).
+        """
+        checks = []
+        for source in self.signature.inputs:
+            if source.kind != "state" or (source.layout is not None and "didx" in source.layout):
+                continue
+            where = state_table(self._module, source.name) if self._module is not None else None
+            tensor = where[0].get(where[1]) if where is not None else source.tensor
+            if isinstance(tensor, torch.Tensor) and tensor.device.type != "meta":
+                what = "parameter" if isinstance(tensor, torch.nn.Parameter) else "buffer"
+                what = "constant" if where is None else what
+                checks.append(ValueCheck(source.name, tensor, what=what))
+        return checks
 
     def _inputs(self, args: Sequence[torch.Tensor], device: torch.device) -> list[Any]:
         """
@@ -854,6 +875,7 @@ def compile_torch(
             "arguments are one sequence, in the function's order (`hir.compile(model, (x, mask))`), and a "
             "call may then pass them by name (`compiled(x, mask=mask)`)"
         )
+    check_param_layouts(param_layouts)
     if training:
         from hir.frontend.training import compile_training
 

@@ -46,7 +46,7 @@ from hir.frontend.errors import (
     unregistered_output,
     user_source_line,
 )
-from hir.frontend.layouts import LayoutError, parse_layout, serial_layout, single_device_type
+from hir.frontend.layouts import LayoutError, check_param_layouts, parse_layout, serial_layout, single_device_type
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
 
@@ -381,6 +381,7 @@ def import_program(
     exported: ExportedProgram | None = None,
 ) -> ImportedProgram:
     """`fn` captured on `example_args` (or their capture `exported`) as a fusion-level program with these layouts."""
+    check_param_layouts(param_layouts)
     program = capture(fn, example_args) if exported is None else exported
     mode = mode_for(mesh)
     user_layouts = _per_entry(in_layouts, len(example_args), "in_layouts")

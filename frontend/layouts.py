@@ -17,12 +17,15 @@ programs of `frontend/sharded.py` give tensors a split form; see there.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
+from hir.frontend.errors import FrontendError
 
 
 class LayoutError(ValueError):
@@ -47,8 +50,19 @@ _AXIS = re.compile(
 )
 
 
+def check_param_layouts(param_layouts: Any) -> None:
+    """A FrontendError unless `param_layouts` is None or a mapping of parameter names to layouts."""
+    if param_layouts is not None and not isinstance(param_layouts, Mapping):
+        raise FrontendError(
+            "<layouts>: error: param_layouts maps the module's parameter names to layouts, such as "
+            f'{{"fc1.weight": "[didx, serial]"}}, got a {type(param_layouts).__name__}: {param_layouts!r}'
+        )
+
+
 def parse_layout(text: str, rank: int, what: str) -> tuple[AxisLayout, ...]:
     """`"[stream(4), serial]"` -> one AxisLayout per axis; `what` names the tensor in errors."""
+    if not isinstance(text, str):
+        raise LayoutError(f'{what}: a layout is a string such as "[didx, serial]" (or None), got {text!r}')
     body = text.strip()
     if not (body.startswith("[") and body.endswith("]")):
         raise LayoutError(f'{what}: layout {text!r} must be a bracketed axis list such as "[stream, serial]"')

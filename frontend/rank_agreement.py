@@ -17,10 +17,17 @@ a replicated argument must hold the same values on every rank (else each rank co
 own, and their results diverge without an error), and an argument of the example's global shape
 that holds the same values on every rank is the whole tensor passed where the call takes this
 rank's shard. `HIR_CHECK_REPLICAS=1` makes every call, not only a new signature's, compare.
+
+Once a rank has the program of a new signature, the ranks also compare a digest of its imported
+text and fingerprints of the module's replicated parameters and buffers: a forward that branches
+on a Python value that differs between the ranks (the rank, a per-rank flag) traces another program
+on some rank, whose collectives do not match (a hang) or whose results differ (a wrong answer),
+and a replicated parameter built from a per-rank seed gives each rank its own results.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -59,6 +66,18 @@ class ValueCheck:
     """None: a replicated argument, which every rank must pass with the same values. Else the argument
     has the example's global shape, and the same values on every rank mean it is the whole tensor:
     the error's sentence on the shard the call takes and how to cut it."""
+    what: str = "argument"
+    """What the tensor is, as the error names it: an "argument" of the call, or the module's
+    "parameter", "buffer" or "constant" that the program reads whole on every rank."""
+
+
+def program_digest(text: str) -> str:
+    """A digest of a program's imported text, which the ranks compare (its text has no ranks, devices or locations)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+FAILED = "!"
+"""The start of a program field of a rank whose build of the signature failed, before its error's first line."""
 
 
 def _fingerprint(tensor: torch.Tensor) -> torch.Tensor:
@@ -92,6 +111,11 @@ def _groups(ranks: Sequence[int], values: Sequence[str]) -> dict[str, list[int]]
     for rank, value in zip(ranks, values):
         groups.setdefault(value, []).append(rank)
     return groups
+
+
+def _equal(groups: Sequence[list[int]]) -> str:
+    """`rank 0; ranks 1, 2`: the ranks that agree, group by group."""
+    return "; ".join(f"rank{'s' * (len(g) > 1)} {', '.join(map(str, g))}" for g in groups)
 
 
 def _store() -> Any:
@@ -128,11 +152,15 @@ class RankAgreement:
         _INSTANCES[signature.name] += 1
         self.checks = 0
 
-    def disagreement(self, key: Key, checks: Sequence[ValueCheck] = (), every_call: bool = False) -> str | None:
+    def disagreement(
+        self, key: Key, checks: Sequence[ValueCheck] = (), every_call: bool = False, program: str | None = None
+    ) -> str | None:
         """
         On every rank of the mesh, the error when this call's signature is not every rank's, or the
-        values of `checks` are not as they must be; else None. `every_call`: the check runs at every
-        call (`HIR_CHECK_REPLICAS=1`), which its timeout's error says.
+        values of `checks` are not as they must be, or (where given) the `program` digests differ;
+        else None. `every_call`: the check runs at every call (`HIR_CHECK_REPLICAS=1`), which its
+        timeout's error says. `program`: `program_digest` of the specialization's text, or `FAILED`
+        and the first line of this rank's error where it could not build it.
         """
         store = _store()
         ranks = self.signature.ranks
@@ -144,7 +172,7 @@ class RankAgreement:
         prefix = f"{self.prefix}/{self.checks}"
         self.checks += 1
         prints = fingerprints([c.tensor for c in checks])
-        store.set(f"{prefix}/{dist.get_rank()}", _SEPARATOR.join([text, *prints]))
+        store.set(f"{prefix}/{dist.get_rank()}", _SEPARATOR.join([text, program or "", *prints]))
         keys = [f"{prefix}/{r}" for r in ranks]
         try:
             store.wait(keys)
@@ -163,7 +191,10 @@ class RankAgreement:
         texts = [r[0] for r in received]
         if len(set(texts)) > 1:
             return self._differ(ranks, texts)
-        return self._values_differ(ranks, checks, [r[1:] for r in received])
+        programs = [r[1] for r in received]
+        if len(set(programs)) > 1 and not all(p.startswith(FAILED) for p in programs):  # all failed: each its error
+            return self._programs_differ(ranks, programs)
+        return self._values_differ(ranks, checks, [r[2:] for r in received])
 
     def _forget(self, store: Any, check: int) -> None:
         """
@@ -186,8 +217,16 @@ class RankAgreement:
         for j, check in enumerate(checks):
             groups = list(_groups(ranks, [p[j] for p in prints]).values())
             spec = f"{str(check.tensor.dtype).removeprefix('torch.')}{list(check.tensor.shape)}"
+            if check.shard_hint is None and len(groups) > 1 and check.what != "argument":
+                return (
+                    f"<call>: error: {name}: {check.what} '{check.name}' ({spec}) is replicated (param_layouts "
+                    f"gives it no didx axis: every rank computes with its whole copy), but the ranks of the mesh "
+                    f"hold different values of it (the same values on: {_equal(groups)}): their results would "
+                    "diverge; build the module on every rank from the same seed or load the same checkpoint "
+                    "(or dist.broadcast each of its tensors from rank 0) before the first call"
+                )
             if check.shard_hint is None and len(groups) > 1:
-                equal = "; ".join(f"rank{'s' * (len(g) > 1)} {', '.join(map(str, g))}" for g in groups)
+                equal = _equal(groups)
                 return (
                     f"<call>: error: {name}: argument '{check.name}' ({spec}) is replicated (its in_layouts entry "
                     f"shards no axis), but the ranks of the mesh passed different values of it (the same values on: "
@@ -203,6 +242,25 @@ class RankAgreement:
                     "rows, which differ)"
                 )
         return None
+
+    def _programs_differ(self, ranks: tuple[int, ...], programs: list[str]) -> str:
+        name = self.signature.name
+        failed = [(r, p.removeprefix(FAILED)) for r, p in zip(ranks, programs) if p.startswith(FAILED)]
+        if failed:
+            rank, error = failed[0]
+            return (
+                f"<call>: error: {name}: rank {rank} could not compile the call that its peers compiled, the same "
+                f"signature on every rank ({error}): every rank raises; the module's forward traced another "
+                "program there (a branch on a Python value that differs between the ranks)"
+            )
+        groups = list(_groups(ranks, programs).values())
+        return (
+            f"<call>: error: {name}: the ranks of the mesh traced different programs for the same call (the same "
+            f"program on: {_equal(groups)}): the module's forward took another path on some rank (a branch on a "
+            "Python value that differs between the ranks: the rank, a per-rank flag, setting or environment "
+            "variable), so their collectives would not match and their results would differ; compute the same "
+            "on every rank (the shards of the inputs and parameters are what differs between the ranks)"
+        )
 
     def _differ(self, ranks: tuple[int, ...], texts: list[str]) -> str:
         groups = _groups(ranks, texts).items()

@@ -22,7 +22,7 @@ import torch
 from hir.dialects.parallel_encoding import DIDX
 from hir.frontend.errors import FrontendError, user_stacklevel
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.rank_agreement import RankAgreement, ValueCheck, check_every_call
+from hir.frontend.rank_agreement import FAILED, RankAgreement, ValueCheck, check_every_call, program_digest
 from hir.frontend.types import _ELEMENT_TYPES
 
 DEFAULT_MAX_SPECIALIZATIONS = 8
@@ -286,6 +286,20 @@ Build = Callable[[Sequence[torch.Tensor]], Any]
 """Imports, lowers and compiles a specialization for example tensors (logical shapes on a mesh)."""
 
 
+def _program(specialization: Any) -> str:
+    """The digest of a specialization's imported program(s): an inference function's, a training step's two."""
+    parts = [getattr(specialization, "fusion_text", None)]
+    if parts[0] is None:
+        parts = [getattr(getattr(specialization, n, None), "fusion_text", "") for n in ("forward", "backward")]
+    return program_digest("\n".join(p or "" for p in parts))
+
+
+def replicated_state(specialization: Any) -> list[ValueCheck]:
+    """The module's tensors the specialization reads whole on every rank, where it says (`CompiledFunction`)."""
+    state = getattr(specialization, "replicated_state", None)
+    return list(state()) if callable(state) else []
+
+
 class Specializations:
     """
     The compiled function's specializations by call signature. The one compiled from the example
@@ -338,21 +352,24 @@ class Specializations:
     def _lookup(self, first: Any, args: Sequence[Any]) -> Any:
         key = self.signature.check(args, self.example)
         if first is not None and not self._bound and self._matches_example(key):
-            self._agree(key, args)
+            self._agree(key, args, first)
             self._bound = True
             self.cache[key] = first  # bound to the device of its first call
             self._trim()
             return first
         if key in self.cache:
             if self.every_call:
-                self._agree(key, args)
+                self._agree(key, args, self.cache[key])
             self.cache.move_to_end(key)
             return self.cache[key]
         self._agree(key, args)
         try:
             specialization = self.build(self.examples(key))
         except FrontendError as err:
-            raise self.signature.in_users_terms(err, args, self.example) from None
+            error = self.signature.in_users_terms(err, args, self.example)
+            self._agree_on_program(key, None, str(error).splitlines()[0])  # the peers that built it raise too
+            raise error from None
+        self._agree_on_program(key, specialization)
         self.cache[key] = specialization
         self._trim()
         return specialization
@@ -371,13 +388,34 @@ class Specializations:
             examples.append(example.requires_grad_(spec.requires_grad))
         return examples
 
-    def _agree(self, key: Key, args: Sequence[Any]) -> None:
+    def _agree(self, key: Key, args: Sequence[Any], specialization: Any = None) -> None:
         """
         A new signature on this rank (or any call, with `every_call`): a CallError on every rank of
-        the mesh unless it is every rank's and the checked arguments' values are as they must be.
+        the mesh unless it is every rank's and the checked arguments' values are as they must be;
+        with the `specialization` built, also its program and replicated state (`_agree_on_program`).
         """
         checks = self.signature.value_checks(args, self.example)
-        if (error := self.agreement.disagreement(key, checks, self.every_call)) is not None:
+        program = None
+        if specialization is not None and len(self.signature.ranks) > 1:
+            checks += replicated_state(specialization)
+            program = _program(specialization)
+        if (error := self.agreement.disagreement(key, checks, self.every_call, program)) is not None:
+            raise CallError(error)
+
+    def _agree_on_program(self, key: Key, specialization: Any, failure: str | None = None) -> None:
+        """
+        After a new signature's build: a CallError on every rank of the mesh unless every rank traced
+        the same program (a forward that branches on a per-rank Python value does not) and holds the
+        same values of the state the program reads whole; `failure`: this rank's build failed (its
+        error's first line), which its peers raise too, rather than wait for it.
+        """
+        if len(self.signature.ranks) < 2:
+            return
+        if failure is not None:
+            checks, program = [], FAILED + failure.replace("\x1f", " ")
+        else:
+            checks, program = replicated_state(specialization), _program(specialization)
+        if (error := self.agreement.disagreement(key, checks, self.every_call, program)) is not None:
             raise CallError(error)
 
     def _trim(self) -> None:
