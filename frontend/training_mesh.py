@@ -50,7 +50,7 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import StateReader, TrainFlags
-from hir.frontend.rank_agreement import RankAgreement
+from hir.frontend.rank_agreement import RankAgreement, ValueCheck
 from hir.frontend.sharded import (
     ACTIVATIONS,
     COLUMN_BIAS,
@@ -170,9 +170,12 @@ class MeshStep:
         out_layout: str | None,
         graphs: tuple[GraphModule, GraphModule, int],
         compile: Callable[[ImportedProgram, str], CompiledFunction],
+        state: Callable[[], Mapping[str, torch.Tensor]] | None = None,
     ):
         fw, bw, num_outputs = graphs
         self.mesh = mesh
+        self._state = state
+        """The module's parameters and buffers as they are at a call (`replicated_state`)."""
         self.primals = primals
         self.num_outputs = num_outputs
         self.out_layout = out_layout
@@ -192,6 +195,26 @@ class MeshStep:
         self._gradient_bases: dict[int, tuple[torch.Tensor, int]] = {}
         """Per sharded parameter (primal index): the full-shaped gradient last returned, as the
         base it is a view of, and the base's version after this rank's block was written."""
+
+    def replicated_state(self) -> list[ValueCheck]:
+        """
+        The module's parameters and buffers, as they are now, that both programs read whole on every
+        rank (no didx axis in their param_layouts entry: a norm's weight, a row-parallel bias): the
+        ranks compare their values at a new signature (frontend/rank_agreement.py), as for inference.
+        Each rank's optimizer updates its own copy from the all-reduced gradient, so they stay equal.
+        """
+        if self._state is None:
+            return []
+        state = self._state()
+        checks = []
+        for primal in self.primals:
+            if not primal.is_state or (primal.layout is not None and "didx" in primal.layout):
+                continue
+            tensor = state.get(primal.name)
+            if isinstance(tensor, torch.Tensor) and tensor.device.type != "meta":
+                what = "parameter" if isinstance(tensor, torch.nn.Parameter) else "buffer"
+                checks.append(ValueCheck(primal.name, tensor, what=what))
+        return checks
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -753,6 +776,66 @@ class MeshTrainingFunction:
         outputs, _ = step.run_forward(step.shard(tensors))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def clip_grad_norm_(
+        self, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False
+    ) -> torch.Tensor:
+        """
+        `torch.nn.utils.clip_grad_norm_` of the module's gradients on the mesh: the norm of the whole
+        gradient, the same on every rank, and every rank scales its gradients by the same factor.
+        torch's own sees a sharded parameter's full-shaped `.grad` (this rank's block, zeros
+        elsewhere), so each rank would get its own norm and clip by its own factor: the replicated
+        parameters would drift apart between the ranks. Here each sharded gradient contributes its
+        block, summed over the ranks (an all-reduce of the job; every rank calls it), and each
+        replicated one its whole gradient once. Returns the total norm, as torch's does.
+        """
+        import torch.distributed as dist
+
+        rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+        sharded: list[torch.Tensor] = []
+        replicated: list[torch.Tensor] = []
+        grads: list[torch.Tensor] = []
+        for name, p in self._state().items():
+            if not isinstance(p, torch.nn.Parameter) or p.grad is None:
+                continue
+            grads.append(p.grad)
+            layout = self.param_layouts.get(name)
+            parsed = parse_layout(layout, p.dim(), name) if layout else None
+            axes = [k for k, a in enumerate(parsed or ()) if a.is_sharded]
+            if not axes:
+                replicated.append(p.grad.detach())
+                continue
+            n = p.shape[axes[0]] // len(self.mesh)
+            sharded.append(p.grad.detach().narrow(axes[0], self.mesh.index(rank) * n, n))
+        if not grads:
+            return torch.tensor(0.0)
+        device = grads[0].device
+        norm_type = float(norm_type)
+
+        def norms(tensors: list[torch.Tensor]) -> torch.Tensor:
+            if not tensors:
+                return torch.zeros((), device=device)
+            each = torch.stack([torch.linalg.vector_norm(t.float(), norm_type).to(device) for t in tensors])
+            return each.max() if norm_type == float("inf") else (each**norm_type).sum()
+
+        part = norms(sharded)
+        if world > 1:
+            dist.all_reduce(part, op=dist.ReduceOp.MAX if norm_type == float("inf") else dist.ReduceOp.SUM)
+        rest = norms(replicated)
+        if norm_type == float("inf"):
+            total = torch.maximum(part, rest)
+        else:
+            total = (part + rest) ** (1.0 / norm_type)
+        if error_if_nonfinite and not torch.isfinite(total):
+            raise RuntimeError(
+                f"the total norm of order {norm_type} of the gradients of {self.name} is non-finite, so it cannot "
+                "be clipped (error_if_nonfinite=False skips this check)"
+            )
+        scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+        with torch.no_grad():
+            for g in grads:
+                g.mul_(scale.to(g.device, g.dtype))
+        return total
+
     def _specialize(self, examples: Sequence[torch.Tensor]) -> MeshStep:
         from hir.frontend.training import decompositions
 
@@ -797,7 +880,7 @@ class MeshTrainingFunction:
             )  # fmt: skip
 
         out_layout = self.layouts[0] if self.layouts else None
-        return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile)
+        return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile, self._state)
 
 
 def _mesh_constant(e: Emitter, gm: GraphModule, node: Node) -> SSAValue:
