@@ -570,6 +570,8 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
         )
     function = _find_function(module, entry)
     check_signature(function)  # a module built in Python may not have been verified
+    if not race_check:  # the race checker reports what an unwaited transfer races with instead
+        _check_waited(function)
     compilation = _compile_context(race_check)
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
@@ -583,6 +585,19 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
         if isinstance(v.owner, hir.AllocateOp) and v.owner.parent_block() is function.body.block
     }
     return Program(function, body, compilation.slots, arg_slots, result_slots, allocated, race_check)
+
+
+def _check_waited(function: func.FuncOp) -> None:
+    """
+    Every collective or transfer is waited for: it is posted asynchronously, and without a
+    `hir.wait` on its work nothing completes it before its buffers are read or returned (a run
+    returned the buffer of an unwaited all-reduce unreduced).
+    """
+    for op in function.walk():
+        if isinstance(op, hir.CommunicationOp) and not op.result.uses:
+            raise LocatedError(
+                op, f"the work of this {op.name} is never waited for: add `hir.wait` on it before its buffers are read"
+            )
 
 
 def _compile_context(race_check: bool, profile: bool = False) -> CompileContext:
