@@ -87,14 +87,21 @@ COMMUNICATION = """
 func.func @main(%a: memref<2x8xf32>, %g: memref<4x8xf32>) {
   %c1 = arith.constant 1 : index
   %w0 = hir.allgather %a into %g axis 0 mesh = [0, 1] : memref<2x8xf32>, memref<4x8xf32>
+  hir.wait %w0
   %w1 = hir.allreduce max %a into %a mesh = [0, 1] : memref<2x8xf32>, memref<2x8xf32>
+  hir.wait %w1
   %w2 = hir.reduce_scatter sum %g into %a axis 0 mesh = [0, 1] : memref<4x8xf32>, memref<2x8xf32>
+  hir.wait %w2
   %w3 = hir.broadcast %a into %a root %c1 mesh = [0, 1] : memref<2x8xf32>, memref<2x8xf32>
+  hir.wait %w3
   %w4 = hir.send %a to %c1 mesh = [1, 0] : memref<2x8xf32>
   %w5 = hir.recv %g from %c1 mesh = [0, 1] : memref<4x8xf32>
   hir.wait %w5
+  hir.wait %w4
   %w6 = hir.collective_permute %a into %a offset 2 mesh = [0, 1, 2] : memref<2x8xf32>, memref<2x8xf32>
+  hir.wait %w6
   %w7 = hir.reduce min %a into %a root %c1 mesh = [0, 1] : memref<2x8xf32>, memref<2x8xf32>
+  hir.wait %w7
   %rank = hir.device_index mesh = [1, 0]
   hir.barrier mesh = [0, 1]
   func.return
@@ -168,14 +175,21 @@ def test_communication_steps_call_the_communicator() -> None:
     ]  # type: ignore[attr-defined]
     assert calls == [
         ("allgather", "a", "g", 0, (0, 1)),
+        ("wait", "allgather"),
         ("allreduce", "a", "a", "max", (0, 1)),
+        ("wait", "allreduce"),
         ("reduce_scatter", "g", "a", 0, "sum", (0, 1)),
+        ("wait", "reduce_scatter"),
         ("broadcast", "a", "a", 1, (0, 1)),
+        ("wait", "broadcast"),
         ("send", "a", 1, (1, 0)),
         ("recv", "g", 1, (0, 1)),
         ("wait", "recv"),
+        ("wait", "send"),
         ("collective_permute", "a", "a", 2, (0, 1, 2)),
+        ("wait", "collective_permute"),
         ("reduce", "a", "a", 1, "min", (0, 1)),
+        ("wait", "reduce"),
         ("position_in", (1, 0)),
         ("barrier", (0, 1)),
     ]
