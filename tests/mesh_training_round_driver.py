@@ -30,10 +30,9 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import job_verdict
+from ranks import expect_error, job_verdict
 
 import hir
-from hir.frontend import FrontendError
 
 H, FFN = 16, 32
 ROWS = "[didx, serial]"
@@ -92,14 +91,11 @@ def per_rank_parameter(name: str) -> Callable[[int, int], list[str]]:
         with torch.no_grad():
             block.get_parameter(name).add_(1e-3 * rank)  # a per-rank copy, a little off
         compiled = compiled_block(block, world)
-        try:
-            compiled(own(torch.randn(8 * world, H), rank, world)).sum().backward()
-        except FrontendError as err:
-            parts = [f"<Block>: parameter '{name}' (float32[{H}]) is replicated",
-                     "the ranks of the mesh hold different values of it (the same values on: rank 0; rank 1)"]  # fmt: skip
-            missing = [p for p in parts if p not in str(err)]
-            return [f"rank {rank}: the error lacks {missing}: {err}"] if missing else []
-        return [f"rank {rank}: no error"]
+        return expect_error(
+            lambda: compiled(own(torch.randn(8 * world, H), rank, world)).sum().backward(),
+            f"<Block>: parameter '{name}' (float32[{H}]) is replicated",
+            "the ranks of the mesh hold different values of it (the same values on: rank 0; rank 1)",
+        )
 
     return case
 

@@ -26,26 +26,16 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-from ranks import job_verdict
+from ranks import expect_error, job_verdict
 from shapes_mesh_driver import MLP, PARAMS, H, rows_of
 
 import hir
-from hir.frontend import FrontendError
 
 ROWS = "[didx, serial]"
 
 
 def own_rows(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     return t.chunk(world)[rank]
-
-
-def expect_error(call: Callable[[], object], *parts: str) -> list[str]:
-    try:
-        call()
-    except FrontendError as err:
-        missing = [p for p in parts if p not in str(err)]
-        return [f"rank {dist.get_rank()}: the error lacks {missing}: {err}"] if missing else []
-    return [f"rank {dist.get_rank()}: no error"]
 
 
 def agreeing_call(compiled: Callable[..., torch.Tensor], mlp: MLP, rank: int, world: int) -> list[str]:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -174,6 +175,20 @@ def job_verdict(failures: list[str], passed: str) -> int:
         print(passed)
     dist.destroy_process_group()
     return int(verdict.item() > 0)
+
+
+def expect_error(call: Callable[[], object], *parts: str) -> list[str]:
+    """A driver's check that `call` raises hir's FrontendError with every one of `parts`: [] or this rank's failure."""
+    import torch.distributed as dist
+
+    from hir.frontend import FrontendError
+
+    try:
+        call()
+    except FrontendError as err:
+        missing = [p for p in parts if p not in str(err)]
+        return [f"rank {dist.get_rank()}: the error lacks {missing}: {err}"] if missing else []
+    return [f"rank {dist.get_rank()}: no error"]
 
 
 def sessions_of_the_job(session: Session) -> list[Session]:

@@ -27,10 +27,9 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import job_verdict
+from ranks import expect_error, job_verdict
 
 import hir
-from hir.frontend import FrontendError
 
 H, FFN = 16, 32
 ROWS = "[didx, serial]"
@@ -75,15 +74,6 @@ def compiled_block(block: Block, world: int, rows: int = 8) -> Callable[..., tor
                            param_layouts={**PARAMS, **TWO_MORE})  # fmt: skip
     block.compiled = True
     return compiled
-
-
-def expect_error(call: Callable[[], object], *parts: str) -> list[str]:
-    try:
-        call()
-    except FrontendError as err:
-        missing = [p for p in parts if p not in str(err)]
-        return [f"rank {dist.get_rank()}: the error lacks {missing}: {err}"] if missing else []
-    return [f"rank {dist.get_rank()}: no error"]
 
 
 def matches(compiled: Callable[..., torch.Tensor], block: Block, rows: int, what: str) -> list[str]:
