@@ -93,6 +93,28 @@ class StateReader:
         return state
 
 
+def functional_call(module: torch.nn.Module, state: dict[str, torch.Tensor], args: Any, kwargs: Any = None) -> Any:
+    """
+    `torch.func.functional_call`, after which the module holds its own parameters and buffers
+    again. torch restores them name by name, and a submodule registered under two names
+    (`self.b = self.a`) is swapped twice: its second restore put back the traced tensor, so the
+    user's module kept a tensor of the trace in place of its parameter (no gradient at the
+    first step, a failed call at the next).
+    """
+    held = [
+        (table, key, tensor)
+        for owner in module.modules()
+        for table in (owner._parameters, owner._buffers)
+        for key, tensor in table.items()
+    ]
+    try:
+        return torch.func.functional_call(module, state, args, kwargs)
+    finally:
+        for table, key, tensor in held:
+            if table.get(key) is not tensor:
+                table[key] = tensor
+
+
 def tensor_attributes(module: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     """
     The tensors that the module and its submodules hold as plain attributes (`self.freqs_cis =

@@ -73,7 +73,7 @@ from hir.frontend.importer import (
     with_static_defaults,
 )
 from hir.frontend.layouts import LayoutError
-from hir.frontend.module_state import StateReader, TrainFlags
+from hir.frontend.module_state import StateReader, TrainFlags, functional_call
 from hir.frontend.older_torch import lstm_hidden_states_kept
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -828,7 +828,7 @@ class TrainingFunction:
                 ):
                     positional, keywords = split_call(self.fn, with_statics(args))
                     if isinstance(self.fn, torch.nn.Module):
-                        result = torch.func.functional_call(self.fn, state, positional, keywords)
+                        result = functional_call(self.fn, state, positional, keywords)
                     else:
                         result = self.fn(*positional, **keywords)
             except FrontendError:

@@ -49,7 +49,7 @@ from hir.frontend.importer import (
     verified_module,
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.module_state import StateReader, TrainFlags
+from hir.frontend.module_state import StateReader, TrainFlags, functional_call
 from hir.frontend.rank_agreement import RankAgreement, ValueCheck
 from hir.frontend.sharded import (
     ACTIVATIONS,
@@ -859,7 +859,7 @@ class MeshTrainingFunction:
                 refused_stored_tensors(self.fn, self.name),
                 refused_observer_hooks(self.fn, self.name),
             ):
-                return torch.func.functional_call(self.fn, params, *split_call(self.fn, inputs[len(names) :]))
+                return functional_call(self.fn, params, *split_call(self.fn, inputs[len(names) :]))
 
         try:
             # Traced with grad on also when the first call of a signature runs under no_grad (an
