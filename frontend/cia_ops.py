@@ -22,7 +22,8 @@ _USERS = ("torch.export.exported_program", "torch.export.decomp_utils")
 """The modules of torch that import `_collect_all_valid_cia_ops` by name (torch >= 2.6)."""
 
 
-def _registered() -> tuple[Any, ...]:
+def registered_ops() -> tuple[Any, ...]:
+    """What changes when ops are registered: the op namespaces and the number of ops."""
     return (tuple(torch.ops._dir), len(torch._C._dispatch_get_all_op_names()))
 
 
@@ -34,7 +35,7 @@ def cia_ops_collected_once() -> Iterator[None]:
         yield
         return
     collect = modules[0]._collect_all_valid_cia_ops
-    key = _registered()
+    key = registered_ops()
 
     def collected() -> set[Any]:
         if key not in _COLLECTED:

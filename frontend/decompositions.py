@@ -21,14 +21,27 @@ import torch._decomp
 from torch.export import ExportedProgram
 
 from hir.frontend.aten_table import ATEN_TABLE, IGNORED
-from hir.frontend.cia_ops import cia_ops_collected_once
+from hir.frontend.cia_ops import cia_ops_collected_once, registered_ops
+from hir.frontend.cia_override import cia_override_reused
 from hir.frontend.older_torch import FALLBACKS, fallback_to, lstm_hidden_states_kept, scatter_at_indices
 
 
 def decomposition_table() -> Any:
-    """torch's core-ATen decompositions without the ops ATEN_TABLE maps (a dict or torch's table type)."""
-    with cia_ops_collected_once():  # torch's table collects the CIA ops again at its first lookup
-        return _decomposition_table()
+    """
+    torch's core-ATen decompositions without the ops ATEN_TABLE maps (a dict or torch's table
+    type), built once per registered op set: the same table, entry by entry, lets
+    `cia_override_reused` reuse torch's override of the CIA ops. Callers copy it before changing it
+    (`run_decompositions` does).
+    """
+    key = registered_ops()
+    if key not in _TABLES:
+        _TABLES.clear()
+        with cia_ops_collected_once():  # torch's table collects the CIA ops again at its first lookup
+            _TABLES[key] = _decomposition_table()
+    return _TABLES[key]
+
+
+_TABLES: dict[tuple[Any, ...], Any] = {}
 
 
 def _decomposition_table() -> Any:
@@ -236,7 +249,7 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
     if all(_mapped(node) for node in program.graph.nodes):
         return program
     try:
-        with warnings.catch_warnings(), lstm_hidden_states_kept(), cia_ops_collected_once():
+        with warnings.catch_warnings(), lstm_hidden_states_kept(), cia_ops_collected_once(), cia_override_reused():
             warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
             return program.run_decompositions(decomposition_table())
     except Exception:  # an op torch cannot decompose here: the table reports what it lacks
