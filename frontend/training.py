@@ -735,6 +735,11 @@ class TrainingFunction:
         aot = cache.lookup(None, args)
         traced = aot.out_spec is not None
         try:
+            if torch.is_inference_mode_enabled():
+                # An evaluation under `torch.inference_mode()`: the inference program, run outside it
+                # (AOT autograd's trace reads version counters, which inference tensors do not keep).
+                with torch.inference_mode(False), torch.no_grad():
+                    return aot(state, *[a for a in args if isinstance(a, torch.Tensor)])
             return aot(state, *[a for a in args if isinstance(a, torch.Tensor)])  # statics: the specialization's
         except FrontendError as err:
             raise cache.signature.in_users_terms(err, args, cache.example) from None

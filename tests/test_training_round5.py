@@ -49,3 +49,37 @@ def test_a_submodule_registered_under_two_names_keeps_its_parameters() -> None:
         assert_same_grads(model, eager, f"step {k}")
         for optimizer in optimizers:
             optimizer.step()
+
+
+class BatchNormed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 16)
+        self.norm = torch.nn.BatchNorm1d(16)
+        self.out = torch.nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(F.silu(self.norm(self.fc(x))))
+
+
+def test_calls_under_inference_mode_run_the_inference_program() -> None:
+    """
+    An evaluation under `torch.inference_mode()` between training steps (the batch norm still in
+    training mode, then in eval mode) was a `<capture>:` error: AOT autograd's trace read the
+    version counters that inference tensors do not keep.
+    """
+    torch.manual_seed(0)
+    model = BatchNormed()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(6, 8),), training=True)
+    for k in range(2):
+        with torch.inference_mode():
+            torch.testing.assert_close(step(randn(6, 8, seed=k)), eager(randn(6, 8, seed=k)))
+        torch.testing.assert_close(model.norm.running_var, eager.norm.running_var)
+        step(randn(6, 8, seed=k)).sum().backward()
+        eager(randn(6, 8, seed=k)).sum().backward()
+        assert_same_grads(model, eager, f"step {k}")
+    model.eval()
+    eager.eval()
+    with torch.inference_mode():
+        torch.testing.assert_close(step(randn(5, 8, seed=3)), eager(randn(5, 8, seed=3)))
