@@ -25,12 +25,27 @@ import runpy
 import signal
 import sys
 import traceback
+import warnings
 
 import torch
-import torch.distributed  # noqa: F401
+import torch.distributed
 
 import hir
-import hir.runtime.distributed  # noqa: F401
+import hir.runtime.distributed
+
+
+def warm_up() -> None:
+    """
+    Compiles and runs a small module once before any fork, so that every rank starts with what a
+    first compile imports (torch.export, xDSL, hir's passes and runtime: about 2 s a process on 2
+    cores) and fills in once (the decomposition table, torch's override of the composite-implicit
+    ops). Tiny tensors and one thread: no OpenMP pool is started in the process the ranks fork from.
+    """
+    torch.set_num_threads(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = hir.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()), (torch.randn(2, 4),))
+        compiled(torch.randn(2, 4))
 
 
 def run_rank(rank: int, processes: int, port: int, target: list[str]) -> int:
@@ -135,6 +150,7 @@ def serve() -> int:
 
 def main() -> int:
     if sys.argv[1:] == ["--serve"]:
+        warm_up()
         return serve()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, required=True)
@@ -144,6 +160,7 @@ def main() -> int:
     target = args.target[1:] if args.target[:1] == ["--"] else args.target
     if not target:
         parser.error("no SCRIPT or -m MODULE to run")
+    warm_up()
     return launch(args.processes, args.port, target)
 
 
