@@ -195,8 +195,16 @@ class CallSignature:
         The call's arguments in order: those passed by keyword go to the place their name has in
         the function's parameters (`compiled(x, mask=m)`), and those left out take their defaults
         where these are static values (`attention_mask=None`); an unknown, repeated or missing name
-        is a CallError.
+        is a CallError, and so is a call inside a `torch.func` transform.
         """
+        if torch._C._are_functorch_transforms_active():
+            # The programs write their results in place (`out=`), which vmap cannot batch, and
+            # AOT autograd's runtime cannot run inside grad / jacrev: a torch traceback otherwise.
+            raise CallError(
+                f"<call>: error: {self.name} is called inside a torch.func transform (vmap, grad, jacrev, ...), "
+                "which a compiled function does not run under: call it per sample (a loop), or transform "
+                "the eager function"
+            )
         names = self.arg_names
         if not kwargs and (len(args) >= len(names) or names[len(args)] not in self.defaults):
             return tuple(args)

@@ -599,7 +599,7 @@ class _Apply(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
-        refuse_double_backward()
+        refuse_double_backward(grads)
         saved = ctx.saved_tensors
         tensors, results = saved[: ctx.num_tensors], saved[ctx.num_tensors :]
         return (None, *ctx.step.run_backward(tensors, results, grads))

@@ -27,22 +27,30 @@ from torch.utils import _pytree as pytree
 from hir.frontend.errors import FrontendError
 
 
-def refuse_double_backward() -> None:
+def refuse_double_backward(grads: Sequence[Any] = ()) -> None:
     """
     In a backward program's `autograd.Function.backward`: create_graph=True (grad mode on there)
     is an error, since the program records no graph and its gradients would silently have none
-    (a gradient penalty's own gradient lost); AOT autograd's function refuses it too.
+    (a gradient penalty's own gradient lost); AOT autograd's function refuses it too. So are
+    `grads` batched by `is_grads_batched=True` (the engine's vmap), which the program does not take.
     """
     if torch.is_grad_enabled():
         raise RuntimeError(
             "a function compiled by hir.compile(..., training=True) has no double backward: "
             "its gradients cannot be differentiated again (create_graph=True)"
         )
+    batched = torch._C._functorch.is_legacy_batchedtensor
+    if any(isinstance(g, torch.Tensor) and batched(g) for g in grads):
+        raise RuntimeError(
+            "a function compiled by hir.compile(..., training=True) has no batched backward: "
+            "torch.autograd.grad(..., is_grads_batched=True) (a Jacobian with vectorize=True) cannot run "
+            "its backward program on a batch of gradients: loop over the grad_outputs instead"
+        )
 
 
 def _refuse_double_backward_hook(grad: torch.Tensor | None) -> None:
     """A hook on a result of AOT autograd's function: grad mode on in a backward is create_graph=True."""
-    refuse_double_backward()
+    refuse_double_backward((grad,))
 
 
 @contextmanager
@@ -363,7 +371,7 @@ class LeanStep(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
-        refuse_double_backward()
+        refuse_double_backward(grads)
         form: LeanForm = ctx.form
         # The backward was traced with contiguous gradients, as AOT autograd passes them.
         if form.reach is not None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 import torch.nn.functional as F
 from test_training import randn
 from test_training_round2 import assert_same_grads
 
 import hir
+from hir.frontend.specialize import CallError
 
 
 class SharedUnderTwoNames(torch.nn.Module):
@@ -83,3 +85,29 @@ def test_calls_under_inference_mode_run_the_inference_program() -> None:
     eager.eval()
     with torch.inference_mode():
         torch.testing.assert_close(step(randn(5, 8, seed=3)), eager(randn(5, 8, seed=3)))
+
+
+def test_torch_func_transforms_and_batched_gradients_are_refused_clearly() -> None:
+    """
+    `torch.func.vmap` / `grad` / `jacrev` over a compiled function, and `is_grads_batched=True`
+    (a vectorized Jacobian) through a step's backward, were torch tracebacks from inside AOT
+    autograd's runtime or the program's `out=` kernels; now errors that say what to do. A plain
+    backward still runs after the refused one, at the first call and at later ones.
+    """
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4)
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(6, 8),), training=True)
+    inference = hir.compile(copy.deepcopy(model), (randn(6, 8),))
+    transform = r"called inside a torch.func transform \(vmap, grad, jacrev, \.\.\.\)"
+    with pytest.raises(CallError, match=transform):
+        torch.func.vmap(inference)(randn(3, 6, 8))
+    with pytest.raises(CallError, match=transform):
+        torch.func.grad(lambda x: step(x).sum())(randn(6, 8))
+    for k in range(2):  # AOT autograd's runtime at the first call, LeanStep after
+        x = randn(6, 8, seed=k).requires_grad_()
+        with pytest.raises(RuntimeError, match="has no batched backward"):
+            torch.autograd.grad(step(x), x, torch.eye(4)[:, None].expand(4, 6, 4), is_grads_batched=True)
+        step(x).pow(2).sum().backward()
+        eager(x.detach()).pow(2).sum().backward()
+        assert_same_grads(model, eager, f"call {k}")
