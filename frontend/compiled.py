@@ -39,7 +39,7 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import check_param_layouts
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
-from hir.frontend.module_state import HeldState, TrainFlags, removed, state_table, take
+from hir.frontend.module_state import AttributeWatch, HeldState, TrainFlags, removed, state_table, take
 from hir.frontend.rank_agreement import ValueCheck
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -890,6 +890,8 @@ def compile_torch(
     example_args = with_static_defaults(fn, example_args)  # `labels=None` after them: a call may pass a tensor
     layouts += [None] * (len(example_args) - len(layouts))
 
+    watch = AttributeWatch()
+
     def specialize(examples: Sequence[Any]) -> CompiledFunction:
         imported = import_program(fn, examples, layouts, out_layouts, mesh, param_layouts)
         on_cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in examples)
@@ -902,6 +904,7 @@ def compile_torch(
                 return compile_imported(again, name, pipeline, options, on_cuda, num_streams, cuda_graph, False)
 
             compiled.layout_candidates = batch_stream_candidates(fn, examples, imported, compile_again)
+        watch.add(getattr(imported.exported, "hir_attributes", None))
         imported.exported = None  # the capture holds the module's tensors as they were: a replaced one stays dead
         compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
         compiled._module = fn if isinstance(fn, torch.nn.Module) else None
@@ -917,7 +920,7 @@ def compile_torch(
         for k, a in enumerate(example_args)
     )
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
-    compiled.modes = TrainEvalModes(fn if isinstance(fn, torch.nn.Module) else None, compiled)
+    compiled.modes = TrainEvalModes(fn if isinstance(fn, torch.nn.Module) else None, compiled, watch)
     return compiled
 
 
@@ -930,12 +933,19 @@ class TrainEvalModes:
     mode's programs.
     """
 
-    def __init__(self, module: torch.nn.Module | None, compiled: CompiledFunction):
+    def __init__(self, module: torch.nn.Module | None, compiled: CompiledFunction, attributes: AttributeWatch):
         self.flags = TrainFlags(module) if module is not None else None
+        self.attributes = attributes
+        self._watched = len(attributes)
         self.by_flags: dict[Any, CompiledFunction] = {self.mode(): compiled}
 
     def mode(self) -> Any:
-        return (self.flags() if self.flags is not None else ()), autocast_state()
+        """The flags, the autocast regions and the values of the attributes the traces read (AttributeWatch)."""
+        if len(self.attributes) != self._watched:  # a trace (a new shape's) read attributes no earlier one did
+            extra = self.attributes.since(self._watched)
+            self.by_flags = {(*key[:2], key[2] + extra): f for key, f in self.by_flags.items()}
+            self._watched = len(self.attributes)
+        return (self.flags() if self.flags is not None else ()), autocast_state(), self.attributes()
 
     def function(self, first: CompiledFunction, args: Sequence[Any]) -> CompiledFunction:
         """

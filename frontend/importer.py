@@ -47,6 +47,7 @@ from hir.frontend.errors import (
     user_source_line,
 )
 from hir.frontend.layouts import LayoutError, check_param_layouts, parse_layout, serial_layout, single_device_type
+from hir.frontend.module_state import recorded_attributes
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
 
@@ -230,17 +231,20 @@ class _Wrapper(torch.nn.Module):
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
-    try:
-        with unchecked_distributions(), exported_in(module, autocast_state()), _fake_tensor_log_quiet():
-            args, kwargs = split_call(fn, example_args)
-            program = torch.export.export(module, args, kwargs or None, strict=False)
-    except Exception as err:  # torch's message about the user's code; no hir frames to show
-        returned = _unregistered_dataclass(fn, err)
-        if returned is not None:
-            raise FrontendError(f"{returned[1]}: error: {unregistered_output(returned[0])}") from None
-        raise capture_error(err) from err
+    with recorded_attributes(module) as attributes:  # an attribute the trace changed: an error after it
+        try:
+            with unchecked_distributions(), exported_in(module, autocast_state()), _fake_tensor_log_quiet():
+                args, kwargs = split_call(fn, example_args)
+                program = torch.export.export(module, args, kwargs or None, strict=False)
+        except Exception as err:  # torch's message about the user's code; no hir frames to show
+            returned = _unregistered_dataclass(fn, err)
+            if returned is not None:
+                raise FrontendError(f"{returned[1]}: error: {unregistered_output(returned[0])}") from None
+            raise capture_error(err) from err
     _refuse_state_updates(program)
-    return decompose(program)
+    decomposed = decompose(program)
+    decomposed.hir_attributes = attributes  # type: ignore[attr-defined]  # what the trace read (AttributeWatch)
+    return decomposed
 
 
 def _unregistered_dataclass(fn: Callable[..., Any] | torch.nn.Module, err: Exception) -> tuple[str, str] | None:

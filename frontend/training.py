@@ -73,7 +73,7 @@ from hir.frontend.importer import (
     with_static_defaults,
 )
 from hir.frontend.layouts import LayoutError
-from hir.frontend.module_state import StateReader, TrainFlags, functional_call
+from hir.frontend.module_state import AttributeWatch, StateReader, TrainFlags, functional_call, recorded_attributes
 from hir.frontend.older_torch import lstm_hidden_states_kept
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -666,6 +666,9 @@ class TrainingFunction:
         self.settings = settings
         self._mode = TrainFlags(fn)
         """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
+        self._attributes = AttributeWatch()
+        """The plain attributes the traces read (`self.scale`): a new value traces programs of its own."""
+        self._watched = 0
         self._cache_of = (call, example, max_specializations)
         self._flags = self._mode_at_call()
         self._grads = tuple(map(_REQUIRES_GRAD, self._state().values()))
@@ -723,9 +726,18 @@ class TrainingFunction:
             self._mode()  # takes the new structure
         return self._read_state()
 
-    def _mode_at_call(self) -> tuple[tuple[Any, ...], tuple[tuple[str, torch.dtype], ...]]:
-        """The train / eval flags and the autocast regions the call is made in: each traces programs of its own."""
-        return self._mode(checked=True), autocast_state()  # `_state()` has taken a replaced submodule
+    def _mode_at_call(self) -> tuple[Any, ...]:
+        """
+        The train / eval flags, the autocast regions the call is made in and the values of the
+        attributes the traces read (AttributeWatch): each traces programs of its own.
+        """
+        if len(self._attributes) != self._watched:  # a trace read attributes no earlier one did
+            extra = self._attributes.since(self._watched)
+            self._by_mode = {((*f[:2], f[2] + extra), g): cache for (f, g), cache in self._by_mode.items()}
+            self._inference_by_flags = {(*f[:2], f[2] + extra): c for f, c in self._inference_by_flags.items()}
+            self._flags = (*self._flags[:2], self._flags[2] + extra)
+            self._watched = len(self._attributes)
+        return self._mode(checked=True), autocast_state(), self._attributes()  # `_state()` took a replaced submodule
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         state = self._state()
@@ -830,6 +842,7 @@ class TrainingFunction:
                     lstm_hidden_states_kept(),
                     refused_stored_tensors(self.fn, self.name),
                     refused_observer_hooks(self.fn, self.name),
+                    recorded_attributes(self.fn) as attributes,
                 ):
                     positional, keywords = split_call(self.fn, with_statics(args))
                     if isinstance(self.fn, torch.nn.Module):
@@ -840,6 +853,7 @@ class TrainingFunction:
                 raise
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
                 raise capture_error(err, "the training step could not be traced") from err
+            self._attributes.add(attributes)
             graphs.out_spec = pytree.tree_structure(result)
             # The inputs updated in place: AOT autograd's runtime writes their new values back
             # (with the update's history, where autograd records it) into the tensors it is given.

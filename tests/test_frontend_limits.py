@@ -130,6 +130,25 @@ def shapes_are_specialized() -> None:
     assert len(compiled.specializations.keys) == 2
 
 
+class _Position(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.offset += x.shape[0]  # Python state advanced by each call
+        return x * self.offset
+
+
+def python_state_of_the_module() -> None:
+    x = torch.randn(8, 4)
+    refused(_Position(), (x,), "forward changes _Position's attribute 'offset'")
+    scaled = torch.nn.Dropout(0.25).train()  # `p` read by the trace: a new value traces again
+    compiled = hir.compile(scaled, (x,))
+    scaled.p = 0.0
+    torch.testing.assert_close(compiled(x), x)
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "Ops the fusion dialect does not have": missing_ops,
     "In-place updates of parameters": unsupported_programs,
@@ -138,6 +157,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "A stream axis must survive": stream_axis_survives,
     "Without `training=True`": inference_without_training,
     "Shapes are not symbolic": shapes_are_specialized,
+    "Python state that forward changes": python_state_of_the_module,
 }
 
 

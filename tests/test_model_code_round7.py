@@ -1,0 +1,97 @@
+"""
+Model code as users write it, compiled with `hir.compile` against eager torch (CPU): Python values a
+module keeps as plain attributes (a scale a user sets between calls, a decode offset that forward
+advances), for inference and for training.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import hir
+from hir.frontend import FrontendError
+
+
+def _seeded(*shape: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+class _Scaled(torch.nn.Module):
+    """A head whose temperature is a Python float set between calls; a long input reads a second one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.temperature = 1.0
+        self.long_scale = 2.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.proj(x) / self.temperature
+        if x.shape[0] > 3:  # only the traces of long inputs read it
+            y = y * self.long_scale
+        return y.softmax(-1)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_a_python_attribute_changed_between_calls_runs_a_program_traced_with_its_value(training: bool) -> None:
+    # The trace takes `self.temperature` as a constant: a call after `model.temperature = 0.5`
+    # ran the program traced with 1.0 (the module's parameters are read at every call, its plain
+    # attributes were not), a silent wrong answer.
+    torch.manual_seed(0)
+    model = _Scaled()
+    short, long = _seeded(2, 4, seed=1), _seeded(5, 4, seed=2)
+    compiled = hir.compile(model, (short,), training=training)
+    steps = [(1.0, 2.0, short), (0.5, 2.0, short), (1.0, 2.0, short)]
+    if not training:  # a new shape's trace reads `long_scale` first, which a later call changes
+        steps += [(0.5, 2.0, long), (0.5, 3.0, long)]
+    for temperature, long_scale, x in steps:
+        model.temperature, model.long_scale = temperature, long_scale
+        with torch.set_grad_enabled(training):
+            got, want = compiled(x), model(x)
+        torch.testing.assert_close(got, want, msg=lambda m, t=temperature, s=long_scale: f"{t}, {s}: {m}")
+        if training:
+            got.pow(2).sum().backward()
+            grad = model.proj.weight.grad.clone()
+            model.zero_grad()
+            want.pow(2).sum().backward()
+            torch.testing.assert_close(grad, model.proj.weight.grad)
+            model.zero_grad()
+
+
+class _Decoder(torch.nn.Module):
+    """A decode step that keeps its position as a Python int and advances it in forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.register_buffer("pe", torch.randn(16, 4))
+        self.offset = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps = x.shape[1]
+        out = self.proj(x) + self.pe[self.offset : self.offset + steps]
+        self.offset += steps
+        return out
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_an_attribute_that_forward_advances_is_an_error_at_its_assignment(training: bool) -> None:
+    # Every call of the compiled program read the offset of the trace (0), where eager reads the
+    # one the previous call left: the positions of the second step were those of the first.
+    model = _Decoder()
+    expected = (
+        rf"{re.escape(__file__)}:\d+: error: forward changes _Decoder's attribute 'offset' \(0, then 3\), .*"
+        r"every call would read 0\. Pass it as an argument .*\n    self\.offset \+= steps"
+    )
+    x = _seeded(2, 3, 4, seed=1)
+    if training:  # a training step traces at its first call
+        compiled = hir.compile(model, (x,), training=True)
+        with pytest.raises(FrontendError, match=expected):
+            compiled(x)
+    else:
+        with pytest.raises(FrontendError, match=expected):
+            hir.compile(model, (x,))
+    assert model.offset == 0  # the trace's change is undone
