@@ -37,7 +37,7 @@ from hir.frontend.importer import (
     static_defaults,
     with_static_defaults,
 )
-from hir.frontend.layouts import check_param_layouts
+from hir.frontend.layouts import check_mesh, check_param_layouts
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import AttributeWatch, HeldState, TrainFlags, removed, state_table, take
 from hir.frontend.rank_agreement import ValueCheck
@@ -876,6 +876,7 @@ def compile_torch(
             "call may then pass them by name (`compiled(x, mask=mask)`)"
         )
     check_param_layouts(param_layouts)
+    mesh = check_mesh(mesh, name)
     if training:
         from hir.frontend.training import compile_training
 

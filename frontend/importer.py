@@ -46,7 +46,14 @@ from hir.frontend.errors import (
     unregistered_output,
     user_source_line,
 )
-from hir.frontend.layouts import LayoutError, check_param_layouts, parse_layout, serial_layout, single_device_type
+from hir.frontend.layouts import (
+    LayoutError,
+    check_mesh,
+    check_param_layouts,
+    parse_layout,
+    serial_layout,
+    single_device_type,
+)
 from hir.frontend.module_state import recorded_attributes
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
@@ -784,8 +791,9 @@ class SingleDevice:
 
 
 def mode_for(mesh: Sequence[int] | None) -> Any:
-    if mesh is None:
+    checked = check_mesh(mesh)
+    if checked is None:
         return SingleDevice()
     from hir.frontend.sharded import MeshMode
 
-    return MeshMode(tuple(mesh))
+    return MeshMode(checked)

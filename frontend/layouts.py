@@ -16,8 +16,9 @@ programs of `frontend/sharded.py` give tensors a split form; see there.
 
 from __future__ import annotations
 
+import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,41 @@ def check_param_layouts(param_layouts: Any) -> None:
             "<layouts>: error: param_layouts maps the module's parameter names to layouts, such as "
             f'{{"fc1.weight": "[didx, serial]"}}, got a {type(param_layouts).__name__}: {param_layouts!r}'
         )
+
+
+def check_mesh(mesh: Any, name: str = "") -> tuple[int, ...] | None:
+    """
+    None, or `mesh` as a tuple of device ids: distinct ranks of the job. A FrontendError on every
+    rank alike where it is not (at compile time: a mesh that names a rank the job lacks would
+    leave its ranks waiting for that rank at the first call).
+    """
+    if mesh is None:
+        return None
+    who = f"{name}: " if name else ""
+    example = "a list of the ranks that hold the shards, such as [0, 1]"
+    if isinstance(mesh, (str, bytes)) or not isinstance(mesh, Sequence):
+        raise FrontendError(f"<compile>: error: {who}mesh is {example}, got {mesh!r}")
+    ids = list(mesh)
+    if not ids:
+        raise FrontendError(f"<compile>: error: {who}mesh is {example}, got an empty list")
+    bad = [d for d in ids if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0]
+    if bad:
+        raise FrontendError(
+            f"<compile>: error: {who}mesh {ids!r} lists {bad[0]!r}: device ids are the ranks of the job, "
+            "integers from 0"
+        )
+    ids = [int(d) for d in ids]
+    if len(set(ids)) != len(ids):
+        raise FrontendError(f"<compile>: error: {who}mesh {ids} must list distinct device ids")
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and max(ids) >= dist.get_world_size():
+        world = dist.get_world_size()
+        raise FrontendError(
+            f"<compile>: error: {who}mesh {ids} names rank {max(ids)}, but the job has {world} process"
+            f"{'es' * (world > 1)} (ranks 0 to {world - 1}): a mesh lists ranks of the job"
+        )
+    return tuple(ids)
 
 
 def parse_layout(text: str, rank: int, what: str) -> tuple[AxisLayout, ...]:

@@ -258,7 +258,8 @@ class RankAgreement:
             f"<call>: error: {name}: the ranks of the mesh traced different programs for the same call (the same "
             f"program on: {_equal(groups)}): the module's forward took another path on some rank (a branch on a "
             "Python value that differs between the ranks: the rank, a per-rank flag, setting or environment "
-            "variable), so their collectives would not match and their results would differ; compute the same "
+            "variable), or hir.compile was given another mesh, in_layouts, out_layouts or param_layouts on some "
+            "rank, so their collectives would not match and their results would differ; compute the same "
             "on every rank (the shards of the inputs and parameters are what differs between the ranks)"
         )
 
