@@ -292,12 +292,9 @@ _RECORDING: list[AttributeRecord] = []
 _RECORDING_CLASSES: dict[type, type] = {}
 
 
-def _recording_class(cls: type) -> type | None:
-    """`cls` with its plain attributes' reads and assignments recorded while a trace runs (None: it cannot be)."""
-    if cls in _RECORDING_CLASSES:
-        return _RECORDING_CLASSES[cls]
+def _recording_methods(cls: type) -> tuple[Callable[..., Any], Callable[..., None]]:
+    """The `__getattribute__` and `__setattr__` of `cls`'s recording subclass."""
     read = cls.__getattribute__
-    assign = cls.__setattr__
 
     def __getattribute__(self: Any, name: str) -> Any:
         value = read(self, name)
@@ -308,11 +305,23 @@ def _recording_class(cls: type) -> type | None:
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if _RECORDING and _watched_name(name):
             _RECORDING[-1].assigned(self, name, value)
-        assign(self, name, value)
+        cls.__setattr__(self, name, value)  # looked up now: the one a training trace patches in (training.py)
 
+    return __getattribute__, __setattr__
+
+
+RECORDING_SETATTR = _recording_methods(torch.nn.Module)[1].__code__
+"""The code of the recording `__setattr__`, a frame that code looking for its caller steps over."""
+
+
+def _recording_class(cls: type) -> type | None:
+    """`cls` with its plain attributes' reads and assignments recorded while a trace runs (None: it cannot be)."""
+    if cls in _RECORDING_CLASSES:
+        return _RECORDING_CLASSES[cls]
+    getattribute, setattr_ = _recording_methods(cls)
     namespace = {
-        "__getattribute__": __getattribute__,
-        "__setattr__": __setattr__,
+        "__getattribute__": getattribute,
+        "__setattr__": setattr_,
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
     }

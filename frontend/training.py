@@ -73,7 +73,14 @@ from hir.frontend.importer import (
     with_static_defaults,
 )
 from hir.frontend.layouts import LayoutError
-from hir.frontend.module_state import AttributeWatch, StateReader, TrainFlags, functional_call, recorded_attributes
+from hir.frontend.module_state import (
+    RECORDING_SETATTR,
+    AttributeWatch,
+    StateReader,
+    TrainFlags,
+    functional_call,
+    recorded_attributes,
+)
 from hir.frontend.older_torch import lstm_hidden_states_kept
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -189,6 +196,8 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
 
     def setattr_recorded(self: torch.nn.Module, attr: str, value: Any) -> None:
         caller = sys._getframe(1)
+        while caller.f_code is RECORDING_SETATTR:  # called through the trace's recording class (module_state.py)
+            caller = caller.f_back  # type: ignore[assignment]
         plain = attr not in self._parameters and attr not in self._buffers and attr not in self._modules
         # Meta's Llama's `self.freqs_cis = self.freqs_cis.to(h.device)` stores the tensor it holds.
         again = value is self.__dict__.get(attr)
