@@ -192,18 +192,35 @@ def _log_softmax(e: Emitter, node: Node, x: SSAValue, dim: int, dtype_or_half_to
 
 def _layer_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn=True) -> SSAValue:
     dims = _trailing(x, normalized_shape)
+    element = element_of(x)
+    x = _widened_to_parameters(e, x, weight, bias)
     if bias is not None and weight is None:  # the op takes a bias only after a weight
         weight = e.emit(fusion.FullOp(1.0, TensorType(element_of(x), tuple(normalized_shape))))
     operands = [v for v in (x, weight, bias) if v is not None]
-    return e.typed(lambda t: fusion.LayerNormOp(x, weight, bias, dims, eps, t), operands, shape_of(x), element_of(x))
+    out = e.typed(lambda t: fusion.LayerNormOp(x, weight, bias, dims, eps, t), operands, shape_of(x), element_of(x))
+    return e.cast(out, element)
 
 
 def _rms_norm(e: Emitter, node: Node, x, normalized_shape, weight=None, eps=None) -> SSAValue:
     dims = _trailing(x, normalized_shape)
     if eps is None:  # torch's default: the epsilon of the dtype it computes in (f32 for bf16 and f16)
         eps = torch.finfo(opmath_dtype(node.args[0].meta["val"].dtype)).eps
+    element = element_of(x)
+    x = _widened_to_parameters(e, x, weight)
     operands = [v for v in (x, weight) if v is not None]
-    return e.typed(lambda t: fusion.RmsNormOp(x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
+    out = e.typed(lambda t: fusion.RmsNormOp(x, weight, dims, eps, t), operands, shape_of(x), element_of(x))
+    return e.cast(out, element)
+
+
+def _widened_to_parameters(e: Emitter, x: SSAValue, *parameters: SSAValue | None) -> SSAValue:
+    """
+    A bf16 / f16 input of a norm whose weight is f32 (a linear's output under autocast, before
+    an f32 LayerNorm): torch's kernel normalizes it in f32 and rounds the result once to the
+    input's dtype, as the norm of the input widened to f32, cast back.
+    """
+    wide = opmath_element(element_of(x))
+    given = [element_of(p) for p in parameters if p is not None]
+    return e.cast(x, wide) if wide != element_of(x) and given and given[0] == wide else x
 
 
 def norm_backward(kind: type[fusion.NormBackwardFusionOp]) -> Builder:

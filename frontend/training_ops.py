@@ -194,11 +194,13 @@ class FusedTrainingOps(TorchFunctionMode):
         elif func is F.layer_norm:
             call = _layer_norm_arguments(*args, **kwargs)
             if call is not None:
-                return _LayerNorm.apply(*call)
+                x, rest = _widened(*call)  # a bf16 input of an f32 norm (autocast): normalized in f32, as eager
+                return _LayerNorm.apply(x, *rest).to(call[0].dtype)
         elif func is getattr(F, "rms_norm", None):
             call = _rms_norm_arguments(*args, **kwargs)
             if call is not None:
-                return _RmsNorm.apply(*call)
+                x, rest = _widened(*call)
+                return _RmsNorm.apply(x, *rest).to(call[0].dtype)
         elif func is F.multilabel_margin_loss and not kwargs.get("size_average") and not kwargs.get("reduce"):
             from hir.frontend.decompositions import multilabel_margin_loss  # its ops, which autograd differentiates
 
@@ -300,6 +302,21 @@ def _grid_sample_arguments(
     if input.dim() != 4 or mode not in _GRID_MODES or padding_mode not in _GRID_PADDINGS:
         return None  # torch's own error, or a 3-D grid sample, from the call as it is
     return input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode], bool(align_corners)
+
+
+def _widened(x: torch.Tensor, shape: list[int], weight: Any, *rest: Any) -> tuple[torch.Tensor, tuple[Any, ...]]:
+    """
+    A norm's input widened to its weight's dtype where they differ (a linear's bf16 output under
+    autocast, before an f32 norm): torch's kernel normalizes it in f32 and rounds the result once,
+    and the norm ops here take one dtype.
+    """
+    if (
+        isinstance(weight, torch.Tensor)
+        and weight.dtype == torch.float32
+        and x.dtype in (torch.bfloat16, torch.float16)
+    ):
+        x = x.to(weight.dtype)
+    return x, (shape, weight, *rest)
 
 
 def _layer_norm_arguments(

@@ -111,3 +111,47 @@ def test_torch_func_transforms_and_batched_gradients_are_refused_clearly() -> No
         step(x).pow(2).sum().backward()
         eager(x.detach()).pow(2).sum().backward()
         assert_same_grads(model, eager, f"call {k}")
+
+
+class NormsAfterLinears(torch.nn.Module):
+    """A linear's output normed directly (no f32 residual before the norm), as autocast gives it bf16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 32)
+        self.norm = torch.nn.LayerNorm(32)
+        self.proj = torch.nn.Linear(32, 32)
+        self.rms = torch.nn.RMSNorm(32)
+        self.out = torch.nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        h = self.rms(self.proj(F.gelu(self.norm(self.fc(x)))))
+        return F.cross_entropy(self.out(h), target)
+
+
+def test_norms_of_bf16_activations_with_f32_weights_under_autocast() -> None:
+    """
+    Under autocast a LayerNorm or RMSNorm of a linear's bf16 output with its f32 weight was an
+    `<import>` error ("operand #1 has element type f32, the result bf16"), training or not:
+    torch's kernel normalizes such an input in f32 and rounds the result once, as the norm of
+    the input widened to f32 does.
+    """
+    torch.manual_seed(0)
+    model = NormsAfterLinears()
+    eager = copy.deepcopy(model)
+    example = (randn(8, 16), torch.arange(8))
+    step = hir.compile(model, example, training=True)
+    inference = hir.compile(copy.deepcopy(model), example)
+    for k in range(2):
+        x, target = randn(8, 16, seed=k), torch.arange(8) % (k + 5)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss, want = step(x, target), eager(x, target)
+            with torch.no_grad():
+                torch.testing.assert_close(inference(x, target), want.detach())
+        torch.testing.assert_close(loss, want)
+        loss.backward()
+        want.backward()
+        for (name, p), q in zip(model.named_parameters(), eager.parameters(), strict=True):
+            # bf16 gradients: the norm's weight and bias sum bf16 products in another order than eager
+            assert (p.grad - q.grad).norm() <= 1e-2 * q.grad.norm(), (k, name)
+            p.grad, q.grad = None, None
