@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import torch.fx.traceback as fx_traceback
 from torch._subclasses.fake_tensor import DynamicOutputShapeException
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.overrides import TorchFunctionMode
 
 # A frame's line of code is absent where Python has no source (code typed at a prompt).
@@ -124,6 +125,23 @@ def data_dependent_shape(op: str) -> str:
     )
 
 
+_DATA_DEPENDENT_NUMBER_ADVICE = {
+    "one_hot": "F.one_hot(x) without num_classes takes the count of classes from x's largest value: pass num_classes",
+}
+"""Advice by the torch function that needed the number (torch's `Caused by: (file:line in function)`)."""
+
+
+def _data_dependent_number(text: str) -> str:
+    """The refusal of a trace that needed a number computed from a tensor's values (torch's `u0`)."""
+    named = re.search(r"Caused by: \([^\s:()]+:\d+ in (\w+)\)", text)
+    advice = _DATA_DEPENDENT_NUMBER_ADVICE.get(named.group(1)) if named else None
+    torchs = text.splitlines()[0].split(" (unhinted")[0].strip()
+    return (
+        f"the code needs a number computed from a tensor's values (a size, a count or a branch: {torchs}), "
+        "which a program traced once for every value cannot have" + (f": {advice}" if advice else "")
+    )
+
+
 GENERATOR_REFUSAL = (
     "a torch.Generator (generator=) is not supported: compiled programs draw from torch's default generator "
     "(seed it with torch.manual_seed)"
@@ -166,6 +184,8 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
         first = unregistered_output(returned.group(1).rsplit(".", 1)[-1])
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
+    elif isinstance(err, GuardOnDataDependentSymNode):  # "Could not extract specialized integer from ... u0"
+        first = _data_dependent_number(text)
     elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace
         op = re.search(r"Found in (\S+?)\(", first)
         first = (
@@ -181,7 +201,7 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]
     if users:
         file, line = users[-1]
-    elif (named := _CAUSED_BY.search(text)) is not None:
+    elif (named := _CAUSED_BY.search(text)) is not None and os.path.isfile(named.group(1)):  # not torch's own
         file, line = named.group(1), int(named.group(2))
     else:
         return FrontendError(f"<capture>: error: {message}")

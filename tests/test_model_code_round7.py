@@ -10,6 +10,7 @@ import re
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import hir
 from hir.frontend import FrontendError
@@ -95,3 +96,19 @@ def test_an_attribute_that_forward_advances_is_an_error_at_its_assignment(traini
         with pytest.raises(FrontendError, match=expected):
             hir.compile(model, (x,))
     assert model.offset == 0  # the trace's change is undone
+
+
+def _one_hot_of_its_largest_class(labels: torch.Tensor) -> torch.Tensor:
+    return F.one_hot(labels).float()
+
+
+def test_one_hot_without_its_class_count_says_to_pass_it() -> None:
+    # The error was torch's "Could not extract specialized integer from data-dependent expression u0
+    # (unhinted: u0).  (Size-like symbols: none)", with no word of what to change.
+    expected = (
+        rf"{re.escape(__file__)}:\d+: error: torch\.export could not capture the program: the code needs a "
+        r"number computed from a tensor's values .*: F\.one_hot\(x\) without num_classes takes the count of "
+        r"classes from x's largest value: pass num_classes\n    return F\.one_hot\(labels\)\.float\(\)"
+    )
+    with pytest.raises(FrontendError, match=expected):
+        hir.compile(_one_hot_of_its_largest_class, (torch.tensor([[0, 3], [2, 1]]),))
