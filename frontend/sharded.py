@@ -105,6 +105,8 @@ class MeshMode:
         self._input_forms: dict[str, Form] = {}
         self.names: dict[SSAValue, str] = {}
         """The parameters' and inputs' names (`fc1.bias`), for errors about their layouts."""
+        self.output_kinds: list[str] = []
+        """The form of each output, in order (a whole one is returned as it is)."""
         self._reductions: dict[SSAValue, SSAValue] = {}
         """Partial sums already summed over the devices: each is reduced once, however often read."""
         self.overrides: dict[Any, Any] = {op: self._elementwise(ATEN_TABLE[op]) for op in ELEMENTWISE}
@@ -123,12 +125,22 @@ class MeshMode:
         self, shape: tuple[int, ...], element: Attribute, layout: str | None, what: str, source: Any
     ) -> TensorType:
         parsed = parse_layout(layout, len(shape), what) if layout else tuple(AxisLayout(SERIAL) for _ in shape)
-        if source.kind == "user":
+        if source.kind == "user" and self._read_whole(shape, parsed):
+            # A replicated argument that is not rows over the mesh (a scalar, a [C] or [1, C]
+            # vector, a mask): every rank holds it whole, as a replicated buffer.
+            t, form = TensorType(element, shape), Form(WHOLE)
+        elif source.kind == "user":
             t, form = self._activation_type(shape, element, parsed, what)
         else:
             t, form = self._weight_type(shape, element, parsed, what)
         self._input_forms[_key(source)] = form
         return t
+
+    def _read_whole(self, shape: tuple[int, ...], layout: tuple[AxisLayout, ...]) -> bool:
+        """Whether a user's argument is replicated (serial axes) and not [rows, columns] that split over the mesh."""
+        if any(a.kind != SERIAL or a.chunks for a in layout):
+            return False
+        return len(shape) != 2 or shape[0] % self.devices != 0
 
     def bind_input(self, value: SSAValue, source: Any) -> None:
         self.forms[value] = self._input_forms[_key(source)]
@@ -168,10 +180,10 @@ class MeshMode:
     ) -> tuple[TensorType, Form]:
         D = self.devices
         kinds = [a.kind for a in layout]
-        if DIDX not in kinds:
-            return TensorType(element, shape), Form(WHOLE)
         if any(a.chunks for a in layout) or STREAM in kinds:
             raise LayoutError(f"{what}: a parameter is sharded (didx) or whole, not streamed")
+        if DIDX not in kinds:
+            return TensorType(element, shape), Form(WHOLE)
         sharded_extent = shape[kinds.index(DIDX)]
         if sharded_extent % D:
             raise LayoutError(
@@ -221,8 +233,17 @@ class MeshMode:
         return (block.clone() if copy else block).t()[None, None, None]
 
     def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
-        """[S, 1 or D, R, C] -> the user's [rows, C]."""
+        """[S, 1 or D, R, C] -> the user's [rows, C]; a replicated tensor read whole as it is."""
+        if index < len(self.output_kinds) and self.output_kinds[index] == WHOLE:
+            # Every rank computed it; a rank outside the mesh gets None, as for the mesh's other outputs.
+            return tensor if self.in_mesh() else None
         return tensor.reshape(-1, tensor.shape[-1])
+
+    def in_mesh(self) -> bool:
+        """Whether this rank is a device of the mesh (a rank outside it runs the program too)."""
+        import torch.distributed as dist
+
+        return (dist.get_rank() if dist.is_initialized() else 0) in self.mesh
 
     def position(self) -> int:
         """
@@ -271,12 +292,50 @@ class MeshMode:
                     whole = [a for a in sized if self.form(e, a) == Form(WHOLE)]
                     if all(_row_vector(shape_of(a)) for a in whole):
                         forms.discard(Form(WHOLE))
+                if len(forms) > 1 and any(f.kind == COLUMNS for f in forms):
+                    args = self._along_columns(e, args)
+                    sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a)]
+                    forms = {self.form(e, a) for a in sized}
+                    whole = [a for a in sized if self.form(e, a) == Form(WHOLE)]
+                    if all(n == 1 for a in whole for n in shape_of(a)):
+                        forms.discard(Form(WHOLE))  # every element alike: it goes with any block of columns
                 form = one_form(e, node, forms)
             result = builder(e, node, *args, **kwargs)
             self.forms[result] = form
             return result
 
         return build
+
+    def _along_columns(self, e: Emitter, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """
+        The operands of an elementwise op of a column-parallel output, its "[didx]" vectors (a scale
+        or shift of the hidden units: each device holds its block of them, as of the columns)
+        expanded along its rows. Unchanged where an operand is neither (the op is then an error),
+        or a replicated tensor of more than one element (it would be read whole by every device's
+        block of columns).
+        """
+        sized = [a for a in args if isinstance(a, SSAValue) and shape_of(a)]
+        columns = [a for a in sized if self.form(e, a).kind == COLUMNS]
+        ref = columns[0]
+        for a in sized:
+            form = self.form(e, a)
+            fits = (
+                form == self.form(e, ref)
+                or (form.kind == COLUMN_BIAS and shape_of(a)[-1] == shape_of(ref)[-1])
+                or (form.kind == WHOLE and all(n == 1 for n in shape_of(a)))
+            )
+            if not fits:
+                return args
+
+        def expanded(a: Any) -> Any:
+            if not isinstance(a, SSAValue) or not shape_of(a) or self.form(e, a).kind != COLUMN_BIAS:
+                return a
+            t = TensorType(element_of(a), shape_of(ref), ref.type.encoding)  # type: ignore[attr-defined]
+            value = e.emit(fusion.ExpandOp(a, [1, 2, 3], t))
+            self.forms[value] = self.form(e, ref)
+            return value
+
+        return tuple(expanded(a) for a in args)
 
     def _partial_sum(self, e: Emitter, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether the op adds (or subtracts) partial sums of the same shape, reduced alike."""
@@ -346,7 +405,7 @@ class MeshMode:
                     f"the linear's weight {self._called(w, 'weight')} is replicated, and its input is the "
                     'column-sharded output of a column-parallel linear: make it row-parallel ("[serial, didx]")'
                 )
-            if fx.kind not in ACTIVATIONS:
+            if fx.kind not in (*ACTIVATIONS, WHOLE):
                 raise e.error(
                     f"a linear with a replicated weight takes rows-sharded or replicated input, not {fx.kind}"
                 )
@@ -356,6 +415,12 @@ class MeshMode:
             self.forms[result] = fx
             return result
         if fw.kind == COLUMN_WEIGHT:
+            if fx.kind == WHOLE:
+                raise e.error(
+                    f'a column-parallel linear (weight "[didx, serial]") takes rows: on a mesh, activations are '
+                    f"[rows, columns] with the rows sharded, or replicated with a multiple of the mesh's "
+                    f"{self.devices} devices in rows, not a tensor of shape {list(shape_of(x))} read whole"
+                )
             if fx.kind not in ACTIVATIONS:
                 raise e.error(f'a column-parallel linear (weight "[didx, serial]") takes rows, not {fx.kind} input')
             S, D, R, _ = shape_of(x)
@@ -419,7 +484,14 @@ class MeshMode:
     # -- outputs ---------------------------------------------------------------------------------
 
     def output(self, e: Emitter, value: SSAValue, shape: tuple[int, ...], layout: str | None, what: str) -> SSAValue:
+        result = self._output(e, value, shape, layout, what)
+        self.output_kinds.append(self.forms.get(result, self.form(e, value)).kind)
+        return result
+
+    def _output(self, e: Emitter, value: SSAValue, shape: tuple[int, ...], layout: str | None, what: str) -> SSAValue:
         parsed = parse_layout(layout, len(shape), what) if layout else None
+        if self.form(e, value).kind == WHOLE and (parsed is None or all(a.kind == SERIAL for a in parsed)):
+            return value  # computed whole on every rank (from replicated arguments and parameters only)
         want_rows = parsed is not None and parsed[0].kind == DIDX
         if parsed is not None and (
             len(shape) != 2 or any(a.kind == STREAM for a in parsed) or parsed[1].kind != SERIAL
@@ -446,6 +518,11 @@ class MeshMode:
             )
         if form.kind == REPLICATED and want_rows:
             raise e.error(f"{what}: rows that are replicated cannot become sharded (a scatter)")
+        if form.kind == WHOLE:
+            raise e.error(
+                f"{what}: a tensor every rank computes whole (from replicated arguments, parameters and buffers "
+                "only) cannot become sharded rows (a scatter): give it the out_layouts entry None"
+            )
         if form.kind not in ACTIVATIONS:
             raise e.error(f"{what}: a {form.kind} tensor cannot be an output")
         return value
@@ -454,9 +531,34 @@ class MeshMode:
 def one_form(e: Emitter, node: Node, forms: set[Form]) -> Form:
     """The form an elementwise op's operands share; the located error when they are sharded differently."""
     if len(forms) > 1:
-        names = ", ".join(sorted(f.kind for f in forms))
-        raise e.error(f"{node.target}: its operands are sharded differently ({names})")
+        kinds = {f.kind for f in forms}
+        names = ", ".join(sorted(kinds))
+        raise e.error(f"{node.target}: its operands are sharded differently ({names}): {_mixed_forms_hint(kinds)}")
     return next(iter(forms))
+
+
+def _mixed_forms_hint(kinds: set[str]) -> str:
+    """What the forms of an elementwise op's operands are, and what goes together, in the user's terms."""
+    if COLUMNS in kinds and kinds & {WHOLE, COLUMN_BIAS}:
+        return (
+            "each device holds a block of a column-parallel output's columns, so a tensor along them is "
+            'sharded with them: give a [C] parameter or buffer the param_layouts entry "[didx]" (a 0-d or '
+            "[1] tensor goes with any form)"
+        )
+    if COLUMNS in kinds:
+        return (
+            "each device holds a block of a column-parallel output's columns, of every row; pass it through "
+            'a row-parallel linear ("[serial, didx]") to combine it with rows'
+        )
+    if kinds == {ROWS, REPLICATED}:
+        return "rows sharded over the mesh and replicated rows: replicated rows cannot become sharded (a scatter)"
+    if WHOLE in kinds:
+        return (
+            "a tensor read whole on every rank (a replicated parameter, buffer or argument) goes with rows as a "
+            "[C] or [1, C] vector along their columns, or 0-d; a whole [rows, columns] one would be added to "
+            "each rank's shard"
+        )
+    return "on a mesh, an elementwise op takes operands of one form"
 
 
 def _row_vector(shape: tuple[int, ...]) -> bool:

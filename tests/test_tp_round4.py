@@ -1,0 +1,83 @@
+"""
+Tensor-parallel code beyond the earlier rounds: replicated arguments that are not rows (a scalar,
+a [C] vector, a [1, C] context), "[didx]" vectors along a column-parallel output's hidden units,
+outputs computed whole, and the meshes and layouts that are refused (every error named, at
+hir.compile, on every rank). The 3-rank cases run in one job (tests/tp_round4_driver.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from ranks import run_ranks
+from test_distributed import _output
+
+import hir
+
+DRIVER = Path(__file__).resolve().parent / "tp_round4_driver.py"
+LAYOUTS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
+
+
+@pytest.mark.distributed
+def test_round4_cases_on_three_gloo_ranks() -> None:
+    result = run_ranks([str(DRIVER)], timeout=240, processes=3)
+    assert result.returncode == 0, _output(result)
+    assert "tp round 4: 3 cases match eager or raise the same clear error" in result.stdout, _output(result)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False)
+        self.register_buffer("hidden", torch.randn(16))
+
+    def forward(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.relu(self.fc1(x)) * self.hidden) * scale
+
+
+@pytest.mark.parametrize(
+    ("mesh", "message"),
+    [
+        ([0, 0], "mesh [0, 0] must list distinct device ids"),
+        ([-1, 0], "mesh [-1, 0] lists -1: device ids are the ranks of the job, integers from 0"),
+        (["0"], "mesh ['0'] lists '0'"),
+        ([], "mesh is a list of the ranks that hold the shards, such as [0, 1], got an empty list"),
+        ("01", "mesh is a list of the ranks that hold the shards, such as [0, 1], got '01'"),
+    ],
+)
+def test_a_malformed_mesh_is_named_at_compile(mesh: object, message: str) -> None:
+    """They were a raw LayoutError, xDSL's VerifyException or a TypeError; an empty mesh compiled for one device."""
+    with pytest.raises(hir.FrontendError) as err:
+        hir.compile(torch.nn.Linear(8, 8), (torch.randn(4, 8),), mesh=mesh)  # type: ignore[arg-type]
+    assert str(err.value).startswith(f"<compile>: error: <Linear>: {message}"), str(err.value)
+
+
+def test_replicated_scalar_and_didx_vector_on_a_mesh_of_one() -> None:
+    """A 0-d argument and a "[didx]" buffer of the hidden units (refused before: "activations are [rows, columns]")."""
+    block = Scaled()
+    x, scale = torch.randn(8, 8), torch.tensor(0.5)
+    compiled = hir.compile(block, (x, scale), ["[didx, serial]", None], ["[didx, serial]"], mesh=[0],
+                           param_layouts={**LAYOUTS, "hidden": "[didx]"})  # fmt: skip
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, scale), block(x, scale))
+
+
+def test_a_replicated_vector_along_column_parallel_outputs_names_the_fix() -> None:
+    with pytest.raises(hir.FrontendError) as err:
+        hir.import_torch(Scaled(), (torch.randn(8, 8), torch.tensor(0.5)), ["[didx, serial]", None],
+                         ["[didx, serial]"], mesh=[0, 1], param_layouts=LAYOUTS)  # fmt: skip
+    assert "aten.mul.Tensor: its operands are sharded differently (columns, whole)" in str(err.value)
+    assert 'give a [C] parameter or buffer the param_layouts entry "[didx]"' in str(err.value)
+
+
+def test_a_streamed_weight_is_refused() -> None:
+    """A stream axis on a weight was read as replicated (a bias's error then named the wrong cause)."""
+    with pytest.raises(hir.FrontendError) as err:
+        hir.import_torch(Scaled(), (torch.randn(8, 8), torch.tensor(0.5)), ["[didx, serial]", None],
+                         ["[didx, serial]"], mesh=[0, 1], param_layouts={"fc1.weight": "[stream(2), serial]"})  # fmt: skip
+    assert "<layouts>: error: parameter 'fc1.weight': a parameter is sharded (didx) or whole, not streamed" in str(
+        err.value
+    )

@@ -1,0 +1,121 @@
+"""
+Tensor-parallel user code on 3 gloo ranks (tests/test_tp_round4.py), each case against the module
+run eagerly on the unsharded input:
+
+- a mesh that names a rank the job lacks: one error at hir.compile on every rank (the ranks of the
+  mesh waited for the missing rank at the first call, while a rank outside it raised alone);
+- replicated arguments that are not rows over the mesh (a 0-d scale, a [C] shift, a [1, C] context
+  through a replicated linear), on the mesh [2, 0, 1]: refused before ("activations are [rows,
+  columns]", "1 rows do not split"), now read whole on every rank like a replicated buffer;
+- a "[didx]" buffer scaling a column-parallel output's hidden units (each rank its block): refused
+  before ("sharded differently");
+- a tuple output with a tensor computed whole (from a buffer and a replicated argument) on the
+  sub-mesh [1, 2]: its ranks get both outputs, rank 0 None for both.
+
+Exits non-zero (on every rank) when a case differs.
+
+    python -m torch.distributed.run --nproc-per-node 3 tests/tp_round4_driver.py
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from ranks import expect_error, job_verdict
+
+import hir
+
+H, FFN = 12, 24
+ROWS = "[didx, serial]"
+LAYOUTS = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
+
+
+class Block(torch.nn.Module):
+    """A TP MLP with replicated extras: a scale, a shift, a context gate, a [didx] scale of the hidden units."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(H, FFN), torch.nn.Linear(FFN, H)
+        self.gate = torch.nn.Linear(H, H)
+        self.register_buffer("hidden_scale", torch.randn(FFN))
+        self.register_buffer("table", torch.randn(3, H))
+
+    def forward(
+        self, x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor, context: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        h = x * torch.sigmoid(self.gate(context)) + shift  # context [1, H], shift [H]: whole on every rank
+        y = self.fc2(F.gelu(self.fc1(h)) * self.hidden_scale) * scale  # a [didx] buffer along the hidden units
+        return y, self.table * scale + shift  # the second output: computed whole
+
+
+def arguments(world: int) -> tuple[torch.Tensor, ...]:
+    return torch.randn(4 * world, H), torch.tensor(1.5), torch.randn(H), torch.randn(1, H)
+
+
+def compare(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...], what: str) -> list[str]:
+    if not isinstance(got, tuple) or len(got) != len(want):
+        return [f"rank {dist.get_rank()}: {what}: got {type(got).__name__}, not a tuple of {len(want)}"]
+    return [
+        f"rank {dist.get_rank()}: {what}: output {k} differs from eager"
+        for k, (g, w) in enumerate(zip(got, want))
+        if g.shape != w.shape or not torch.allclose(g, w, rtol=1e-4, atol=1e-5)
+    ]
+
+
+def on_mesh(mesh: list[int]) -> Callable[[int, int], list[str]]:
+    def case(rank: int, world: int) -> list[str]:
+        block = Block().eval()
+        args = arguments(len(mesh))
+        layouts = [ROWS, None, None, None]
+        with torch.no_grad():
+            want = block(*args)
+        compiled = hir.compile(block, args, layouts, [ROWS, None], mesh=mesh, param_layouts={**LAYOUTS,
+                               "hidden_scale": "[didx]"})  # fmt: skip
+        position = mesh.index(rank) if rank in mesh else 0
+        with torch.no_grad():
+            got = compiled(args[0].chunk(len(mesh))[position], *args[1:])
+        if rank not in mesh:
+            return [] if got == (None, None) else [f"rank {rank}: outside the mesh it got {got!r}, not (None, None)"]
+        return compare(got, (want[0].chunk(len(mesh))[position], want[1]), f"mesh {mesh}")
+
+    return case
+
+
+def missing_rank(rank: int, world: int) -> list[str]:
+    block = Block().eval()
+    return expect_error(
+        lambda: hir.compile(
+            block,
+            arguments(world + 1),
+            [ROWS, None, None, None],
+            [ROWS, None],
+            mesh=list(range(world + 1)),
+            param_layouts=LAYOUTS,
+        ),
+        f"<compile>: error: <Block>: mesh [0, 1, 2, 3] names rank 3, but the job has {world} processes (ranks 0 to 2)",
+    )
+
+
+CASES = {
+    "a mesh naming a rank the job lacks": missing_rank,
+    "replicated scalars and vectors, mesh [2, 0, 1]": on_mesh([2, 0, 1]),
+    "a whole output on the sub-mesh [1, 2]": on_mesh([1, 2]),
+}
+
+
+def main() -> int:
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    failures = []
+    for name, case in CASES.items():
+        torch.manual_seed(0)  # the same module and inputs on every rank
+        failures += [f"{name}: {failure}" for failure in case(dist.get_rank(), dist.get_world_size())]
+    return job_verdict(failures, f"tp round 4: {len(CASES)} cases match eager or raise the same clear error")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
