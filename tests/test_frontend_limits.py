@@ -97,6 +97,26 @@ def one_device_and_mesh_layouts() -> None:
     linear = torch.nn.Linear(4, 8)
     refused(linear, (torch.randn(2, 8, 4),), r"on a mesh, activations are \[rows, columns\]", located=False,
             mesh=[0, 1], param_layouts={"weight": "[didx, serial]"})  # fmt: skip
+    # Shards are even: 8 output features over 3 devices, 2 key/value heads over 4.
+    refused(linear, (torch.randn(6, 4),), r"parameter 'weight': axis 0 of extent 8 does not split over 3 devices",
+            located=False, mesh=[0, 1, 2], param_layouts={"weight": "[didx, serial]"})  # fmt: skip
+    layouts = {"q.weight": "[didx, serial]", "kv.weight": "[didx, serial]"}
+    refused(_FewKeyHeads(), (torch.randn(8, 16),), r"2 heads \(axis 2 of \[2, 4, 2, 4\]\) do not split over 4 devices",
+            mesh=[0, 1, 2, 3], param_layouts=layouts)  # fmt: skip
+
+
+class _FewKeyHeads(torch.nn.Module):
+    """Grouped-query attention's projections: 4 query heads, 2 key heads of width 4."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.kv = torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 8, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).view(2, 4, 4, 4).transpose(1, 2)
+        k = self.kv(x).view(2, 4, 2, 4).transpose(1, 2)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+        return a.transpose(1, 2).reshape(8, 16)
 
 
 def parameters_keep_shape_and_dtype() -> None:
