@@ -55,6 +55,7 @@ from hir.frontend.layouts import (
     single_device_type,
 )
 from hir.frontend.module_state import recorded_attributes
+from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
 
@@ -238,7 +239,8 @@ class _Wrapper(torch.nn.Module):
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
-    with recorded_attributes(module) as attributes:  # an attribute the trace changed: an error after it
+    # an attribute the trace changed: an error after it
+    with cumulative_batch_norms(module), recorded_attributes(module) as attributes:
         try:
             with unchecked_distributions(), exported_in(module, autocast_state()), _fake_tensor_log_quiet():
                 args, kwargs = split_call(fn, example_args)

@@ -82,6 +82,7 @@ from hir.frontend.module_state import (
     recorded_attributes,
 )
 from hir.frontend.older_torch import lstm_hidden_states_kept
+from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
     CallSignature,
@@ -851,6 +852,7 @@ class TrainingFunction:
                     lstm_hidden_states_kept(),
                     refused_stored_tensors(self.fn, self.name),
                     refused_observer_hooks(self.fn, self.name),
+                    cumulative_batch_norms(self.fn),
                     recorded_attributes(self.fn) as attributes,
                 ):
                     positional, keywords = split_call(self.fn, with_statics(args))

@@ -155,3 +155,42 @@ def test_norms_of_bf16_activations_with_f32_weights_under_autocast() -> None:
             # bf16 gradients: the norm's weight and bias sum bf16 products in another order than eager
             assert (p.grad - q.grad).norm() <= 1e-2 * q.grad.norm(), (k, name)
             p.grad, q.grad = None, None
+
+
+class CumulativeBatchNorm(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.norm = torch.nn.BatchNorm2d(8, momentum=None)  # a cumulative average of the batches' statistics
+        self.out = torch.nn.Linear(8, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(F.relu(self.norm(self.conv(x))).mean((2, 3)))
+
+
+def test_a_batch_norm_with_momentum_none_averages_its_statistics_as_eager() -> None:
+    """
+    `momentum=None` divides by the batch count read as a Python number, which was an error at the
+    call, training or not; the traced forward's factor is now a tensor. A momentum set after the
+    first call traces torch's forward again.
+    """
+    torch.manual_seed(0)
+    model = CumulativeBatchNorm()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(4, 3, 6, 6),), training=True)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, eager)]
+    for k in range(4):
+        if k == 3:
+            model.norm.momentum = eager.norm.momentum = 0.5
+        for f, optimizer in zip((step, eager), optimizers):
+            optimizer.zero_grad()
+            f(randn(4, 3, 6, 6, seed=k)).pow(2).sum().backward()
+            optimizer.step()
+        assert_same_grads(model, eager, f"step {k}")
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            torch.testing.assert_close(getattr(model.norm, name), getattr(eager.norm, name), msg=name)
+    model.norm.momentum = eager.norm.momentum = None
+    inference = hir.compile(model, (randn(4, 3, 6, 6),))  # also for inference: a train-mode norm updates its statistics
+    with torch.no_grad():
+        torch.testing.assert_close(inference(randn(4, 3, 6, 6, seed=7)), eager(randn(4, 3, 6, 6, seed=7)))
+    torch.testing.assert_close(model.norm.running_var, eager.norm.running_var)
