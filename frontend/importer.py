@@ -58,6 +58,7 @@ from hir.frontend.module_state import recorded_attributes
 from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
+from hir.frontend.unchecked_losses import UncheckedLosses
 
 Layouts = Sequence[str | None] | None
 
@@ -312,14 +313,15 @@ def unchecked_distributions() -> Iterator[None]:
     `scale > 0`: `if not valid.all(): raise`), a branch on data that a program traced once for
     every value cannot take (PPO's `Normal(mu, std).log_prob(a)`). A distribution made with
     `validate_args=True` still checks, and is the trace's error at its line. Nor do torch's
-    transformers inspect a mask's values (`_causal_masks_not_inspected`).
+    transformers inspect a mask's values (`_causal_masks_not_inspected`), nor the losses of
+    frontend/unchecked_losses.py their arguments' (a Gaussian NLL's variance).
     """
     from torch.distributions import Distribution
 
     before = Distribution._validate_args
     Distribution.set_default_validate_args(False)
     try:
-        with _causal_masks_not_inspected():
+        with _causal_masks_not_inspected(), UncheckedLosses():
             yield
     finally:
         Distribution.set_default_validate_args(before)

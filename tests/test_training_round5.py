@@ -194,3 +194,40 @@ def test_a_batch_norm_with_momentum_none_averages_its_statistics_as_eager() -> N
     with torch.no_grad():
         torch.testing.assert_close(inference(randn(4, 3, 6, 6, seed=7)), eager(randn(4, 3, 6, 6, seed=7)))
     torch.testing.assert_close(model.norm.running_var, eager.norm.running_var)
+
+
+class GaussianHead(torch.nn.Module):
+    """A regression head predicting a mean and a log-variance, trained with the Gaussian NLL."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 10)
+        self.nll = torch.nn.GaussianNLLLoss(full=True)
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean, log_var = self.fc(x).chunk(2, -1)
+        shared = F.gaussian_nll_loss(mean, target, log_var.exp().mean(-1), reduction="sum")  # one variance per row
+        return self.nll(mean, target, log_var.exp()), shared
+
+
+def test_the_gaussian_nll_loss_trains_and_is_nan_for_a_negative_variance() -> None:
+    """
+    torch's Gaussian NLL checks `torch.any(var < 0)` with a Python branch: an error at the call,
+    training or not. Traced, the loss is torch's, and NaN where eager raises.
+    """
+    torch.manual_seed(0)
+    model = GaussianHead()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(6, 8), randn(6, 5)), training=True)
+    for k in range(2):
+        x, target = randn(6, 8, seed=k), randn(6, 5, seed=k + 5)
+        ours, want = step(x, target), eager(x, target)
+        torch.testing.assert_close(ours, want)
+        sum(ours).backward()
+        sum(want).backward()
+        assert_same_grads(model, eager, f"step {k}")
+    loss = hir.compile(F.gaussian_nll_loss, (randn(6, 5), randn(6, 5), randn(6, 5).abs()))
+    var = randn(6, 5, seed=3).abs()
+    torch.testing.assert_close(loss(x[:, :5], target, var), F.gaussian_nll_loss(x[:, :5], target, var))
+    var[2, 1] = -1.0
+    assert loss(x[:, :5], target, var).isnan()
