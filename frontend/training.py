@@ -592,7 +592,10 @@ def import_graph(
                 value = env.get(out) if isinstance(out, Node) else None
                 if value is None:
                     if out is not None:
-                        raise FrontendError(f"<{name}>: error: an output ({out}) is not a tensor computed by the graph")
+                        raise FrontendError(
+                            f"<{name}>: error: an output is a Python {type(out).__name__} ({out!r}), not a tensor "
+                            "computed by the program: return tensors (or None)"
+                        )
                     plan.append(("none", 0))
                 elif isinstance(value, BlockArgument):
                     plan.append(("input", arguments.index(value)))

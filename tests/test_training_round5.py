@@ -231,3 +231,21 @@ def test_the_gaussian_nll_loss_trains_and_is_nan_for_a_negative_variance() -> No
     torch.testing.assert_close(loss(x[:, :5], target, var), F.gaussian_nll_loss(x[:, :5], target, var))
     var[2, 1] = -1.0
     assert loss(x[:, :5], target, var).isnan()
+
+
+class ReturnsACount(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        return self.fc(x), 3
+
+
+def test_an_output_that_is_a_python_number_is_an_error_that_says_so() -> None:
+    """The training step's error named `(3)` "not a tensor computed by the graph"; now as inference's says it."""
+    step = hir.compile(ReturnsACount(), (randn(4, 8),), training=True)
+    with pytest.raises(
+        hir.FrontendError, match=r"an output is a Python int \(3\), not a tensor computed by the program"
+    ):
+        step(randn(4, 8))
