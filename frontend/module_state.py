@@ -15,6 +15,7 @@ from __future__ import annotations
 import linecache
 import operator
 import sys
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -239,7 +240,9 @@ class AttributeRecord:
     """
 
     def __init__(self) -> None:
-        self.reads: dict[tuple[int, str], tuple[torch.nn.Module, str, Any]] = {}
+        self.reads: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        self._own: set[tuple[int, str]] = set()
+        """The reads of an object's own value (not its class's default)."""
         self._assigned_first: set[tuple[int, str]] = set()
         self.changed: tuple[torch.nn.Module, str, Any, SourceLine | None] | None = None
 
@@ -247,6 +250,8 @@ class AttributeRecord:
         key = (id(module), name)
         if key not in self.reads and key not in self._assigned_first:
             self.reads[key] = (module, name, value)
+            if name in module.__dict__:
+                self._own.add(key)
 
     def assigned(self, module: torch.nn.Module, name: str, value: Any) -> None:
         key = (id(module), name)
@@ -272,9 +277,12 @@ class AttributeRecord:
         without Python, so every call would read the value of the trace, where eager reads the one
         the previous call left.
         """
-        for module, name, before in self.reads.values():
-            if module.__dict__.get(name, _ABSENT) is not before:
-                module.__dict__[name] = before
+        for key, (module, name, before) in self.reads.items():
+            if key in self._own:
+                if module.__dict__.get(name, _ABSENT) is not before:
+                    module.__dict__[name] = before
+            else:  # a class's default the trace shadowed
+                module.__dict__.pop(name, None)
         if self.changed is None:
             return None
         module, name, now, where = self.changed
@@ -292,13 +300,23 @@ _RECORDING: list[AttributeRecord] = []
 _RECORDING_CLASSES: dict[type, type] = {}
 
 
+def _data_attribute(obj: Any, name: str, read: Callable[[Any, str], Any]) -> bool:
+    """Whether `name` is the object's own value or its class's (a default, `scale = 2.0`), not a property's."""
+    if name in read(obj, "__dict__"):
+        return True
+    for cls in type(obj).__mro__:
+        if name in cls.__dict__:
+            return _plain(cls.__dict__[name])
+    return False
+
+
 def _recording_methods(cls: type) -> tuple[Callable[..., Any], Callable[..., None]]:
     """The `__getattribute__` and `__setattr__` of `cls`'s recording subclass."""
     read = cls.__getattribute__
 
     def __getattribute__(self: Any, name: str) -> Any:
         value = read(self, name)
-        if _RECORDING and _watched_name(name) and _plain(value) and name in read(self, "__dict__"):
+        if _RECORDING and _watched_name(name) and _plain(value) and _data_attribute(self, name, read):
             _RECORDING[-1].read(self, name, value)
         return value
 
@@ -337,33 +355,56 @@ def _recording_class(cls: type) -> type | None:
 def recorded_attributes(module: Any) -> Iterator[AttributeRecord]:
     """
     While a trace of `module` runs: the plain attributes its forward reads and assigns, of the
-    module and every submodule (each one's class swapped for a recording subclass of the same
-    name for the trace only). An attribute the trace read and changed is an error at the line
-    of its assignment, raised after the trace.
+    module, every submodule and the objects of the user's classes they hold (a Hugging Face
+    model's `self.config`), each one's class swapped for a recording subclass of the same name
+    for the trace only. An attribute the trace read and changed is an error at the line of its
+    assignment, raised after the trace.
     """
     record = AttributeRecord()
     swapped = []
-    if isinstance(module, torch.nn.Module):
-        for owner in module.modules():
-            cls = type(owner)
-            recording = _recording_class(cls)
-            if recording is None:
-                continue
-            try:
-                owner.__class__ = recording
-            except TypeError:  # a layout of its own (slots)
-                continue
-            swapped.append((owner, cls))
+    for owner in _recorded_objects(module):
+        cls = type(owner)
+        recording = _recording_class(cls)
+        if recording is None:
+            continue
+        try:
+            object.__setattr__(owner, "__class__", recording)  # past a frozen dataclass's __setattr__
+        except TypeError:  # a layout of its own (slots, a builtin)
+            continue
+        swapped.append((owner, cls))
     _RECORDING.append(record)
     try:
         yield record
     finally:
         _RECORDING.pop()
-        for owner, cls in swapped:
+        for owner, cls in reversed(swapped):
             object.__setattr__(owner, "__class__", cls)
         changed = record.restore()  # also under another error
     if changed is not None:
         raise changed
+
+
+def _recorded_objects(module: Any) -> list[Any]:
+    """The module, its submodules, and the objects of the user's classes they hold as attributes (a config)."""
+    if not isinstance(module, torch.nn.Module):
+        return []
+    modules = list(module.modules())
+    found: dict[int, Any] = {id(m): m for m in modules}
+    for owner in modules:
+        for name, value in vars(owner).items():
+            if _watched_name(name) and id(value) not in found and _users_object(value):
+                found[id(value)] = value
+    return list(found.values())
+
+
+def _users_object(value: Any) -> bool:
+    """An instance of a class of the user's (or a library's, not Python's nor torch's) with attributes of its own."""
+    cls = type(value)
+    return (
+        isinstance(getattr(value, "__dict__", None), dict)
+        and not isinstance(value, torch.nn.Module | torch.Tensor | type | types.FunctionType | types.MethodType)
+        and not cls.__module__.startswith(("builtins", "torch", "functools", "enum", "typing", "hir."))
+    )
 
 
 class AttributeWatch:
@@ -377,7 +418,7 @@ class AttributeWatch:
 
     def __init__(self) -> None:
         self._seen: set[tuple[int, str]] = set()
-        self._tables: list[dict[str, Any]] = []
+        self._owners: list[Any] = []
         self._names: list[str] = []
         self._absent: list[object] = []
         self.traced: list[Any] = []
@@ -391,7 +432,7 @@ class AttributeWatch:
         for key, (module, name, value) in (record.reads if record is not None else {}).items():
             if key not in self._seen:
                 self._seen.add(key)
-                self._tables.append(module.__dict__)
+                self._owners.append(module)
                 self._names.append(name)
                 self._absent.append(_ABSENT)
                 self.traced.append(value)
@@ -406,4 +447,4 @@ class AttributeWatch:
 
     def __call__(self) -> tuple[Any, ...]:
         """The attributes' current values (`_ABSENT` for one deleted since)."""
-        return tuple(map(dict.get, self._tables, self._names, self._absent))
+        return tuple(map(getattr, self._owners, self._names, self._absent))

@@ -6,6 +6,7 @@ advances), for inference and for training.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -60,6 +61,41 @@ def test_a_python_attribute_changed_between_calls_runs_a_program_traced_with_its
             want.pow(2).sum().backward()
             torch.testing.assert_close(grad, model.proj.weight.grad)
             model.zero_grad()
+
+
+@dataclasses.dataclass
+class _Config:
+    """A model's configuration object, as Hugging Face models hold one: attributes and a class default."""
+
+    scale: float = 1.0
+    shift = 0.0
+
+
+class _Configured(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = _Config()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x) * self.config.scale + self.config.shift
+
+
+def test_a_field_of_the_modules_config_object_changed_between_calls_is_read() -> None:
+    # The configuration's values were the trace's constants at every later call.
+    model = _Configured()
+    x = _seeded(2, 4, seed=1)
+    with torch.no_grad():
+        compiled = hir.compile(model, (x,))
+        for scale, shift in ((1.0, 0.0), (3.0, 0.0), (3.0, 0.5), (1.0, 0.0)):
+            model.config.scale = scale
+            if shift != 0.0:
+                model.config.shift = shift  # the instance's own, over the class's default
+            else:
+                vars(model.config).pop("shift", None)
+            torch.testing.assert_close(compiled(x), model(x))
+    assert type(model.config) is _Config
+    assert "shift" not in vars(model.config)
 
 
 class _Decoder(torch.nn.Module):
