@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import struct
 import warnings
 from typing import Any
 
@@ -220,6 +221,51 @@ def _pdist(x: torch.Tensor, p: float = 2.0) -> torch.Tensor:
     return torch.linalg.vector_norm(x[first] - x[second], ord=p, dim=-1)
 
 
+def _bf16(value: float) -> float:
+    """`value` rounded to bfloat16 (to nearest, ties to even) through float32, in Python."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _batch_norm_of_the_batch(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """
+    `_native_batch_norm_legit.no_stats` (instance norm; a batch norm without running statistics)
+    of a bf16 input as torch's CPU kernel rounds it: the mean and the sum of squares in f32, each
+    stored in the parameters' dtype (bf16 unless a weight or bias is f32); the variance that sum
+    over the count, both bf16 (c10's `BFloat16 / int64_t`); 1/std in f32, stored likewise; then
+    `x * a + b` in f32 with `a = w / std`, `b = bias - mean * a`, rounded once. torch's
+    decomposition normalizes `(x - mean) / std` with the f32 statistics: 1 bf16 ulp off in about
+    one element of ten. Other dtypes take torch's decomposition.
+    """
+    if x.dtype != torch.bfloat16:
+        return _TORCH_NO_STATS(x, weight, bias, training, momentum, eps)
+    held = torch.float32 if any(t is not None and t.dtype != x.dtype for t in (weight, bias)) else x.dtype
+    dims = [0, *range(2, x.dim())]
+    count = x.numel() // x.shape[1]
+    per_channel = (1, -1) + (1,) * (x.dim() - 2)
+    wide = x.float()
+    mean = wide.sum(dims) / count
+    centered = wide - mean.view(per_channel)
+    mean, squares = mean.to(held), (centered * centered).sum(dims).to(held)
+    variance = (squares.float() / _bf16(float(count))).to(held) if held == torch.bfloat16 else squares / count
+    invstd = (1 / torch.sqrt(variance.float() + eps)).to(held)
+    scale = invstd.float() if weight is None else invstd.float() * weight.float()
+    shift = -(mean.float() * scale) if bias is None else bias.float() - mean.float() * scale
+    out = wide * scale.view(per_channel) + shift.view(per_channel)
+    return out.to(x.dtype), mean.to(x.dtype), invstd.to(x.dtype)
+
+
+_TORCH_NO_STATS = torch._decomp.decomposition_table[aten._native_batch_norm_legit.no_stats]
+
+
 def _prims_scalar_tensor(value: Any, *, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
     """`prims.scalar_tensor`, which torch's decompositions make (`xlogy(x, 2.0)`'s): the ATen op of that name."""
     return torch.scalar_tensor(value, dtype=dtype, device=device)
@@ -235,10 +281,11 @@ OWN = {
     aten._weight_norm_interface_backward.default: _weight_norm_backward,
     aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
     aten.multilabel_margin_loss_forward.default: multilabel_margin_loss,
+    aten._native_batch_norm_legit.no_stats: _batch_norm_of_the_batch,
 }
 """
 Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s; one that
-rounds otherwise than the kernel: `logsumexp`'s) for, into
+rounds otherwise than the kernel: `logsumexp`'s, a bf16 instance norm's) for, into
 ops the table maps: max and adaptive average poolings' backwards, weight norm's
 (`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition) and `F.pdist`.
 """

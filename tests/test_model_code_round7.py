@@ -148,3 +148,34 @@ def test_one_hot_without_its_class_count_says_to_pass_it() -> None:
     )
     with pytest.raises(FrontendError, match=expected):
         hir.compile(_one_hot_of_its_largest_class, (torch.tensor([[0, 3], [2, 1]]),))
+
+
+class _StyleNorms(torch.nn.Module):
+    """Instance norms (a style-transfer or a VAE block's) and a batch norm without running statistics."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plain = torch.nn.InstanceNorm2d(6)
+        self.affine = torch.nn.InstanceNorm1d(6, affine=True)
+        self.batch = torch.nn.BatchNorm2d(6, track_running_stats=False)
+        for norm in (self.affine, self.batch):
+            torch.nn.init.normal_(norm.weight)
+            torch.nn.init.normal_(norm.bias)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.plain(x), self.affine(x.flatten(2)), self.batch(x)
+
+
+def test_instance_norm_of_bf16_rounds_as_torchs_kernel() -> None:
+    # torch's decomposition normalized `(x - mean) / std` with f32 statistics; the CPU kernel
+    # stores them in bf16 and computes `x * a + b`: about one element in ten was 1 ulp off.
+    torch.manual_seed(0)
+    model = _StyleNorms().to(torch.bfloat16).eval()
+    calls = [
+        (_seeded(2, 6, 5, 7, seed=1, dtype=torch.bfloat16) * 3 + 1,),
+        (_seeded(3, 6, 4, 9, seed=2, dtype=torch.bfloat16),),
+    ]
+    with torch.no_grad():
+        compiled = hir.compile(model, calls[0])
+        for args in calls:
+            torch.testing.assert_close(compiled(*args), model(*args), rtol=0, atol=0)
