@@ -155,6 +155,19 @@ def _batch_norm_functional(
     return out.to(x.dtype), save_mean, save_rstd, new_mean, new_var
 
 
+def _embedding_renorm(weight: torch.Tensor, indices: torch.Tensor, max_norm: float, norm_type: float) -> torch.Tensor:
+    """
+    `nn.Embedding(max_norm=...)`'s `embedding_renorm_` as a new table (written back to the weight):
+    the rows the ids select whose norm exceeds `max_norm` scaled by `max_norm / (norm + 1e-7)`, as
+    torch's kernel does. A row selected twice is written twice with the same values.
+    """
+    ids = indices.reshape(-1)
+    rows = weight.index_select(0, ids)
+    norms = torch.linalg.vector_norm(rows, ord=norm_type, dim=-1, keepdim=True)
+    scale = torch.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    return torch.index_put(weight, (ids,), rows * scale.to(weight.dtype))
+
+
 def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """any over an axis as a max (the math attention's guard against rows masked whole)."""
     return torch.amax(x.to(torch.float32), [dim], keepdim) > 0
@@ -387,6 +400,7 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
         aten.scalar_tensor.default: _scalar_tensor,
         aten.var_mean.correction: _var_mean,
         aten.any.dim: _any,
+        aten.embedding_renorm.default: _embedding_renorm,
     }
     table.update({op: fn for op, fn in extra.items() if op not in ATEN_TABLE})
     return table

@@ -249,3 +249,33 @@ def test_an_output_that_is_a_python_number_is_an_error_that_says_so() -> None:
         hir.FrontendError, match=r"an output is a Python int \(3\), not a tensor computed by the program"
     ):
         step(randn(4, 8))
+
+
+class RenormedEmbedding(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 8, max_norm=1.0)  # rows renormed in place at every lookup
+        self.out = torch.nn.Linear(8, 3)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.tanh(self.emb(ids))).mean(1)
+
+
+def test_an_embedding_with_max_norm_renorms_its_rows_as_eager() -> None:
+    """`embedding_renorm_` was an op the table lacks (an error at the call); now the rows it selects, scaled."""
+    torch.manual_seed(0)
+    model = RenormedEmbedding()
+    eager = copy.deepcopy(model)
+    ids = [torch.randint(0, 20, (4, 8), generator=torch.Generator().manual_seed(k)) for k in range(3)]
+    step = hir.compile(model, (ids[0],), training=True)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.5) for m in (model, eager)]
+    for k in range(2):
+        for f, optimizer in zip((step, eager), optimizers):
+            optimizer.zero_grad()
+            f(ids[k]).pow(2).sum().backward()
+            optimizer.step()
+        assert_same_grads(model, eager, f"step {k}")
+        torch.testing.assert_close(model.emb.weight, eager.emb.weight)
+    with torch.no_grad():
+        torch.testing.assert_close(step(ids[2]), eager(ids[2]))
+    torch.testing.assert_close(model.emb.weight, eager.emb.weight)
