@@ -24,6 +24,7 @@ import math
 import operator
 import sys
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -273,6 +274,43 @@ def _hook_line(hook: Callable[..., Any]) -> SourceLine:
     return SourceLine(
         code.co_filename, code.co_firstlineno, linecache.getline(code.co_filename, code.co_firstlineno).strip()
     )
+
+
+def top_backward_hooks(module: Any) -> Any:
+    """
+    The full backward hooks and backward pre-hooks of the compiled module itself, as
+    `nn.Module.__call__` sets them up around a call (a `torch.utils.hooks.BackwardHook`); None where
+    it has none. They run at every `backward()`, on the call's gradients, not in the trace
+    (`top_hooks_untraced`): the compiled function's inputs and outputs are the module's.
+    """
+    if not isinstance(module, torch.nn.Module) or not (module._backward_hooks or module._backward_pre_hooks):
+        return None
+    full = list(module._backward_hooks.values()) if module._is_full_backward_hook is True else []
+    pre = list(module._backward_pre_hooks.values())
+    if not full and not pre:
+        return None
+    from torch.utils.hooks import BackwardHook
+
+    return BackwardHook(module, full, pre)
+
+
+@contextmanager
+def top_hooks_untraced(module: Any) -> Iterator[None]:
+    """While a training step is traced: without the module's own full backward (pre-)hooks, which each call runs."""
+    if not isinstance(module, torch.nn.Module) or not (module._backward_hooks or module._backward_pre_hooks):
+        yield
+        return
+    full = module._is_full_backward_hook is True
+    hooks, pre = module._backward_hooks, module._backward_pre_hooks
+    if full:
+        module._backward_hooks = OrderedDict()
+    module._backward_pre_hooks = OrderedDict()
+    try:
+        yield
+    finally:
+        if full:
+            module._backward_hooks = hooks
+        module._backward_pre_hooks = pre
 
 
 @contextmanager
@@ -767,6 +805,19 @@ class TrainingFunction:
         return self._mode(checked=True), autocast_state(), self._attributes()  # `_state()` took a replaced submodule
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        if torch.is_grad_enabled() and (hooks := top_backward_hooks(self.fn)) is not None:
+            # The module's own full backward hooks: on this call's inputs and outputs, as eager runs them.
+            result = self._call(hooks.setup_input_hook(args), kwargs)  # the positional ones, as eager hooks them
+            if not isinstance(result, (torch.Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
+                    f"but received {type(result)}",
+                    stacklevel=2,
+                )
+            return hooks.setup_output_hook(result)
+        return self._call(args, kwargs)
+
+    def _call(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         state = self._state()
         self._select_mode(state)
         args = self.specializations.signature.positional(args, kwargs)
@@ -868,6 +919,7 @@ class TrainingFunction:
                     _without_onednn(),
                     lstm_hidden_states_kept(),
                     refused_stored_tensors(self.fn, self.name),
+                    top_hooks_untraced(self.fn),
                     refused_observer_hooks(self.fn, self.name),
                     cumulative_batch_norms(self.fn),
                     recorded_attributes(self.fn) as attributes,

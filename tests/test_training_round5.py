@@ -279,3 +279,50 @@ def test_an_embedding_with_max_norm_renorms_its_rows_as_eager() -> None:
     with torch.no_grad():
         torch.testing.assert_close(step(ids[2]), eager(ids[2]))
     torch.testing.assert_close(model.emb.weight, eager.emb.weight)
+
+
+class TwoInputs(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+        self.gate = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * torch.sigmoid(self.gate(context))
+
+
+def test_the_compiled_modules_own_backward_hooks_run_at_every_backward() -> None:
+    """
+    A full backward hook on the compiled module itself (logging the gradients of its inputs and
+    outputs) ran once in the trace and was refused as an observer; now each `backward()` runs it
+    on that call's gradients, as eager, and a pre-hook's and a hook's new gradients are used.
+    """
+    torch.manual_seed(0)
+    model = TwoInputs()
+    eager = copy.deepcopy(model)
+    seen: dict[str, list[tuple[torch.Tensor | None, ...]]] = {"ours": [], "eager": []}
+    for m, key in ((model, "ours"), (eager, "eager")):
+        m.register_full_backward_hook(
+            lambda mod, grad_in, grad_out, key=key: (
+                seen[key].append((*grad_in, *grad_out)) or (grad_in[0] * 2, *grad_in[1:])
+            )
+        )
+        m.register_full_backward_pre_hook(lambda mod, grad_out: (grad_out[0].clamp(-0.1, 0.1),))
+    step = hir.compile(model, (randn(6, 8), randn(6, 8)), training=True)
+    for k in range(3):  # AOT autograd's runtime at the first call, LeanStep after; context by name
+        x = randn(6, 8, seed=k).requires_grad_()
+        context = randn(6, 8, seed=k + 3)
+        for f, m in ((step, model), (eager, eager)):
+            a = x.detach().clone().requires_grad_()
+            (f(a, context=context) if k < 2 else f(a, context)).pow(2).sum().backward()
+            m.grads = a.grad
+        torch.testing.assert_close(model.grads, eager.grads)
+        assert_same_grads(model, eager, f"step {k}")
+        model.zero_grad()
+        eager.zero_grad()
+    assert len(seen["ours"]) == len(seen["eager"]) == 3
+    for ours, want in zip(seen["ours"], seen["eager"]):
+        assert [g is None for g in ours] == [g is None for g in want]
+        for a, b in zip(ours, want):
+            if b is not None:
+                torch.testing.assert_close(a, b)
