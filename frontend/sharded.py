@@ -48,6 +48,8 @@ aten = torch.ops.aten
 ROWS, REPLICATED, COLUMNS, PARTIAL = "rows", "replicated", "columns", "partial"
 COLUMN_WEIGHT, ROW_WEIGHT, COLUMN_BIAS, WHOLE = "column-weight", "row-weight", "column-bias", "whole"
 ACTIVATIONS = (ROWS, REPLICATED)
+IDS = "ids"
+"""Token ids [M], 1-D rows: [S, D, M/(S*D)], sharded or replicated (frontend/sharded_embedding.py)."""
 HEADS = "heads"
 """A column-parallel output viewed as attention heads (frontend/sharded_heads.py)."""
 
@@ -118,6 +120,9 @@ class MeshMode:
         from hir.frontend.sharded_heads import install_heads  # it builds on this module
 
         self.heads = install_heads(self)
+        from hir.frontend.sharded_embedding import install_embedding
+
+        install_embedding(self)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -129,6 +134,8 @@ class MeshMode:
             # A replicated argument that is not rows over the mesh (a scalar, a [C] or [1, C]
             # vector, a mask): every rank holds it whole, as a replicated buffer.
             t, form = TensorType(element, shape), Form(WHOLE)
+        elif source.kind == "user" and len(shape) == 1:
+            t, form = self._ids_type(shape, element, parsed, what)
         elif source.kind == "user":
             t, form = self._activation_type(shape, element, parsed, what)
         else:
@@ -175,6 +182,23 @@ class MeshMode:
             ROWS if sharded else REPLICATED
         )
 
+    def _ids_type(
+        self, shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
+    ) -> tuple[TensorType, Form]:
+        """Sharded token ids [M] (replicated ones are read whole): [S, D, M/(S*D)], didx on axis 1."""
+        axis = layout[0]
+        if axis.kind != DIDX:
+            raise LayoutError(f"{what}: on a mesh, write stream chunks of sharded token ids as (stream(N), didx)")
+        chunks = axis.chunks or 1
+        if self.chunks not in (None, chunks):
+            raise LayoutError(f"{what}: its rows are in {chunks} stream chunks, other inputs' in {self.chunks}")
+        self.chunks = chunks
+        if shape[0] % (chunks * self.devices):
+            raise LayoutError(f"{what}: {shape[0]} rows do not split into {chunks} chunks of {self.devices} devices")
+        kinds = [SERIAL, DIDX, SERIAL]
+        fusion_shape = (chunks, self.devices, shape[0] // (chunks * self.devices))
+        return TensorType(element, fusion_shape, ParallelAttr(kinds, mesh=self.mesh)), Form(IDS, True)
+
     def _weight_type(
         self, shape: tuple[int, ...], element: Attribute, layout: tuple[AxisLayout, ...], what: str
     ) -> tuple[TensorType, Form]:
@@ -213,6 +237,8 @@ class MeshMode:
         """
         form = self._input_forms[_key(source)]
         D, S = self.devices, self.chunks or 1
+        if form.kind == IDS:
+            return tensor.reshape(S, 1, tensor.shape[0] // S)
         if form.kind == ROWS:
             return tensor.reshape(S, 1, tensor.shape[0] // S, tensor.shape[1])
         if form.kind == REPLICATED:
@@ -415,6 +441,8 @@ class MeshMode:
             self.forms[result] = fx
             return result
         if fw.kind == COLUMN_WEIGHT:
+            if fx.kind == WHOLE and (rows := self._as_rows(e, x)) is not None:
+                x, fx = rows, self.form(e, rows)
             if fx.kind == WHOLE:
                 raise e.error(
                     f'a column-parallel linear (weight "[didx, serial]") takes rows: on a mesh, activations are '
@@ -456,6 +484,17 @@ class MeshMode:
             self.forms[result] = self.forms[reduced]
             return result
         raise e.error(f"the weight of a linear must be a parameter, got a {fw.kind} tensor")
+
+    def _as_rows(self, e: Emitter, x: SSAValue) -> SSAValue | None:
+        """A whole [rows, columns] tensor (a replicated table's lookup) as replicated rows (a view), if they split."""
+        shape = shape_of(x)
+        S, D = self.chunks or 1, self.devices
+        if len(shape) != 2 or shape[0] % (S * D):
+            return None
+        t = TensorType(element_of(x), (S, D, shape[0] // (S * D), shape[1]), ParallelAttr([SERIAL] * 4, mesh=self.mesh))
+        rows = e.emit(fusion.ReshapeOp(x, t))
+        self.forms[rows] = Form(REPLICATED)
+        return rows
 
     def _matmul(self, e: Emitter, x: SSAValue, w: SSAValue, shape: tuple[int, ...], element: Attribute) -> SSAValue:
         kinds = [DIDX, STREAM, SERIAL, SERIAL, SERIAL]

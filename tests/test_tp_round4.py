@@ -1,8 +1,9 @@
 """
 Tensor-parallel code beyond the earlier rounds: replicated arguments that are not rows (a scalar,
 a [C] vector, a [1, C] context), "[didx]" vectors along a column-parallel output's hidden units,
-outputs computed whole, and the meshes and layouts that are refused (every error named, at
-hir.compile, on every rank). The 3-rank cases run in one job (tests/tp_round4_driver.py).
+outputs computed whole, token ids into a replicated or vocab-parallel embedding, and the meshes
+and layouts that are refused (every error named, at hir.compile, on every rank). The 3-rank cases
+run in one job (tests/tp_round4_driver.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ LAYOUTS = {"fc1.weight": "[didx, serial]", "fc2.weight": "[serial, didx]"}
 def test_round4_cases_on_three_gloo_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=240, processes=3)
     assert result.returncode == 0, _output(result)
-    assert "tp round 4: 3 cases match eager or raise the same clear error" in result.stdout, _output(result)
+    assert "tp round 4: 5 cases match eager or raise the same clear error" in result.stdout, _output(result)
 
 
 class Scaled(torch.nn.Module):
@@ -81,3 +82,32 @@ def test_a_streamed_weight_is_refused() -> None:
     assert "<layouts>: error: parameter 'fc1.weight': a parameter is sharded (didx) or whole, not streamed" in str(
         err.value
     )
+
+
+class Embedded(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(12, 8)
+        self.fc1, self.fc2 = torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.emb(ids)
+        return h + self.fc2(F.relu(self.fc1(h)))
+
+
+@pytest.mark.parametrize("table", ["[didx, serial]", None])
+def test_token_ids_into_an_embedding_on_a_mesh_of_one(table: str | None) -> None:
+    """1-D token ids were refused on a mesh ("activations are [rows, columns]"); a vocab-parallel table too."""
+    block, ids = Embedded(), torch.randint(0, 12, (8,))
+    compiled = hir.compile(block, (ids,), ["[didx]"], ["[didx, serial]"], mesh=[0],
+                           param_layouts={**LAYOUTS, "emb.weight": table})  # fmt: skip
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(ids), block(ids))
+
+
+def test_token_ids_of_two_axes_name_the_flatten() -> None:
+    with pytest.raises(hir.FrontendError) as err:
+        hir.import_torch(Embedded(), (torch.randint(0, 12, (4, 2)),), ["[didx, serial]"], ["[didx, serial]"],
+                         mesh=[0, 1], param_layouts={**LAYOUTS, "emb.weight": "[didx, serial]"})  # fmt: skip
+    assert 'token ids are [tokens] (1-D), sharded ("[didx]") or replicated, not rows [4, 2]' in str(err.value)
+    assert "flatten them (ids.flatten())" in str(err.value)

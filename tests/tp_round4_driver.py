@@ -10,7 +10,12 @@ run eagerly on the unsharded input:
 - a "[didx]" buffer scaling a column-parallel output's hidden units (each rank its block): refused
   before ("sharded differently");
 - a tuple output with a tensor computed whole (from a buffer and a replicated argument) on the
-  sub-mesh [1, 2]: its ranks get both outputs, rank 0 None for both.
+  sub-mesh [1, 2]: its ranks get both outputs, rank 0 None for both;
+- token ids into a vocab-parallel embedding (the table's rows sharded, Megatron's
+  VocabParallelEmbedding) and then the TP MLP, ids sharded and replicated (1-D activations were
+  refused); an id outside the vocabulary is an error on every rank, as torch's lookup raises; on a
+  sub-mesh it is one error at the user's line on every rank (a rank outside the mesh would look up
+  ids it never receives).
 
 Exits non-zero (on every rank) when a case differs.
 
@@ -29,6 +34,7 @@ import torch.nn.functional as F
 from ranks import expect_error, job_verdict
 
 import hir
+from hir.diagnostics import LocatedError
 
 H, FFN = 12, 24
 ROWS = "[didx, serial]"
@@ -101,10 +107,64 @@ def missing_rank(rank: int, world: int) -> list[str]:
     )
 
 
+VOCAB = 18
+
+
+class Embedded(torch.nn.Module):
+    """Token ids [M] -> a vocab-parallel embedding -> the TP MLP."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(VOCAB, H)
+        self.fc1, self.fc2 = torch.nn.Linear(H, FFN), torch.nn.Linear(FFN, H)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.emb(ids)
+        return h + self.fc2(F.gelu(self.fc1(h)))
+
+
+def vocab_parallel(mesh: list[int]) -> Callable[[int, int], list[str]]:
+    def case(rank: int, world: int) -> list[str]:
+        block, layouts = Embedded().eval(), {**LAYOUTS, "emb.weight": "[didx, serial]"}
+        ids = torch.randint(0, VOCAB, (4 * len(mesh),))
+        if len(mesh) < world:
+            return expect_error(
+                lambda: hir.compile(block, (ids,), ["[didx]"], [ROWS], mesh=mesh, param_layouts=layouts),
+                "a vocab-parallel embedding (\"[didx, serial]\" on 'emb.weight') runs on a mesh of every rank",
+                "rank 0 is outside the mesh [1, 2]",
+            )
+        with torch.no_grad():
+            want = block(ids)
+        position, failures, functions = mesh.index(rank), [], []
+        for layout in ("[didx]", None):  # sharded ids, rows out; replicated ids, replicated rows out
+            compiled = hir.compile(block, (ids,), [layout], [layout and ROWS], mesh=mesh, param_layouts=layouts)
+            functions.append(compiled)
+            mine = ids.chunk(world)[position] if layout else ids
+            with torch.no_grad():
+                got = compiled(mine)
+            expected = want.chunk(world)[position] if layout else want
+            if got.shape != expected.shape or not torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
+                failures.append(f"rank {rank}: ids {layout}: differs from eager")
+        outside = ids.chunk(world)[position].clone()
+        outside[-1] = VOCAB + rank  # an id past the vocabulary: every rank looks it up (all ranks' ids)
+        with torch.no_grad():
+            try:
+                functions[0](outside)
+                failures.append(f"rank {rank}: an id outside the vocabulary ran without an error")
+            except LocatedError as err:
+                if "'fusion.gather' op failed at run time" not in str(err):
+                    failures.append(f"rank {rank}: an id outside the vocabulary: {err}")
+        return failures
+
+    return case
+
+
 CASES = {
     "a mesh naming a rank the job lacks": missing_rank,
     "replicated scalars and vectors, mesh [2, 0, 1]": on_mesh([2, 0, 1]),
     "a whole output on the sub-mesh [1, 2]": on_mesh([1, 2]),
+    "a vocab-parallel embedding, mesh [2, 0, 1]": vocab_parallel([2, 0, 1]),
+    "a vocab-parallel embedding on the sub-mesh [1, 2]": vocab_parallel([1, 2]),
 }
 
 
