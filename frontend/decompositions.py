@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 import struct
 import warnings
 from typing import Any
@@ -295,12 +296,49 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
     """The program in ops the table maps; as it is when it has only those (decomposing traces it again)."""
     if all(_mapped(node) for node in program.graph.nodes):
         return program
+    nested = _nested_stack_traces(program.graph_module)
     try:
         with warnings.catch_warnings(), lstm_hidden_states_kept(), cia_ops_collected_once(), cia_override_reused():
             warnings.simplefilter("ignore")  # torch's deprecation notes about its own pytree types
-            return program.run_decompositions(decomposition_table())
+            decomposed = program.run_decompositions(decomposition_table())
     except Exception:  # an op torch cannot decompose here: the table reports what it lacks
         return program
+    if nested:
+        for node in decomposed.graph.nodes:
+            _restore_stack_trace(node, nested)
+    return decomposed
+
+
+_GENERATED_LINE = re.compile(r'^File "<eval_with_key>\.\d+", line \d+, in \w+\n\s*((\w+) = .*)$', re.M)
+
+
+def _nested_stack_traces(module: torch.fx.GraphModule) -> dict[str, str | None]:
+    """
+    The stack traces of the nodes of a program's nested graphs (an autocast region's body,
+    `wrap_with_autocast`), by their line of the graph's generated code (None where two nodes
+    have the same line and other traces).
+    """
+    found: dict[str, str | None] = {}
+    for _, sub in module.named_modules():
+        if sub is module or not isinstance(sub, torch.fx.GraphModule):
+            continue
+        lines = {line.strip().split(" = ", 1)[0]: line.strip() for line in sub.code.splitlines() if " = " in line}
+        for node in sub.graph.nodes:
+            trace, line = node.meta.get("stack_trace"), lines.get(node.name)
+            if trace and line:
+                found[line] = trace if found.get(line, trace) == trace else None
+    return found
+
+
+def _restore_stack_trace(node: torch.fx.Node, nested: dict[str, str | None]) -> None:
+    """
+    A decomposed node of a nested graph's op: torch's retrace records the line of the graph's
+    generated code (`<eval_with_key>.N`, the region's body inlined) as its stack trace; the op's
+    own, with the user's line, is the nested node's.
+    """
+    match = _GENERATED_LINE.match(node.meta.get("stack_trace") or "")
+    if match is not None and (trace := nested.get(match.group(1).strip())) is not None:
+        node.meta["stack_trace"] = trace
 
 
 def _mapped(node: torch.fx.Node) -> bool:

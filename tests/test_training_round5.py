@@ -7,6 +7,7 @@ of the same model with the same optimizer, on seeded random data (f32, CPU).
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -326,3 +327,23 @@ def test_the_compiled_modules_own_backward_hooks_run_at_every_backward() -> None
         for a, b in zip(ours, want):
             if b is not None:
                 torch.testing.assert_close(a, b)
+
+
+class Unsupported(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.special.i0(self.fc(x))
+
+
+def test_an_error_in_an_autocast_region_names_the_users_line() -> None:
+    """
+    Compiled inside `torch.autocast`, torch's decomposition inlines the region's body and gave
+    its ops the generated code's line (`<eval_with_key>.46:6`) as theirs; now the user's line.
+    """
+    with torch.autocast("cpu", dtype=torch.bfloat16), pytest.raises(hir.FrontendError) as err:
+        hir.compile(Unsupported(), (randn(4, 8),))
+    assert re.match(r".*test_training_round5\.py:\d+: error: aten\.i0\.default is not supported", str(err.value))
+    assert str(err.value).endswith("return torch.special.i0(self.fc(x))"), str(err.value)
