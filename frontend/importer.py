@@ -54,7 +54,7 @@ from hir.frontend.layouts import (
     serial_layout,
     single_device_type,
 )
-from hir.frontend.module_state import recorded_attributes
+from hir.frontend.module_state import global_hooks_on_each_module, recorded_attributes
 from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import is_static
 from hir.frontend.types import input_element_type, widened
@@ -243,7 +243,12 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     # an attribute the trace changed: an error after it
     with cumulative_batch_norms(module), recorded_attributes(module) as attributes:
         try:
-            with unchecked_distributions(), exported_in(module, autocast_state()), _fake_tensor_log_quiet():
+            with (
+                unchecked_distributions(),
+                exported_in(module, autocast_state()),
+                _fake_tensor_log_quiet(),
+                global_hooks_on_each_module(module),
+            ):
                 args, kwargs = split_call(fn, example_args)
                 program = torch.export.export(module, args, kwargs or None, strict=False)
         except Exception as err:  # torch's message about the user's code; no hir frames to show

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils.hooks import RemovableHandle
 
 from hir.frontend.errors import FrontendError, SourceLine, _users, at_line
 
@@ -157,15 +158,51 @@ class TrainFlags:
         do (the old ones read the old submodule's parameters: a silent wrong answer).
         """
 
+        self._hook_tables = [table for m in self.modules for table in _module_hooks(m)] + _GLOBAL_HOOKS
+        self._hooks_seen: tuple[int, int] | None = None
+        self._holding: list[dict[int, Any]] = []
+        self._hooks: tuple[tuple[int, Any], ...] = ()
+
+    def hooks(self) -> tuple[tuple[int, Any], ...]:
+        """
+        The forward and backward hooks of the modules and torch's global ones, which a trace runs
+        into the program: a hook registered or removed since (a feature extractor's, a hook that
+        scales an output) picks programs of its own, as new flags do (the old programs ran the
+        old hooks: a silent wrong answer). Every call compares torch's count of registered hooks
+        and the number of hooks the modules hold (about 0.1 µs without hooks); the hooks
+        themselves are read again when either changed.
+        """
+        # A hook registered anywhere draws a new id; one removed leaves a table that held hooks shorter.
+        seen = (RemovableHandle.next_id, sum(map(len, self._holding)))
+        if seen != self._hooks_seen:
+            self._holding = [table for table in self._hook_tables if table]
+            self._hooks_seen = (RemovableHandle.next_id, sum(map(len, self._holding)))
+            self._hooks = tuple((k, key) for k, table in enumerate(self._hook_tables) for key in table)
+        return self._hooks
+
     def replaced(self) -> bool:
         """Whether a submodule was replaced (or removed) since the structure was taken: about 0.03 µs a submodule."""
         return tuple(map(dict.get, self._tables, self._keys)) != self.structure  # modules compare by identity
 
     def __call__(self, checked: bool = False) -> tuple[Any, ...]:
-        """The structure and the flags; `checked`: the caller has just seen `replaced()` false."""
+        """The structure, the hooks and the flags; `checked`: the caller has just seen `replaced()` false."""
         if not checked and self.replaced():
             self._collect()
-        return (self.structure, *map(self._FLAG, self.modules))  # every call: about 0.03 µs a submodule
+        return (self.structure, self.hooks(), *map(self._FLAG, self.modules))  # about 0.03 µs a submodule
+
+
+_HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_GLOBAL_HOOKS = [
+    getattr(torch.nn.modules.module, f"_global{name}")
+    for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+    if isinstance(getattr(torch.nn.modules.module, f"_global{name}", None), dict)
+]
+"""torch's hooks of every module (`nn.modules.module.register_module_forward_hook`)."""
+
+
+def _module_hooks(module: torch.nn.Module) -> list[dict[int, Any]]:
+    """The module's hooks by their handles' ids, in the dicts torch keeps them in."""
+    return [table for name in _HOOK_TABLES if isinstance(table := module.__dict__.get(name), dict)]
 
 
 def removed(owner: str, names: list[str]) -> FrontendError:
@@ -448,3 +485,44 @@ class AttributeWatch:
     def __call__(self) -> tuple[Any, ...]:
         """The attributes' current values (`_ABSENT` for one deleted since)."""
         return tuple(map(getattr, self._owners, self._names, self._absent))
+
+
+_FORWARD_HOOK_TABLES = (
+    "_forward_pre_hooks",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+)
+
+
+@contextmanager
+def global_hooks_on_each_module(module: Any) -> Iterator[None]:
+    """
+    While torch.export captures `module`: torch's global forward hooks
+    (`nn.modules.module.register_module_forward_hook`, `..._pre_hook`: a FLOP counter's, a
+    profiler's) run as the own hooks of the module and of each submodule, before theirs, as eager
+    runs them. torch.export calls modules of its own around the user's, whose outputs a global
+    hook changed too (a `ValueError` from deep inside the capture).
+    """
+    from torch.nn.modules import module as torch_module
+
+    globals_ = [getattr(torch_module, f"_global{name}", None) for name in _FORWARD_HOOK_TABLES]
+    present = all(isinstance(table, dict) for table in globals_)
+    if not isinstance(module, torch.nn.Module) or not present or not any(globals_[:2]):
+        yield
+        return
+    held = [dict(table) for table in globals_]  # type: ignore[arg-type]
+    owners = [(owner, {name: owner.__dict__.get(name) for name in _FORWARD_HOOK_TABLES}) for owner in module.modules()]
+    for owner, own in owners:
+        for name, first in zip(_FORWARD_HOOK_TABLES, held, strict=True):
+            if isinstance(own[name], dict):
+                owner.__dict__[name] = type(own[name])([*first.items(), *own[name].items()])
+    for table in globals_:
+        table.clear()  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        for table, items in zip(globals_, held, strict=True):
+            table.update(items)  # type: ignore[union-attr]
+        for owner, own in owners:
+            owner.__dict__.update(own)

@@ -98,6 +98,34 @@ def test_a_field_of_the_modules_config_object_changed_between_calls_is_read() ->
     assert "shift" not in vars(model.config)
 
 
+@pytest.mark.parametrize("training", [False, True])
+def test_a_hook_registered_or_removed_after_the_first_call_is_run_as_in_eager(training: bool) -> None:
+    # The trace runs the hooks into the program: a hook added later (a feature extractor's, one
+    # that scales an output) was never run, and one removed later still was. torch's global
+    # hooks run on each of the model's modules, not on those torch.export calls around them.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh())
+    x = _seeded(2, 4, seed=1)
+    compiled = hir.compile(model, (x,), training=training)
+
+    def scale(module: torch.nn.Module, args: tuple[torch.Tensor, ...], out: torch.Tensor) -> torch.Tensor:
+        return out * 3
+
+    handles = []
+    for step in range(4):
+        if step == 1:
+            handles.append(model[0].register_forward_hook(scale))
+        if step == 2:  # torch's global hooks, of every module: a forward one broke the capture (a ValueError)
+            handles.append(torch.nn.modules.module.register_module_forward_pre_hook(lambda m, a: (a[0] + 1,)))
+            handles.append(torch.nn.modules.module.register_module_forward_hook(lambda m, a, out: out * 2))
+        if step == 3:
+            handles.pop(0).remove()
+        with torch.set_grad_enabled(training):
+            torch.testing.assert_close(compiled(x), model(x), msg=lambda m, step=step: f"step {step}: {m}")
+    for handle in handles:
+        handle.remove()
+
+
 class _Decoder(torch.nn.Module):
     """A decode step that keeps its position as a Python int and advances it in forward."""
 
