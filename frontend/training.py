@@ -62,6 +62,7 @@ from hir.frontend.importer import (
     Signature,
     SingleDevice,
     _import_node,
+    _locate_unverified,
     _parameter_names,
     _per_entry,
     capturing_module,
@@ -675,7 +676,11 @@ def import_graph(
     kept = [s for s, u in zip(sources, used) if u]
     for k, source in enumerate(kept):
         source.index = k
-    module = verified_module(block, results, name)
+    try:
+        module = verified_module(block, results, name)
+    except FrontendError:
+        _locate_unverified(block, emitter)  # the op that does not verify, at the user's line
+        raise
     signature = Signature(kept, len(kept), len(results), [None] * len(results))
     program = GraphProgram(None, plan, views, used, complex_inputs, complex_results, constants)
     return ImportedProgram(module, signature, mode, emitter.origins), program

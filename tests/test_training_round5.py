@@ -347,3 +347,13 @@ def test_an_error_in_an_autocast_region_names_the_users_line() -> None:
         hir.compile(Unsupported(), (randn(4, 8),))
     assert re.match(r".*test_training_round5\.py:\d+: error: aten\.i0\.default is not supported", str(err.value))
     assert str(err.value).endswith("return torch.special.i0(self.fc(x))"), str(err.value)
+
+
+def test_an_op_of_the_training_step_that_does_not_verify_names_the_users_line() -> None:
+    """A float64 batch for a float32 model (eager refuses it too) was `<import>: error: the imported ... does not verify`."""
+    step = hir.compile(BatchNormed(), (randn(6, 8),), training=True)
+    with pytest.raises(hir.FrontendError) as err:
+        step(randn(6, 8).double())
+    assert re.search(
+        r"test_training_round5\.py:\d+: error: aten\.addmm\.default cannot be imported: operand", str(err.value)
+    )
