@@ -69,6 +69,10 @@ ELEMENTWISE = {
     aten.masked_fill.Scalar, aten.masked_fill.Tensor, aten.bitwise_not.default, aten.logical_not.default,
     aten.clamp.default, aten.clamp_min.default, aten.minimum.default, aten.leaky_relu.default,
     aten.elu.default, aten.hardtanh.default, aten.log1p.default, aten.expm1.default, aten.softplus.default,
+    aten.remainder.Scalar, aten.remainder.Tensor, aten.fmod.Scalar, aten.fmod.Tensor, aten.floor_divide.default,
+    aten.logical_and.default, aten.logical_or.default, aten.bitwise_and.Tensor, aten.bitwise_or.Tensor,
+    aten.bitwise_xor.Tensor, aten.sign.default, aten.floor.default, aten.ceil.default, aten.round.default,
+    aten.trunc.default,
 }  # fmt: skip
 """Ops that compute each element from the same element of their operands: any form works."""
 

@@ -34,7 +34,7 @@ from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
 from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
 from hir.frontend.aten_table import ATEN_TABLE, TRAINING_OPS_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
-from hir.frontend.sharded import ACTIVATIONS, COLUMNS, HEADS, WHOLE, Form
+from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMNS, HEADS, WHOLE, Form
 
 if TYPE_CHECKING:
     from hir.frontend.sharded import MeshMode
@@ -65,7 +65,7 @@ def install_heads(mode: MeshMode) -> Heads:
         mode.overrides[backward.default] = heads.norm_backward(TRAINING_OPS_TABLE[backward.default])
     install_heads_math(mode, heads)
     # Unit axes added or dropped (repeat_kv's `x[:, :, None]`): views of heads like any other.
-    heads.route([aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims], heads.view)
+    heads.route([aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims], heads.view, (HEADS, COLUMN_BIAS))
     return heads
 
 
@@ -94,6 +94,8 @@ class Heads:
         target = tuple(int(d) for d in node.meta["val"].shape)
         if form.kind in ACTIVATIONS and target == _logical_rows(x):
             return x
+        if form.kind == COLUMN_BIAS and target[-1:] == (shape_of(x)[-1] * mode.devices,) and set(target[:-1]) <= {1}:
+            return x  # `scale[None, :]`: a "[didx]" vector as [1, F] still goes along the columns
         if form.kind == COLUMNS:
             return self._columns_to_heads(e, x, form, target)
         if form.kind == HEADS:

@@ -111,3 +111,26 @@ def test_token_ids_of_two_axes_name_the_flatten() -> None:
                          mesh=[0, 1], param_layouts={**LAYOUTS, "emb.weight": "[didx, serial]"})  # fmt: skip
     assert 'token ids are [tokens] (1-D), sharded ("[didx]") or replicated, not rows [4, 2]' in str(err.value)
     assert "flatten them (ids.flatten())" in str(err.value)
+
+
+class Indexed(torch.nn.Module):
+    """Token ids shifted with `%`, and a "[didx]" scale written as [1, F]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(12, 8)
+        self.fc1, self.fc2 = torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False)
+        self.register_buffer("hidden", torch.randn(16))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.emb((ids + 5) % 12)
+        return self.fc2(F.relu(self.fc1(h)) * self.hidden[None, :])
+
+
+def test_integer_arithmetic_of_ids_and_a_didx_vector_as_a_row() -> None:
+    """`%` of ids and `hidden[None, :]` were "not supported on a mesh yet"."""
+    block, ids = Indexed(), torch.randint(0, 12, (8,))
+    layouts = {**LAYOUTS, "emb.weight": "[didx, serial]", "hidden": "[didx]"}
+    compiled = hir.compile(block, (ids,), ["[didx]"], ["[didx, serial]"], mesh=[0], param_layouts=layouts)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(ids), block(ids))
