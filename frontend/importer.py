@@ -364,6 +364,13 @@ _UPDATE = (
 )
 
 
+_MAX_NORM = (
+    " (nn.Embedding's max_norm rescales the rows it looks up, in its weight, at each call: rescale "
+    "every row once before compiling, `weight.copy_(torch.renorm(weight, p, 0, max_norm))` under "
+    "torch.no_grad(), and set max_norm to None; the looked-up rows are the same)"
+)
+
+
 def _refuse_state_updates(program: ExportedProgram) -> None:
     """
     An in-place op on a parameter or a lifted constant (or a view of one) is an error at its line:
@@ -383,7 +390,10 @@ def _refuse_state_updates(program: ExportedProgram) -> None:
         if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.CONSTANT_TENSOR):
             kind = "parameters" if spec.kind == InputKind.PARAMETER else "constants"
             what = f"{spec.kind.name.lower()} {spec.target or base.name!r}"
-            raise located_error(node, _UPDATE.format(what=what, kind=kind))
+            message = _UPDATE.format(what=what, kind=kind)
+            if node.target == torch.ops.aten.embedding_renorm_.default:
+                message += _MAX_NORM
+            raise located_error(node, message)
 
 
 def _is_view(target: Any) -> bool:

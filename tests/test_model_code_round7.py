@@ -207,3 +207,29 @@ def test_instance_norm_of_bf16_rounds_as_torchs_kernel() -> None:
         compiled = hir.compile(model, calls[0])
         for args in calls:
             torch.testing.assert_close(compiled(*args), model(*args), rtol=0, atol=0)
+
+
+class _NormedEmbedding(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 4, max_norm=1.0)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.emb(ids).sum(1)
+
+
+def test_an_embeddings_max_norm_is_an_error_that_says_how_to_rescale_once() -> None:
+    # The refusal said "return the new value instead", which the code of nn.Embedding cannot do.
+    model = _NormedEmbedding()
+    ids = torch.tensor([[1, 7, 3], [4, 4, 19]])
+    expected = (
+        rf"{re.escape(__file__)}:\d+: error: the program updates parameter 'emb\.weight' in place; .*"
+        r"rescale every row once before compiling, `weight\.copy_\(torch\.renorm\(weight, p, 0, max_norm\)\)`"
+    )
+    with pytest.raises(FrontendError, match=expected):
+        hir.compile(model, (ids,))
+    with torch.no_grad():
+        want = model(ids)
+        model.emb.weight.copy_(torch.renorm(model.emb.weight, 2, 0, 1.0))  # the advice, which eager agrees with
+        model.emb.max_norm = None
+        torch.testing.assert_close(hir.compile(model, (ids,))(ids), want)
