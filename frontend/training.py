@@ -176,6 +176,34 @@ def _any(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
 
 
 @contextmanager
+def _numbered_checkpoint_regions() -> Iterator[None]:
+    """
+    While a training step is traced: each selective activation checkpoint
+    (`checkpoint(..., context_fn=partial(create_selective_checkpoint_contexts, policy))`) tags the
+    ops it traces with a region number of its own, as torch.compile's tracer gives it. Traced
+    without it, the regions' number is None, and torch's partitioner failed comparing two of
+    them (`'>' not supported between instances of 'NoneType' and 'NoneType'`).
+    """
+    from torch.utils import checkpoint
+
+    mode = getattr(checkpoint, "_CachingTorchDispatchMode", None)
+    if mode is None:  # another torch: nothing to number
+        yield
+        return
+    original = mode.__init__
+    count = iter(range(1 << 30))
+
+    def numbered(self: Any, policy_fn: Any, storage: Any, ac_graph_id: Any = None) -> None:
+        original(self, policy_fn, storage, next(count) if ac_graph_id is None else ac_graph_id)
+
+    mode.__init__ = numbered
+    try:
+        yield
+    finally:
+        mode.__init__ = original
+
+
+@contextmanager
 def _without_onednn() -> Iterator[None]:
     """oneDNN off while tracing (only its flag: `torch.backends.mkldnn.flags` also sets TF32's, with a warning)."""
     enabled = torch._C._get_mkldnn_enabled()
@@ -922,6 +950,7 @@ class TrainingFunction:
                     user_lines(),
                     unchecked_distributions(),
                     _without_onednn(),
+                    _numbered_checkpoint_regions(),
                     lstm_hidden_states_kept(),
                     refused_stored_tensors(self.fn, self.name),
                     top_hooks_untraced(self.fn),
