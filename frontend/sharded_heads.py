@@ -125,7 +125,16 @@ class Heads:
             )
         columns = target[split]
         if columns % D:
-            raise e.error(f"{columns} heads (axis {split} of {list(target)}) do not split over {D} devices")
+            fix = (
+                f"use a mesh of at most {columns} devices, or repeat each head in the projection's weight (a copy "
+                "of each key and value head per device, for grouped-query attention)"
+                if columns < D
+                else f"use a mesh whose size divides {columns}"
+            )
+            raise e.error(
+                f"{columns} heads (axis {split} of {list(target)}) do not split over {D} devices: each device "
+                f"holds whole heads; {fix}"
+            )
         if target[0] % S:
             raise e.error(
                 f"the rows are in {S} stream chunks, which must hold whole sequences: the batch {target[0]} "

@@ -134,3 +134,26 @@ def test_integer_arithmetic_of_ids_and_a_didx_vector_as_a_row() -> None:
     compiled = hir.compile(block, (ids,), ["[didx]"], ["[didx, serial]"], mesh=[0], param_layouts=layouts)
     with torch.no_grad():
         torch.testing.assert_close(compiled(ids), block(ids))
+
+
+class FewKeyHeads(torch.nn.Module):
+    """Grouped-query attention's projections: 4 query heads, 2 key and value heads of width 4."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.kv = torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 8, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).view(2, 4, 4, 4).transpose(1, 2)
+        k = self.kv(x).view(2, 4, 2, 4).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, k, enable_gqa=True).transpose(1, 2).reshape(8, 16)
+
+
+def test_fewer_key_heads_than_devices_names_the_fix() -> None:
+    with pytest.raises(hir.FrontendError) as err:
+        hir.import_torch(FewKeyHeads(), (torch.randn(8, 16),), ["[didx, serial]"], ["[didx, serial]"],
+                         mesh=[0, 1, 2, 3], param_layouts={"q.weight": "[didx, serial]", "kv.weight": "[didx, serial]"})  # fmt: skip
+    assert (
+        "2 heads (axis 2 of [2, 4, 2, 4]) do not split over 4 devices: each device holds whole heads; use a mesh of at most 2 devices"
+        in str(err.value)
+    )
