@@ -319,17 +319,36 @@ def unchecked_distributions() -> Iterator[None]:
     every value cannot take (PPO's `Normal(mu, std).log_prob(a)`). A distribution made with
     `validate_args=True` still checks, and is the trace's error at its line. Nor do torch's
     transformers inspect a mask's values (`_causal_masks_not_inspected`), nor the losses of
-    frontend/unchecked_losses.py their arguments' (a Gaussian NLL's variance).
+    frontend/unchecked_losses.py their arguments' (a Gaussian NLL's variance), and
+    parametrizations are computed, not cached (`_parametrizations_uncached`).
     """
     from torch.distributions import Distribution
 
     before = Distribution._validate_args
     Distribution.set_default_validate_args(False)
     try:
-        with _causal_masks_not_inspected(), UncheckedLosses():
+        with _causal_masks_not_inspected(), UncheckedLosses(), _parametrizations_uncached():
             yield
     finally:
         Distribution.set_default_validate_args(before)
+
+
+@contextmanager
+def _parametrizations_uncached() -> Iterator[None]:
+    """
+    While a trace runs inside `torch.nn.utils.parametrize.cached()`: a parametrized weight is
+    computed from its originals, not taken from (or put in) the cache. Cached, the trace read the
+    region's eager value as a constant (a `<capture>:` error in training), or left its fake
+    tensor in the cache, which the caller's eager calls in the region then read.
+    """
+    from torch.nn.utils import parametrize
+
+    enabled = parametrize._cache_enabled
+    parametrize._cache_enabled = 0
+    try:
+        yield
+    finally:
+        parametrize._cache_enabled = enabled
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from test_training import randn
 from test_training_round2 import assert_same_grads
+from torch.nn.utils import parametrize
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 import hir
@@ -396,3 +397,42 @@ def test_selective_activation_checkpointing_trains_as_eager() -> None:
     step(x).pow(2).sum().backward()
     eager(x).pow(2).sum().backward()
     assert_same_grads(model, eager, "step")
+
+
+class Symmetric(torch.nn.Module):
+    def forward(self, w: torch.Tensor) -> torch.Tensor:
+        return (w + w.t()) / 2
+
+
+class SymmetricTwice(torch.nn.Module):
+    """A parametrized (symmetric) weight read twice, as a recurrent cell reads it at every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        parametrize.register_parametrization(self.fc, "weight", Symmetric())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.tanh(self.fc(x)))
+
+
+def test_parametrizations_cached_around_the_call_are_computed_in_the_trace() -> None:
+    """
+    Inside `parametrize.cached()` the trace read the cached weight: a `<capture>:` error in
+    training, and for inference a fake tensor left in the cache, which the caller's eager calls
+    in the region then computed with.
+    """
+    torch.manual_seed(0)
+    model = SymmetricTwice()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(4, 8),), training=True)
+    for k in range(2):
+        with parametrize.cached():
+            step(randn(4, 8, seed=k)).pow(2).sum().backward()
+            eager(randn(4, 8, seed=k)).pow(2).sum().backward()
+        assert_same_grads(model, eager, f"step {k}")
+    with parametrize.cached():
+        inference = hir.compile(copy.deepcopy(model), (randn(4, 8),))
+        want = eager(randn(4, 8, seed=5))
+        assert not isinstance(want, torch._subclasses.FakeTensor)
+        torch.testing.assert_close(inference(randn(4, 8, seed=5)), want)
