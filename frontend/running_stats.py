@@ -29,6 +29,7 @@ def cumulative_batch_norms(module: Any) -> Iterator[None]:
         m
         for m in (module.modules() if isinstance(module, torch.nn.Module) else ())
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+        and not isinstance(m, torch.nn.SyncBatchNorm)  # its own forward, which syncs the statistics
         and m.momentum is None
         and m.training
         and m.track_running_stats
