@@ -45,16 +45,18 @@ ELEMENT_TYPES: dict[str, str] = {
     "i16": "int16",
     "i32": "int32",
     "i64": "int64",
+    "ui8": "uint8",
 }
 """Element type as the IR spells it -> the name of its torch dtype (`getattr(torch, name)`)."""
 
 
 def element_type_name(t: Attribute) -> str | None:
-    """The IR spelling of a supported element type (`f32`, `i8`), None for any other type."""
+    """The IR spelling of a supported element type (`f32`, `i8`, `ui8`), None for any other type."""
     if isinstance(t, IntegerType):
-        if t.signedness.data != Signedness.SIGNLESS:
+        prefix = {Signedness.SIGNLESS: "i", Signedness.UNSIGNED: "ui"}.get(t.signedness.data)
+        if prefix is None:
             return None
-        name = f"i{t.width.data}"
+        name = f"{prefix}{t.width.data}"
     elif isinstance(t, TensorType | MemRefType):
         return None
     else:

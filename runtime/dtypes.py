@@ -25,9 +25,11 @@ def shaped_dtype(t: Attribute) -> torch.dtype:
 def random_tensor(
     shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str, generator=None
 ) -> torch.Tensor:
-    """Random data for a test input: normal floats, small integers, random booleans (never zeros)."""
+    """Random data for a test input: normal floats, small integers, uint8 in 0..255, random booleans (never zeros)."""
     if dtype.is_floating_point:
         return torch.randn(shape, generator=generator).to(dtype=dtype, device=device)
     if dtype == torch.bool:
         return (torch.rand(shape, generator=generator) > 0.5).to(device)
+    if dtype == torch.uint8:  # the whole range, so that wrapping arithmetic is exercised
+        return torch.randint(0, 256, shape, generator=generator, dtype=dtype).to(device)
     return torch.randint(-8, 9, shape, generator=generator).to(dtype=dtype, device=device)

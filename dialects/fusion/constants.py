@@ -12,7 +12,17 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, IntegerType, TensorType, f64, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    f64,
+    i64,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -73,7 +83,12 @@ class FullOp(FusionOp):
         if isinstance(self.value, FloatAttr):
             raise VerifyException(f"an {elt} tensor needs an integer value, got {self.number}")
         width = elt.width.data
-        low, high = (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+        if width == 1:
+            low, high = 0, 1
+        elif elt.signedness.data == Signedness.UNSIGNED:
+            low, high = 0, 2**width - 1
+        else:
+            low, high = -(2 ** (width - 1)), 2 ** (width - 1) - 1
         if not low <= self.number <= high:
             raise VerifyException(f"value {self.number} is out of range for {elt} ([{low}, {high}])")
 

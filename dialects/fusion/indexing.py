@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, TensorType, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, Signedness, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -28,6 +28,8 @@ def verify_index(value: SSAValue, what: str) -> None:
     elt = element_type_of(value)
     if not isinstance(elt, IntegerType) or elt.width.data == 1:
         raise VerifyException(f"{what} must have an integer element type (not i1), got {elt}")
+    if elt.signedness.data == Signedness.UNSIGNED:  # torch reads a uint8 index as a mask, and gathers by no uint8
+        raise VerifyException(f"{what} must have a signless integer element type (i8 to i64), got {elt}")
 
 
 def _dim(op: FusionOp) -> int:

@@ -1,5 +1,0 @@
-func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<8xf32>, %m: tensor<8x16xf32>) -> tensor<4x8xf32> {
-  // expected-error@+1 {{'fusion.cast' op result has type tensor<4x8xui8>: element type ui8 is not supported (the runtime runs f16, bf1}}
-  %r = fusion.cast %x : tensor<4x8xf32> -> tensor<4x8xui8>
-  func.return %x : tensor<4x8xf32>
-}
