@@ -960,10 +960,13 @@ class TrainEvalModes:
             assert specializations is not None
             signature = specializations.signature
             key = signature.check(args, specializations.example)
-            function = specializations.build(specializations.examples(key))
-            function.specializations = Specializations(
-                signature, key, specializations.build, specializations.limit, specializations.agreement.context
+            # One agreement for every mode: the ranks' checks are numbered in call order, so a rank
+            # whose mode (a watched attribute) changed compares with its peers' new signatures.
+            modes = Specializations(
+                signature, key, specializations.build, specializations.limit, agreement=specializations.agreement
             )
+            function = modes.build_first(args)
+            function.specializations = modes
             function.cuda_graph, function.num_streams = first.cuda_graph, first.num_streams
             self.by_flags[flags] = function
         return function

@@ -382,6 +382,26 @@ class Specializations:
         self._trim()
         return specialization
 
+    def build_first(self, args: Sequence[Any]) -> Any:
+        """
+        This cache's first specialization, built for this call (a new train/eval mode's function,
+        compiled.TrainEvalModes): checked with the ranks of the mesh as any new signature is, before
+        and after the build, so that a rank whose mode changed meets its peers' checks of the same
+        call (with `agreement` shared by the modes' caches), and bound as the example's.
+        """
+        key = self.signature.check(args, self.example)
+        self._agree(key, args)
+        try:
+            specialization = self.build(self.examples(key))
+        except FrontendError as err:
+            error = self.signature.in_users_terms(err, args, self.example)
+            self._agree_on_program(key, None, str(error).splitlines()[0])
+            raise error from None
+        self._agree_on_program(key, specialization)
+        self._bound = True
+        self.cache[key] = specialization
+        return specialization
+
     def examples(self, key: Key) -> list[Any]:
         """
         Zero-filled tensors of a signature's logical shapes, dtypes and device, and its static
