@@ -40,6 +40,7 @@ from hir.frontend.importer import (
 from hir.frontend.layouts import check_mesh, check_param_layouts
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import AttributeWatch, HeldState, TrainFlags, removed, state_table, take
+from hir.frontend.pytree_args import PytreeFunction, has_containers, refuse_on_mesh
 from hir.frontend.rank_agreement import ValueCheck
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -865,7 +866,7 @@ def compile_torch(
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     training: bool = False,
     **options: Any,
-) -> CompiledFunction | TrainingFunction:
+) -> CompiledFunction | TrainingFunction | PytreeFunction:
     name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
     fn = capturing_module(fn)  # a function reading a global model: a module holding it, read at every call
     if tensors := [k for k, v in options.items() if isinstance(v, torch.Tensor)]:
@@ -877,6 +878,12 @@ def compile_torch(
         )
     check_param_layouts(param_layouts)
     mesh = check_mesh(mesh, name)
+    if has_containers(example_args):  # `past_key_values`, a `batch` dict: their leaves are the arguments
+        return _of_containers(
+            fn, example_args, in_layouts, out_layouts, mesh, pipeline, param_layouts=param_layouts,
+            num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
+            max_specializations=max_specializations, training=training, **options,
+        )  # fmt: skip
     if training:
         from hir.frontend.training import compile_training
 
@@ -923,6 +930,28 @@ def compile_torch(
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
     compiled.modes = TrainEvalModes(fn if isinstance(fn, torch.nn.Module) else None, compiled, watch)
     return compiled
+
+
+def _of_containers(
+    fn: Callable[..., Any] | torch.nn.Module,
+    example_args: Sequence[Any],
+    in_layouts: Layouts,
+    out_layouts: Layouts,
+    mesh: Sequence[int] | None,
+    pipeline: str,
+    *,
+    max_specializations: int,
+    **settings: Any,
+) -> PytreeFunction:
+    """`fn` compiled for arguments that are containers of tensors: per structure, on their leaves."""
+    refuse_on_mesh(example_args, mesh)
+
+    def compile_flat(flat: Any, leaves: list[Any], layouts: Layouts) -> Any:
+        return compile_torch(
+            flat, leaves, layouts, out_layouts, None, pipeline, max_specializations=max_specializations, **settings
+        )
+
+    return PytreeFunction(fn, example_args, in_layouts, compile_flat, max_specializations)
 
 
 class TrainEvalModes:

@@ -415,14 +415,14 @@ def test_unknown_parameter_layout() -> None:
 
 
 def test_non_tensor_argument() -> None:
-    """A number is a value the program is specialized for (another number: another specialization); a list is an error."""
+    """A number is a value the program is specialized for (another number: another specialization); a set is an error."""
     x = torch.randn(X)
     compiled = hir.compile(lambda x, n: x * n, (x, 3))
     torch.testing.assert_close(compiled(x, 3), x * 3)
     torch.testing.assert_close(compiled(x, 0.5), x * 0.5)
     assert len(compiled.specializations.keys) == 2
-    with pytest.raises(FrontendError, match="example argument #1 is a list, not a tensor"):
-        hir.compile(lambda x, n: x * n[0], (x, [3]))
+    with pytest.raises(FrontendError, match="example argument #1 is a set, not a tensor"):
+        hir.compile(lambda x, n: x * min(n), (x, {3}))
 
 
 def test_pass_options() -> None:

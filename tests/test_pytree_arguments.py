@@ -1,0 +1,123 @@
+"""
+Arguments that are containers of tensors (docs/frontend.md, "API"): Hugging Face's
+`past_key_values` (a tuple of (k, v) tuples, or None), a `batch` dict, a list of feature maps.
+Their tensors are the program's inputs (a later call's new values and sequence lengths are
+read, compared with eager torch), the structure is part of the call's signature, training
+gives the gradients of the tensors inside, and errors name the leaf by its path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import hir
+from hir.frontend.errors import FrontendError
+from hir.frontend.specialize import CallError
+
+Cache = tuple[tuple[torch.Tensor, torch.Tensor], ...] | None
+
+
+class Decoder(torch.nn.Module):
+    """A step that reads a cache of (k, v) pairs, when there is one, and returns the updated cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, past_key_values: Cache = None) -> tuple[torch.Tensor, Cache]:
+        h = self.fc(x)
+        if past_key_values is None:
+            return h, None
+        new = tuple((k * h, v + h) for k, v in past_key_values)
+        return h + sum(k.sum(0) * v.sum(0) for k, v in past_key_values), new
+
+
+def step(t: int, pairs: int, grad: bool = False) -> tuple[torch.Tensor, Cache]:
+    def r() -> torch.Tensor:
+        return torch.randn(t, 8, requires_grad=grad)
+
+    return r(), tuple((r(), r()) for _ in range(pairs))
+
+
+def leaves(tree: Any) -> list[Any]:
+    return torch.utils._pytree.tree_leaves(tree)
+
+
+def test_past_key_values_are_inputs() -> None:
+    """New values, another sequence length, another number of pairs, None, by keyword: as eager."""
+    torch.manual_seed(0)
+    model = Decoder().eval()
+    compiled = hir.compile(model, step(4, 2))
+    for t, pairs in ((4, 2), (6, 2), (5, 3)):  # the second call's values would differ if taken as constants
+        x, cache = step(t, pairs)
+        got, want = compiled(x, past_key_values=cache), model(x, cache)
+        for a, b in zip(leaves(got), leaves(want), strict=True):
+            torch.testing.assert_close(a, b)
+    x = torch.randn(3, 8)
+    got, none = compiled(x)
+    torch.testing.assert_close(got, model(x)[0])
+    assert none is None
+    assert len(compiled.structures) == 3  # two pairs, three pairs, None
+
+
+def test_dict_and_list_arguments_of_a_function() -> None:
+    def f(batch: dict[str, torch.Tensor], feats: list[torch.Tensor]) -> dict[str, Any]:
+        return {"y": batch["input_ids"] * batch["attention_mask"] + feats[0].sum(), "z": [t.relu() for t in feats]}
+
+    def example(rows: int) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
+        return {"input_ids": torch.randn(rows, 4), "attention_mask": torch.randn(rows, 4)}, [
+            torch.randn(2),
+            torch.randn(5),
+        ]
+
+    compiled = hir.compile(f, example(3))
+    for rows in (3, 3, 7):
+        args = example(rows)
+        got, want = compiled(*args), f(*args)
+        assert list(got) == ["y", "z"]
+        for a, b in zip(leaves(got), leaves(want), strict=True):
+            torch.testing.assert_close(a, b)
+    text = str(hir.import_torch(f, example(3)))
+    assert "%batch_input_ids" in text
+    assert "%feats_1" in text
+
+
+def test_training_gradients_of_tensors_in_containers() -> None:
+    torch.manual_seed(1)
+    model = Decoder()
+    compiled = hir.compile(model, step(4, 2, grad=True), training=True)
+
+    def loss_and_grads(fn: Any, x: torch.Tensor, cache: Cache) -> list[torch.Tensor]:
+        h, new = fn(x, cache)
+        loss = (h * h).sum() + sum((k * v).sum() for k, v in new)
+        inputs = [x, *leaves(cache), *model.parameters()]
+        return [loss.detach(), h.detach(), *torch.autograd.grad(loss, inputs)]
+
+    for t, pairs in ((4, 2), (6, 2), (5, 3)):
+        x, cache = step(t, pairs, grad=True)
+        for a, b in zip(loss_and_grads(compiled, x, cache), loss_and_grads(model, x, cache), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_errors_name_the_leaf() -> None:
+    model = Decoder().eval()
+    compiled = hir.compile(model, step(4, 2), max_specializations=2)
+    x, ((k, _), pair) = step(4, 2)
+    with pytest.raises(CallError, match=r"argument 'past_key_values\[0\]\[1\]' has shape \[4, 8, 2\] \(3-D\)"):
+        compiled(x, ((k, torch.randn(4, 8, 2)), pair))
+    with pytest.raises(CallError, match=r"<Decoder>: argument past_key_values\[0\]\[1\] is a object, not a tensor"):
+        compiled(x, ((k, object()), pair))
+    compiled(x)  # None: the second structure
+    with pytest.raises(
+        CallError,
+        match=r"2 structures .*max_specializations=2\); this call's 'past_key_values' is tuple\(tuple\(\*, \*\), "
+        r"tuple\(\*, \*\), tuple\(\*, \*\)\) \(compiled for tuple\(tuple\(\*, \*\), tuple\(\*, \*\)\)\)",
+    ):
+        compiled(*step(4, 3))
+    with pytest.raises(FrontendError, match=r"<layouts>: error: argument 'past_key_values' is a tuple of tensors"):
+        hir.compile(model, step(4, 1), in_layouts=[None, "[stream, serial]"])
+    with pytest.raises(FrontendError, match=r"#1 is a tuple: containers of tensors are not supported on a mesh"):
+        hir.compile(model, step(4, 1), mesh=[0, 1])
