@@ -169,6 +169,23 @@ def python_state_of_the_module() -> None:
     torch.testing.assert_close(compiled(x), x)
 
 
+def containers_of_tensors() -> None:
+    x = torch.randn(8, 4)
+    pair = (x, x)
+    refused(
+        lambda x, kv: x * kv[0],
+        (x, pair),
+        "argument 'kv' is a tuple of tensors",
+        False,
+        in_layouts=[None, "[stream, serial]"],
+    )
+    refused(lambda x, kv: x * kv[0], (x, pair), "not supported on a mesh", False, mesh=[0, 1])
+    refused(lambda *xs: xs[0][0], (pair,), "takes \\*args or \\*\\*kwargs", False)
+    compiled = hir.compile(lambda x, y: x * y, (x, x))  # no container in the example: none at its calls
+    with pytest.raises(CallError, match="argument 'y' is of type tuple, not a tensor"):
+        compiled(x, pair)
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "Ops the fusion dialect does not have": missing_ops,
     "In-place updates of parameters": unsupported_programs,
@@ -178,6 +195,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "Without `training=True`": inference_without_training,
     "Shapes are not symbolic": shapes_are_specialized,
     "Python state that forward changes": python_state_of_the_module,
+    "Containers of tensors as arguments": containers_of_tensors,
 }
 
 
