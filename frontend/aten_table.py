@@ -54,7 +54,7 @@ from hir.frontend.aten_special import SPECIAL_TABLE
 from hir.frontend.aten_vision import VISION_TABLE
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 from hir.frontend.errors import data_dependent_shape
-from hir.frontend.types import element_type, input_element_type
+from hir.frontend.types import element_type
 
 aten = torch.ops.aten
 Builder = Callable[..., SSAValue]
@@ -356,8 +356,7 @@ def _cat(e: Emitter, node: Node, xs, dim: int = 0) -> SSAValue:
 
 def _compare(predicate: str) -> Builder:
     def build(e: Emitter, node: Node, a, b) -> SSAValue:
-        # uint8 (a widened image input, types.py) is compared as the int16 it is passed as
-        operand = input_element_type(torch.result_type(*(meta(v, n) for v, n in zip((a, b), node.args))), node)
+        operand = element_type(torch.result_type(*(meta(v, n) for v, n in zip((a, b), node.args))), node)
         a, b = e._operand(a, b, operand), e._operand(b, a, operand)
         a, b = e.cast(a, operand), e.cast(b, operand)
         a, b = e.broadcast_pair(a, b)

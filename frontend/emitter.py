@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hir.dialects import fusion
@@ -160,7 +160,7 @@ class Emitter:
             return x
         if not isinstance(other, SSAValue):
             raise self.error("an op on two Python scalars has no tensor to compute on")
-        return self.constant(x, element)
+        return self.constant(_wrapped(x, element), element)
 
     def constant(self, value: float, element: Attribute) -> SSAValue:
         """A 0-d `fusion.full`: broadcast where it is used (a view at run time)."""
@@ -349,3 +349,16 @@ def _broadcast_shapes(a: Shape, b: Shape, emitter: Emitter) -> Shape:
 
 def has_didx(value: SSAValue) -> bool:
     return DIDX in layout_of(value.type).kinds
+
+
+def _wrapped(value: float, element: Attribute) -> float:
+    """
+    An integer scalar operand as torch converts it to an integer tensor's type: wrapped modulo
+    2^width (`uint8 + 300` adds 44, `uint8 > -1` compares with 255).
+    """
+    if not isinstance(element, IntegerType) or element.width.data == 1 or not isinstance(value, int):
+        return value
+    width = element.width.data
+    if element.signedness.data == Signedness.UNSIGNED:
+        return value % 2**width
+    return (value + 2 ** (width - 1)) % 2**width - 2 ** (width - 1)

@@ -57,7 +57,7 @@ from hir.frontend.layouts import (
 from hir.frontend.module_state import global_hooks_on_each_module, recorded_attributes
 from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import is_static
-from hir.frontend.types import input_element_type, widened
+from hir.frontend.types import element_type
 from hir.frontend.unchecked_losses import UncheckedLosses
 
 Layouts = Sequence[str | None] | None
@@ -487,7 +487,7 @@ def import_program(
             source.tensor = torch.view_as_real(source.tensor)
             shape, dtype = (*shape, 2), real_dtype(dtype)
         try:
-            t = mode.input_type(shape, input_element_type(dtype, node), source.layout, what, source)
+            t = mode.input_type(shape, element_type(dtype, node), source.layout, what, source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))
@@ -822,7 +822,7 @@ class SingleDevice:
         pass
 
     def local_input(self, tensor: torch.Tensor, source: InputSource) -> torch.Tensor:
-        return widened(tensor)
+        return tensor
 
     def local_output(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
         return tensor

@@ -250,7 +250,7 @@ class CallSignature:
                     f"but {self.name} was compiled for {len(want.shape)}-D tensors like {list(want.shape)}: its "
                     "layouts and program are per axis (compile it again for another rank)"
                 )
-            if arg.dtype not in _ELEMENT_TYPES and arg.dtype != torch.uint8:  # uint8: widened (types.py)
+            if arg.dtype not in _ELEMENT_TYPES:
                 supported = ", ".join(str(d).removeprefix("torch.") for d in _ELEMENT_TYPES)
                 raise CallError(
                     f"<call>: error: {self.name}: argument '{name}' ({spec_of(arg)}) has a dtype the compiler "

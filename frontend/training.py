@@ -95,7 +95,7 @@ from hir.frontend.specialize import (
 )
 from hir.frontend.training_ops import FusedTrainingOps
 from hir.frontend.training_step import AotStep, Graphs, borrow_backward, lend_forward, reach_of
-from hir.frontend.types import element_type, input_element_type, widened
+from hir.frontend.types import element_type
 
 aten = torch.ops.aten
 _REQUIRES_GRAD = operator.attrgetter("requires_grad")
@@ -513,7 +513,7 @@ class GraphProgram:
         results: Any = ()
         if self.compiled is not None:
             given = [
-                torch.view_as_real(a) if self.complex_inputs[k] else widened(a)
+                torch.view_as_real(a) if self.complex_inputs[k] else a
                 for k, (a, used) in enumerate(zip(inputs, self.used))
                 if used
             ]
@@ -633,7 +633,7 @@ def import_graph(
         if dtype.is_complex:  # carried as its view_as_real pairs (frontend/aten_complex.py); GraphProgram passes them
             shape, dtype = (*shape, 2), real_dtype(dtype)
         try:
-            t = mode.input_type(shape, input_element_type(dtype, node), layouts[k], names[k], source)
+            t = mode.input_type(shape, element_type(dtype, node), layouts[k], names[k], source)
         except LayoutError as err:
             raise FrontendError(f"<layouts>: error: {err}") from None
         arg = block.insert_arg(t, len(block.args))

@@ -51,6 +51,10 @@ def _ints(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
     return lambda g: (torch.randint(-9, 9, shape, generator=g),)
 
 
+def _pixels(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
+    return lambda g: (torch.randint(0, 256, shape, generator=g, dtype=torch.uint8),)
+
+
 def _mask_setitem(x: torch.Tensor) -> torch.Tensor:
     y = x.clone()
     y[y < 0] = 0.5
@@ -175,6 +179,13 @@ CASES: tuple[Case, ...] = (
     ),
     Case("torch.tensor constant", lambda x: x * torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0, 2.0, 4.0, 8.0]), _x(4, 8)),
     Case("torch.zeros(dtype=torch.long)", lambda i: i + torch.zeros(4, 8, dtype=torch.long), _ints(4, 8)),
+    Case("Tensor.to(torch.uint8), uint8 arithmetic", lambda x: (x * 100).abs().to(torch.uint8) * 3 + 250, _x(4, 8)),
+    Case("uint8 images: img / 255, img > 128", lambda img: img / 255 - (img > 128).float(), _pixels(2, 4, 4)),
+    Case(
+        "Tensor.type(torch.uint8) == 0 (a byte mask)",
+        lambda x: x.masked_fill(torch.triu(torch.ones(8, 8), diagonal=1).type(torch.uint8) == 0, 0.0),
+        _x(8, 8),
+    ),
     Case("F.pad", lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), _x(4, 8)),
     Case("torch.roll", lambda x: torch.roll(x, 3, dims=1), _x(4, 8)),
     Case("F.relu6, F.hardtanh", lambda x: F.relu6(x * 4) + F.hardtanh(x), _x(4, 8)),

@@ -45,7 +45,7 @@ class FullOp(FusionOp):
 
     Verifies:
         The shape is static; an integer element type gets an integer value within its range
-        (`i1`: 0 or 1), a float type a number it holds (or `inf`, `-inf`, `nan`).
+        (`i1`: 0 or 1, `ui8`: 0 to 255), a float type a number it holds (or `inf`, `-inf`, `nan`).
 
     Example:
         %c = fusion.full 5.000000e-01 : tensor<4x8xf32>

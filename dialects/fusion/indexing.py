@@ -1,7 +1,7 @@
 """
 Reading by index: `fusion.gather`, `fusion.index_select` (embeddings, `x[idx]`), `fusion.flip`,
 and `fusion.iota`, the index itself; writing by index: `fusion.index_add` (an embedding's
-backward, `index_put` with `accumulate=True`). Indices are integer tensors; they are in range (an
+backward, `index_put` with `accumulate=True`). Indices are signless integer tensors; they are in range (an
 index out of range is torch's error at run time, as in eager torch).
 
 An axis that an op reads by index maps to nothing in its axis map: a loop that slices it would
@@ -44,7 +44,7 @@ class _Indexed(FusionOp):
     An op that reads `x` at the positions an integer `index` tensor gives along `dim`.
 
     Verifies:
-        the index is an integer tensor; the result has x's element type.
+        the index is a signless integer tensor (not i1, not ui8); the result has x's element type.
     """
 
     x = operand_def(TensorType)
@@ -163,7 +163,8 @@ class _IndexScatterOp(FusionOp):
     Verifies:
         `dim` is an axis of x, and not the result's didx axis; the index is 1-D; source has x's
         rank, x's extents off `dim` and the index's length along it; the result has x's shape.
-        Element types: the index is an integer tensor (not i1); x, source and the result share one.
+        Element types: the index is a signless integer tensor (not i1, not ui8); x, source and the
+        result share one.
     """
 
     PLACES: ClassVar[str] = "place"
@@ -255,7 +256,7 @@ class IndexAddOp(_IndexScatterOp):
         `dim` is an axis of x, and not the result's didx axis (each device would add the slices
         every device's positions get); the index is 1-D; source has x's rank, x's extents off
         `dim` and the index's length along it; the result has x's shape. Element types: the
-        index is an integer tensor (not i1); x, source and the result share one.
+        index is a signless integer tensor (not i1, not ui8); x, source and the result share one.
 
     Example:
         %g = fusion.index_add %x, %i, %s dim = 0 : tensor<10x8xf32>, tensor<6xi64>, tensor<6x8xf32> -> tensor<10x8xf32>
@@ -280,8 +281,8 @@ class IndexCopyOp(_IndexScatterOp):
     Verifies:
         As `fusion.index_add`: `dim` is an axis of x, and not the result's didx axis; the index
         is 1-D; source has x's rank, x's extents off `dim` and the index's length along it; the
-        result has x's shape. Element types: the index is an integer tensor (not i1); x, source
-        and the result share one.
+        result has x's shape. Element types: the index is a signless integer tensor (not i1, not
+        ui8); x, source and the result share one.
 
     Example:
         %c = fusion.index_copy %x, %i, %s dim = 1 : tensor<2x64xf32>, tensor<3xi64>, tensor<2x3xf32> -> tensor<2x64xf32>
