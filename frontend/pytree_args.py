@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -121,10 +122,13 @@ def _flat_function(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in structure.flat_names]
     )
     if isinstance(fn, torch.nn.Module):
-        module = fn
+        module, cls = fn, type(fn)
 
         def forward(*leaves: Any) -> Any:
-            return call(module.forward, leaves)
+            # The class's forward on the view: the trace records the attributes it reads (read again
+            # at every call) as on the module; a forward set on the instance is the module's own.
+            own = module.__dict__.get("forward")
+            return call(own if own is not None else types.MethodType(cls.forward, view), leaves)
 
         forward.__signature__ = signature  # type: ignore[attr-defined]
         # A property: it wins over a forward set on the instance (a module holding a function's globals).

@@ -121,3 +121,28 @@ def test_errors_name_the_leaf() -> None:
         hir.compile(model, step(4, 1), in_layouts=[None, "[stream, serial]"])
     with pytest.raises(FrontendError, match=r"#1 is a tuple: containers of tensors are not supported on a mesh"):
         hir.compile(model, step(4, 1), mesh=[0, 1])
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.scale = 2.0
+
+    def forward(self, xs: list[torch.Tensor]) -> torch.Tensor:
+        return self.fc(xs[0]) * xs[1] * self.scale
+
+
+def test_the_module_is_read_at_every_call() -> None:
+    """Its attributes (read by the trace), parameters and buffers, as they are at each call."""
+    torch.manual_seed(2)
+    model = Scaled().eval()
+
+    def example() -> tuple[list[torch.Tensor]]:
+        return ([torch.randn(3, 4), torch.randn(3, 4)],)
+
+    compiled = hir.compile(model, example())
+    for change in (lambda: setattr(model, "scale", 3.0), lambda: model.fc.weight.data.mul_(2)):
+        change()
+        args = example()
+        torch.testing.assert_close(compiled(*args), model(*args))
