@@ -135,7 +135,7 @@ def test_call_errors_name_the_argument_and_its_shape() -> None:
     )
     assert call_error(compiled, x, r.to(torch.complex64)) == (
         "<call>: error: <Mlp>: argument 'residual' (complex64[4, 16]) has a dtype the compiler does not support "
-        "(supported: float16, bfloat16, float32, float64, bool, int8, int16, int32, int64)"
+        "(supported: float16, bfloat16, float32, float64, bool, int8, int16, int32, int64, uint8)"
     )
     assert call_error(compiled, x, r.to("meta")) == (
         "<call>: error: <Mlp>: the arguments are on different devices ('x' on cpu, 'residual' on meta)"
