@@ -40,7 +40,7 @@ from hir.frontend.importer import (
 from hir.frontend.layouts import check_mesh, check_param_layouts
 from hir.frontend.lowering_choice import DEFAULT_PIPELINE, candidates, choose_options
 from hir.frontend.module_state import AttributeWatch, HeldState, TrainFlags, removed, state_table, take
-from hir.frontend.pytree_args import PytreeFunction, has_containers, refuse_on_mesh
+from hir.frontend.pytree_args import LateContainers, PytreeFunction, has_containers, refuse_on_mesh
 from hir.frontend.rank_agreement import ValueCheck
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -196,6 +196,8 @@ class CompiledFunction:
         self.modes: TrainEvalModes | None = None
         """A module's functions by its train / eval flags (on the function compiled first)."""
         self.specializations: Specializations | None = None
+        self.containers: LateContainers | None = None
+        """Compiles the function for a call whose arguments are containers of tensors (set on the first one)."""
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
         arguments') among them; the attributes above describe this one. None on the others.
@@ -235,6 +237,8 @@ class CompiledFunction:
         return at_line(source, message) + f"\n  (at {where} of `fusion_text`)"
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        if self.containers is not None and self.containers.wanted(args, kwargs):  # `past_key_values` after None
+            return self.containers(args, kwargs)
         if self.specializations is not None:  # by name, and the static defaults left out (`attention_mask=None`)
             args = self.specializations.signature.positional(args, kwargs)
         elif kwargs:
@@ -884,14 +888,27 @@ def compile_torch(
             num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
             max_specializations=max_specializations, training=training, **options,
         )  # fmt: skip
+    settings = dict(
+        param_layouts=param_layouts, num_streams=num_streams, cuda_graph=cuda_graph,
+        measure_candidates=measure_candidates, max_specializations=max_specializations, training=training, **options,
+    )  # fmt: skip
+    late = None
+    if mesh is None:  # a later call that passes containers (`past_key_values` after None) compiles for them then
+
+        def with_containers(args: Sequence[Any], kwargs: Mapping[str, Any]) -> PytreeFunction:
+            return _of_containers(fn, args, in_layouts, out_layouts, None, pipeline, call_kwargs=kwargs, **settings)
+
+        late = LateContainers(with_containers)
     if training:
         from hir.frontend.training import compile_training
 
-        return compile_training(
+        trained = compile_training(
             fn, example_args, in_layouts, out_layouts, mesh, pipeline, param_layouts=param_layouts,
             num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
             max_specializations=max_specializations, **options,
         )  # fmt: skip
+        trained.containers = late
+        return trained
     shared_state: dict[tuple[int, torch.device], HeldState] = {}
     check_example_args(example_args)
     layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
@@ -929,6 +946,7 @@ def compile_torch(
     )
     compiled.specializations = Specializations(call, example, specialize, max_specializations)
     compiled.modes = TrainEvalModes(fn if isinstance(fn, torch.nn.Module) else None, compiled, watch)
+    compiled.containers = late
     return compiled
 
 
@@ -941,6 +959,7 @@ def _of_containers(
     pipeline: str,
     *,
     max_specializations: int,
+    call_kwargs: Mapping[str, Any] | None = None,
     **settings: Any,
 ) -> PytreeFunction:
     """`fn` compiled for arguments that are containers of tensors: per structure, on their leaves."""
@@ -951,7 +970,7 @@ def _of_containers(
             flat, leaves, layouts, out_layouts, None, pipeline, max_specializations=max_specializations, **settings
         )
 
-    return PytreeFunction(fn, example_args, in_layouts, compile_flat, max_specializations)
+    return PytreeFunction(fn, example_args, in_layouts, compile_flat, max_specializations, call_kwargs)
 
 
 class TrainEvalModes:

@@ -202,7 +202,9 @@ class PytreeFunction:
         in_layouts: Any,
         compile_flat: Callable[[Any, list[Any], Any], Any],
         max_specializations: int,
+        call_kwargs: Mapping[str, Any] | None = None,
     ):
+        """`call_kwargs`: where the example is a call's (`example_args` and these by name)."""
         self._fn = fn
         self._name = f"<{getattr(fn, '__name__', type(fn).__name__)}>"
         self._parameters = _call_parameters(fn)
@@ -222,8 +224,10 @@ class PytreeFunction:
         self._max = max_specializations
         self._compiled: dict[tuple[Any, ...], tuple[_Structure, Any]] = {}
         self._settings: dict[str, Any] = {}
-        args = self._with_defaults(list(example_args))
-        self._last = self._specialize(args, "<inputs>")
+        if call_kwargs is None:
+            self._last = self._specialize(self._with_defaults(list(example_args)), "<inputs>")
+        else:
+            self._last = self._specialize(self._positional(example_args, call_kwargs), "<call>")
 
     @property
     def _names(self) -> list[str]:
@@ -309,6 +313,33 @@ class PytreeFunction:
         self._settings[attribute] = value  # `compiled.cuda_graph = False`: every structure's, also later ones
         for _, compiled in self._compiled.values():
             setattr(compiled, attribute, value)
+
+
+class LateContainers:
+    """
+    For a function compiled from an example without containers: a call that passes some (a
+    decode loop's `past_key_values=None` first, then the cache) compiles the function for them
+    then, as a function compiled with them; the calls without any stay the function's own.
+    """
+
+    def __init__(self, build: Callable[[Sequence[Any], Mapping[str, Any]], PytreeFunction]):
+        self._build = build
+        self.function: PytreeFunction | None = None
+
+    @staticmethod
+    def wanted(args: Sequence[Any], kwargs: Mapping[str, Any]) -> bool:
+        """Some argument is a container holding a tensor (a list of numbers stays the call's error)."""
+        return any(
+            is_container(a) and any(isinstance(t, torch.Tensor) for t in pytree.tree_leaves(a))
+            for a in (*args, *kwargs.values())
+        )
+
+    def __call__(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if self.function is None:
+            self.function = self._build(args, kwargs)
+            structure = self.function._last[0]
+            return self.function._last[1](*structure.leaves)
+        return self.function(*args, **kwargs)
 
 
 def _shown(spec: Any, arg: Any = None) -> str:

@@ -84,6 +84,7 @@ from hir.frontend.module_state import (
     recorded_attributes,
 )
 from hir.frontend.older_torch import lstm_hidden_states_kept
+from hir.frontend.pytree_args import LateContainers
 from hir.frontend.running_stats import cumulative_batch_norms
 from hir.frontend.specialize import (
     DEFAULT_MAX_SPECIALIZATIONS,
@@ -758,6 +759,8 @@ class TrainingFunction:
         max_specializations: int,
     ):
         self.fn = fn
+        self.containers: LateContainers | None = None
+        """Compiles the function for a call whose arguments are containers of tensors (set on the first one)."""
         self._read_state = StateReader(fn, call.name, attributes=True) if isinstance(fn, torch.nn.Module) else None
         self.name = call.name
         self.layouts = layouts
@@ -838,6 +841,8 @@ class TrainingFunction:
         return self._mode(checked=True), autocast_state(), self._attributes()  # `_state()` took a replaced submodule
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        if self.containers is not None and self.containers.wanted(args, kwargs):  # `past_key_values` after None
+            return self.containers(args, kwargs)
         if torch.is_grad_enabled() and (hooks := top_backward_hooks(self.fn)) is not None:
             # The module's own full backward hooks: on this call's inputs and outputs, as eager runs them.
             result = self._call(hooks.setup_input_hook(args), kwargs)  # the positional ones, as eager hooks them

@@ -146,3 +146,38 @@ def test_the_module_is_read_at_every_call() -> None:
         change()
         args = example()
         torch.testing.assert_close(compiled(*args), model(*args))
+
+
+class Attention(torch.nn.Module):
+    """A decode step that appends its keys and values to the cache it is given (Hugging Face's pattern)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(8, 8) for _ in range(3))
+
+    def forward(self, x: torch.Tensor, *, past_key_values: Any = None) -> dict[str, Any]:
+        k, v = self.k(x), self.v(x)
+        if past_key_values is not None:
+            k = torch.cat([past_key_values[0], k], dim=1)
+            v = torch.cat([past_key_values[1], v], dim=1)
+        return {"out": torch.softmax(self.q(x) @ k.transpose(1, 2), -1) @ v, "past_key_values": (k, v)}
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_decode_loop_compiled_without_a_cache(training: bool) -> None:
+    """Compiled for the first step (no cache): the later steps pass the cache it returned."""
+    torch.manual_seed(3)
+    model = Attention().train(training)
+    compiled = hir.compile(model, (torch.randn(2, 1, 8),), training=training)
+    past = None
+    for _ in range(3):
+        x = torch.randn(2, 1, 8, requires_grad=training)
+        got, want = compiled(x, past_key_values=past), model(x, past_key_values=past)
+        for a, b in zip(leaves(got), leaves(want), strict=True):
+            torch.testing.assert_close(a, b)
+        if training:
+            inputs = [x, *(past or ())]
+            grads = [torch.autograd.grad(out["out"].square().sum(), inputs) for out in (got, want)]
+            for a, b in zip(*grads, strict=True):
+                torch.testing.assert_close(a, b)
+        past = tuple(t.detach().requires_grad_(training) for t in want["past_key_values"])
