@@ -6,8 +6,8 @@
 
 // CHECK-LABEL: func.func @image(
 func.func @image(%x: tensor<2x3xui8>, %y: tensor<2x3xui8>) -> (tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xui8>) {
-  // CHECK-NEXT: %c = fusion.full 255 : tensor<ui8>
-  %c = fusion.full 255 : tensor<ui8>
+  // CHECK-NEXT: %c = fusion.full 128 : tensor<ui8>
+  %c = fusion.full 128 : tensor<ui8>
   // CHECK-NEXT: %b = fusion.broadcast %c dims = [0, 1] : tensor<ui8> -> tensor<2x3xui8>
   %b = fusion.broadcast %c dims = [0, 1] : tensor<ui8> -> tensor<2x3xui8>
   // CHECK-NEXT: %f = fusion.cast %x : tensor<2x3xui8> -> tensor<2x3xf32>
