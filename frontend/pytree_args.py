@@ -123,16 +123,30 @@ def _flat_function(
     )
     if isinstance(fn, torch.nn.Module):
         module, cls = fn, type(fn)
+        inside = [False]  # within the view's call: its hooks and forward take the containers
 
-        def forward(*leaves: Any) -> Any:
+        def original() -> Callable[..., Any]:
             # The class's forward on the view: the trace records the attributes it reads (read again
             # at every call) as on the module; a forward set on the instance is the module's own.
             own = module.__dict__.get("forward")
-            return call(own if own is not None else types.MethodType(cls.forward, view), leaves)
+            return own if own is not None else types.MethodType(cls.forward, view)
+
+        def forward(*leaves: Any) -> Any:
+            return call(original(), leaves)
+
+        def call_impl(self: torch.nn.Module, *leaves: Any, **kwargs: Any) -> Any:
+            if inside[0] or kwargs:  # forward calling the module again: as it is
+                return cls._call_impl(self, *leaves, **kwargs)
+            inside[0] = True
+            try:  # the module's hooks see the containers, as in eager
+                return call(lambda *a, **k: cls._call_impl(self, *a, **k), leaves)
+            finally:
+                inside[0] = False
 
         forward.__signature__ = signature  # type: ignore[attr-defined]
         # A property: it wins over a forward set on the instance (a module holding a function's globals).
-        view_type = type(type(module).__name__, (type(module),), {"forward": property(lambda self: forward)})
+        members = {"forward": property(lambda self: original() if inside[0] else forward), "_call_impl": call_impl}
+        view_type = type(cls.__name__, (cls,), members)
         view = object.__new__(view_type)
         object.__setattr__(view, "__dict__", module.__dict__)
         return view

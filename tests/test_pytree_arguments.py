@@ -134,13 +134,15 @@ class Scaled(torch.nn.Module):
 
 
 def test_the_module_is_read_at_every_call() -> None:
-    """Its attributes (read by the trace), parameters and buffers, as they are at each call."""
+    """Its attributes (read by the trace), parameters and hooks, as they are at each call."""
     torch.manual_seed(2)
     model = Scaled().eval()
 
     def example() -> tuple[list[torch.Tensor]]:
         return ([torch.randn(3, 4), torch.randn(3, 4)],)
 
+    # A pre-hook of the module's: it sees the list, as in eager
+    model.register_forward_pre_hook(lambda module, args: ([args[0][0] * 2, *args[0][1:]],))
     compiled = hir.compile(model, example())
     for change in (lambda: setattr(model, "scale", 3.0), lambda: model.fc.weight.data.mul_(2)):
         change()
