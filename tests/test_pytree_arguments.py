@@ -96,8 +96,8 @@ def test_training_gradients_of_tensors_in_containers() -> None:
         inputs = [x, *leaves(cache), *model.parameters()]
         return [loss.detach(), h.detach(), *torch.autograd.grad(loss, inputs)]
 
-    for t, pairs in ((4, 2), (6, 2), (5, 3)):
-        x, cache = step(t, pairs, grad=True)
+    for t in (4, 6):  # another structure: test_decode_loop_compiled_without_a_cache
+        x, cache = step(t, 2, grad=True)
         for a, b in zip(loss_and_grads(compiled, x, cache), loss_and_grads(model, x, cache), strict=True):
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
