@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -129,7 +128,8 @@ def _flat_function(
             # The class's forward on the view: the trace records the attributes it reads (read again
             # at every call) as on the module; a forward set on the instance is the module's own.
             own = module.__dict__.get("forward")
-            return own if own is not None else types.MethodType(cls.forward, view)
+            # (a staticmethod's, a function's module built by capturing_module, binds no self)
+            return own if own is not None else inspect.getattr_static(cls, "forward").__get__(view, cls)
 
         def forward(*leaves: Any) -> Any:
             return call(original(), leaves)

@@ -183,3 +183,24 @@ def test_decode_loop_compiled_without_a_cache(training: bool) -> None:
             for a, b in zip(*grads, strict=True):
                 torch.testing.assert_close(a, b)
         past = tuple(t.detach().requires_grad_(training) for t in want["past_key_values"])
+
+
+LINEAR = torch.nn.Linear(4, 4)
+
+
+def loss_of_batch(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    return (LINEAR(batch["x"]) * batch["y"]).sum()
+
+
+def test_training_step_of_a_global_model() -> None:
+    """A function that reads a global model (compiled as a module holding it) and takes a batch dict."""
+    compiled = hir.compile(loss_of_batch, ({"x": torch.randn(3, 4), "y": torch.randn(3, 4)},), training=True)
+    batch = {"x": torch.randn(5, 4), "y": torch.randn(5, 4)}
+    grads = []
+    for fn in (compiled, loss_of_batch):
+        LINEAR.zero_grad()
+        loss = fn(batch)
+        loss.backward()
+        grads.append((loss.detach(), LINEAR.weight.grad.clone()))
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b)
