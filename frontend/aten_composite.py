@@ -305,8 +305,9 @@ def _bool_only(e: Emitter, node: Node, *values: Any) -> None:
 
 
 def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
-    if node.target == aten.bitwise_not.default:
-        _bool_only(e, node, x)
+    if node.target == aten.bitwise_not.default and element_of(x) != IntegerType(1):
+        # `~x` of integers is `-1 - x` in two's complement (`255 - x` of uint8: -1 wraps to 255)
+        return e.binary(fusion.SubOp, -1, x, element_of(x))
     zero = e.broadcast_to(e.constant(0, element_of(x)), shape_of(x))
     return e.typed(lambda t: fusion.CompareOp("eq", x, zero, t), [x, zero], shape_of(x), IntegerType(1))
 

@@ -58,7 +58,7 @@ def _cumulative_extreme(predicate: str) -> Builder:
         if floats:
             identity: float = -math.inf if predicate == "ge" else math.inf
         else:
-            info = torch.iinfo(torch.int64 if element_of(x) == I64 else torch.int32)
+            info = torch.iinfo(torch.int32 if boolean else node.meta["val"][0].dtype)  # the values' own range
             identity = info.min if predicate == "ge" else info.max
         values, indices = Num(e, x), Num(e, iota(e, shape, dim, I64))
         k = 1

@@ -18,6 +18,10 @@ def _pixels(*shape: int) -> torch.Tensor:
     return torch.randint(0, 256, shape, dtype=torch.uint8)
 
 
+def _int8(*shape: int) -> torch.Tensor:
+    return torch.randint(-128, 128, shape, dtype=torch.int8)
+
+
 def _ids(*shape: int) -> torch.Tensor:
     return torch.randint(-1000, 1000, shape)
 
@@ -68,6 +72,11 @@ def signed_scalars(i: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return i + 300, i * 200, i > 200, i.to(torch.uint8) + 1
 
 
+def scans(a: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """cummax / cummin start from their dtype's own extreme; `~x` of integers is `-1 - x` (`255 - x` of uint8)."""
+    return (*torch.cummax(a, 1), torch.cummin(i, 1).values, ~a, ~i)
+
+
 def comparisons(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Unsigned comparisons (200 > 100), and scalars wrapped as torch wraps them (`a > -1` compares with 255)."""
     return a < b, a >= b, a == b, a > 200, a > -1, a != 256, torch.maximum(a, b), a.amax(1), a.argmax(1)
@@ -90,6 +99,7 @@ def selection(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> tuple[torch.
         (promotion, [(3, 8), (3, 8), (3, 8)]),
         (comparisons, [(3, 8), (3, 8)]),
         (signed_scalars, [(3, 8)]),
+        (scans, [(3, 8), (3, 8)]),
         (selection, [(3, 8), (3, 8), (3, 8)]),
     ],
     ids=lambda v: v.__name__ if callable(v) else "",
@@ -101,7 +111,8 @@ def test_uint8_matches_eager(fn: Callable[..., tuple[torch.Tensor, ...]], shapes
         quantize: [torch.randn],
         promotion: [_pixels, _ids, torch.randn],
         selection: [_pixels, _pixels, torch.randn],
-        signed_scalars: [lambda *s: torch.randint(-128, 128, s, dtype=torch.int8)],
+        signed_scalars: [_int8],
+        scans: [_pixels, _int8],
     }.get(fn, [_pixels] * len(shapes))
     _check(fn, kinds, shapes)
 
