@@ -291,7 +291,8 @@ class PytreeFunction:
                 raise CallError(f"<call>: error: {self._name} got argument '{name}' twice (by position and by name)")
         if len(args) > len(names):
             raise CallError(
-                f"<call>: error: {self._name} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
+                f"<call>: error: {self._name} takes {len(names)} argument{'s' * (len(names) != 1)} "
+                f"({', '.join(names)}), got {len(args)}"
             )
         values = list(args)
         for p in self._parameters[len(args) :]:

@@ -110,6 +110,8 @@ def test_errors_name_the_leaf() -> None:
         compiled(x, ((k, torch.randn(4, 8, 2)), pair))
     with pytest.raises(CallError, match=r"<Decoder>: argument past_key_values\[0\]\[1\] is a object, not a tensor"):
         compiled(x, ((k, object()), pair))
+    with pytest.raises(CallError, match=r"<Decoder> takes 2 arguments \(x, past_key_values\), got 3"):
+        compiled(x, ((k, k), pair), x)
     compiled(x)  # None: the second structure
     with pytest.raises(
         CallError,
