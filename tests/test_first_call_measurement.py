@@ -146,18 +146,24 @@ def test_a_timed_warm_up_runs_round_robin_until_its_time_has_passed() -> None:
     """`warmup_seconds`: warm-up rounds until that long has passed, then the counted rounds."""
     import time
 
-    order: list[str] = []
+    calls: list[tuple[str, float]] = []
 
     def slow(name: str) -> None:
-        order.append(name)
+        calls.append((name, time.perf_counter()))
         time.sleep(0.005)
 
+    start = time.perf_counter()
     times, errors = autotune.medians_interleaved(
         [lambda: slow("a"), lambda: slow("b")], torch.device("cpu"), lambda: None, lambda e: False,
         warmup=0, rounds=2, warmup_seconds=0.05,
     )  # fmt: skip
-    assert len(order) >= 2 * (0.05 // 0.01) + 4  # about five warm-up rounds, then two timed ones
+    order = [name for name, _ in calls]
     assert order == ["a", "b"] * (len(order) // 2)
+    # Each round's start, from the clock (a loaded machine sleeps longer: fewer rounds, same rule).
+    warm_up, timed = [t for _, t in calls[::2]][:-2], [t for _, t in calls[::2]][-2:]
+    assert len(warm_up) >= 2, "warm-up rounds while the time has not passed"
+    assert warm_up[-2] - start < 0.05, "no warm-up round begun after the time had passed but the last"
+    assert timed[0] - start >= 0.05, "the two counted rounds after it"
     assert all(math.isfinite(t) for t in times)
     assert errors == [None, None]
 
