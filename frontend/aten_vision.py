@@ -15,6 +15,7 @@ import math
 import operator
 from collections.abc import Sequence
 
+import torch
 from torch.fx import Node
 from xdsl.ir import SSAValue
 
@@ -23,7 +24,7 @@ from hir.frontend.aten_common import Builder, aten, float_only, out_element
 from hir.frontend.aten_conv import _zeros_around, fold, input_patches, per_axis
 from hir.frontend.aten_indexing import I64, arg_reduce, gather, iota
 from hir.frontend.aten_special import Num, maximum, minimum
-from hir.frontend.emitter import Emitter, element_of, shape_of
+from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 
 
 def _group_norm(
@@ -163,16 +164,19 @@ class _Pool:
         patches, axes = self.windows(x, fill)
         return self.e.reduce(kind, patches, axes, keepdim=False)
 
-    def max_positions(self) -> SSAValue:
+    def max_positions(self, lowest: float) -> SSAValue:
         """
         Per window, where its first maximum lies in the input: the flat position over the spatial
         axes, as torch's indices (`[B, C, *out]`, I64). The argmax of the window's values (the
-        padding, -inf, never wins) picks from the windows of a map of the positions.
+        padding, `lowest`, never wins) picks from the windows of a map of the positions.
         """
         e = self.e
         batch, channels, *spatial = shape_of(self.x)
         spread = (batch, channels, math.prod(self.kernel), *self.out_spatial)
-        values, _ = self.windows(self.x, float("-inf"))
+        x = self.x
+        if math.isfinite(lowest):  # integers, widened: the padding below every value, not tied with the least
+            x, lowest = e.cast(x, I64), torch.iinfo(torch.int64).min
+        values, _ = self.windows(x, lowest)
         values = e.reshape(values, spread, "the windows of a max pooling")  # tiles: the kernel's axes merged
         first = arg_reduce(e, fusion.ArgMaxOp, values, 2, keepdim=True)
         flat = iota(e, (math.prod(spatial),), 0, I64)
@@ -207,14 +211,16 @@ def _max_pool_with_indices(
         raise e.error(f"{node.target}: a dilated max pooling is not supported")
     out_spatial = list(node.meta["val"][0].shape[-n:])
     pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial)
-    values = pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=float("-inf")))
+    # the padding never wins: -inf, or an integer dtype's least value (uint8 images pool too)
+    lowest = float("-inf") if is_float(element_of(x)) else torch.iinfo(node.meta["val"][0].dtype).min
+    values = pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=lowest))
     read = any(user.target is operator.getitem and user.args[1] == 1 and user.users for user in node.users)
-    return values, pool.result(pool.max_positions()) if read else None
+    return values, pool.result(pool.max_positions(lowest)) if read else None
 
 
 VISION_TABLE: dict[object, Builder] = {
-    aten.max_pool2d_with_indices.default: float_only(_max_pool_with_indices),
-    aten.max_pool3d_with_indices.default: float_only(_max_pool_with_indices),
+    aten.max_pool2d_with_indices.default: _max_pool_with_indices,
+    aten.max_pool3d_with_indices.default: _max_pool_with_indices,
     aten.native_group_norm.default: float_only(_group_norm),
     aten.avg_pool1d.default: float_only(_avg_pool),
     aten.avg_pool2d.default: float_only(_avg_pool),

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import hir
 from hir.frontend.errors import FrontendError
@@ -77,6 +78,11 @@ def scans(a: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return (*torch.cummax(a, 1), torch.cummin(i, 1).values, ~a, ~i)
 
 
+def pooling(img: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Max pooling of uint8 images, padded (the padding never wins) and with its indices."""
+    return F.max_pool2d(img, 3, 2, 1, ceil_mode=True), *F.max_pool2d(img, 2, return_indices=True)
+
+
 def comparisons(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Unsigned comparisons (200 > 100), and scalars wrapped as torch wraps them (`a > -1` compares with 255)."""
     return a < b, a >= b, a == b, a > 200, a > -1, a != 256, torch.maximum(a, b), a.amax(1), a.argmax(1)
@@ -100,6 +106,7 @@ def selection(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> tuple[torch.
         (comparisons, [(3, 8), (3, 8)]),
         (signed_scalars, [(3, 8)]),
         (scans, [(3, 8), (3, 8)]),
+        (pooling, [(2, 3, 5, 5)]),
         (selection, [(3, 8), (3, 8), (3, 8)]),
     ],
     ids=lambda v: v.__name__ if callable(v) else "",
@@ -115,6 +122,15 @@ def test_uint8_matches_eager(fn: Callable[..., tuple[torch.Tensor, ...]], shapes
         scans: [_pixels, _int8],
     }.get(fn, [_pixels] * len(shapes))
     _check(fn, kinds, shapes)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_max_pool_indices_skip_the_padding_where_the_input_holds_its_least_value(dtype: torch.dtype) -> None:
+    img = torch.full((1, 1, 4, 4), torch.iinfo(dtype).min, dtype=dtype)
+    img[0, 0, 0, 0] = 5  # the other windows hold only the least value, and padding before it
+    pool = lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True)  # noqa: E731
+    for got, expected in zip(hir.compile(pool, (img,))(img), pool(img), strict=True):
+        torch.testing.assert_close(got, expected)
 
 
 def test_uint8_fusion_ir_runs_lowered_as_the_reference() -> None:
