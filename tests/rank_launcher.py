@@ -39,9 +39,10 @@ def warm_up() -> None:
     Compiles and runs a small module once before any fork, so that every rank starts with what a
     first compile imports (torch.export, xDSL, hir's passes and runtime: about 2 s a process on 2
     cores) and fills in once (the decomposition table, torch's override of the composite-implicit
-    ops). Tiny tensors and one thread: no OpenMP pool is started in the process the ranks fork from.
+    ops). Tiny tensors, and no `torch.set_num_threads` (tests/ranks.py sets OMP_NUM_THREADS=1):
+    torch's intra-op pool made in the parent is invalid in a forked rank, whose own
+    `set_num_threads` then aborts ("Invalid thread pool!").
     """
-    torch.set_num_threads(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled = hir.compile(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU()), (torch.randn(2, 4),))
