@@ -19,6 +19,7 @@ On a mesh (`mesh=`, `param_layouts=`): frontend/training_mesh.py.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import math
 import operator
@@ -188,8 +189,8 @@ def _numbered_checkpoint_regions() -> Iterator[None]:
     from torch.utils import checkpoint
 
     mode = getattr(checkpoint, "_CachingTorchDispatchMode", None)
-    if mode is None:  # another torch: nothing to number
-        yield
+    if mode is None or "ac_graph_id" not in inspect.signature(mode.__init__).parameters:
+        yield  # another torch: its regions carry no number to compare
         return
     original = mode.__init__
     count = iter(range(1 << 30))
