@@ -131,10 +131,18 @@ _DATA_DEPENDENT_NUMBER_ADVICE = {
 """Advice by the torch function that needed the number (torch's `Caused by: (file:line in function)`)."""
 
 
-def _data_dependent_number(text: str) -> str:
-    """The refusal of a trace that needed a number computed from a tensor's values (torch's `u0`)."""
+def _data_dependent_number(text: str, code: str) -> str:
+    """
+    The refusal of a trace that needed a number computed from a tensor's values (torch's `u0`),
+    with advice for the function torch names (`Caused by:`, newer torch) or, where it names none
+    that has advice, the one called on the user's line `code`.
+    """
     named = re.search(r"Caused by: \([^\s:()]+:\d+ in (\w+)\)", text)
-    advice = _DATA_DEPENDENT_NUMBER_ADVICE.get(named.group(1)) if named else None
+    called = [f for f in _DATA_DEPENDENT_NUMBER_ADVICE if re.search(rf"\b{f}\(", code)]
+    if named and named.group(1) in _DATA_DEPENDENT_NUMBER_ADVICE:
+        advice: str | None = _DATA_DEPENDENT_NUMBER_ADVICE[named.group(1)]
+    else:  # torch names none, or one of its own functions (older torch: its decomposition)
+        advice = _DATA_DEPENDENT_NUMBER_ADVICE[called[0]] if len(called) == 1 else None
     torchs = text.splitlines()[0].split(" (unhinted")[0].strip()
     return (
         f"the code needs a number computed from a tensor's values (a size, a count or a branch: {torchs}), "
@@ -166,6 +174,16 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     """
     text = str(err).strip()
     first = text.splitlines()[0] if text else type(err).__name__
+    # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
+    frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]
+    users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]
+    if users:
+        where: tuple[str, int] | None = users[-1]
+    elif (named := _CAUSED_BY.search(text)) is not None and os.path.isfile(named.group(1)):  # not torch's own
+        where = named.group(1), int(named.group(2))
+    else:
+        where = None
+    code = linecache.getline(*where).strip() if where else ""
     if first == "aten._local_scalar_dense.default":  # torch's DataDependentOutputException names only the op
         first = (
             "the code reads a tensor's value as a Python number (`.item()`, `if t:`, `float(t)`), "
@@ -185,7 +203,7 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     elif isinstance(err, DynamicOutputShapeException):  # names only the op, too
         first = data_dependent_shape(first)
     elif isinstance(err, GuardOnDataDependentSymNode):  # "Could not extract specialized integer from ... u0"
-        first = _data_dependent_number(text)
+        first = _data_dependent_number(text, code)
     elif first.startswith("Please convert all Tensors to FakeTensors first"):  # a real tensor in a trace
         op = re.search(r"Found in (\S+?)\(", first)
         first = (
@@ -196,16 +214,9 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
     message = f"{what}: {first}"
     if "torch._C.Generator" in first:  # older torch.export refuses the argument itself (newer ones trace it)
         message = GENERATOR_REFUSAL
-    # Generated code (`<eval_with_key>`, torch's) is no user's line; torch's `Caused by:` then names it.
-    frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(err.__traceback__)]
-    users = [(file, line) for file, line in frames if _is_users(file) and not file.startswith("<")]
-    if users:
-        file, line = users[-1]
-    elif (named := _CAUSED_BY.search(text)) is not None and os.path.isfile(named.group(1)):  # not torch's own
-        file, line = named.group(1), int(named.group(2))
-    else:
+    if where is None:
         return FrontendError(f"<capture>: error: {message}")
-    return _at(SourceLine(file, line, linecache.getline(file, line).strip()), message)
+    return _at(SourceLine(*where, code), message)
 
 
 class _RecordUserLines(TorchFunctionMode):
