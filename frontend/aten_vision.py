@@ -23,7 +23,7 @@ from hir.dialects import fusion
 from hir.frontend.aten_common import Builder, aten, float_only, out_element
 from hir.frontend.aten_conv import _zeros_around, fold, input_patches, per_axis
 from hir.frontend.aten_indexing import I64, arg_reduce, gather, iota
-from hir.frontend.aten_special import Num, maximum, minimum
+from hir.frontend.aten_special import Num, maximum, minimum, where
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 
 
@@ -174,15 +174,25 @@ class _Pool:
         batch, channels, *spatial = shape_of(self.x)
         spread = (batch, channels, math.prod(self.kernel), *self.out_spatial)
         x = self.x
-        if math.isfinite(lowest):  # integers, widened: the padding below every value, not tied with the least
+        floats = not math.isfinite(lowest)
+        if not floats:  # integers, widened: the padding below every value, not tied with the least
             x, lowest = e.cast(x, I64), torch.iinfo(torch.int64).min
         values, _ = self.windows(x, lowest)
         values = e.reshape(values, spread, "the windows of a max pooling")  # tiles: the kernel's axes merged
         first = arg_reduce(e, fusion.ArgMaxOp, values, 2, keepdim=True)
         flat = iota(e, (math.prod(spatial),), 0, I64)
-        positions, _ = self.windows(e.reshape(flat, (1, 1, *spatial)), 0)
+        positions, _ = self.windows(e.reshape(flat, (1, 1, *spatial)), -1)  # -1: the padding's
         positions = e.reshape(positions, (1, 1, *spread[2:]), "the windows of a max pooling")
-        picked = gather(e, e.broadcast_to(positions, spread), 2, first)
+        positions = e.broadcast_to(positions, spread)
+        picked = gather(e, positions, 2, first)
+        if floats:
+            # A window whose values are all -inf ties them with its -inf padding: torch picks the
+            # first of its input's positions there (the first position that is not the padding).
+            real = e.cast(Num(e, positions).compare("ge", 0).value, I64)
+            first_real = gather(e, positions, 2, arg_reduce(e, fusion.ArgMaxOp, real, 2, keepdim=True))
+            maxima = e.reduce(fusion.MaxOp, values, [2], keepdim=True)
+            tied = Num(e, maxima).compare("eq", float("-inf"))
+            picked = where(tied, Num(e, first_real), Num(e, picked)).value
         return e.squeeze(picked, [2])
 
     def result(self, y: SSAValue) -> SSAValue:

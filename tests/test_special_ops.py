@@ -354,3 +354,25 @@ def test_ceil_mode_pools_match_eager_and_train(name: str) -> None:
     compiled(ours).backward(grad)
     expected.backward(grad)
     torch.testing.assert_close(ours.grad, theirs.grad)
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool_indices_of_windows_of_minus_infinity_skip_the_padding(ceil_mode: bool) -> None:
+    """
+    A window whose input values are all -inf ties them with its -inf padding: torch's index is
+    the first input position (a masked feature map's pooling), and the gradient goes there.
+    """
+    x = torch.randn(2, 3, 7, 9, generator=torch.Generator().manual_seed(11))
+    x[0, 0, :3, :4] = float("-inf")
+    x[1, 2] = float("-inf")
+    pool = lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=ceil_mode, return_indices=True)  # noqa: E731
+    for got, expected in zip(hir.compile(pool, (x,))(x), pool(x), strict=True):
+        torch.testing.assert_close(got, expected)
+    values = lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=ceil_mode)  # noqa: E731
+    compiled = hir.compile(values, (x,), training=True)
+    ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected = values(theirs)
+    grad = torch.randn(expected.shape, generator=torch.Generator().manual_seed(12))
+    compiled(ours).backward(grad)
+    expected.backward(grad)
+    torch.testing.assert_close(ours.grad, theirs.grad)
