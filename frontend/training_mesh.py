@@ -769,11 +769,22 @@ class MeshTrainingFunction:
                 self._by_mode[mode] = self._new_cache()
             self._mode, self.specializations = mode, self._by_mode[mode]
         args = self.specializations.signature.positional(args, kwargs)
+        if torch.is_inference_mode_enabled():
+            # An evaluation under `torch.inference_mode()`: traced and run outside it (AOT autograd's
+            # trace of a new mode or signature reads version counters, which inference tensors lack).
+            with torch.inference_mode(False), torch.no_grad():
+                return self._forward_only(state, args)
         step = self.specializations.lookup(None, args)
         tensors = [*state.values(), *args]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _Apply.apply(step, *tensors)
         outputs, _ = step.run_forward(step.shard(tensors))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _forward_only(self, state: dict[str, torch.Tensor], args: Sequence[Any]) -> Any:
+        """The forward program alone (no gradient is recorded): a call under no_grad or inference mode."""
+        step = self.specializations.lookup(None, args)
+        outputs, _ = step.run_forward(step.shard([*state.values(), *args]))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def clip_grad_norm_(

@@ -13,7 +13,8 @@ global batches:
 - gradient clipping: `compiled.clip_grad_norm_` clips by the norm of the whole gradient, eager's,
   on every rank, so the replicated parameters stay equal across the ranks (torch's own
   clip_grad_norm_ sees each rank's blocks only: each rank got its own norm, and the replicated
-  parameters drifted apart).
+  parameters drifted apart);
+- evaluations between steps, under no_grad and inference_mode, in train and eval mode.
 
 Exits non-zero (on every rank) when a case differs.
 
@@ -140,11 +141,40 @@ def training_loop(clip: bool) -> Callable[[int, int], list[str]]:
     return case
 
 
+def evaluations(rank: int, world: int) -> list[str]:
+    """
+    A training step's module evaluated between steps: under no_grad and inference_mode, in train
+    and in eval mode (a new mode's program, traced at that call: under inference_mode it was a
+    '<call>' error, 'Inference tensors cannot be saved for backward'), then trained again.
+    """
+    block = Block()
+    eager = copy.deepcopy(block)
+    compiled = compiled_block(block, world)
+    x = torch.randn(8 * world, H)
+    compiled(own(x, rank, world)).sum().backward()
+    eager(x).sum().backward()
+    failures = []
+    for what in ("no_grad", "inference_mode", "eval, inference_mode", "eval, no_grad"):
+        block.train("eval" not in what)
+        eager.train("eval" not in what)
+        y = torch.randn(8 * world, H)
+        with torch.inference_mode() if "inference" in what else torch.no_grad():
+            got, want = compiled(own(y, rank, world)), own(eager(y), rank, world)
+        if not torch.allclose(got, want, **TOL):
+            failures.append(f"rank {rank}: {what}: differs from eager by {(got - want).abs().max():.2e}")
+    block.train()
+    eager.train()
+    compiled(own(x, rank, world)).sum().backward()
+    eager(x).sum().backward()
+    return failures + against_eager(block, eager, "the step after the evaluations", grads=True)
+
+
 CASES = {
     "per-rank norm weight": per_rank_parameter("norm.weight"),
     "per-rank row-parallel bias": per_rank_parameter("fc2.bias"),
     "SGD, batch sizes that change": training_loop(clip=False),
     "SGD, clip_grad_norm_": training_loop(clip=True),
+    "evaluations under no_grad and inference_mode": evaluations,
 }
 
 
