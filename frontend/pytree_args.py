@@ -23,7 +23,7 @@ from torch.utils import _pytree as pytree
 
 from hir.frontend.errors import FrontendError
 from hir.frontend.importer import _call_parameters
-from hir.frontend.specialize import CallError, is_static
+from hir.frontend.specialize import CallError, check_keywords, is_static
 
 _LEAF = "leaf"
 """The structure of an argument that is no container (a tensor, None, a number)."""
@@ -282,13 +282,7 @@ class PytreeFunction:
 
     def _positional(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
         names = self._names
-        for name in kwargs:
-            if name not in names:
-                raise CallError(
-                    f"<call>: error: {self._name} has no argument '{name}' (its arguments: {', '.join(names)})"
-                )
-            if names.index(name) < len(args):
-                raise CallError(f"<call>: error: {self._name} got argument '{name}' twice (by position and by name)")
+        check_keywords(self._name, names, len(args), kwargs)
         if len(args) > len(names):
             raise CallError(
                 f"<call>: error: {self._name} takes {len(names)} argument{'s' * (len(names) != 1)} "

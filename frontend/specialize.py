@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +87,15 @@ def arg_spec(arg: Any, grad: bool = False) -> ArgSpec | StaticArg:
 def is_static(arg: Any) -> bool:
     """Whether `arg` is an argument the program is specialized for (None, a bool, int, float or str)."""
     return type(arg) in STATIC_TYPES
+
+
+def check_keywords(function: str, names: Sequence[str], positional: int, kwargs: Mapping[str, Any]) -> None:
+    """A CallError for an argument passed by a name the function lacks, or by name and by position."""
+    for name in kwargs:
+        if name not in names:
+            raise CallError(f"<call>: error: {function} has no argument '{name}' (its arguments: {', '.join(names)})")
+        if names.index(name) < positional:
+            raise CallError(f"<call>: error: {function} got argument '{name}' twice (by position and by name)")
 
 
 def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
@@ -208,13 +217,7 @@ class CallSignature:
         names = self.arg_names
         if not kwargs and (len(args) >= len(names) or names[len(args)] not in self.defaults):
             return tuple(args)
-        for name in kwargs:
-            if name not in names:
-                raise CallError(
-                    f"<call>: error: {self.name} has no argument '{name}' (its arguments: {', '.join(names)})"
-                )
-            if names.index(name) < len(args):
-                raise CallError(f"<call>: error: {self.name} got argument '{name}' twice (by position and by name)")
+        check_keywords(self.name, names, len(args), kwargs)
         rest = names[len(args) :]
         if missing := [n for n in rest if n not in kwargs and n not in self.defaults]:
             plural = "s" * (len(missing) > 1)
