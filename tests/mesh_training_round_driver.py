@@ -26,12 +26,11 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable
-from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import expect_error, job_verdict
+from ranks import expect_error, run_cases
 
 import hir
 
@@ -179,12 +178,7 @@ CASES = {
 
 
 def main() -> int:
-    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
-    failures = []
-    for name, case in CASES.items():
-        torch.manual_seed(0)  # the same module and batches on every rank
-        failures += [f"{name}: {failure}" for failure in case(dist.get_rank(), dist.get_world_size())]
-    return job_verdict(failures, f"mesh training round: {len(CASES)} cases match eager or raise the same clear error")
+    return run_cases(CASES, "mesh training round")
 
 
 if __name__ == "__main__":

@@ -177,6 +177,25 @@ def job_verdict(failures: list[str], passed: str) -> int:
     return int(verdict.item() > 0)
 
 
+def run_cases(cases: dict[str, Callable[[int, int], list[str]]], title: str) -> int:
+    """
+    A driver's rank: a gloo process group, each case (rank, world) -> failures with the same seed
+    on every rank (the same module and inputs), then `job_verdict` ("TITLE: N cases match eager
+    or raise the same clear error" on rank 0 when none failed).
+    """
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    failures = []
+    for name, case in cases.items():
+        torch.manual_seed(0)
+        failures += [f"{name}: {failure}" for failure in case(dist.get_rank(), dist.get_world_size())]
+    return job_verdict(failures, f"{title}: {len(cases)} cases match eager or raise the same clear error")
+
+
 def expect_error(call: Callable[[], object], *parts: str) -> list[str]:
     """A driver's check that `call` raises hir's FrontendError with every one of `parts`: [] or this rank's failure."""
     import torch.distributed as dist
