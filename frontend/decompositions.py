@@ -223,7 +223,10 @@ def _pdist(x: torch.Tensor, p: float = 2.0) -> torch.Tensor:
 
 
 def _bf16(value: float) -> float:
-    """`value` rounded to bfloat16 (to nearest, ties to even) through float32, in Python."""
+    """
+    `value` rounded to bfloat16 (to nearest, ties to even) through float32, in Python: this runs
+    inside torch's trace of the decomposition, where a tensor made to round it would be traced.
+    """
     bits = struct.unpack("<I", struct.pack("<f", value))[0]
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
     return struct.unpack("<f", struct.pack("<I", bits))[0]

@@ -194,7 +194,7 @@ class TrainFlags:
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 _GLOBAL_HOOKS = [
     getattr(torch.nn.modules.module, f"_global{name}")
-    for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+    for name in _HOOK_TABLES
     if isinstance(getattr(torch.nn.modules.module, f"_global{name}", None), dict)
 ]
 """torch's hooks of every module (`nn.modules.module.register_module_forward_hook`)."""
