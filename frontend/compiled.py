@@ -196,12 +196,12 @@ class CompiledFunction:
         self.modes: TrainEvalModes | None = None
         """A module's functions by its train / eval flags (on the function compiled first)."""
         self.specializations: Specializations | None = None
-        self.containers: LateContainers | None = None
-        """Compiles the function for a call whose arguments are containers of tensors (set on the first one)."""
         """
         The specializations by input signature (frontend/specialize.py), this one (the example
         arguments') among them; the attributes above describe this one. None on the others.
         """
+        self.containers: LateContainers | None = None
+        """Compiles the function for a call whose arguments are containers of tensors (set on the first one)."""
 
     def _lowered(self, pipeline: str) -> ModuleOp:
         import hir
@@ -882,16 +882,13 @@ def compile_torch(
         )
     check_param_layouts(param_layouts)
     mesh = check_mesh(mesh, name)
-    if has_containers(example_args):  # `past_key_values`, a `batch` dict: their leaves are the arguments
-        return _of_containers(
-            fn, example_args, in_layouts, out_layouts, mesh, pipeline, param_layouts=param_layouts,
-            num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
-            max_specializations=max_specializations, training=training, **options,
-        )  # fmt: skip
-    settings = dict(
+    common = dict(
         param_layouts=param_layouts, num_streams=num_streams, cuda_graph=cuda_graph,
-        measure_candidates=measure_candidates, max_specializations=max_specializations, training=training, **options,
+        measure_candidates=measure_candidates, max_specializations=max_specializations, **options,
     )  # fmt: skip
+    settings = dict(common, training=training)
+    if has_containers(example_args):  # `past_key_values`, a `batch` dict: their leaves are the arguments
+        return _of_containers(fn, example_args, in_layouts, out_layouts, mesh, pipeline, **settings)
     late = None
     if mesh is None:  # a later call that passes containers (`past_key_values` after None) compiles for them then
 
@@ -902,11 +899,7 @@ def compile_torch(
     if training:
         from hir.frontend.training import compile_training
 
-        trained = compile_training(
-            fn, example_args, in_layouts, out_layouts, mesh, pipeline, param_layouts=param_layouts,
-            num_streams=num_streams, cuda_graph=cuda_graph, measure_candidates=measure_candidates,
-            max_specializations=max_specializations, **options,
-        )  # fmt: skip
+        trained = compile_training(fn, example_args, in_layouts, out_layouts, mesh, pipeline, **common)
         trained.containers = late
         return trained
     shared_state: dict[tuple[int, torch.device], HeldState] = {}
