@@ -373,6 +373,10 @@ class Specializations:
                 self._agree(key, args, self.cache[key])
             self.cache.move_to_end(key)
             return self.cache[key]
+        return self._build_new(key, args)
+
+    def _build_new(self, key: Key, args: Sequence[Any]) -> Any:
+        """A new signature's specialization, checked with the ranks before and after its build, and cached."""
         self._agree(key, args)
         try:
             specialization = self.build(self.examples(key))
@@ -392,17 +396,8 @@ class Specializations:
         and after the build, so that a rank whose mode changed meets its peers' checks of the same
         call (with `agreement` shared by the modes' caches), and bound as the example's.
         """
-        key = self.signature.check(args, self.example)
-        self._agree(key, args)
-        try:
-            specialization = self.build(self.examples(key))
-        except FrontendError as err:
-            error = self.signature.in_users_terms(err, args, self.example)
-            self._agree_on_program(key, None, str(error).splitlines()[0])
-            raise error from None
-        self._agree_on_program(key, specialization)
+        specialization = self._build_new(self.signature.check(args, self.example), args)
         self._bound = True
-        self.cache[key] = specialization
         return specialization
 
     def examples(self, key: Key) -> list[Any]:

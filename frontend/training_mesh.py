@@ -774,12 +774,10 @@ class MeshTrainingFunction:
             # trace of a new mode or signature reads version counters, which inference tensors lack).
             with torch.inference_mode(False), torch.no_grad():
                 return self._forward_only(state, args)
-        step = self.specializations.lookup(None, args)
         tensors = [*state.values(), *args]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-            return _Apply.apply(step, *tensors)
-        outputs, _ = step.run_forward(step.shard(tensors))
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+            return _Apply.apply(self.specializations.lookup(None, args), *tensors)
+        return self._forward_only(state, args)
 
     def _forward_only(self, state: dict[str, torch.Tensor], args: Sequence[Any]) -> Any:
         """The forward program alone (no gradient is recorded): a call under no_grad or inference mode."""
