@@ -154,8 +154,11 @@ class CompiledFunction:
         """
         self.measured: dict[str, float] = {}
         """What the first call measured, ms per lowering (pipeline text), when there were candidates."""
-        self._shared_state: dict[tuple[int, torch.device], HeldState] = {}
-        """The parameters and buffers as held per device (moved, sharded), shared by every specialization."""
+        self._shared_state: dict[tuple[str, torch.device], HeldState] = {}
+        """The parameters and buffers as held per device (moved, sharded), by name, shared by every specialization."""
+        self._constants: dict[tuple[int, torch.device], HeldState] = {}
+        """The constants no module attribute holds, as held per device, by input position: this
+        specialization's own (another trace's `torch.tensor([x.shape[0]])` is another value)."""
         self._module: torch.nn.Module | None = None
         """The module compiled, whose parameters and buffers each call reads as they are now; None: a function."""
         self._input_plans: dict[torch.device, Any] = {}
@@ -352,7 +355,7 @@ class CompiledFunction:
                     raise removed(self.name, [update.name])
                 if not _same_memory(target, value):  # a donated update is there already
                     target.copy_(value)
-                held = self._shared_state.get((self._state_positions[update.name], device))
+                held = self._shared_state.get((update.name, device))
                 if held is not None and held.origin is target:
                     if held.private and not _same_memory(held.tensor, value):
                         held.tensor.copy_(value)
@@ -422,11 +425,6 @@ class CompiledFunction:
             return {}
         found = {u.name: state_table(self._module, u.name) for u in self.signature.updates if u.kind == "buffer"}
         return {name: where for name, where in found.items() if where is not None}
-
-    @cached_property
-    def _state_positions(self) -> dict[str, int]:
-        """A parameter's or buffer's name -> its position among the program's inputs."""
-        return {s.name: k for k, s in enumerate(self.signature.inputs) if s.kind == "state"}
 
     def specialization(self, *args: torch.Tensor) -> CompiledFunction:
         """The specialization that runs a call with these arguments (compiled now if new): its
@@ -748,10 +746,10 @@ class CompiledFunction:
             inputs[k] = local_input(args[source.index], source)
         shared = self._shared_state
         for k, source, table, attr in states:
-            held = shared.get((k, device))
+            held = shared.get((source.name, device))
             origin = table.get(attr)
             if held is None or not held.current(origin):
-                held = shared[k, device] = self._take(source, device, origin, held)
+                held = shared[source.name, device] = self._take(source, device, origin, held)
             inputs[k] = held.tensor
         return inputs
 
@@ -776,9 +774,9 @@ class CompiledFunction:
                 assert source.tensor is not None
                 source.tensor = source.tensor.to("meta")
                 continue
-            held = self._shared_state.get((k, device))
+            held = self._constants.get((k, device))
             if held is None:
-                held = self._shared_state[k, device] = self._take(source, device, None, None)
+                held = self._constants[k, device] = self._take(source, device, None, None)
             template[k] = held.tensor
         return template, users, states
 
@@ -902,7 +900,7 @@ def compile_torch(
         trained = compile_training(fn, example_args, in_layouts, out_layouts, mesh, pipeline, **common)
         trained.containers = late
         return trained
-    shared_state: dict[tuple[int, torch.device], HeldState] = {}
+    shared_state: dict[tuple[str, torch.device], HeldState] = {}
     check_example_args(example_args)
     layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
     example_args = with_static_defaults(fn, example_args)  # `labels=None` after them: a call may pass a tensor
