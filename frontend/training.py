@@ -23,6 +23,7 @@ import inspect
 import linecache
 import math
 import operator
+import os
 import sys
 import warnings
 from collections import OrderedDict
@@ -81,8 +82,10 @@ from hir.frontend.module_state import (
     AttributeWatch,
     StateReader,
     TrainFlags,
+    changed_state,
     functional_call,
     recorded_attributes,
+    state_specs,
 )
 from hir.frontend.older_torch import lstm_hidden_states_kept
 from hir.frontend.pytree_args import LateContainers
@@ -873,6 +876,8 @@ class TrainingFunction:
         except FrontendError as err:
             raise cache.signature.in_users_terms(err, args, cache.example) from None
         except DiagnosticException:
+            if traced and (changed := changed_state(self.name, state, aot.state_specs)) is not None:
+                raise changed from None  # `model.to(torch.bfloat16)` since the trace: the program refused its inputs
             raise  # a program's run-time error, located at its op
         except Exception as err:
             if traced:
@@ -1000,9 +1005,29 @@ class TrainingFunction:
             partition_fn=partition,
             decompositions=decompositions(),
             inference_compiler=compiler("inference"),
+            **_aot_log_options(),
         )
         aot.programs = programs  # type: ignore[attr-defined]
-        return AotStep(aot, graphs)
+        step = AotStep(aot, graphs)
+        step.state_specs = state_specs(self._state())
+        return step
+
+
+def _aot_log_options() -> dict[str, bool]:
+    """
+    `enable_log=False` for `aot_function` unless the user asked torch for AOT autograd's graphs
+    (TORCH_LOGS=aot_graphs / aot_joint_graph, `torch._logging.set_logs`, TORCH_TRACE): with it on,
+    AOT autograd prints the joint, forward and backward graphs to text at every trace whether or not
+    a log shows them (a tenth of tracing a small training step).
+    """
+    try:
+        from torch._logging._internal import TRACE_ENV_VAR, log_state
+    except ImportError:  # an older torch: its defaults
+        return {}
+    wanted = os.environ.get(TRACE_ENV_VAR) or any(
+        log_state.is_artifact_enabled(name) for name in ("aot_graphs", "aot_joint_graph")
+    )
+    return {} if wanted else {"enable_log": False}
 
 
 def compile_training(
