@@ -66,11 +66,14 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
+from hir.dialects.shape_rules import Slicing
 from hir.passes.fold_permutes import fold_permutes
 from hir.passes.sharding import is_resharding
+from hir.passes.stream_axes import operand_slicings
 from hir.pipeline import one_of
 
 # -- groups and merge predicates ------------------------------------------------------------------
@@ -352,6 +355,23 @@ def stream_compatible(ops: Sequence[fusion.FusionOp]) -> bool:
     return True
 
 
+def stream_reads(op: fusion.FusionOp) -> dict[SSAValue, object]:
+    """
+    The slice of each operand that a stream loop over `op`'s declared stream axis takes (None:
+    whole); an operand the loop cannot slice gets a marker of its own, equal to no other read.
+    """
+    layout = layout_of(op.results[0].type)
+    assert layout.stream_axis is not None
+    try:
+        slicings = operand_slicings(op, Slicing((layout.stream_axis,), layout.stream_chunks))
+    except PassFailedException:  # the op alone reports it when it is lowered
+        return {operand: object() for operand in op.operands}
+    reads: dict[SSAValue, object] = {}
+    for operand, slicing in zip(op.operands, slicings):
+        reads[operand] = slicing if reads.get(operand, slicing) == slicing else object()
+    return reads
+
+
 def stream_axes_correspond(producer: Operation, consumer: Operation, operand_index: int) -> bool:
     """Whether the consumer's result stream axis comes, through its axis map, from the producer's."""
     assert isinstance(consumer, fusion.FusionOp)
@@ -394,6 +414,8 @@ class _Node:
     merged_into: _Node | None = None
     blocked: list[tuple[_Node, _Node]] = field(default_factory=list)
     """Pairs with this group refused for a path through a third group: asked again when it grows."""
+    reads: dict[SSAValue, object] = field(default_factory=dict)
+    """How the stream loop would slice each value the group's ops read (`stream_reads`)."""
 
 
 class _Partition:
@@ -414,6 +436,9 @@ class _Partition:
             _Node(i, i, i, [i], Group.of_run(ops, [i]), is_streamed(op), set(), set()) for i, op in enumerate(ops)
         ]
         self.next_uid = len(ops)
+        for node, op in zip(self.node_at, ops):
+            if node.streamed:
+                node.reads = stream_reads(op)
         for consumer, op in zip(self.node_at, ops):
             for operand in op.operands:
                 if (j := self.position.get(operand.owner)) is not None:
@@ -464,7 +489,12 @@ class _Partition:
             return False
         if not a.streamed:
             return True
-        return all(stream_axes_correspond(p, c, k) for p, c, k in self.edges_between(a, b))
+        if not all(stream_axes_correspond(p, c, k) for p, c, k in self.edges_between(a, b)):
+            return False
+        # One loop slices each value once: a value both groups read (e.g. `add(permute(%a), %a)`)
+        # must be read on the same axis by both.
+        small, large = sorted((a.reads, b.reads), key=len)
+        return all(large.get(value, slicing) == slicing for value, slicing in small.items())
 
     def edges_between(self, a: _Node, b: _Node) -> Iterator[tuple[Operation, Operation, int]]:
         """(producer, consumer, operand index) of the use-def edges between a and b, either way."""
@@ -541,6 +571,9 @@ class _Partition:
             _union(producer.consumers, consumer.consumers),
         )
         self.next_uid += 1
+        if merged.streamed:  # the larger dict grows in place, as `positions` does
+            merged.reads = large.reads
+            merged.reads.update(small.reads)
         producer.merged_into = consumer.merged_into = merged
         if ancestors:
             self._reorder(producer, consumer, merged, ancestors, descendants)
