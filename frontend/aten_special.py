@@ -485,7 +485,18 @@ def _ldexp(e: Emitter, node: Node, x: SSAValue, exponent: SSAValue) -> SSAValue:
     )
 
 
+def _signbit(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    """`torch.signbit`: set for negative numbers and -0.0 (integers: below zero). A NaN's sign bit
+    is not read (fusion has no bit view): false, where torch reads the bit of the NaN at hand."""
+    element = element_of(x)
+    if isinstance(element, IntegerType):
+        return e.cast((Num(e, x) < 0).value, out_element(node))
+    wide = Float32Type() if element in (BFloat16Type(), Float16Type()) else element
+    return e.cast(signbit(Num(e, e.cast(x, wide))).value, out_element(node))
+
+
 SPECIAL_TABLE: dict[object, Builder] = {
+    aten.signbit.default: _signbit,
     aten.atan.default: _elementwise(_atan),
     aten.atan2.default: _elementwise(atan2),
     aten.erfc.default: _elementwise(erfc),

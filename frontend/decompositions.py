@@ -270,6 +270,86 @@ def _batch_norm_of_the_batch(
 _TORCH_NO_STATS = torch._decomp.decomposition_table[aten._native_batch_norm_legit.no_stats]
 
 
+def _f32(value: float) -> float:
+    """`value` rounded to float32, in Python (as `_bf16`: a tensor made to round it would be traced)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def _antialiased_weights(
+    extent: int, out: int, align_corners: bool, scale: float | None, cubic: bool, dtype: torch.dtype, like: torch.Tensor
+) -> torch.Tensor:
+    """
+    `[out, extent]`: row i weighs the inputs of output i along one axis as torch's antialiased
+    kernel (`_compute_weights_aa`) does: the filter (Keys' cubic with a = -0.5, or the triangle)
+    stretched by the scale where it downsamples, over the window `[xmin, xmax)` around the
+    center, normalized to sum to 1; computed in `dtype` with the kernel's float and double steps.
+    """
+    round_ = _f32 if dtype != torch.float64 else float
+    if align_corners:
+        ratio = round_((extent - 1) / (out - 1)) if out > 1 else 0.0
+    else:
+        ratio = round_(1.0 / scale) if scale is not None and scale > 0 else round_(extent / out)
+    size = 4 if cubic else 2
+    support = round_(size * 0.5 * ratio) if ratio >= 1.0 else size * 0.5
+    invscale = round_(1.0 / ratio) if ratio >= 1.0 else 1.0
+    device = like.device
+    center = (ratio * (torch.arange(out, dtype=torch.float64, device=device) + 0.5)).to(dtype)
+    xmin = ((center - support).double() + 0.5).trunc().clamp_min(0)
+    xmax = ((center + support).double() + 0.5).trunc().clamp_max(extent)
+    j = torch.arange(extent, dtype=torch.float64, device=device)
+    t = (((j.to(dtype)[None, :] - center[:, None]).double() + 0.5) * invscale).to(dtype).abs()
+    if cubic:
+        a = -0.5
+        near = ((a + 2) * t - (a + 3)) * t * t + 1
+        far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+        weights = torch.where(t < 1, near, torch.where(t < 2, far, 0.0))
+    else:
+        weights = torch.where(t < 1, 1 - t, 0.0)
+    weights = torch.where((j[None, :] >= xmin[:, None]) & (j[None, :] < xmax[:, None]), weights, 0.0)
+    total = weights.sum(-1, keepdim=True)
+    return torch.where(total != 0, weights / total, weights)
+
+
+def _upsample_aa(cubic: bool) -> Any:
+    """
+    `F.interpolate(mode="bilinear" | "bicubic", antialias=True)` (timm's position embeddings,
+    torchvision's tensor `Resize`): separable, `W_h @ x @ W_w^T` with each axis's weights above.
+    """
+
+    def decomposition(
+        x: torch.Tensor,
+        output_size: list[int],
+        align_corners: bool,
+        scales_h: float | None = None,
+        scales_w: float | None = None,
+    ) -> torch.Tensor:
+        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        rows = _antialiased_weights(x.shape[-2], output_size[0], align_corners, scales_h, cubic, dtype, x)
+        columns = _antialiased_weights(x.shape[-1], output_size[1], align_corners, scales_w, cubic, dtype, x)
+        return (rows @ x.to(dtype) @ columns.t()).to(x.dtype)
+
+    return decomposition
+
+
+def _upsample_aa_backward(cubic: bool) -> Any:
+    """The input gradient of `_upsample_aa`'s product: `W_h^T @ grad @ W_w`."""
+
+    def decomposition(
+        grad: torch.Tensor,
+        output_size: list[int],
+        input_size: list[int],
+        align_corners: bool,
+        scales_h: float | None = None,
+        scales_w: float | None = None,
+    ) -> torch.Tensor:
+        dtype = torch.float64 if grad.dtype == torch.float64 else torch.float32
+        rows = _antialiased_weights(input_size[-2], output_size[0], align_corners, scales_h, cubic, dtype, grad)
+        columns = _antialiased_weights(input_size[-1], output_size[1], align_corners, scales_w, cubic, dtype, grad)
+        return (rows.t() @ grad.to(dtype) @ columns).to(grad.dtype)
+
+    return decomposition
+
+
 def _prims_scalar_tensor(value: Any, *, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
     """`prims.scalar_tensor`, which torch's decompositions make (`xlogy(x, 2.0)`'s): the ATen op of that name."""
     return torch.scalar_tensor(value, dtype=dtype, device=device)
@@ -286,12 +366,17 @@ OWN = {
     aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
     aten.multilabel_margin_loss_forward.default: multilabel_margin_loss,
     aten._native_batch_norm_legit.no_stats: _batch_norm_of_the_batch,
+    aten._upsample_bilinear2d_aa.default: _upsample_aa(cubic=False),
+    aten._upsample_bicubic2d_aa.default: _upsample_aa(cubic=True),
+    aten._upsample_bilinear2d_aa_backward.default: _upsample_aa_backward(cubic=False),
+    aten._upsample_bicubic2d_aa_backward.default: _upsample_aa_backward(cubic=True),
 }
 """
 Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s; one that
 rounds otherwise than the kernel: `logsumexp`'s, a bf16 instance norm's) for, into
 ops the table maps: max and adaptive average poolings' backwards, weight norm's
-(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition) and `F.pdist`.
+(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition), `F.pdist` and
+antialiased bilinear and bicubic resizing.
 """
 
 

@@ -15,6 +15,7 @@ the stream on the outer factor of the axis's group instead, with a layout that
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -60,7 +61,7 @@ class Emitter:
 
     def __init__(self, block: Block):
         self.block = block
-        self._constants: dict[tuple[float, Attribute], SSAValue] = {}
+        self._constants: dict[tuple[float, float, Attribute], SSAValue] = {}
         self.name_hint: str | None = None
         self.where = "<program>"
         self.origins: dict[Operation, SourceLine] = {}
@@ -164,7 +165,9 @@ class Emitter:
 
     def constant(self, value: float, element: Attribute) -> SSAValue:
         """A 0-d `fusion.full`: broadcast where it is used (a view at run time)."""
-        key = (float(value), element)
+        # The sign too: -0.0 == 0.0 (a `torch.where(m, -0.0, 0.0)` took one constant for both).
+        sign = math.copysign(1.0, value) if isinstance(value, float) else 1.0
+        key = (value, sign, element)
         if key not in self._constants:
             name_hint, self.name_hint = self.name_hint, "cst"
             # Constants go first in the block, so that one value serves every use (and cse has nothing to do).

@@ -36,8 +36,8 @@ def max_pool2d_backward(grad: torch.Tensor, x: torch.Tensor, *args: Any) -> torc
 def adaptive_max_pool2d(x: torch.Tensor, output_size: tuple[int, int]) -> Any:
     """
     `F.adaptive_max_pool2d(x, size, return_indices=True)`, as newer torch decomposes it: a global
-    max and its argmax, or a max pooling where the size divides x's; NotImplemented (the op stays,
-    and is refused at its line) for windows of uneven size.
+    max and its argmax, or a max pooling where the size divides x's; windows of uneven size are
+    gathered (`_uneven_adaptive_max_pool2d`).
     """
     h_out, w_out = output_size
     if h_out == 1 and w_out == 1:
@@ -45,7 +45,36 @@ def adaptive_max_pool2d(x: torch.Tensor, output_size: tuple[int, int]) -> Any:
         return values, torch.argmax(x.flatten(-2), dim=-1)[..., None, None]
     if x.shape[-2] % h_out == 0 and x.shape[-1] % w_out == 0:
         return aten.max_pool2d_with_indices(x, [x.shape[-2] // h_out, x.shape[-1] // w_out])
-    return NotImplemented
+    return _uneven_adaptive_max_pool2d(x, h_out, w_out)
+
+
+def _window_positions(extent: int, out: int, device: torch.device) -> torch.Tensor:
+    """
+    `[out, k]`: the positions of adaptive pooling's window i, `[floor(i * n / out), ceil((i + 1) *
+    n / out))`, padded to the widest window k by repeating its last position (a repeat changes
+    neither the maximum nor which position holds it first).
+    """
+    widest = max(((i + 1) * extent + out - 1) // out - (i * extent) // out for i in range(out))
+    i = torch.arange(out, device=device)
+    start, end = (i * extent) // out, ((i + 1) * extent + out - 1) // out
+    return torch.minimum(start[:, None] + torch.arange(widest, device=device), end[:, None] - 1)
+
+
+def _uneven_adaptive_max_pool2d(x: torch.Tensor, h_out: int, w_out: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """
+    Adaptive max pooling with windows of uneven size (`F.adaptive_max_pool1d(x, 3)` of 10
+    positions): each window's positions gathered in row-major order (as torch's kernel walks it,
+    so that the first maximum is its index), their maximum and its flat position.
+    """
+    height, width = x.shape[-2:]
+    rows = _window_positions(height, h_out, x.device)
+    columns = _window_positions(width, w_out, x.device)
+    flat = rows[:, None, :, None] * width + columns[None, :, None, :]  # [h_out, w_out, kh, kw]
+    flat = flat.reshape(h_out, w_out, -1)
+    windows = x.flatten(-2).index_select(-1, flat.flatten()).unflatten(-1, tuple(flat.shape))
+    values, which = windows.max(-1)
+    indices = flat.expand(*x.shape[:-2], *flat.shape).gather(-1, which.unsqueeze(-1)).squeeze(-1)
+    return values, indices
 
 
 FALLBACKS = {

@@ -274,6 +274,19 @@ CASES: tuple[Case, ...] = (
         _x(1, 2, 4, 6),
     ),
     Case(
+        "F.interpolate (bilinear, bicubic; antialias=True)",
+        lambda x: (
+            F.interpolate(x, size=(3, 4), mode="bilinear", antialias=True)
+            + F.interpolate(x, size=(3, 4), mode="bicubic", antialias=True)
+        ),
+        _x(1, 2, 7, 9),
+    ),
+    Case(
+        "F.adaptive_max_pool1d, F.adaptive_max_pool2d (uneven windows)",
+        lambda x: F.adaptive_max_pool2d(x, (3, 4)).sum(-1) + F.adaptive_max_pool1d(x.flatten(2), 3),
+        _x(2, 3, 7, 5),
+    ),
+    Case(
         "F.avg_pool2d(ceil_mode=True)",
         lambda x: (
             F.avg_pool2d(x, 2, ceil_mode=True) + F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)
@@ -302,6 +315,11 @@ CASES: tuple[Case, ...] = (
         "torch.copysign, torch.ldexp",
         lambda x, y: torch.copysign(x, y) + torch.ldexp(x, torch.tensor([1, -2, 3, 0, 4, -1, 2, 5])),
         _xs((4, 8), (4, 8)),
+    ),
+    Case(
+        "torch.signbit",
+        lambda x: torch.signbit(x) ^ torch.signbit(torch.where(x > 1, -0.0, 0.0)),
+        _x(4, 8),
     ),
     Case("torch.logcumsumexp", lambda x: torch.logcumsumexp(x * 10, dim=1), _x(4, 8)),
     Case("torch.cummax, torch.cummin", lambda x: torch.cummax(x, 1).values + torch.cummin(x, 0).indices, _x(4, 8)),
