@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -40,8 +40,19 @@ class Iteration:
 
     @property
     def trip_count(self) -> int:
-        """Static number of iterations, or DYNAMIC_INDEX."""
-        return self.chunks if self.chunks is not None else self.extent
+        """
+        Static number of iterations, or DYNAMIC_INDEX. Chunks past the end of a static extent are
+        empty and left out: `stream(N)` with N above the extent runs one iteration per non-empty
+        chunk, not N (N may be as large as int64).
+        """
+        if self.chunks is None:
+            return self.extent
+        if self.extent == DYNAMIC_INDEX:
+            return self.chunks
+        if self.extent == 0:
+            return 0
+        size = -(-self.extent // self.chunks)
+        return min(self.chunks, -(-self.extent // size))
 
 
 def unit_ops(unit: Operation) -> list[fusion.FusionOp]:

@@ -119,6 +119,7 @@ LIT_LOOPS = {
     ("convert_dynamic.mlir", "add_mul"): 2,
     ("chunks_not_dividing.mlir", "rows"): 2,
     ("chunks_not_dividing.mlir", "inner_axis"): 2,
+    ("chunks_not_dividing.mlir", "more_chunks_than_rows"): 2,
     ("chunks_not_dividing.mlir", "dynamic"): 2,
     ("model_ops.mlir", "reshape_kept"): 2,
     ("model_ops.mlir", "slice_kept"): 2,

@@ -3,10 +3,10 @@
 // stream(N) need not divide the extent of its axis: each chunk has ceil(extent/N) elements, the
 // last ones fewer (hir.alias_chunk's result then has a dynamic extent on that axis).
 
-// 6 rows in 4 chunks: 2, 2, 2 and 0 rows.
+// 6 rows in 4 chunks: 2, 2, 2 and 0 rows; the empty chunk is not iterated (3 iterations).
 // CHECK-LABEL: func.func @rows
-// CHECK:         hir.for %{{.*}} = %c0 to %c4 step %c1 {
-// CHECK:         hir.for %[[I:.*]] = %c0 to %c4 step %c1 {
+// CHECK:         hir.for %{{.*}} = %c0 to %c3 step %c1 {
+// CHECK:         hir.for %[[I:.*]] = %c0 to %c3 step %c1 {
 // CHECK:           %x_i = hir.alias_chunk %x[%[[I]]] axis 0 chunks 4 : memref<6x8xf32> -> memref<?x8xf32, strided<[8, 1], offset: ?>>
 // CHECK-NEXT:      %y_i = hir.alias_chunk %y[%[[I]]] axis 0 chunks 4 : memref<6x8xf32> -> memref<?x8xf32, strided<[8, 1], offset: ?>>
 // CHECK-NEXT:      hir.launch ins(%{{.*}} = %x_i : memref<?x8xf32, strided<[8, 1], offset: ?>>) outs(%y_i : memref<?x8xf32, strided<[8, 1], offset: ?>>) {
@@ -25,6 +25,18 @@ func.func @rows(%x: tensor<6x8xf32>) -> tensor<6x8xf32, #fusion.parallel<[stream
 func.func @inner_axis(%x: tensor<6x8xf32>) -> tensor<6x8xf32, #fusion.parallel<[serial, stream(3)]>> {
   %y = fusion.exp %x : tensor<6x8xf32> -> tensor<6x8xf32, #fusion.parallel<[serial, stream(3)]>>
   func.return %y : tensor<6x8xf32, #fusion.parallel<[serial, stream(3)]>>
+}
+
+// -----
+
+// More chunks than rows, up to int64's largest: one iteration per row, not one per chunk.
+// CHECK-LABEL: func.func @more_chunks_than_rows
+// CHECK:         hir.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK:         hir.for %[[I:.*]] = %c0 to %c4 step %c1 {
+// CHECK:           hir.alias_chunk %x[%[[I]]] axis 0 chunks 9223372036854775807 : memref<4x8xf32> -> memref<?x8xf32, strided<[8, 1], offset: ?>>
+func.func @more_chunks_than_rows(%x: tensor<4x8xf32>) -> tensor<4x8xf32, #fusion.parallel<[stream(9223372036854775807), serial]>> {
+  %y = fusion.exp %x : tensor<4x8xf32> -> tensor<4x8xf32, #fusion.parallel<[stream(9223372036854775807), serial]>>
+  func.return %y : tensor<4x8xf32, #fusion.parallel<[stream(9223372036854775807), serial]>>
 }
 
 // -----
