@@ -485,6 +485,16 @@ def _ldexp(e: Emitter, node: Node, x: SSAValue, exponent: SSAValue) -> SSAValue:
     )
 
 
+def fmax(a: Num, b: Num) -> Num:
+    """`torch.fmax`: the maximum, ignoring a NaN operand (NaN where both are)."""
+    return where(a.compare("ne", a), b, where(b.compare("ne", b), a, maximum(a, b)))
+
+
+def fmin(a: Num, b: Num) -> Num:
+    """`torch.fmin`: the minimum, ignoring a NaN operand (NaN where both are)."""
+    return where(a.compare("ne", a), b, where(b.compare("ne", b), a, minimum(a, b)))
+
+
 def _signbit(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     """`torch.signbit`: set for negative numbers and -0.0 (integers: below zero). A NaN's sign bit
     is not read (fusion has no bit view): false, where torch reads the bit of the NaN at hand."""
@@ -497,6 +507,8 @@ def _signbit(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
 
 SPECIAL_TABLE: dict[object, Builder] = {
     aten.signbit.default: _signbit,
+    aten.fmax.default: _elementwise(fmax),
+    aten.fmin.default: _elementwise(fmin),
     aten.atan.default: _elementwise(_atan),
     aten.atan2.default: _elementwise(atan2),
     aten.erfc.default: _elementwise(erfc),

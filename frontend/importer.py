@@ -249,7 +249,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
                 _fake_tensor_log_quiet(),
                 global_hooks_on_each_module(module),
             ):
-                args, kwargs = split_call(fn, example_args)
+                args, kwargs = _unaliased(split_call(fn, example_args))
                 program = torch.export.export(module, args, kwargs or None, strict=False)
         except Exception as err:  # torch's message about the user's code; no hir frames to show
             returned = _unregistered_dataclass(fn, err)
@@ -260,6 +260,27 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     decomposed = decompose(program)
     decomposed.hir_attributes = attributes  # type: ignore[attr-defined]  # what the trace read (AttributeWatch)
     return decomposed
+
+
+def _unaliased(call: tuple[Any, Any]) -> tuple[Any, Any]:
+    """
+    The example arguments with each tensor whose memory an earlier one holds (`f(a, a)`) replaced by
+    a copy: torch.export traces the two as one input, and the program would read the first at both
+    at every later call (`f(a, b)` computed `f(a, a)`). Calls with aliased arguments run the same
+    program (one that updates an argument another aliases is refused at the call).
+    """
+    seen: set[int] = set()
+
+    def distinct(leaf: Any) -> Any:
+        if not isinstance(leaf, torch.Tensor) or leaf.device.type == "meta":
+            return leaf
+        storage = leaf.untyped_storage().data_ptr()
+        if storage in seen and leaf.untyped_storage().nbytes() > 0:
+            return leaf.detach().clone().requires_grad_(leaf.requires_grad)
+        seen.add(storage)
+        return leaf
+
+    return pytree.tree_map(distinct, call)
 
 
 def _unregistered_dataclass(fn: Callable[..., Any] | torch.nn.Module, err: Exception) -> tuple[str, str] | None:

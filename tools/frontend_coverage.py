@@ -321,6 +321,11 @@ CASES: tuple[Case, ...] = (
         lambda x: torch.signbit(x) ^ torch.signbit(torch.where(x > 1, -0.0, 0.0)),
         _x(4, 8),
     ),
+    Case(
+        "torch.fmax, torch.fmin",
+        lambda x, y: torch.fmax(x, torch.where(y > 1, torch.nan, y)) + torch.fmin(x, y),
+        _xs((4, 8), (4, 8)),
+    ),
     Case("torch.logcumsumexp", lambda x: torch.logcumsumexp(x * 10, dim=1), _x(4, 8)),
     Case("torch.cummax, torch.cummin", lambda x: torch.cummax(x, 1).values + torch.cummin(x, 0).indices, _x(4, 8)),
     Case(
