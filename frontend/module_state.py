@@ -242,6 +242,34 @@ def take(
     return HeldState(tensor, origin, origin.data_ptr(), origin._version, private)
 
 
+StateSpecs = dict[str, tuple[torch.dtype, torch.Size]]
+"""Per parameter and buffer, the dtype and shape a training step's programs were traced for."""
+
+
+def state_specs(state: dict[str, torch.Tensor]) -> StateSpecs:
+    return {name: (t.dtype, t.shape) for name, t in state.items()}
+
+
+def changed_state(owner: str, state: dict[str, torch.Tensor], specs: StateSpecs) -> FrontendError | None:
+    """
+    The error of a training call whose module now holds a tensor of another dtype or shape than
+    the programs it runs were traced for (`model.to(torch.bfloat16)` after the first call, inputs
+    still float32), or None. Checked only after a program refused its inputs: the check costs
+    nothing per call, and a call with inputs of the new dtype is a new signature, traced with the
+    module as it now is.
+    """
+    for name, (dtype, shape) in specs.items():
+        t = state.get(name)
+        if isinstance(t, torch.Tensor) and (t.dtype != dtype or t.shape != shape):
+            before = f"{str(dtype).removeprefix('torch.')}{list(shape)}"
+            retrace = " (or call it with inputs of the new dtype: a new signature is traced as the module now is)"
+            return FrontendError(
+                f"<call>: error: {owner}: the module's {name!r} is now {_spec(t)}, but the programs of this call's "
+                f"signature were traced when it was {before}: compile the module again" + retrace * (t.dtype != dtype)
+            )
+    return None
+
+
 def _spec(t: torch.Tensor) -> str:
     return f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
 

@@ -32,6 +32,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import SERIAL
@@ -49,7 +50,14 @@ from hir.frontend.importer import (
     verified_module,
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
-from hir.frontend.module_state import StateReader, TrainFlags, functional_call
+from hir.frontend.module_state import (
+    StateReader,
+    StateSpecs,
+    TrainFlags,
+    changed_state,
+    functional_call,
+    state_specs,
+)
 from hir.frontend.rank_agreement import RankAgreement, ValueCheck
 from hir.frontend.sharded import (
     ACTIVATIONS,
@@ -192,6 +200,8 @@ class MeshStep:
         self.backward.borrowed_inputs = frozenset(
             j for j, (kind, k) in enumerate(self.backward_inputs) if kind == "saved" and k in lent
         )
+        self.state_specs: StateSpecs = state_specs(state()) if state is not None else {}
+        """The dtypes and shapes of the module's tensors the programs were traced for."""
         self._gradient_bases: dict[int, tuple[torch.Tensor, int]] = {}
         """Per sharded parameter (primal index): the full-shaped gradient last returned, as the
         base it is a view of, and the base's version after this rank's block was written."""
@@ -769,15 +779,22 @@ class MeshTrainingFunction:
                 self._by_mode[mode] = self._new_cache()
             self._mode, self.specializations = mode, self._by_mode[mode]
         args = self.specializations.signature.positional(args, kwargs)
-        if torch.is_inference_mode_enabled():
-            # An evaluation under `torch.inference_mode()`: traced and run outside it (AOT autograd's
-            # trace of a new mode or signature reads version counters, which inference tensors lack).
-            with torch.inference_mode(False), torch.no_grad():
-                return self._forward_only(state, args)
-        tensors = [*state.values(), *args]
-        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-            return _Apply.apply(self.specializations.lookup(None, args), *tensors)
-        return self._forward_only(state, args)
+        try:
+            if torch.is_inference_mode_enabled():
+                # An evaluation under `torch.inference_mode()`: traced and run outside it (AOT autograd's
+                # trace of a new mode or signature reads version counters, which inference tensors lack).
+                with torch.inference_mode(False), torch.no_grad():
+                    return self._forward_only(state, args)
+            tensors = [*state.values(), *args]
+            if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+                return _Apply.apply(self.specializations.lookup(None, args), *tensors)
+            return self._forward_only(state, args)
+        except DiagnosticException:
+            # `model.to(torch.bfloat16)` since the trace: the program refused the module's tensors.
+            step = self.specializations.lookup(None, args)  # the call's own: its signature was just looked up
+            if (changed := changed_state(self.name, state, step.state_specs)) is not None:
+                raise changed from None
+            raise
 
     def _forward_only(self, state: dict[str, torch.Tensor], args: Sequence[Any]) -> Any:
         """The forward program alone (no gradient is recorded): a call under no_grad or inference mode."""

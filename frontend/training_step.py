@@ -25,6 +25,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from hir.frontend.errors import FrontendError
+from hir.frontend.module_state import StateSpecs
 
 
 def refuse_double_backward(grads: Sequence[Any] = ()) -> None:
@@ -152,6 +153,8 @@ class AotStep:
         self.lean: LeanForm | None = None
         self._lean_checked = False
         self._unreached: frozenset[int] | None = None
+        self.state_specs: StateSpecs = {}
+        """The dtypes and shapes of the module's tensors the programs were traced for."""
 
     def __call__(self, state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
         if torch.is_grad_enabled() and self.graphs.reach is not None:
@@ -381,11 +384,33 @@ class LeanStep(torch.autograd.Function):
                 for g, (shape, dtype, device) in zip(grads, ctx.like)
             )
         tangents = [g.contiguous() for g in grads]
-        gradients: Sequence[Any] = form.backward([*ctx.saved_tensors, *tangents])
+        gradients: Sequence[Any] = form.backward([*saved_tensors(ctx), *tangents])
         if form.reach is not None:  # None for the inputs no used result reaches, as in eager
             kept = _kept(form.reach, used)
             gradients = [g if k in kept else None for k, g in enumerate(gradients)]
         return (None, *gradients)
+
+
+def saved_tensors(ctx: Any) -> tuple[torch.Tensor, ...]:
+    """
+    `ctx.saved_tensors`, where a saved view of a parameter (a weight's transpose, taken in the
+    forward as eager autograd keeps it) whose parameter was updated in place since the forward (an
+    `optimizer.step()` before this `backward()`) raises eager's error for that update: torch's own
+    says "A view was created in no_grad mode ... modified inplace with grad mode enabled", which
+    names neither the update nor the tensor (the forward runs under no_grad: its programs write
+    their results in place).
+    """
+    try:
+        return ctx.saved_tensors
+    except RuntimeError as err:
+        if not str(err).startswith("A view was created in no_grad mode"):
+            raise
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace operation: a "
+            "parameter (or input) that the compiled forward saved for its backward was updated in place between "
+            "that forward and this backward() (an optimizer.step(), or an in-place update under torch.no_grad()), "
+            "as eager autograd refuses too: run backward() before updating it"
+        ) from None
 
 
 def _position(program: Any, graph_input: int) -> int | None:
