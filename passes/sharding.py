@@ -43,10 +43,14 @@ def is_broadcast_into_didx(op: fusion.FusionOp, k: int, axis: int) -> bool:
 def resharded_operands(op: fusion.FusionOp) -> list[int]:
     """Indices of the operands whose sharding the op cannot consume locally."""
     result = layout_of(op.results[0].type)
+    layouts = [layout_of(operand.type) for operand in op.operands]
+    if result.didx_axis is None and all(
+        layout.didx_axis is None and not meshes_differ(layout, result) for layout in layouts
+    ):
+        return []  # nothing sharded, one mesh: every program on one device (most of them) ends here
     axis_map = op.axis_map()
     flagged: set[int] = set()
-    for k, operand in enumerate(op.operands):
-        layout = layout_of(operand.type)
+    for k, layout in enumerate(layouts):
         if meshes_differ(layout, result):
             flagged.add(k)
         if layout.didx_axis is not None:
