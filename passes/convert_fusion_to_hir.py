@@ -163,15 +163,55 @@ def check_chunk_semantics(op: fusion.FusionOp, result_slicing: Slicing | None, g
     """
     if result_slicing is None or op.axis_map()[result_slicing.axis]:
         return
+    axis = result_slicing.axis
+    check_made_axis(op, axis, global_view)
+    extent = op.results[0].type.get_shape()[axis]  # type: ignore[attr-defined]
+    if sliced_tensor_type(op.results[0].type, result_slicing, global_view).get_shape()[axis] == DYNAMIC_INDEX:
+        # The op makes this axis (no operand has it), and making one needs its extent, which a
+        # chunk of uneven (or dynamic) size does not have in the IR.
+        of = "a dynamic extent" if extent == DYNAMIC_INDEX else f"{extent}"
+        raise PassFailedException(
+            located(
+                op,
+                f"cannot run in chunks on result axis {axis}: the op makes that axis (no operand has it) and "
+                f"needs its extent, but stream({result_slicing.chunks}) of {of} has chunks of different sizes; "
+                "use a chunk count that divides the extent, or plain stream",
+            )
+        )
+
+
+def check_made_axis(op: fusion.FusionOp, axis: int, global_view: bool) -> None:
+    """Raises unless `op` on its whole operands computes each index of result `axis` alike."""
     no_axes: list[int | None] = [None] * len(op.operands)
     values = Block(arg_types=[sliced_tensor_type(o.type, None, global_view) for o in op.operands])
-    one_index = Slicing((result_slicing.axis,))
+    one_index = Slicing((axis,))
     probe = type(op).create(
         operands=list(values.args),
         result_types=[sliced_tensor_type(op.results[0].type, one_index, global_view)],
-        properties=op.properties_without_axes(no_axes, result_slicing.axis),
+        properties=op.properties_without_axes(no_axes, axis),
     )
     check_slice_semantics(op, probe, [None] * len(op.operands), one_index)
+
+
+def makes_uneven_chunks(unit: Operation) -> bool:
+    """
+    A bare op that makes its stream(N) axis (a broadcast's new axis, a `fusion.full`) in chunks of
+    different sizes: making a chunk needs its extent, which the IR does not have (`?`), so the op
+    runs whole, once (its result is the same; only this op is not pipelined).
+    """
+    if not isinstance(unit, fusion.FusionOp) or len(unit.results) != 1:
+        return False
+    layout = layout_of(unit.results[0].type)
+    if layout.stream_axis is None or layout.stream_chunks is None or unit.axis_map()[layout.stream_axis]:
+        return False
+    extent = unit.results[0].type.get_shape()[layout.stream_axis]  # type: ignore[attr-defined]
+    if chunk_extent(extent, layout.stream_chunks) != DYNAMIC_INDEX:
+        return False
+    try:
+        check_made_axis(unit, layout.stream_axis, False)
+    except PassFailedException:  # not made but read whole (a softmax's axis): refused as it is
+        return False
+    return True
 
 
 def global_probe(
@@ -242,7 +282,7 @@ class FunctionConverter:
         iteration = iteration_of(op)
         if global_view and isinstance(op, fusion.FusionOp) and (plan := rotating_reduce_of(op)) is not None:
             ops = self.rotating_reduce(op, plan)
-        elif iteration is None:
+        elif iteration is None or (not global_view and makes_uneven_chunks(op)):
             ops = self.whole_launch(op, global_view)
         else:
             ops = self.stream_loops(op, iteration, global_view)
