@@ -29,6 +29,7 @@ from hir.frontend.importer import (
     ImportedProgram,
     InputSource,
     Layouts,
+    Signature,
     SingleDevice,
     _per_entry,
     capturing_module,
@@ -160,6 +161,8 @@ class CompiledFunction:
         """The constants no module attribute holds, as held per device, by input position: this
         specialization's own (another trace's `torch.tensor([x.shape[0]])` is another value)."""
         self._module: torch.nn.Module | None = None
+        self._ties: Ties = []
+        """Tensors the module held under several names when traced, which each call checks it still does."""
         """The module compiled, whose parameters and buffers each call reads as they are now; None: a function."""
         self._input_plans: dict[torch.device, Any] = {}
         """Per device: the program's inputs with the constants in place, where the user's tensors go and
@@ -740,6 +743,14 @@ class CompiledFunction:
         if plan is None:
             plan = self._input_plans[device] = self._input_plan(device)
         template, users, states = plan
+        for name, table, attr, others in self._ties:
+            held = table.get(attr)
+            for other, other_table, other_attr in others:
+                if other_table.get(other_attr) is not held:
+                    raise CallError(
+                        f"<call>: error: {self.name}: the module's {other!r} was {name!r} (one tensor, which the "
+                        "program reads once) when it was compiled, and is another tensor now: compile the module again"
+                    )
         inputs = list(template)
         local_input = self.mode.local_input
         for k, source in users:
@@ -853,6 +864,34 @@ class _Replay:
         )
 
 
+Ties = list[tuple[str, dict[str, Any], str, list[tuple[str, dict[str, Any], str]]]]
+
+
+def tied_state(module: torch.nn.Module | None, signature: Signature) -> Ties:
+    """
+    The module's tensors held under several names (tied weights: `lm_head.weight = wte.weight`),
+    which torch.export's program reads under one name alone, found when the program is traced:
+    each with where the module keeps it and its other names, which a call checks still hold it.
+    """
+    if module is None:
+        return []
+    names: dict[int, list[str]] = {}
+    state = [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]
+    for name, tensor in state:
+        names.setdefault(id(tensor), []).append(name)
+    read = {source.name for source in signature.inputs if source.kind == "state"}
+    ties = []
+    for group in names.values():
+        first = next((n for n in group if n in read), None)
+        where = {n: state_table(module, n) for n in group}
+        if first is None or len(group) < 2 or any(w is None for w in where.values()):
+            continue
+        others = [(n, *w) for n, w in where.items() if n != first and w is not None]
+        table, attr = where[first]  # type: ignore[misc]
+        ties.append((first, table, attr, others))
+    return ties
+
+
 def compile_torch(
     fn: Callable[..., Any] | torch.nn.Module,
     example_args: Sequence[Any],
@@ -924,6 +963,7 @@ def compile_torch(
         imported.exported = None  # the capture holds the module's tensors as they were: a replaced one stays dead
         compiled._shared_state = shared_state  # parameters moved and sharded once, whatever the shapes
         compiled._module = fn if isinstance(fn, torch.nn.Module) else None
+        compiled._ties = tied_state(compiled._module, compiled.signature)
         return compiled
 
     compiled = specialize(example_args)

@@ -249,7 +249,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
                 _fake_tensor_log_quiet(),
                 global_hooks_on_each_module(module),
             ):
-                args, kwargs = _unaliased(split_call(fn, example_args))
+                args, kwargs = _unaliased(split_call(fn, example_args), module)
                 program = torch.export.export(module, args, kwargs or None, strict=False)
         except Exception as err:  # torch's message about the user's code; no hir frames to show
             returned = _unregistered_dataclass(fn, err)
@@ -262,14 +262,16 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
     return decomposed
 
 
-def _unaliased(call: tuple[Any, Any]) -> tuple[Any, Any]:
+def _unaliased(call: tuple[Any, Any], module: torch.nn.Module) -> tuple[Any, Any]:
     """
-    The example arguments with each tensor whose memory an earlier one holds (`f(a, a)`) replaced by
-    a copy: torch.export traces the two as one input, and the program would read the first at both
-    at every later call (`f(a, b)` computed `f(a, a)`). Calls with aliased arguments run the same
-    program (one that updates an argument another aliases is refused at the call).
+    The example arguments with each tensor whose memory an earlier one (or a parameter or buffer of
+    the module) holds (`f(a, a)`, `f(x, model.weight)`) replaced by a copy: torch.export traces the
+    two as one input, and the program would read the first at both at every later call (`f(a, b)`
+    computed `f(a, a)`). Calls with aliased arguments run the same program (one that updates an
+    argument another aliases is refused at the call).
     """
-    seen: set[int] = set()
+    state = [*module.parameters(), *module.buffers()]
+    seen = {t.untyped_storage().data_ptr() for t in state if t.device.type != "meta"}
 
     def distinct(leaf: Any) -> Any:
         if not isinstance(leaf, torch.Tensor) or leaf.device.type == "meta":

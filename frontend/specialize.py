@@ -10,6 +10,7 @@ shape, never the position of an argument of `@main` or a line of the imported mo
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from collections import OrderedDict
@@ -61,6 +62,8 @@ class StaticArg:
     value: Any
     kind: type
     """The value's type: `1`, `1.0` and `True` compare equal, but are different specializations."""
+    sign: float = 1.0
+    """A float's sign: `-0.0 == 0.0`, but `x * -0.0` is another program."""
 
     def __str__(self) -> str:
         return repr(self.value)
@@ -81,7 +84,13 @@ def spec_of(tensor: torch.Tensor, grad: bool = False) -> ArgSpec:
 
 def arg_spec(arg: Any, grad: bool = False) -> ArgSpec | StaticArg:
     """A tensor's `ArgSpec`, or the `StaticArg` of a value the program is specialized for."""
-    return spec_of(arg, grad) if isinstance(arg, torch.Tensor) else StaticArg(arg, type(arg))
+    if isinstance(arg, torch.Tensor):
+        return spec_of(arg, grad)
+    return StaticArg(arg, type(arg), _sign(arg))
+
+
+def _sign(value: Any) -> float:
+    return math.copysign(1.0, value) if type(value) is float else 1.0
 
 
 def is_static(arg: Any) -> bool:
@@ -110,7 +119,10 @@ def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
         return None
     return (
         torch.is_grad_enabled(),
-        *[(a.shape, a.dtype, a.device, a.requires_grad) if isinstance(a, torch.Tensor) else (type(a), a) for a in args],
+        *[
+            (a.shape, a.dtype, a.device, a.requires_grad) if isinstance(a, torch.Tensor) else (type(a), a, _sign(a))
+            for a in args
+        ],
     )
 
 

@@ -129,6 +129,12 @@ def parameters_keep_shape_and_dtype() -> None:
     linear.weight = torch.nn.Parameter(torch.randn(4, 4, dtype=torch.float64))
     with pytest.raises(FrontendError, match="compile the module again"):
         compiled(x)
+    tied = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+    tied[1].weight = tied[0].weight
+    compiled = hir.compile(tied, (x,))
+    tied[1].weight = torch.nn.Parameter(torch.randn(4, 4))  # untied: the program reads one tensor
+    with pytest.raises(CallError, match=r"'1\.weight' was '0\.weight' .* compile the module again"):
+        compiled(x)
 
 
 def stream_axis_survives() -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import copy
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 import hir
+from hir.frontend.specialize import CallError
 
 
 def _seeded(*shape: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -103,6 +105,56 @@ def test_the_same_tensor_passed_for_two_arguments_is_traced_as_two() -> None:
     compiled = hir.compile(f, (a, a))
     for x, y in [(a, a), (a, b), (b, a), (a, a.view(3, 4))]:
         torch.testing.assert_close(compiled(x, y), f(x, y))
+
+
+def test_a_parameter_passed_as_an_argument_is_traced_as_its_own_input() -> None:
+    # torch.export traced the argument as the parameter it aliased: a later call with another
+    # tensor read the parameter.
+    linear = torch.nn.Linear(4, 4)
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return linear(x) + w.sum(0)
+
+    x = _seeded(2, 4, seed=0)
+    with torch.no_grad():
+        compiled = hir.compile(f, (x, linear.weight))
+        for w in (linear.weight, _seeded(4, 4, seed=1)):
+            torch.testing.assert_close(compiled(x, w), f(x, w))
+
+
+def test_a_negative_zero_argument_is_its_own_specialization() -> None:
+    # The signature compared -0.0 == 0.0: a call with -0.0 ran the program traced with 0.0.
+    def f(x: torch.Tensor, s: float) -> torch.Tensor:
+        return x * s
+
+    x = torch.tensor([3.0, -2.0])
+    compiled = hir.compile(f, (x, 0.0))
+    for s in (0.0, -0.0, 0.0):
+        assert torch.equal(torch.signbit(compiled(x, s)), torch.signbit(f(x, s)))
+
+
+def test_untying_weights_after_compiling_is_a_call_error() -> None:
+    # torch.export reads a tied tensor under its first name: after `head.weight` was given a
+    # tensor of its own, the program still read `emb.weight` for it (a silent wrong answer).
+    class Tied(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(10, 4)
+            self.head = torch.nn.Linear(4, 10, bias=False)
+            self.head.weight = self.emb.weight
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.head(self.emb(ids))
+
+    model = Tied().eval()
+    ids = torch.tensor([[1, 4, 7]])
+    compiled = hir.compile(model, (ids,))
+    with torch.no_grad():
+        model.emb.weight.mul_(0.5)  # still tied: read
+        torch.testing.assert_close(compiled(ids), model(ids))
+        model.head.weight = torch.nn.Parameter(_seeded(10, 4, seed=2))
+        with pytest.raises(CallError, match=r"'head\.weight' was 'emb\.weight'"):
+            compiled(ids)
 
 
 def resample_abs_pos_embed(posemb: torch.Tensor, new_size: tuple[int, int], num_prefix_tokens: int = 1) -> torch.Tensor:
