@@ -21,7 +21,7 @@ from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 # xDSL's string-literal pattern nests a `+` in a `*` (`(?:[^"...]+|escape)*"`): an unterminated
 # string backtracks exponentially in the length of the rest of its line (40 characters: hours).
@@ -132,8 +132,22 @@ class LocatedParser(Parser):
         outer = self.forward_ssa_references
         self._enclosing_forward_references.append(outer)
         self.forward_ssa_references = {}
+        opening = self._current_token.span
         try:
             region = super().parse_optional_region(arguments)
+        except ParseError as e:
+            # xDSL reports a block that ends without `}` as a missing block label (`^bb`), with the
+            # message " in block definition": say which region is left open instead.
+            if e.msg != " in block definition":
+                raise
+            line, column = self._line_and_column(opening.start)
+            where = f"line {line + self.line_offset}:{column}"
+            at = self._current_token
+            if at.kind is MLIRTokenKind.EOF:
+                message = f"the input ends inside the region opened at {where}: expected '}}'"
+            else:
+                message = f"expected an operation or '}}' to close the region opened at {where}"
+            self.raise_error(message, at.span)
         finally:
             self._enclosing_forward_references.pop()
             inner, self.forward_ssa_references = self.forward_ssa_references, outer
