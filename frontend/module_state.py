@@ -151,6 +151,8 @@ class TrainFlags:
         places = [(m._modules, key) for m in self.modules for key in m._modules]
         self._tables, self._keys = [t for t, _ in places], [k for _, k in places]
         self.structure = tuple(t[k] for t, k in places)
+        self._children = [m._modules for m in self.modules]
+        self._counts = tuple(map(len, self._children))  # a submodule added since: `nn.Sequential.append`
         """
         Every submodule where its parent holds it: a submodule replaced since (`model.fc =
         nn.Linear(...)` for a new head, `model.head = nn.Dropout(0.5)`) changes the code the trace
@@ -181,8 +183,11 @@ class TrainFlags:
         return self._hooks
 
     def replaced(self) -> bool:
-        """Whether a submodule was replaced (or removed) since the structure was taken: about 0.03 µs a submodule."""
-        return tuple(map(dict.get, self._tables, self._keys)) != self.structure  # modules compare by identity
+        """Whether a submodule was replaced, removed or added since the structure was taken (0.05 µs a submodule)."""
+        return (
+            tuple(map(dict.get, self._tables, self._keys)) != self.structure  # modules compare by identity
+            or tuple(map(len, self._children)) != self._counts
+        )
 
     def __call__(self, checked: bool = False) -> tuple[Any, ...]:
         """The structure, the hooks and the flags; `checked`: the caller has just seen `replaced()` false."""

@@ -238,3 +238,19 @@ def test_adaptive_max_pooling_with_uneven_windows() -> None:
         got[0].square().sum().backward()
         want[0].square().sum().backward()
         torch.testing.assert_close(model.conv.weight.grad, reference.conv.weight.grad)
+
+
+def test_a_submodule_added_after_compiling_runs_a_new_trace() -> None:
+    # A submodule replaced or removed since the trace picked programs of its own, one added
+    # (`nn.Sequential.append`, a ModuleList extended) did not: the old program ran without it.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    x = _seeded(3, 4, seed=0)
+    compiled = hir.compile(model, (x,))
+    with torch.no_grad():
+        for step in range(3):
+            if step == 1:
+                model.append(torch.nn.ReLU())
+            if step == 2:
+                model.extend([torch.nn.Linear(4, 4), torch.nn.Tanh()])
+            torch.testing.assert_close(compiled(x), model(x))
