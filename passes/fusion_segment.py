@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import PassFailedException
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import layout_of
 from hir.dialects.shape_rules import Slicing
+from hir.passes.convert_fusion_to_hir import makes_uneven_chunks
 from hir.passes.fold_permutes import fold_permutes
 from hir.passes.sharding import is_resharding
 from hir.passes.stream_axes import operand_slicings
@@ -416,6 +417,8 @@ class _Node:
     """Pairs with this group refused for a path through a third group: asked again when it grows."""
     reads: dict[SSAValue, object] = field(default_factory=dict)
     """How the stream loop would slice each value the group's ops read (`stream_reads`)."""
+    alone: bool = False
+    """An op that makes its stream(N) axis in uneven chunks: it runs whole, so in no segment."""
 
 
 class _Partition:
@@ -439,6 +442,7 @@ class _Partition:
         for node, op in zip(self.node_at, ops):
             if node.streamed:
                 node.reads = stream_reads(op)
+                node.alone = makes_uneven_chunks(op)
         for consumer, op in zip(self.node_at, ops):
             for operand in op.operands:
                 if (j := self.position.get(operand.owner)) is not None:
@@ -477,7 +481,7 @@ class _Partition:
 
     def allowed(self, producer: _Node, consumer: _Node, should_merge: ShouldMerge) -> bool:
         """The hard rules (resharding ops stay alone, streams fit), then the predicate. Refusals are final."""
-        if producer.group.has_resharding or consumer.group.has_resharding:
+        if producer.group.has_resharding or consumer.group.has_resharding or producer.alone or consumer.alone:
             return False
         if not self.streams_fit(producer, consumer):
             return False

@@ -42,3 +42,20 @@ func.func @full_even() -> tensor<4x2xf32, #fusion.parallel<[stream(2), serial]>>
   %a = fusion.full 2.0 : tensor<4x2xf32, #fusion.parallel<[stream(2), serial]>>
   func.return %a : tensor<4x2xf32, #fusion.parallel<[stream(2), serial]>>
 }
+
+// -----
+
+// fusion-segment keeps such an op out of segments, under every policy: the broadcast runs whole,
+// the mul and the exp in one segment streamed in chunks.
+// RUN: hir-opt %s --split-input-file -p 'fusion-segment{policy=resharding-only}' | filecheck %s --check-prefix=SEG
+// SEG-LABEL: func.func @kept_out_of_segments
+// SEG-NEXT:    %b = fusion.broadcast %x dims = [0]
+// SEG-NEXT:    %e = fusion.segment ins(%b_1 = %b, %y_1 = %y
+// SEG-NEXT:      fusion.mul %b_1, %y_1
+// SEG-NEXT:      fusion.exp
+func.func @kept_out_of_segments(%x: tensor<3xf32>, %y: tensor<5x3xf32>) -> tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>> {
+  %b = fusion.broadcast %x dims = [0] : tensor<3xf32> -> tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>>
+  %c = fusion.mul %b, %y : tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>>, tensor<5x3xf32> -> tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>>
+  %e = fusion.exp %c : tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>> -> tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>>
+  func.return %e : tensor<5x3xf32, #fusion.parallel<[stream(2), serial]>>
+}
