@@ -100,5 +100,7 @@ def test_corner_matches_torch(name: str) -> None:
             results = program(given, num_streams=num_streams)
             assert len(results) == len(expected), pipeline
             for got, want in zip(results, expected):
-                torch.testing.assert_close(got, want, msg=lambda m, p=pipeline, n=num_streams: f"{p} ({n} streams): {m}")
+                torch.testing.assert_close(
+                    got, want, msg=lambda m, p=pipeline, n=num_streams: f"{p} ({n} streams): {m}"
+                )
             assert all(torch.equal(a, b) for a, b in zip(given, inputs)), f"{pipeline} wrote an input"
