@@ -609,15 +609,24 @@ class CompiledFunction:
         """
         Whether a replay may overwrite the results the previous replays handed out: the aliases the
         caller holds alone are moved to memory of their own; where it holds other views of them the
-        call runs eagerly, and after two such calls in a row the results are copied from then on.
+        call runs eagerly. After two such calls in a row the caller keeps the buffers it holds (a
+        parameter's `.grad` that later backwards accumulate into, in place, holds one for good):
+        the graphs are dropped, this call captures a graph with buffers of its own, and its
+        results are copied from then on.
         """
         if self._handed.reclaim():
             self._held_calls = 0
             return True
         self._held_calls += 1
-        if self._held_calls >= 2:
-            self.hands_out_results = False
-        return False
+        if self._held_calls < 2:
+            return False
+        self.hands_out_results = False
+        self._handed = HandedOutputs()  # what the caller holds is its own now: the graph that wrote it is dropped
+        self.program.graphs.clear()
+        self._replay = None
+        self._borrowed_at = None  # recorded again at the next capture
+        self._held_calls = 0
+        return True
 
     def _move_lent(self) -> None:
         """Before a replay overwrites its output buffers: the lent views still referenced get memory of their own."""

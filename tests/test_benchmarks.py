@@ -42,6 +42,7 @@ def benchmark(name: str) -> ModuleType:
         "attention_block",
         "kv_cache_decode",
         "segment_policies",
+        "model_blocks",
     ],
 )
 def test_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,6 +69,7 @@ def test_every_step_command_parses() -> None:
             "attention_block",
             "kv_cache_decode",
             "segment_policies",
+            "model_blocks",
         )
     }
     checked = 0

@@ -741,7 +741,8 @@ def test_a_result_the_caller_holds_is_never_overwritten(
     A replay overwrites the graph's static output buffer. What a call returned is an alias of that
     buffer (no copy): a result the caller drops costs nothing; one it still holds at the next call
     is moved to memory of its own first; one it holds views of makes the next call run without
-    the graph (the views keep their values), and after two such calls the results are copies.
+    the graph (the views keep their values). A second such call leaves the buffers to the caller:
+    it captures a graph of its own, whose results are copies from then on.
     """
     monkeypatch.setattr(compiled_module, "graph_by_default", lambda device: True)
     block, compiled = compiled_block(cuda_graph=setting)
@@ -775,16 +776,30 @@ def test_a_result_the_caller_holds_is_never_overwritten(
         torch.testing.assert_close(row, expected[3][0])
         torch.testing.assert_close(third, expected[4])
         assert third.untyped_storage().data_ptr() != buffer  # an eager run's own memory
-        fourth = compiled(xs[5])  # `row` still held: eagerly again, and results are copies from now on
+        fourth = compiled(xs[5])  # `row` still held: the old graph is left to it, a new one captured
         assert graph.replays == replays + 2
         assert not compiled.hands_out_results
-        del row
-        fifth = compiled(xs[6])  # the buffer is free again: replayed, the result a copy
-        assert graph.replays == replays + 3
+        (recaptured,) = compiled.program.graphs.values()
+        assert recaptured is not captured
+        (new_output,) = recaptured.static_outputs
+        assert new_output.untyped_storage().data_ptr() != buffer
+        new_graph = RecordingGraph.made[-1]
+        assert new_graph is not graph
+        new_graph.on_replay = lambda: new_output.copy_(block(recaptured.static_inputs[-1]))
+        torch.testing.assert_close(row, expected[3][0])  # never overwritten again
+        new_replays = new_graph.replays
+        fifth = compiled(xs[6])  # `row` still held, and no matter: replayed, the result a copy
+        assert new_graph.replays == new_replays + 1
         sixth = compiled(xs[7])
+        assert new_graph.replays == new_replays + 2
+        assert graph.replays == replays + 2
+        torch.testing.assert_close(row, expected[3][0])
         for got, want in ((third, 4), (fourth, 5), (fifth, 6), (sixth, 7)):
             torch.testing.assert_close(got, expected[want])
-        assert all(t.untyped_storage().data_ptr() != buffer for t in (fourth, fifth, sixth))
+        held = (fourth, fifth, sixth)
+        assert all(
+            t.untyped_storage().data_ptr() not in (buffer, new_output.untyped_storage().data_ptr()) for t in held
+        )
 
 
 def test_a_call_like_the_last_replays_without_the_programs_checks(
