@@ -146,13 +146,20 @@ class TrainFlags:
         self.module = module if isinstance(module, torch.nn.Module) else None
         self._collect()
 
+    def collect(self) -> None:
+        """Takes the module's submodules again (a parametrization registered since adds some)."""
+        self._collect()
+
     def _collect(self) -> None:
         self.modules = list(self.module.modules()) if self.module is not None else []
         places = [(m._modules, key) for m in self.modules for key in m._modules]
         self._tables, self._keys = [t for t, _ in places], [k for _, k in places]
         self.structure = tuple(t[k] for t, k in places)
-        self._children = [m._modules for m in self.modules]
-        self._counts = tuple(map(len, self._children))  # a submodule added since: `nn.Sequential.append`
+        # What each module registers, counted: a submodule, parameter or buffer added since
+        # (`nn.Sequential.append`, `nn.ParameterList.append`, a buffer that forward reads with
+        # `getattr(self, "extra", None)`) changes what the trace ran and read, as a replaced one does.
+        self._children = [table for m in self.modules for table in (m._modules, m._parameters, m._buffers)]
+        self._counts = tuple(map(len, self._children))
         """
         Every submodule where its parent holds it: a submodule replaced since (`model.fc =
         nn.Linear(...)` for a new head, `model.head = nn.Dropout(0.5)`) changes the code the trace
@@ -183,7 +190,8 @@ class TrainFlags:
         return self._hooks
 
     def replaced(self) -> bool:
-        """Whether a submodule was replaced, removed or added since the structure was taken (0.05 µs a submodule)."""
+        """Whether a submodule was replaced or removed, or a submodule, parameter or buffer added, since the
+        structure was taken (about 0.05 µs a submodule)."""
         return (
             tuple(map(dict.get, self._tables, self._keys)) != self.structure  # modules compare by identity
             or tuple(map(len, self._children)) != self._counts
@@ -193,7 +201,7 @@ class TrainFlags:
         """The structure, the hooks and the flags; `checked`: the caller has just seen `replaced()` false."""
         if not checked and self.replaced():
             self._collect()
-        return (self.structure, self.hooks(), *map(self._FLAG, self.modules))  # about 0.03 µs a submodule
+        return (self.structure, self._counts, self.hooks(), *map(self._FLAG, self.modules))  # 0.03 µs a submodule
 
 
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
@@ -208,6 +216,31 @@ _GLOBAL_HOOKS = [
 def _module_hooks(module: torch.nn.Module) -> list[dict[int, Any]]:
     """The module's hooks by their handles' ids, in the dicts torch keeps them in."""
     return [table for name in _HOOK_TABLES if isinstance(table := module.__dict__.get(name), dict)]
+
+
+class Registrations:
+    """
+    How many parameters, buffers and submodules were registered on any module since hir was
+    imported (torch's global registration hooks): a training step compares it at each call (one
+    integer), and where it moved, reads the module's tensors by name again, so that a
+    parametrization, pruning or parameter added after `hir.compile` (`register_parametrization`,
+    `prune.l1_unstructured`, `model.scale = nn.Parameter(...)`) is traced, where the names it read
+    at the compile were gone ('the module no longer has ...') or the new tensor was not the module's.
+    """
+
+    count = 0
+
+
+def _count_registration(*_: Any) -> None:
+    Registrations.count += 1
+
+
+for _register in (
+    torch.nn.modules.module.register_module_parameter_registration_hook,
+    torch.nn.modules.module.register_module_buffer_registration_hook,
+    torch.nn.modules.module.register_module_module_registration_hook,
+):
+    _register(_count_registration)
 
 
 def removed(owner: str, names: list[str]) -> FrontendError:

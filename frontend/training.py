@@ -80,6 +80,7 @@ from hir.frontend.layouts import LayoutError
 from hir.frontend.module_state import (
     RECORDING_SETATTR,
     AttributeWatch,
+    Registrations,
     StateReader,
     TrainFlags,
     changed_state,
@@ -774,6 +775,12 @@ class TrainingFunction:
         self._attributes = AttributeWatch()
         """The plain attributes the traces read (`self.scale`): a new value traces programs of its own."""
         self._watched = 0
+        self._unreached_state: set[str] = set()
+        """The module's tensors no traced step reached, shared by the steps (AotStep.unreached_state)."""
+        self._registrations = Registrations.count
+        self._names = tuple(self._state())
+        self._generation = 0
+        """Counts the changes of the module's tensor names (a parametrization registered since): each traces anew."""
         self._cache_of = (call, example, max_specializations)
         self._flags = self._mode_at_call()
         self._grads = tuple(map(_REQUIRES_GRAD, self._state().values()))
@@ -829,6 +836,13 @@ class TrainingFunction:
         if self._mode.replaced():  # `model.fc = nn.Linear(...)`: read the new submodule's tensors (and trace it)
             self._read_state = StateReader(self.fn, self.name, attributes=True)
             self._mode()  # takes the new structure
+        if Registrations.count != self._registrations:  # a tensor or submodule registered somewhere since
+            self._registrations = Registrations.count
+            reader = StateReader(self.fn, self.name, attributes=True)
+            if (names := tuple(reader())) != self._names:  # `register_parametrization`, pruning, a new parameter
+                self._read_state, self._names = reader, names
+                self._generation += 1
+                self._mode.collect()  # the submodules it added, their flags and hooks
         return self._read_state()
 
     def _mode_at_call(self) -> tuple[Any, ...]:
@@ -842,7 +856,8 @@ class TrainingFunction:
             self._inference_by_flags = {(*f[:2], f[2] + extra): c for f, c in self._inference_by_flags.items()}
             self._flags = (*self._flags[:2], self._flags[2] + extra)
             self._watched = len(self._attributes)
-        return self._mode(checked=True), autocast_state(), self._attributes()  # `_state()` took a replaced submodule
+        # `_state()` took a replaced submodule, and new tensor names (a generation of their own).
+        return (self._generation, self._mode(checked=True)), autocast_state(), self._attributes()
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         if self.containers is not None and self.containers.wanted(args, kwargs):  # `past_key_values` after None
@@ -1010,6 +1025,7 @@ class TrainingFunction:
         aot.programs = programs  # type: ignore[attr-defined]
         step = AotStep(aot, graphs)
         step.state_specs = state_specs(self._state())
+        step.unreached_state = self._unreached_state
         return step
 
 

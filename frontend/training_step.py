@@ -155,10 +155,21 @@ class AotStep:
         self._unreached: frozenset[int] | None = None
         self.state_specs: StateSpecs = {}
         """The dtypes and shapes of the module's tensors the programs were traced for."""
+        self.unreached_state: set[str] = set()
+        """
+        The module's tensors that no result of a traced step reached, shared by the function's steps
+        (`_cut_unreached` below): a step's first call, which traces it, does not know its reach yet.
+        """
 
     def __call__(self, state: dict[str, torch.Tensor], *args: torch.Tensor) -> Any:
         if torch.is_grad_enabled() and self.graphs.reach is not None:
             state, args = self._cut_unreached(state, args)
+        elif torch.is_grad_enabled() and self.unreached_state:
+            # The first call of a new step (an eval switch, a new batch size): a stale weight that the
+            # steps traced before found unreached is passed detached, as later calls pass it.
+            state = {
+                n: t.detach() if n in self.unreached_state and t.grad_fn is not None else t for n, t in state.items()
+            }
         if not self._lean_checked and self.out_spec is not None and "backward" in self.graphs.programs:
             self.lean = lean_form(self.graphs, self.out_spec.num_leaves, len(state) + len(args))
             self._lean_checked = True  # both programs exist: their form does not change
@@ -177,6 +188,8 @@ class AotStep:
             leaves = pytree.tree_leaves(self.aot(state, *args))
         if usage is not None:
             usage.carry_updates(self.graphs, given)
+        if self._unreached is None and self.graphs.reach is not None:  # traced at this call
+            self._find_unreached(list(state), len(given))
         for j, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
                 # create_graph=True: refused before AOT autograd's backward runs, as LeanStep refuses it.
@@ -203,13 +216,15 @@ class AotStep:
         """
         An input with a history (a tensor computed before the call, held as a plain attribute)
         that no result reaches is passed detached: the old `torch.nn.utils.weight_norm` keeps
-        `fc.weight` computed from `weight_g` and `weight_v` at setup and recomputes it in forward,
-        and an edge to the stale one made every backward run its graph, which the second one found
-        freed. Eager autograd never reaches it. Leaves (parameters) keep their edge.
+        `fc.weight` computed from `weight_g` and `weight_v` at setup and recomputes it in forward
+        (so does pruning), and an edge to the stale one made every backward run its graph, which
+        the second one found freed (an edge whose gradient is None still runs the node). Eager
+        autograd never reaches it. Leaves (parameters) keep their edge. The first call of a step
+        traced later passes detached those its earlier steps found unreached (`unreached_state`).
         """
         if self._unreached is None:
-            reached = frozenset().union(*self.graphs.reach)  # type: ignore[union-attr]
-            self._unreached = frozenset(range(len(state) + len(args))) - reached
+            self._find_unreached(list(state), len(state) + len(args))
+        assert self._unreached is not None
         if not self._unreached:
             return state, args
         flat = [*state.values(), *args]
@@ -217,6 +232,11 @@ class AotStep:
             if k < len(flat) and isinstance(flat[k], torch.Tensor) and flat[k].grad_fn is not None:
                 flat[k] = flat[k].detach()
         return dict(zip(state, flat[: len(state)])), tuple(flat[len(state) :])
+
+    def _find_unreached(self, state_names: list[str], inputs: int) -> None:
+        reached = frozenset().union(*self.graphs.reach)  # type: ignore[union-attr]
+        self._unreached = frozenset(range(inputs)) - reached
+        self.unreached_state.update(name for k, name in enumerate(state_names) if k in self._unreached)
 
 
 class _Usage:

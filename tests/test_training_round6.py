@@ -184,3 +184,78 @@ def test_training_round6_cases_on_two_gloo_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=240)
     assert result.returncode == 0, _output(result)
     assert "training round 6: 1 cases match eager or raise the same clear error" in result.stdout, _output(result)
+
+
+class Scaled(Mlp):
+    """A scale that a later version of the model adds (`model.scale = nn.Parameter(...)`, then `use_scale`)."""
+
+    use_scale = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = super().forward(x)
+        return y * self.scale if self.use_scale else y
+
+
+def test_parametrizations_pruning_and_parameters_registered_after_the_first_call_train() -> None:
+    """
+    A LoRA-like parametrization, pruning and a new parameter, each registered
+    after the first step: the step read the tensors by the names of the compile ('the module no
+    longer has 'fc1.weight'', or the new parameter 'neither an argument nor the module's'); now
+    each new set of names traces the step again, and every step's gradients are eager's.
+    """
+    import torch.nn.utils.prune as prune
+    from torch.nn.utils import parametrize
+
+    class LowRankDelta(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = torch.nn.Parameter(randn(16, 2, seed=5)), torch.nn.Parameter(randn(2, 8, seed=6))
+
+        def forward(self, w: torch.Tensor) -> torch.Tensor:
+            return w + 0.1 * self.a @ self.b
+
+    torch.manual_seed(0)
+    model = Scaled()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(6, 8),), training=True)
+    changes = [
+        lambda m: parametrize.register_parametrization(m.fc1, "weight", LowRankDelta()),
+        lambda m: prune.l1_unstructured(m.fc2, "weight", amount=0.5),
+        lambda m: (setattr(m, "scale", torch.nn.Parameter(torch.full((4,), 1.5))), setattr(m, "use_scale", True)),
+    ]
+    for k, change in enumerate([None, *changes]):
+        if change is not None:
+            change(model)
+            change(eager)
+        model.zero_grad()
+        eager.zero_grad()
+        x = randn(6, 8, seed=k)
+        step(x).pow(2).mean().backward()
+        eager(x).pow(2).mean().backward()
+        assert_same_grads(model, eager)
+
+
+def test_a_weight_a_pre_hook_recomputes_trains_across_a_new_trace() -> None:
+    """
+    Pruning and the old `weight_norm` keep `fc2.weight` as a plain attribute computed once from
+    the parameters and recompute it in forward. The first backward of a step traced later (here
+    after `model.eval()`) ran the stale attribute's graph again: "Trying to backward through the
+    graph a second time"; now the later traces pass it detached, as later calls of a step do.
+    """
+    import torch.nn.utils.prune as prune
+
+    torch.manual_seed(0)
+    model = Mlp()
+    eager = copy.deepcopy(model)
+    for m in (model, eager):
+        prune.l1_unstructured(m.fc2, "weight", amount=0.5, importance_scores=torch.arange(64.0).view(4, 16))
+    step = hir.compile(model, (randn(6, 8),), training=True)
+    for k in range(3):
+        if k == 1:
+            model.eval()
+            eager.eval()
+        model.zero_grad()
+        eager.zero_grad()
+        step(randn(6, 8, seed=k)).pow(2).mean().backward()
+        eager(randn(6, 8, seed=k)).pow(2).mean().backward()
+        assert_same_grads(model, eager)
