@@ -200,11 +200,21 @@ def reshape_groups(src: Shape, dst: Shape) -> list[ReshapeGroup]:
                 group_b.append(d[j])
                 product_b, j = product_b * dst[d[j]], j + 1
             else:
-                raise VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
+                raise _unmatched(src, dst, [src[k] for k in s[i : i + 1]] + [dst[k] for k in d[j : j + 1]])
         groups.append((tuple(group_a), tuple(group_b)))
     if i < len(s) or j < len(d):
-        raise VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
+        raise _unmatched(src, dst, [src[k] for k in s[i:]] + [dst[k] for k in d[j:]])
     return groups
+
+
+def _unmatched(src: Shape, dst: Shape, next_extents: list[int]) -> VerifyException:
+    """The error for axes left without a partner: a `?` among them is why, else the counts differ."""
+    if DYNAMIC_INDEX in next_extents:  # `?x?x? -> ?x?`: the element counts may well agree
+        return VerifyException(
+            f"cannot reshape {fmt(src)} to {fmt(dst)}: a dynamic extent must stay one axis of its own, "
+            "facing a dynamic extent on the other side"
+        )
+    return VerifyException(f"cannot reshape {fmt(src)} to {fmt(dst)}: the element counts differ")
 
 
 def reshape_map(src: Shape, dst: Shape) -> AxisMap:
