@@ -83,6 +83,52 @@ CASES: dict[str, tuple[str, Callable[..., object], list[torch.Tensor]]] = {
         lambda a, m, s: (torch.where(m, a, 0), s + s),
         [torch.randint(-5, 6, (5, 3)), torch.rand(5, 3) > 0.5, torch.randn(())],
     ),
+    # nvFuser's HostIrIntegrationTest.Sum_Kernel on symbolic extents, streamed in chunks.
+    "nvfuser_sum_kernel": (
+        f"""func.func @main(%x: tensor<?x?xf32>) -> ({t("?", "stream(2)")}, tensor<?x?xf32>) {{
+  %y = fusion.sum %x dims = [0] : tensor<?x?xf32> -> {t("?", "stream(2)")}
+  %z = fusion.set %x : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %y, %z : {t("?", "stream(2)")}, tensor<?x?xf32>
+}}""",
+        lambda x: (x.sum(0), x),
+        [torch.randn(2, 3)],
+    ),
+    # ...ViewPermute_ExprEval: a reshape then a permute of an input, streamed on the permuted axis.
+    "nvfuser_view_permute": (
+        f"""func.func @main(%x: tensor<2x3x4xf32>) -> {t("12x2", "serial, stream")} {{
+  %r = fusion.reshape %x : tensor<2x3x4xf32> -> tensor<2x12xf32>
+  %p = fusion.permute %r perm = [1, 0] : tensor<2x12xf32> -> {t("12x2", "serial, stream")}
+  func.return %p : {t("12x2", "serial, stream")}
+}}""",
+        lambda x: x.reshape(2, 12).t(),
+        [torch.randn(2, 3, 4)],
+    ),
+    # ...InsertDeallocations (f64 chain in chunks) and ExcludeOutputsFromDeallocations (an
+    # intermediate that is also an output, read by a matmul).
+    "nvfuser_deallocations": (
+        f"""func.func @main(%x: tensor<8x8xf64>) -> ({t("8x8", "stream(4), serial", "f64")}, tensor<8x8xf64>, tensor<8x8xf64>) {{
+  %t0 = fusion.add %x, %x : tensor<8x8xf64>, tensor<8x8xf64> -> tensor<8x8xf64>
+  %t2 = fusion.add %t0, %t0 : tensor<8x8xf64>, tensor<8x8xf64> -> {t("8x8", "stream(4), serial", "f64")}
+  %t4 = fusion.sin %t2 : {t("8x8", "stream(4), serial", "f64")} -> {t("8x8", "stream(4), serial", "f64")}
+  %o = fusion.add %t4, %t4 : {t("8x8", "stream(4), serial", "f64")}, {t("8x8", "stream(4), serial", "f64")} -> {t("8x8", "stream(4), serial", "f64")}
+  %m = fusion.matmul %t0, %t0 : tensor<8x8xf64>, tensor<8x8xf64> -> tensor<8x8xf64>
+  func.return %o, %t0, %m : {t("8x8", "stream(4), serial", "f64")}, tensor<8x8xf64>, tensor<8x8xf64>
+}}""",
+        lambda x: (torch.sin(4 * x) * 2, 2 * x, (2 * x) @ (2 * x)),
+        [torch.randn(8, 8, dtype=torch.float64)],
+    ),
+    # ...TensorAndScalarInputs: (x + s0) * s1 with rank-0 integer scalars.
+    "nvfuser_tensor_and_scalars": (
+        f"""func.func @main(%x: tensor<3x4xi64>, %s0: tensor<i64>, %s1: tensor<i64>) -> {t("3x4", "stream(2), serial", "i64")} {{
+  %b0 = fusion.broadcast %s0 dims = [0, 1] : tensor<i64> -> tensor<3x4xi64>
+  %b1 = fusion.broadcast %s1 dims = [0, 1] : tensor<i64> -> tensor<3x4xi64>
+  %a = fusion.add %x, %b0 : tensor<3x4xi64>, tensor<3x4xi64> -> tensor<3x4xi64>
+  %m = fusion.mul %a, %b1 : tensor<3x4xi64>, tensor<3x4xi64> -> {t("3x4", "stream(2), serial", "i64")}
+  func.return %m : {t("3x4", "stream(2), serial", "i64")}
+}}""",
+        lambda x, s0, s1: (x + s0) * s1,
+        [torch.randint(1, 10, (3, 4)), torch.tensor(2), torch.tensor(3)],
+    ),
 }
 
 
@@ -104,3 +150,28 @@ def test_corner_matches_torch(name: str) -> None:
                     got, want, msg=lambda m, p=pipeline, n=num_streams: f"{p} ({n} streams): {m}"
                 )
             assert all(torch.equal(a, b) for a, b in zip(given, inputs)), f"{pipeline} wrote an input"
+
+
+def test_nvfuser_host_ir_jit_allocations() -> None:
+    """
+    nvFuser's HostIrJitTest.DynamicSizedTensorAllocate (an allocation sized by an input's extent)
+    and BroadcastTest (outputs that are allocations alone, one with an extent-1 axis), as hir.
+    """
+    module = hir.parse(
+        """func.func @main(%x: memref<?x32xf32>) -> (memref<?x32xf32>, memref<64x1x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x32xf32>
+  %o = hir.allocate(%n) : memref<?x32xf32>
+  hir.launch ins(%a = %x : memref<?x32xf32>) outs(%o : memref<?x32xf32>) {
+    %e = fusion.exp %a : tensor<?x32xf32> -> tensor<?x32xf32>
+    hir.yield %e : tensor<?x32xf32>
+  }
+  %b = hir.allocate() : memref<64x1x32xf32>
+  func.return %o, %b : memref<?x32xf32>, memref<64x1x32xf32>
+}"""
+    )
+    x = torch.randn(64, 32)
+    out, empty = hir.execute(module, [x])
+    torch.testing.assert_close(out, x.exp())
+    assert out.stride() == (32, 1)
+    assert empty.shape == (64, 1, 32)
