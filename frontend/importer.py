@@ -155,6 +155,8 @@ def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., 
     call, and trained, as a module's are (torch.export lifts them as the module's; a training
     trace takes them as inputs). The function itself, where it reads none.
     """
+    if inspect.ismethod(fn) and isinstance(fn.__self__, torch.nn.Module) and inspect.isfunction(fn.__func__):
+        return _bound_method_module(fn)
     if not inspect.isfunction(fn):
         return fn
     found: dict[str, Any] = {}
@@ -195,6 +197,27 @@ def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., 
         forward.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
         module.forward = forward
     return module
+
+
+def _bound_method_module(method: types.MethodType) -> torch.nn.Module:
+    """
+    A method of a module (`model.encode`, `model.forward`) as a module that holds the module under
+    the name `self` and calls the method's function on it: the module's parameters and buffers are
+    read at every call, and trained (`self.proj.weight`), as a module's are (a bound method
+    captured alone had them lifted as constants of the trace: a replaced weight was not read).
+    """
+    owner, function = method.__self__, method.__func__
+    register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+    if register is not None:
+        register(function)
+
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        return function(wrapper.get_submodule("self"), *args, **kwargs)
+
+    forward.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    wrapper = type(function.__name__, (torch.nn.Module,), {"forward": staticmethod(forward)})()
+    wrapper.add_module("self", owner)
+    return wrapper
 
 
 def _rebound(fn: types.FunctionType, values: dict[str, Any]) -> types.FunctionType:

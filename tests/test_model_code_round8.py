@@ -254,3 +254,60 @@ def test_a_submodule_added_after_compiling_runs_a_new_trace() -> None:
             if step == 2:
                 model.extend([torch.nn.Linear(4, 4), torch.nn.Tanh()])
             torch.testing.assert_close(compiled(x), model(x))
+
+
+class _Encoder(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def encode(self, x: torch.Tensor, normalize: bool = True) -> torch.Tensor:
+        out = self.proj(x).tanh()
+        return F.normalize(out, dim=-1) if normalize else out
+
+
+def test_a_bound_method_reads_its_modules_parameters_at_every_call_and_trains_them() -> None:
+    # `hir.compile(model.encode, ...)` had the module's parameters lifted as constants of the
+    # trace: a replaced weight was not read (a silent wrong answer), and training gave it no grad.
+    torch.manual_seed(0)
+    model = _Encoder()
+    reference = copy.deepcopy(model)
+    x = _seeded(3, 4, seed=0)
+    compiled = hir.compile(model.encode, (x,))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, normalize=False), model.encode(x, normalize=False))
+        model.proj.weight = torch.nn.Parameter(_seeded(4, 4, seed=1))
+        torch.testing.assert_close(compiled(x), model.encode(x))
+    trained = hir.compile(reference.encode, (x,), training=True)
+    loss, want = trained(x).sum(), copy.deepcopy(reference).encode(x).sum()
+    torch.testing.assert_close(loss, want)
+    loss.backward()
+    assert reference.proj.weight.grad is not None
+
+
+class _Gated(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ws = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(4, 4))])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for w in self.ws:
+            x = x @ w
+        extra = getattr(self, "extra", None)
+        return x + extra if extra is not None else x
+
+
+def test_a_parameter_or_buffer_registered_after_compiling_runs_a_new_trace() -> None:
+    # The trace's structure counted submodules, not the parameters and buffers registered since:
+    # a ParameterList appended to, or a buffer forward reads with getattr, ran the old program.
+    torch.manual_seed(0)
+    model = _Gated()
+    x = _seeded(3, 4, seed=0)
+    compiled = hir.compile(model, (x,))
+    with torch.no_grad():
+        for step in range(3):
+            if step == 1:
+                model.ws.append(torch.nn.Parameter(_seeded(4, 4, seed=1)))
+            if step == 2:
+                model.register_buffer("extra", _seeded(4, seed=2))
+            torch.testing.assert_close(compiled(x), model(x))
