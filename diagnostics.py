@@ -216,6 +216,14 @@ class LocatedParser(Parser):
         return line, offset - self._line_starts[line - 1] + 1
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if allow_implicit_module and self._current_token.kind is MLIRTokenKind.EOF:
+            # Nothing but blanks and comments: an empty module, as mlir-opt reads it (xDSL: "Could
+            # not parse entire input!").
+            module = ModuleOp([])
+            module.location = FileLineColLoc(
+                StringAttr(self.lexer.input.name), IntAttr(1 + self.line_offset), IntAttr(1)
+            )
+            return module
         try:
             module = super().parse_module(allow_implicit_module)
         except (ValueError, OverflowError, VerifyException) as err:  # outside any op: an alias definition
