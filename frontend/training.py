@@ -221,6 +221,7 @@ def _without_onednn() -> Iterator[None]:
 
 
 _MODULE_SETATTR = torch.nn.Module.__setattr__
+_REGISTER = {"buffer": torch.nn.Module.register_buffer, "parameter": torch.nn.Module.register_parameter}
 
 
 @contextmanager
@@ -256,11 +257,38 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
             stored.append((self, attr, SourceLine(file, line, linecache.getline(file, line).strip()), value))
         _MODULE_SETATTR(self, attr, value)
 
+    # A buffer or parameter that forward registers (`self.register_buffer("pos", ...)` at its
+    # first call) would stay on the module holding the trace's tensor, which no program reads.
+    held = {id(m): (set(m._parameters), set(m._buffers)) for m in module.modules()}
+    registered: list[tuple[torch.nn.Module, str, str, SourceLine | None]] = []
+
+    def recorded(kind: str) -> Callable[..., None]:
+        def register(self: torch.nn.Module, attr: str, value: Any, *args: Any, **kwargs: Any) -> None:
+            known = held[id(self)][kind == "buffer"] if id(self) in held else None  # not a module forward makes
+            if known is not None and attr not in known and not any(r[0] is self and r[1] == attr for r in registered):
+                caller: Any = sys._getframe(1)
+                while caller is not None and not _users(caller.f_code.co_filename):
+                    caller = caller.f_back
+                source = None
+                if caller is not None:
+                    file, line = caller.f_code.co_filename, caller.f_lineno
+                    source = SourceLine(file, line, linecache.getline(file, line).strip())
+                registered.append((self, attr, kind, source))
+            _REGISTER[kind](self, attr, value, *args, **kwargs)
+
+        return register
+
     torch.nn.Module.__setattr__ = setattr_recorded  # type: ignore[method-assign]
+    torch.nn.Module.register_buffer = recorded("buffer")  # type: ignore[method-assign]
+    torch.nn.Module.register_parameter = recorded("parameter")  # type: ignore[method-assign]
     try:
         yield
     finally:
         torch.nn.Module.__setattr__ = _MODULE_SETATTR  # type: ignore[method-assign]
+        torch.nn.Module.register_buffer = _REGISTER["buffer"]  # type: ignore[method-assign]
+        torch.nn.Module.register_parameter = _REGISTER["parameter"]  # type: ignore[method-assign]
+        for m, attr, kind, _ in registered:  # the module as it was before the trace
+            (m._buffers if kind == "buffer" else m._parameters).pop(attr, None)
         grown = []
         for (key, attr), size in sizes.items():
             m, attrs = before[key]
@@ -289,6 +317,13 @@ def refused_stored_tensors(module: Any, name: str) -> Iterator[None]:
                         "call: the programs compute it, the Python code runs once, while tracing"),
                 stacklevel=2,
             )  # fmt: skip
+    if registered:
+        m, attr, kind, where = registered[0]
+        message = (
+            f"{name}: forward registers the {kind} {_attribute_path(module, m, attr)!r} (at its first call), which "
+            "would hold the trace's tensor, read by no program: register it in __init__, before hir.compile"
+        )
+        raise FrontendError(at_line(where, message) if where is not None else f"<capture>: error: {message}")
     stored = [entry for entry in stored if entry[3].requires_grad]
     if stored:
         m, attr, source, _ = stored[0]

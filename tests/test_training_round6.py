@@ -259,3 +259,29 @@ def test_a_weight_a_pre_hook_recomputes_trains_across_a_new_trace() -> None:
         step(randn(6, 8, seed=k)).pow(2).mean().backward()
         eager(randn(6, 8, seed=k)).pow(2).mean().backward()
         assert_same_grads(model, eager)
+
+
+class LazyPositions(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not hasattr(self, "positions"):
+            self.register_buffer("positions", torch.arange(4.0))
+        return self.fc(x) + self.positions
+
+
+def test_a_buffer_registered_in_forward_is_an_error_at_its_line_and_leaves_the_module_as_it_was() -> None:
+    """
+    A buffer registered at forward's first call was torch's "Unexpected fake buffer
+    _tensor_constant0" at the call, naming no line, and the module kept the trace's tensor as its
+    buffer (a FunctionalTensor); now an error at the registration's line, the module unchanged.
+    """
+    model = LazyPositions()
+    step = hir.compile(model, (randn(6, 8),), training=True)
+    with pytest.raises(
+        FrontendError, match=r"test_training_round6\.py:\d+: error: .*registers the buffer 'self.positions'"
+    ):
+        step(randn(6, 8))
+    assert "positions" not in dict(model.named_buffers())
