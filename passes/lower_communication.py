@@ -241,8 +241,8 @@ def refuse_uneven(module: ModuleOp, backend: str) -> None:
                     located(
                         launch,
                         f"backend={backend} does not lower a resharding of an uneven didx axis (axis {uneven.axis} has "
-                        f"extent {extent} over {len(uneven.mesh)} devices): use backend=nccl, which pads the shards to "
-                        "equal pieces",
+                        f"extent {extent} over {len(uneven.mesh)} devices, not one index per device): "
+                        "use backend=nccl, which pads the shards to equal pieces",
                     )
                 )
 
