@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from hir.diagnostics import located
 from hir.dialects import fusion, hir
-from hir.dialects.functions import fusion_type_attrs, is_fusion_function
+from hir.dialects.functions import fusion_type_attrs, inline_calls, is_fusion_function
 from hir.dialects.hir import chunk_extent
 from hir.dialects.parallel_encoding import (
     SERIAL,
@@ -701,6 +701,7 @@ class ConvertFusionToHirPass(ModulePass):
     name = "convert-fusion-to-hir"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        inline_calls(op)  # a program written as several functions is lowered as one per caller
         for function in [f for f in op.walk() if is_fusion_function(f)]:
             assert isinstance(function, func.FuncOp)
             converted = FunctionConverter(function).convert()

@@ -20,7 +20,7 @@ from xdsl.traits import MemoryEffectKind, get_effects
 
 from hir.diagnostics import LocatedError
 from hir.dialects import hir
-from hir.dialects.functions import fusion_types, is_hir_function
+from hir.dialects.functions import fusion_types, inline_calls, is_hir_function
 from hir.dialects.parallel_encoding import UnevenAxis, didx_bounds, layout_of, uneven_axis
 from hir.dialects.shape_rules import fmt
 from hir.dialects.shaped_types import check_signature
@@ -569,6 +569,11 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
             f"compile_program takes a parsed module (hir.parse, hir.parse_file), got {type(module).__name__}"
         )
     function = _find_function(module, entry)
+    if any(isinstance(op, func.CallOp) for op in function.walk()):
+        # Calls between fusion-level functions run inlined, as convert-fusion-to-hir lowers them.
+        module = module.clone()
+        inline_calls(module)
+        function = _find_function(module, entry)
     check_signature(function)  # a module built in Python may not have been verified
     if not race_check:  # the race checker reports what an unwaited transfer races with instead
         _check_waited(function)
