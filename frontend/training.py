@@ -34,6 +34,11 @@ from typing import Any, ClassVar
 
 import torch
 import torch.utils._pytree as pytree
+
+# Imported with this module, not at a step's first call: importing torch._dynamo leaves a cycle of
+# frames (torch.fx.wrap keeps its caller's), which would hold that call's arguments until a full
+# garbage collection.
+from functorch.compile import aot_function, min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -937,8 +942,6 @@ class TrainingFunction:
             raise cache.signature.in_users_terms(error, args, cache.example) from err
 
     def _specialize(self, examples: Sequence[torch.Tensor]) -> Callable[..., Any]:
-        from functorch.compile import aot_function, min_cut_rematerialization_partition
-
         refuse_sparse_gradients(self.fn, self.name)
         programs: dict[str, CompiledFunction] = {}
         graphs = Graphs()

@@ -188,6 +188,10 @@ class AotStep:
             leaves = pytree.tree_leaves(self.aot(state, *args))
         if usage is not None:
             usage.carry_updates(self.graphs, given)
+            # The gate's outputs reach `usage` through their grad_fn's ctx: kept in it they would
+            # form a cycle through autograd's C++ nodes, which Python's gc cannot see, and the
+            # call's inputs (and their gradients) would live as long as the process.
+            usage.gated = {}
         if self._unreached is None and self.graphs.reach is not None:  # traced at this call
             self._find_unreached(list(state), len(given))
         for j, leaf in enumerate(leaves):

@@ -6,10 +6,12 @@ gradients, and the loss curve of a short training loop, match eager torch on ran
 from __future__ import annotations
 
 import copy
+import gc
 import inspect
 import math
 import re
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -1203,3 +1205,29 @@ def test_gradients_accumulated_over_steps_keep_the_backward_replayed_on_a_gpu() 
     assert backward.program.graphs, backward.graph_decision
     assert backward._replay is not None  # the last step replayed
     assert not backward.hands_out_results
+
+
+def test_a_calls_inputs_are_freed_when_the_caller_drops_them() -> None:
+    """
+    The first call (the one AOT autograd traces) gated its inputs through an autograd.Function
+    whose ctx kept the gated tensors: a cycle through autograd's C++ nodes, which no garbage
+    collection frees, so that call's input and its gradient lived as long as the process (on a
+    GPU, a gradient buffer the backward's graph could never write again).
+    """
+    torch.manual_seed(0)
+    block = Block()
+    compiled = hir.compile(block, (randn(4, 16).requires_grad_(),), training=True)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        freed = []
+        for seed in range(3):
+            x = randn(4, 16, seed=seed).requires_grad_()
+            compiled(x).sum().backward()
+            assert x.grad is not None
+            freed.append(weakref.ref(x))
+            del x
+        assert [ref() is None for ref in freed] == [True, True, True]  # as eager frees them: no collection needed
+    finally:
+        if collecting:
+            gc.enable()
