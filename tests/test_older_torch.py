@@ -25,8 +25,12 @@ def test_adaptive_max_pooling_and_its_indices(size: tuple[int, int]) -> None:
     torch.testing.assert_close(indices, want_indices)
 
 
-def test_adaptive_max_pooling_of_uneven_windows_is_left_to_torch() -> None:
-    assert adaptive_max_pool2d(torch.randn(1, 1, 7, 5), (3, 2)) is NotImplemented
+def test_adaptive_max_pooling_of_uneven_windows_gathers_each_window() -> None:
+    x = torch.randn(2, 3, 7, 5)
+    values, indices = adaptive_max_pool2d(x, (3, 2))
+    want_values, want_indices = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+    torch.testing.assert_close(values, want_values)
+    torch.testing.assert_close(indices, want_indices)
 
 
 @pytest.mark.parametrize(("kernel", "stride", "padding"), [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
