@@ -24,6 +24,7 @@ from hir.frontend.autocast import autocast_state
 from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.batch_streams import batch_stream_candidates
 from hir.frontend.errors import FrontendError, at_line, user_stacklevel
+from hir.frontend.function_state import function_environment
 from hir.frontend.handed_outputs import HandedOutputs
 from hir.frontend.importer import (
     ImportedProgram,
@@ -335,7 +336,13 @@ class CompiledFunction:
         results, updated = self._split_updates(results)
         if updated:
             self._write_back(updated, args, device)
-        return self.signature.structured(self._results(results, graph, preallocated))
+        handed = self._results(results, graph, preallocated)
+        if self.signature.output_views:  # `x.view(-1)`, `(y, y.t())`: views of the same memory, as eager's
+            handed = list(handed)
+            for view in self.signature.output_views:
+                if (tensor := view.of(args, handed)) is not None:
+                    handed[view.index] = tensor
+        return self.signature.structured(handed)
 
     def _split_updates(self, results: list[Any]) -> tuple[list[Any], list[Any]]:
         """A run's results: the user's outputs, then the new values of what the function updates in place."""
@@ -954,7 +961,7 @@ def compile_torch(
     example_args = with_static_defaults(fn, example_args)  # `labels=None` after them: a call may pass a tensor
     layouts += [None] * (len(example_args) - len(layouts))
 
-    watch = AttributeWatch()
+    watch = AttributeWatch(function_environment(fn, name))  # globals and closure variables, then attributes
 
     def specialize(examples: Sequence[Any]) -> CompiledFunction:
         imported = import_program(fn, examples, layouts, out_layouts, mesh, param_layouts)
@@ -1034,7 +1041,8 @@ class TrainEvalModes:
             extra = self.attributes.since(self._watched)
             self.by_flags = {(*key[:2], key[2] + extra): f for key, f in self.by_flags.items()}
             self._watched = len(self.attributes)
-        return (self.flags() if self.flags is not None else ()), autocast_state(), self.attributes()
+        attributes = self.attributes()  # first: it rebinds a function's reassigned global module (function_state.py)
+        return (self.flags() if self.flags is not None else ()), autocast_state(), attributes
 
     def function(self, first: CompiledFunction, args: Sequence[Any]) -> CompiledFunction:
         """

@@ -53,6 +53,7 @@ from hir.frontend.layouts import (
     parse_layout,
     serial_layout,
     single_device_type,
+    tied_param_layouts,
 )
 from hir.frontend.module_state import global_hooks_on_each_module, recorded_attributes
 from hir.frontend.running_stats import cumulative_batch_norms
@@ -101,6 +102,9 @@ class Signature:
     updates: list[StateUpdate] = field(default_factory=list)
     """The buffers and arguments the function updates in place, in order: the program returns their
     new values after the user's outputs, and each call writes them back (`CompiledFunction`)."""
+    output_views: tuple[OutputView, ...] = ()
+    """The outputs that are views of an argument or of another output (`x.view(-1)`, `(y, y.t())`):
+    a call hands them out as views of that tensor, as eager does, not as copies."""
 
     def structured(self, results: Sequence[Any]) -> Any:
         """The program's results (flat, in order) in the structure the function returns: `(h,)` stays a tuple."""
@@ -112,6 +116,61 @@ class Signature:
         if self.out_spec is None:
             return results[0] if len(results) == 1 else tuple(results)
         return torch.utils._pytree.tree_unflatten(list(results), self.out_spec)
+
+
+aten = torch.ops.aten
+_VIEW_OPS = {
+    aten.view.default, aten.permute.default, aten.t.default, aten.transpose.int, aten.slice.Tensor,
+    aten.select.int, aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
+    aten.expand.default, aten.alias.default, aten.diagonal.default, aten.as_strided.default,
+}  # fmt: skip
+"""ATen's views whose result shares its operand's memory in eager (not `_unsafe_view`, a reshape's copy)."""
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """Output `index` (among the program's results) as the views `chain` of argument or output `base`."""
+
+    index: int
+    base: tuple[str, int]
+    """('input', the user's argument's position) or ('output', another result's index)."""
+    chain: tuple[tuple[Any, tuple[Any, ...]], ...]
+    """Each view: the ATen op and its arguments after the tensor."""
+
+    def of(self, args: Sequence[Any], results: Sequence[Any]) -> Any:
+        """The view of this call's tensor; None where it is not there (a static argument)."""
+        kind, position = self.base
+        tensor = args[position] if kind == "input" else results[position]
+        if not isinstance(tensor, torch.Tensor) or not isinstance(results[self.index], torch.Tensor):
+            return None
+        if tensor.device != results[self.index].device:
+            return None
+        for op, rest in self.chain:
+            tensor = op(tensor, *rest)
+        return tensor
+
+
+def output_views(outputs: Sequence[Node], user_positions: Mapping[str, int]) -> tuple[OutputView, ...]:
+    """The outputs that are chains of views of a user argument or of another output (`Signature.output_views`)."""
+    index = {node: k for k, node in enumerate(outputs)}
+    found = []
+    for k, node in enumerate(outputs):
+        chain = []
+        while node.op == "call_function" and node.target in _VIEW_OPS and not node.kwargs:
+            chain.append((node.target, tuple(node.args[1:])))
+            node = node.args[0]
+            if node in index:
+                break
+        if not chain or any(isinstance(a, Node) for _, rest in chain for a in rest):
+            continue
+        if node.op == "placeholder" and node.name in user_positions:
+            base = ("input", user_positions[node.name])
+        elif index.get(node, k) != k:
+            base = ("output", index[node])
+        else:
+            continue
+        found.append(OutputView(k, base, tuple(reversed(chain))))
+    return tuple(view for view in found if view.base[0] == "input" or view.base[1] not in {v.index for v in found})
 
 
 @dataclass
@@ -181,6 +240,7 @@ def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., 
     if not found:
         return fn
     module = _as_module(fn)
+    module._hir_function = fn  # its globals and closure variables, read at every call (function_state.py)
     for name, value in found.items():
         if isinstance(value, torch.nn.Module):
             module.add_module(name, value)
@@ -480,7 +540,9 @@ def import_program(
     program = capture(fn, example_args) if exported is None else exported
     mode = mode_for(mesh)
     user_layouts = _per_entry(in_layouts, len(example_args), "in_layouts")
-    param_layouts = dict(param_layouts or {})
+    param_layouts = tied_param_layouts(
+        fn, [s.target for s in program.graph_signature.input_specs if s.target], dict(param_layouts or {})
+    )
     block = Block()
     emitter = Emitter(block)
     emitter.on_mesh = not isinstance(mode, SingleDevice)
@@ -582,6 +644,8 @@ def import_program(
             signature.out_spec = program.call_spec.out_spec
             signature.out_layouts = [layout for _, _, layout in kept]
             signature.none_outputs = none_outputs
+            if isinstance(mode, SingleDevice):
+                signature.output_views = output_views([out for _, out, _ in kept], user_positions)
             for out, spec in updated:
                 update = _state_update(spec, user_positions, signature.arg_names, mode, out)
                 emitter.where, emitter.name_hint = "<outputs>", None

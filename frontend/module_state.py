@@ -25,6 +25,7 @@ import torch
 from torch.utils.hooks import RemovableHandle
 
 from hir.frontend.errors import FrontendError, SourceLine, _users, at_line
+from hir.frontend.function_state import FunctionEnvironment, frozen, watchable
 
 
 @dataclass
@@ -325,8 +326,11 @@ _ABSENT = object()
 
 
 def _plain(value: Any) -> bool:
-    """A Python value a trace bakes into the program: a number, a string, None, a tuple of them (a conv's stride)."""
-    return isinstance(value, _PLAIN) or (isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value))
+    """
+    A Python value a trace bakes into the program: a number, a string, None, a tuple of them (a
+    conv's stride), a small list or dict of them (`self.scales = [1.0, 2.0]`, a config dict).
+    """
+    return isinstance(value, _PLAIN) or watchable(value)
 
 
 def _watched_name(name: str) -> bool:
@@ -344,6 +348,8 @@ class AttributeRecord:
 
     def __init__(self) -> None:
         self.reads: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        self.frozen: dict[tuple[int, str], Any] = {}
+        """Each read's value as a key (`frozen`), taken at the read: a list's items as they were."""
         self._own: set[tuple[int, str]] = set()
         """The reads of an object's own value (not its class's default)."""
         self._assigned_first: set[tuple[int, str]] = set()
@@ -353,6 +359,7 @@ class AttributeRecord:
         key = (id(module), name)
         if key not in self.reads and key not in self._assigned_first:
             self.reads[key] = (module, name, value)
+            self.frozen[key] = frozen(value)
             if name in module.__dict__:
                 self._own.add(key)
 
@@ -519,7 +526,9 @@ class AttributeWatch:
     flags do). About 0.05 µs per attribute per call.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, environment: FunctionEnvironment | None = None) -> None:
+        self.environment = environment
+        """A plain function's globals and closure variables (function_state.py), read before the attributes."""
         self._seen: set[tuple[int, str]] = set()
         self._owners: list[Any] = []
         self._names: list[str] = []
@@ -533,12 +542,13 @@ class AttributeWatch:
     def add(self, record: AttributeRecord | None) -> None:
         """The attributes a new trace read, beside those of the earlier ones."""
         for key, (module, name, value) in (record.reads if record is not None else {}).items():
-            if key not in self._seen:
-                self._seen.add(key)
-                self._owners.append(module)
-                self._names.append(name)
-                self._absent.append(_ABSENT)
-                self.traced.append(value)
+            if key in self._seen or frozen(value) != record.frozen[key]:
+                continue  # a list forward appends to (a log of its calls): its items are no input of the program
+            self._seen.add(key)
+            self._owners.append(module)
+            self._names.append(name)
+            self._absent.append(_ABSENT)
+            self.traced.append(record.frozen[key])
 
     def since(self, count: int) -> tuple[Any, ...]:
         """
@@ -549,8 +559,12 @@ class AttributeWatch:
         return tuple(self.traced[count:])
 
     def __call__(self) -> tuple[Any, ...]:
-        """The attributes' current values (`_ABSENT` for one deleted since)."""
-        return tuple(map(getattr, self._owners, self._names, self._absent))
+        """
+        The current values of the function's globals and closure variables (`environment`), then
+        of the attributes (`_ABSENT` for one deleted since), as keys (`frozen`).
+        """
+        values = tuple(map(frozen, map(getattr, self._owners, self._names, self._absent)))
+        return self.environment() + values if self.environment is not None else values
 
 
 _FORWARD_HOOK_TABLES = (

@@ -62,6 +62,7 @@ from hir.frontend.errors import (
     located_error,
     user_lines,
 )
+from hir.frontend.function_state import function_environment
 from hir.frontend.importer import (
     ImportedProgram,
     InputSource,
@@ -812,7 +813,7 @@ class TrainingFunction:
         self.settings = settings
         self._mode = TrainFlags(fn)
         """The submodules' `training` flags: `model.eval()` after training traces its own programs."""
-        self._attributes = AttributeWatch()
+        self._attributes = AttributeWatch(function_environment(fn, call.name))
         """The plain attributes the traces read (`self.scale`): a new value traces programs of its own."""
         self._watched = 0
         self._unreached_state: set[str] = set()
@@ -915,6 +916,8 @@ class TrainingFunction:
         return self._call(args, kwargs)
 
     def _call(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        if self._attributes.environment is not None:
+            self._attributes.environment()  # a reassigned global tensor or module, rebound before the state read
         state = self._state()
         self._select_mode(state)
         args = self.specializations.signature.positional(args, kwargs)

@@ -1,0 +1,170 @@
+"""
+The globals and closure variables a compiled plain function reads, watched at every call as a
+module's attributes are (module_state.py): a trace bakes a number, a string or a list of them into
+the program, and holds a tensor or module as the one it read, so a variable reassigned after
+`hir.compile` (`SCALE = 3.0`, `mask = new_mask`, `encoder = other_encoder`) computed with the old
+value, a silent wrong answer. A call now reads them: a new plain value picks programs traced with
+it (once per value, as a new attribute value does), and a new tensor or module of the same form
+is what the program reads (the capturing module holds it under the variable's name).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from hir.frontend.errors import FrontendError
+
+_SCALARS = (bool, int, float, str, type(None))
+_ABSENT = object()
+_MAX_ITEMS = 64
+"""A list or dict longer than this is not watched: freezing it at every call would cost more than the call."""
+
+
+def frozen(value: Any) -> Any:
+    """
+    A hashable key of a plain value, which tells apart what compares equal but traces another
+    program: `1`, `1.0` and `True`; `0.0` and `-0.0`; a list's items as they are now (a later
+    `append` changes the key). Other values are themselves.
+    """
+    kind = type(value)
+    if kind is float:
+        return kind, repr(value)
+    if kind in _SCALARS:
+        return kind, value
+    if kind is list or kind is tuple:
+        return kind, tuple(map(frozen, value))
+    if kind is dict:
+        return kind, tuple((frozen(k), frozen(v)) for k, v in value.items())
+    return value
+
+
+def watchable(value: Any) -> bool:
+    """A value a trace bakes into the program: a number, string or None, or a small list, tuple or dict of them."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is list or kind is tuple:
+        return len(value) <= _MAX_ITEMS and all(map(watchable, value))
+    if kind is dict:
+        return len(value) <= _MAX_ITEMS and all(watchable(k) and watchable(v) for k, v in value.items())
+    return False
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return "a tensor"
+    if isinstance(value, torch.nn.Module):
+        return f"a {type(value).__name__}"
+    return "unset" if value is _ABSENT else f"{value!r}"
+
+
+class FunctionEnvironment:
+    """
+    The variables of a plain function (its closure cells, the globals its code names) that hold
+    plain values, tensors or modules when it is compiled. A call (`__call__`, about 0.2 µs per
+    variable) rebinds a reassigned tensor or module in the capturing module and returns the
+    plain values' keys, which select the programs traced with them.
+    """
+
+    def __init__(self, fn: types.FunctionType, module: torch.nn.Module | None, name: str) -> None:
+        self.name = name
+        self._module = module
+        self._plain: list[tuple[str, Callable[[], Any]]] = []
+        self._held: list[tuple[str, Callable[[], Any], str, Any]] = []
+        """A tensor or module the capturing module holds: the label, the getter, the module's name for it, the value."""
+        code = fn.__code__
+        sources: list[tuple[str, str, Callable[[], Any]]] = []
+        for var, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            sources.append((var, f"closure variable '{var}'", lambda cell=cell: _cell(cell)))
+        scope = fn.__globals__
+        seen = set(code.co_freevars)
+        for var in _global_names(code):
+            if var not in seen and var in scope:
+                seen.add(var)
+                sources.append((var, f"global '{var}'", lambda var=var: scope.get(var, _ABSENT)))
+        held = _held_names(module)
+        for var, label, get in sources:
+            value = get()
+            if isinstance(value, torch.Tensor | torch.nn.Module):
+                if held.get(var) is value:
+                    self._held.append((label, get, var, value))
+            elif watchable(value):
+                self._plain.append((label, get))
+
+    def __bool__(self) -> bool:
+        return bool(self._plain or self._held)
+
+    def __call__(self) -> tuple[Any, ...]:
+        for k, (label, get, var, value) in enumerate(self._held):
+            now = get()
+            if now is not value:
+                self._rebind(label, var, value, now)
+                self._held[k] = (label, get, var, now)
+        keys = []
+        for label, get in self._plain:
+            now = get()
+            if not watchable(now):
+                raise FrontendError(
+                    f"<call>: error: {self.name} reads the {label}, which is now {_kind(now)}; it was a Python value "
+                    "when the function was compiled, which the program holds as a constant: compile the function again"
+                )
+            keys.append(frozen(now))
+        return tuple(keys)
+
+    def _rebind(self, label: str, var: str, before: Any, now: Any) -> None:
+        module = self._module
+        assert module is not None
+        if isinstance(before, torch.nn.Module) and isinstance(now, torch.nn.Module):
+            setattr(module, var, now)  # a replaced submodule, which the next state read takes (module_state.py)
+            return
+        if isinstance(before, torch.Tensor) and isinstance(now, torch.Tensor):
+            if var in module._parameters:
+                if isinstance(now, torch.nn.Parameter):
+                    setattr(module, var, now)
+                    return
+            else:
+                module.__dict__[var] = now  # a plain tensor attribute, read at every call
+                return
+        raise FrontendError(
+            f"<call>: error: {self.name} reads the {label}, which is now {_kind(now)}; it was {_kind(before)} when "
+            "the function was compiled: compile the function again (or pass it as an argument)"
+        )
+
+
+def _cell(cell: types.CellType) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return _ABSENT
+
+
+def _held_names(module: torch.nn.Module | None) -> dict[str, Any]:
+    if module is None:
+        return {}
+    return {**module.__dict__, **module._parameters, **module._buffers, **module._modules}
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """The global names a function's code (and the code of the functions and lambdas inside it) reads."""
+    names = list(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names += _global_names(constant)
+    return names
+
+
+def function_environment(fn: Any, name: str) -> FunctionEnvironment | None:
+    """
+    The environment of `fn` as `capturing_module` returned it: a plain function, or the module
+    holding what it reads (whose function `_hir_function` is); None for a module of the user's.
+    """
+    function = getattr(fn, "_hir_function", None) if isinstance(fn, torch.nn.Module) else fn
+    if not inspect.isfunction(function):
+        return None
+    environment = FunctionEnvironment(function, fn if isinstance(fn, torch.nn.Module) else None, name)
+    return environment if environment else None
