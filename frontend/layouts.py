@@ -156,3 +156,37 @@ def single_device_type(
     if all(a.kind == SERIAL for a in layout):
         return TensorType(element, shape)
     return TensorType(element, shape, ParallelAttr([a.kind for a in layout], [a.chunks for a in layout]))
+
+
+def tied_param_layouts(fn: Any, read: Sequence[str], param_layouts: dict[str, str | None]) -> dict[str, str | None]:
+    """
+    `param_layouts` with each entry given under another name of a tensor the module holds under
+    several (tied weights: `fc3.weight = fc1.weight`) given to every name the captured program
+    reads it by (`read`: torch.export's inputs name each tensor once or more, not necessarily by
+    the name the user gave a layout); two names of one tensor with different layouts are an error.
+    """
+    named = getattr(fn, "named_parameters", None)
+    if named is None or not param_layouts:
+        return param_layouts
+    groups: dict[int, list[str]] = {}
+    for name, tensor in [*named(remove_duplicate=False), *fn.named_buffers(remove_duplicate=False)]:
+        groups.setdefault(id(tensor), []).append(name)
+    read_names = set(read)
+    layouts = dict(param_layouts)
+    for names in groups.values():
+        given = [n for n in names if n in layouts]
+        targets = [n for n in names if n in read_names]
+        if len(names) < 2 or not given or not targets:
+            continue
+        values = {layouts[n] for n in given}
+        if len(values) > 1:
+            spelled = ", ".join(f"{n!r}: {layouts[n]!r}" for n in given)
+            raise FrontendError(
+                f"<layouts>: error: param_layouts gives one tensor different layouts under its names "
+                f"({spelled}): the module holds it under {names} (tied weights); give it one layout"
+            )
+        layout = values.pop()
+        for n in given:
+            del layouts[n]
+        layouts.update(dict.fromkeys(targets, layout))
+    return layouts
