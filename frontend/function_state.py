@@ -10,6 +10,7 @@ is what the program reads (the capturing module holds it under the variable's na
 
 from __future__ import annotations
 
+import dis
 import inspect
 import types
 from collections.abc import Callable
@@ -88,13 +89,30 @@ class FunctionEnvironment:
                 seen.add(var)
                 sources.append((var, f"global '{var}'", lambda var=var: scope.get(var, _ABSENT)))
         held = _held_names(module)
+        stored = _stored_names(code)
+        self._before: list[Any] = []
+        """Each plain variable's key before the first trace (`settle`)."""
         for var, label, get in sources:
             value = get()
+            if var in stored:
+                continue  # a variable the function assigns (`global calls; calls += 1`): its state, no input
             if isinstance(value, torch.Tensor | torch.nn.Module):
                 if held.get(var) is value:
                     self._held.append((label, get, var, value))
             elif watchable(value):
                 self._plain.append((label, get))
+                self._before.append(frozen(value))
+
+    def settle(self) -> None:
+        """
+        After the first trace: the plain variables it changed (a global list forward appends to,
+        a log of its calls) are no inputs of the program, and are not watched: each call would
+        otherwise see a new value and trace again.
+        """
+        if self._before:
+            now = [frozen(get()) for _, get in self._plain]
+            self._plain = [source for source, a, b in zip(self._plain, self._before, now) if a == b]
+            self._before = []
 
     def __bool__(self) -> bool:
         return bool(self._plain or self._held)
@@ -147,6 +165,18 @@ def _held_names(module: torch.nn.Module | None) -> dict[str, Any]:
     if module is None:
         return {}
     return {**module.__dict__, **module._parameters, **module._buffers, **module._modules}
+
+
+_STORES = {"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"}
+
+
+def _stored_names(code: types.CodeType) -> set[str]:
+    """The globals and closure variables a function's code (and the code inside it) assigns or deletes."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _STORES}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _stored_names(constant)
+    return names
 
 
 def _global_names(code: types.CodeType) -> list[str]:

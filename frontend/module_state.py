@@ -541,6 +541,8 @@ class AttributeWatch:
 
     def add(self, record: AttributeRecord | None) -> None:
         """The attributes a new trace read, beside those of the earlier ones."""
+        if self.environment is not None:
+            self.environment.settle()
         for key, (module, name, value) in (record.reads if record is not None else {}).items():
             if key in self._seen or frozen(value) != record.frozen[key]:
                 continue  # a list forward appends to (a log of its calls): its items are no input of the program

@@ -174,3 +174,27 @@ def test_outputs_that_are_views_of_an_argument_or_of_another_output() -> None:
         for a, b in zip(got, want):
             torch.testing.assert_close(a, b)
         assert got[0].data_ptr() == x.data_ptr()
+
+
+CALLS = 0
+SHAPES: list[int] = []
+
+
+def _counting(x: torch.Tensor) -> torch.Tensor:
+    global CALLS
+    CALLS += 1
+    SHAPES.append(x.shape[0])
+    return x * 2
+
+
+def test_globals_the_function_changes_itself_are_no_inputs() -> None:
+    # A counter it assigns and a log it appends to changed at every trace: watched, each call
+    # after a new shape's trace saw a new value and traced again.
+    global CALLS
+    CALLS = 0
+    SHAPES.clear()
+    compiled = hir.compile(_counting, (_seeded(3, seed=15),))
+    for rows in (3, 4, 4, 4, 3, 4):
+        x = _seeded(rows, seed=rows)
+        torch.testing.assert_close(compiled(x), x * 2)
+    assert (CALLS, SHAPES) == (2, [3, 4])
