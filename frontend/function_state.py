@@ -57,6 +57,8 @@ def watchable(value: Any) -> bool:
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, torch.nn.Parameter):
+        return "an nn.Parameter"
     if isinstance(value, torch.Tensor):
         return "a tensor"
     if isinstance(value, torch.nn.Module):
@@ -191,9 +193,10 @@ def _global_names(code: types.CodeType) -> list[str]:
 def function_environment(fn: Any, name: str) -> FunctionEnvironment | None:
     """
     The environment of `fn` as `capturing_module` returned it: a plain function, or the module
-    holding what it reads (whose function `_hir_function` is); None for a module of the user's.
+    holding what it reads (whose function `_hir_function` is; a function taking the leaves of
+    containers names the user's so too); None for a module of the user's.
     """
-    function = getattr(fn, "_hir_function", None) if isinstance(fn, torch.nn.Module) else fn
+    function = getattr(fn, "_hir_function", None if isinstance(fn, torch.nn.Module) else fn)
     if not inspect.isfunction(function):
         return None
     environment = FunctionEnvironment(function, fn if isinstance(fn, torch.nn.Module) else None, name)

@@ -156,6 +156,7 @@ def _flat_function(
 
     flat.__signature__ = signature  # type: ignore[attr-defined]
     flat.__name__ = getattr(fn, "__name__", "fn")
+    flat._hir_function = fn  # type: ignore[attr-defined]  # its globals, read at every call (function_state.py)
     register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
     if register is not None and inspect.isfunction(fn):
         register(fn)  # the trace keeps the user's frames inside it: errors name their lines

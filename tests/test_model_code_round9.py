@@ -198,3 +198,22 @@ def test_globals_the_function_changes_itself_are_no_inputs() -> None:
         x = _seeded(rows, seed=rows)
         torch.testing.assert_close(compiled(x), x * 2)
     assert (CALLS, SHAPES) == (2, [3, 4])
+
+
+CONFIG = {"mult": 2.0}
+
+
+def _of_a_batch(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    return batch["a"] * CONFIG["mult"]
+
+
+def test_a_function_of_containers_reads_its_globals() -> None:
+    # Its leaves' function (pytree_args.py) is hir's: the user's function's globals were not watched.
+    compiled = hir.compile(_of_a_batch, ({"a": _seeded(4, seed=16)},))
+    batch = {"a": _seeded(4, seed=17)}
+    try:
+        for mult in (2.0, 7.0):
+            CONFIG["mult"] = mult
+            torch.testing.assert_close(compiled(batch), _of_a_batch(batch))
+    finally:
+        CONFIG["mult"] = 2.0
