@@ -34,6 +34,7 @@ from hir.runtime.memory import overlaps, overlaps_itself, ranges_meet, storage_r
 from hir.runtime.memory_stats import MemoryStats
 from hir.runtime.poison import enabled as poison_enabled
 from hir.runtime.race_check import RaceCheckContext, RaceChecker
+from hir.runtime.release import release_after_last_use
 from hir.runtime.result_adoption import STREAM_SWITCHES
 from hir.runtime.streams import Streams
 
@@ -72,7 +73,7 @@ class Program:
         body = compilation.compile_block(self.func.body.block)
         if len(compilation.slots) != len(self.slots):
             raise LocatedError(self.func, "the function changed after it was compiled: compile it again")
-        return body
+        return body if self.race_check else release_after_last_use(self.func, body, compilation)
 
     @cached_property
     def is_hir(self) -> bool:
@@ -581,6 +582,8 @@ def compile_program(module: ModuleOp, entry: str = "main", *, race_check: bool =
     args = function.body.block.args
     arg_slots = compilation.slots_of(args)
     body = compilation.compile_block(function.body.block)
+    if not race_check:  # the checker keeps its own view of every buffer's accesses until the end
+        body = release_after_last_use(function, body, compilation)
     terminator = function.body.block.last_op
     assert isinstance(terminator, func.ReturnOp)
     result_slots = compilation.slots_of(terminator.arguments)
