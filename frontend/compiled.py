@@ -23,7 +23,7 @@ from hir.dialects import fusion
 from hir.frontend.autocast import autocast_state
 from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved, slowest_rank, synchronize_ranks
 from hir.frontend.batch_streams import batch_stream_candidates
-from hir.frontend.errors import FrontendError, at_line, user_stacklevel
+from hir.frontend.errors import FrontendError, NotPickled, at_line, user_stacklevel
 from hir.frontend.function_state import function_environment
 from hir.frontend.handed_outputs import HandedOutputs
 from hir.frontend.importer import (
@@ -100,7 +100,7 @@ def graph_by_default(device: torch.device) -> bool:
     return device.type == "cuda" and not torch.cuda.is_current_stream_capturing()
 
 
-class CompiledFunction:
+class CompiledFunction(NotPickled):
     """Takes and returns torch tensors like the function it was compiled from (its local shards on a mesh)."""
 
     def __init__(

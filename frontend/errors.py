@@ -8,6 +8,7 @@ in this frontend: for `self.fc1(x)` that is the line of the call, not `F.linear`
 
 from __future__ import annotations
 
+import copy
 import linecache
 import os
 import re
@@ -244,3 +245,24 @@ def user_lines() -> Iterator[None]:
     """
     with fx_traceback.preserve_node_meta(), _RecordUserLines():
         yield
+
+
+class NotPickled:
+    """
+    A compiled function: `copy.deepcopy` copies it (the module with it), and pickling it is an
+    error that says what to save instead (it holds lowered programs and the runtime's closures;
+    pickling reached one of those, a raw `Can't pickle local object`).
+    """
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise FrontendError(
+            f"<pickle>: error: {getattr(self, 'name', '<compiled>')}: a compiled function cannot be pickled: save "
+            "the module (or its state_dict) and call hir.compile again after loading it"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        cls = type(self)
+        copied = cls.__new__(cls)
+        memo[id(self)] = copied
+        object.__setattr__(copied, "__dict__", copy.deepcopy(self.__dict__, memo))
+        return copied

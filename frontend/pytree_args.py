@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from hir.frontend.errors import FrontendError
+from hir.frontend.errors import FrontendError, NotPickled
 from hir.frontend.importer import _call_parameters
 from hir.frontend.specialize import CallError, check_keywords, is_static
 
@@ -204,7 +204,7 @@ def flattened(
     return _flat_function(fn, parameters, structure), structure.leaves, layouts
 
 
-class PytreeFunction:
+class PytreeFunction(NotPickled):
     """
     A compiled function of arguments that are containers of tensors: one compiled flat function
     per structure of the arguments (at most `max_specializations`), each taking the leaves.
@@ -314,7 +314,10 @@ class PytreeFunction:
 
     def __getattr__(self, attribute: str) -> Any:
         # `fusion_text`, `module`, `specializations`, ...: the flat function of the last call's structure
-        return getattr(self.__dict__["_last"][1], attribute)
+        last = self.__dict__.get("_last")
+        if last is None:  # an instance being built (copy.deepcopy): no function yet
+            raise AttributeError(attribute)
+        return getattr(last[1], attribute)
 
     def __setattr__(self, attribute: str, value: Any) -> None:
         if attribute.startswith("_"):

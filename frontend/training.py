@@ -55,6 +55,7 @@ from hir.frontend.decompositions import decomposition_table
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import (
     FrontendError,
+    NotPickled,
     SourceLine,
     _users,
     at_line,
@@ -788,7 +789,7 @@ class Settings:
     measure_candidates: bool
 
 
-class TrainingFunction:
+class TrainingFunction(NotPickled):
     """
     Takes and returns torch tensors like the function it was compiled from, differentiably: the
     forward and the backward are lowered hir programs. An nn.Module's parameters and buffers are

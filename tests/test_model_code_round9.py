@@ -217,3 +217,17 @@ def test_a_function_of_containers_reads_its_globals() -> None:
             torch.testing.assert_close(compiled(batch), _of_a_batch(batch))
     finally:
         CONFIG["mult"] = 2.0
+
+
+def test_compiled_functions_deepcopy_and_refuse_pickling() -> None:
+    # Pickling was a raw "Can't pickle local object"; a function of containers' deepcopy a KeyError.
+    import copy
+    import pickle
+
+    model = torch.nn.Linear(4, 2)
+    x = _seeded(3, 4, seed=18)
+    for compiled in (hir.compile(model, (x,)), hir.compile(_of_a_batch, ({"a": x},))):
+        with pytest.raises(FrontendError, match=r"<pickle>: error: .* cannot be pickled: save the module"):
+            pickle.dumps(compiled)
+    copied = copy.deepcopy(compiled)
+    torch.testing.assert_close(copied({"a": x}), _of_a_batch({"a": x}))
