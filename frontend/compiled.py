@@ -62,6 +62,12 @@ if TYPE_CHECKING:
 
 EAGER_MARGIN = 0.02
 """The kept lowering runs eagerly instead of replayed when measured this much faster so (noise aside)."""
+LAYOUT_MARGIN = 0.03
+"""
+A candidate with the batch in stream chunks is kept only when measured this much faster than the
+other lowerings: it runs on several streams, so its buffers are not released after their last use
+(runtime/release.py) and a graph of it holds every intermediate, several times the memory.
+"""
 
 
 def pipeline_with_options(pipeline: str, options: Mapping[str, Any]) -> str:
@@ -512,8 +518,11 @@ class CompiledFunction(NotPickled):
                 message = "could not be captured in a CUDA graph on another rank of the job (see its warning or error)"
                 errors[j] = CaptureError(contenders[entries[j][0]][3].func, message)
 
+        def cost(j: int) -> float:
+            return times[j] * (1 + LAYOUT_MARGIN) if entries[j][0] in imported_again else times[j]
+
         def fastest(replayed: bool) -> int:
-            return min((j for j, (_, r) in enumerate(entries) if r == replayed), key=lambda j: times[j])
+            return min((j for j, (_, r) in enumerate(entries) if r == replayed), key=cost)
 
         best = fastest(modes[0])
         if both:

@@ -50,7 +50,11 @@ def with_candidate(model: torch.nn.Module, x: torch.Tensor) -> hir.CompiledFunct
     return compiled
 
 
-@pytest.mark.parametrize(("times", "streamed"), [([2.0, 1.0], True), ([1.0, 2.0], False)])
+@pytest.mark.parametrize(
+    ("times", "streamed"),
+    # Within 3 % the program as written stays: the candidate holds all its intermediates at once.
+    [([2.0, 1.0], True), ([1.0, 2.0], False), ([1.0, 0.98], False), ([1.0, 0.96], True)],
+)
 def test_the_faster_of_the_two_is_kept(monkeypatch: pytest.MonkeyPatch, times: list[float], streamed: bool) -> None:
     torch.manual_seed(0)
     model, x = Attention(), torch.randn(4, 8, 32)
