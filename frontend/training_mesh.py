@@ -51,11 +51,13 @@ from hir.frontend.importer import (
 )
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.module_state import (
+    AttributeWatch,
     StateReader,
     StateSpecs,
     TrainFlags,
     changed_state,
     functional_call,
+    recorded_attributes,
     state_specs,
 )
 from hir.frontend.rank_agreement import RankAgreement, ValueCheck
@@ -697,6 +699,10 @@ class MeshTrainingFunction:
             )
         self._mesh_checked = self._check_mesh("compile")
         self._cache_of = (call, example, max_specializations)
+        self._attributes = AttributeWatch()
+        """The plain attributes the traces read (`self.scale`, a config's flag): the programs hold them
+        as constants, so a new value traces steps of its own, as on one device."""
+        self._watched = 0
         self._agreement = RankAgreement(call, self._frozen)
         """Shared by the caches of every set of frozen parameters: a parameter frozen on one rank only
         puts that rank's call in a cache its peers do not use, and its check must still meet theirs
@@ -731,8 +737,14 @@ class MeshTrainingFunction:
         return self._read_state()
 
     def _mode_at_call(self, state: dict[str, torch.Tensor]) -> tuple[Any, ...]:
-        """The flags and structure (`_state()` has taken a replaced submodule), and what requires grad."""
-        return self._flags(checked=True), tuple(t.requires_grad for t in state.values())
+        """The flags and structure (`_state()` has taken a replaced submodule), what requires grad, and
+        the values of the attributes the traces read."""
+        if len(self._attributes) != self._watched:  # a trace read attributes no earlier one did
+            extra = self._attributes.since(self._watched)  # the values those earlier traces ran with
+            self._by_mode = {(*m[:2], m[2] + extra): cache for m, cache in self._by_mode.items()}
+            self._mode = (*self._mode[:2], self._mode[2] + extra)
+            self._watched = len(self._attributes)
+        return self._flags(checked=True), tuple(t.requires_grad for t in state.values()), self._attributes()
 
     def _frozen(self) -> str:
         """The parameters that do not require grad (they change the backward program), for the ranks to compare."""
@@ -890,12 +902,13 @@ class MeshTrainingFunction:
         try:
             # Traced with grad on also when the first call of a signature runs under no_grad (an
             # evaluation batch of a new size): the step's programs are the joint's, whatever the mode.
-            with torch.enable_grad():
+            with torch.enable_grad(), recorded_attributes(self.fn) as attributes:
                 graphs = trace_joint(run, tensors, decompositions())
         except FrontendError:
             raise
         except Exception as err:  # torch's message about the user's code
             raise capture_error(err, "the training step could not be traced") from err
+        self._attributes.add(attributes)
         s = self.settings
         on_cuda = any(t.is_cuda for t in tensors)
 
