@@ -153,7 +153,7 @@ def capture(
     output is that input (it moves with it: `reads_from`).
     """
     read_in_place = {k for k in in_place if isinstance(inputs[k], torch.Tensor)}
-    static_inputs = [v if k in read_in_place else static_copy(v) for k, v in enumerate(inputs)]
+    static_inputs = [_without_history(v) if k in read_in_place else static_copy(v) for k, v in enumerate(inputs)]
     given: list[torch.Tensor | None] = [None] * len(function.function_type.outputs.data)
     for k, i in (donated or {}).items():
         if i in read_in_place:
@@ -187,6 +187,16 @@ def capture(
     # The storages read in place stay allocated as long as the graph, even if a tensor is given another.
     storages = [static_inputs[k].untyped_storage() for k in pointers]
     return CapturedRun(graph, static_inputs, outputs, keep_alive=[*frame_values, *held, *storages], in_place=pointers)
+
+
+def _without_history(t: torch.Tensor) -> torch.Tensor:
+    """
+    An input read in place, as the graph keeps it: detached where it has a history (a training
+    step's parameter given through the gate that gives the call's inputs their gradients), whose
+    nodes would keep that history's other inputs, the first call's arguments among them, alive as
+    long as the graph.
+    """
+    return t.detach() if t.grad_fn is not None else t
 
 
 def clear_cublas_workspaces() -> None:

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -1184,3 +1185,27 @@ def test_graphs_beside_torch_compiles_graphs() -> None:
     output = result.stdout + result.stderr[-3000:]
     assert result.returncode == 0, output
     assert result.stdout.startswith("OK"), output
+
+
+def test_an_input_read_in_place_is_kept_without_its_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A training step's forward graph reads the parameters in place, given as the outputs of the
+    autograd gate of its first call, whose node also holds that call's inputs: kept as given, the
+    graph kept the first call's input (and, on a GPU, its gradient buffer) alive for good.
+    """
+    fake_graph_api(monkeypatch)
+    monkeypatch.setattr(
+        torch.cuda, "graph", lambda graph, pool=None, capture_error_mode="global": contextlib.nullcontext()
+    )
+    program = lowered(CHAIN)
+    leaf = torch.randn(*program.global_input_types[0].get_shape(), requires_grad=True)
+    weakly = weakref.ref(leaf)
+    gated = leaf * 1  # a tensor with a history that reaches `leaf`
+    others = random_inputs(program.global_input_types, seed=3)[1:]
+    captured = cuda_graph_mode.capture(
+        program.func, lambda ins, outs, warm_up: ([], []), [gated, *others], torch.device("cpu"), in_place=[0]
+    )
+    assert captured.static_inputs[0].data_ptr() == gated.data_ptr()  # read where it is
+    assert captured.static_inputs[0].grad_fn is None
+    del leaf, gated
+    assert weakly() is None
