@@ -29,11 +29,11 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from ag_gemm import timed_interleaved
+from segment_policies import WRONG, relative_error
+from segment_policies import build_parser as policies_parser
 from torch import nn
 
 import hir
-
-WRONG = 3e-2
 
 
 class RMSNorm(nn.Module):
@@ -150,10 +150,6 @@ def cases(device: str, dtype: torch.dtype) -> dict[str, tuple[Callable[[], nn.Mo
     }  # fmt: skip
 
 
-def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    return ((out.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
-
-
 def _inference(module: nn.Module, x: torch.Tensor, opts: argparse.Namespace) -> tuple[dict, dict]:
     eager = copy.deepcopy(module)
     runs: dict[str, Callable[[], object]] = {"eager": lambda: eager(x)}
@@ -218,13 +214,9 @@ def run_case(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--only", help="comma list of blocks (default: all)")
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-torch-compile", action="store_true", help="leave torch.compile out")
+    """segment_policies.py's flags (device, blocks, repetitions, seed, torch.compile left out), this script's help."""
+    parser = policies_parser()
+    parser.description = __doc__.split("\n\n")[0]
     return parser
 
 
