@@ -11,6 +11,7 @@ is what the program reads (the capturing module holds it under the variable's na
 from __future__ import annotations
 
 import dis
+import enum
 import inspect
 import types
 from collections.abc import Callable
@@ -41,13 +42,23 @@ def frozen(value: Any) -> Any:
         return kind, tuple(map(frozen, value))
     if kind is dict:
         return kind, tuple((frozen(k), frozen(v)) for k, v in value.items())
-    return value
+    if isinstance(value, _KEYED):
+        return value
+    return id, id(value)  # an object of the user's (a config): by identity; its holder keeps it alive
+
+
+_KEYED = (torch.dtype, torch.device, enum.Enum, types.FunctionType, types.BuiltinFunctionType)
+"""Values a trace follows that key by themselves: a dtype, a device, an enum's member, a function
+(`self.act = F.gelu`, a lambda; by identity)."""
 
 
 def watchable(value: Any) -> bool:
-    """A value a trace bakes into the program: a number, string or None, or a small list, tuple or dict of them."""
+    """
+    A value a trace bakes into the program: a number, string or None, a dtype, device, enum member
+    or function (`_KEYED`), or a small list, tuple or dict of them.
+    """
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in _SCALARS or isinstance(value, _KEYED):
         return True
     if kind is list or kind is tuple:
         return len(value) <= _MAX_ITEMS and all(map(watchable, value))
@@ -92,6 +103,11 @@ class FunctionEnvironment:
                 sources.append((var, f"global '{var}'", lambda var=var: scope.get(var, _ABSENT)))
         held = _held_names(module)
         stored = _stored_names(code)
+        from hir.frontend.module_state import _users_object
+
+        self._objects: list[Callable[[], Any]] = []
+        self._alive: list[Any] = []
+        """The objects whose ids are keys: kept, so that no other object takes one of their ids."""
         self._before: list[Any] = []
         """Each plain variable's key before the first trace (`settle`)."""
         for var, label, get in sources:
@@ -104,6 +120,9 @@ class FunctionEnvironment:
             elif watchable(value):
                 self._plain.append((label, get))
                 self._before.append(frozen(value))
+            elif _users_object(value):  # a config object: another one is another trace (by identity)
+                self._objects.append(get)
+                self._alive.append(value)
 
     def settle(self) -> None:
         """
@@ -117,7 +136,7 @@ class FunctionEnvironment:
             self._before = []
 
     def __bool__(self) -> bool:
-        return bool(self._plain or self._held)
+        return bool(self._plain or self._held or self._objects)
 
     def __call__(self) -> tuple[Any, ...]:
         for k, (label, get, var, value) in enumerate(self._held):
@@ -134,6 +153,11 @@ class FunctionEnvironment:
                     "when the function was compiled, which the program holds as a constant: compile the function again"
                 )
             keys.append(frozen(now))
+        for get in self._objects:
+            now = get()
+            if not any(now is seen for seen in self._alive):
+                self._alive.append(now)
+            keys.append(id(now))
         return tuple(keys)
 
     def _rebind(self, label: str, var: str, before: Any, now: Any) -> None:

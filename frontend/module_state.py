@@ -348,6 +348,8 @@ class AttributeRecord:
 
     def __init__(self) -> None:
         self.reads: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        self.objects: dict[tuple[int, str], tuple[Any, str, Any]] = {}
+        """The objects of the user's classes read from an attribute (`self.cfg`), with the object read."""
         self.frozen: dict[tuple[int, str], Any] = {}
         """Each read's value as a key (`frozen`), taken at the read: a list's items as they were."""
         self._own: set[tuple[int, str]] = set()
@@ -362,6 +364,12 @@ class AttributeRecord:
             self.frozen[key] = frozen(value)
             if name in module.__dict__:
                 self._own.add(key)
+
+    def held(self, module: Any, name: str, value: Any) -> None:
+        """A read of an object of the user's (`self.config`): watched by identity (its own attributes are read too)."""
+        key = (id(module), name)
+        if key not in self.objects and key not in self.reads and key not in self._assigned_first:
+            self.objects[key] = (module, name, value)
 
     def assigned(self, module: torch.nn.Module, name: str, value: Any) -> None:
         key = (id(module), name)
@@ -415,8 +423,9 @@ def _data_attribute(obj: Any, name: str, read: Callable[[Any, str], Any]) -> boo
     if name in read(obj, "__dict__"):
         return True
     for cls in type(obj).__mro__:
-        if name in cls.__dict__:
-            return _plain(cls.__dict__[name])
+        if name in cls.__dict__:  # not a method: a function there binds a new method at every read
+            value = cls.__dict__[name]
+            return _plain(value) and not isinstance(value, types.FunctionType | types.BuiltinFunctionType)
     return False
 
 
@@ -426,8 +435,11 @@ def _recording_methods(cls: type) -> tuple[Callable[..., Any], Callable[..., Non
 
     def __getattribute__(self: Any, name: str) -> Any:
         value = read(self, name)
-        if _RECORDING and _watched_name(name) and _plain(value) and _data_attribute(self, name, read):
-            _RECORDING[-1].read(self, name, value)
+        if _RECORDING and _watched_name(name):
+            if _plain(value) and _data_attribute(self, name, read):
+                _RECORDING[-1].read(self, name, value)
+            elif _users_object(value) and name in read(self, "__dict__"):  # a config: another one is another trace
+                _RECORDING[-1].held(self, name, value)
         return value
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
@@ -533,6 +545,7 @@ class AttributeWatch:
         self._owners: list[Any] = []
         self._names: list[str] = []
         self._absent: list[object] = []
+        self._alive: list[Any] = []
         self.traced: list[Any] = []
         """Per attribute, the value the trace that first read it saw."""
 
@@ -551,6 +564,15 @@ class AttributeWatch:
             self._names.append(name)
             self._absent.append(_ABSENT)
             self.traced.append(record.frozen[key])
+        for key, (module, name, value) in (record.objects if record is not None else {}).items():
+            if key in self._seen or getattr(module, name, None) is not value:
+                continue
+            self._seen.add(key)
+            self._owners.append(module)
+            self._names.append(name)
+            self._absent.append(_ABSENT)
+            self.traced.append(frozen(value))
+            self._alive.append(value)  # its id is its key: no other object takes it while the key is held
 
     def since(self, count: int) -> tuple[Any, ...]:
         """

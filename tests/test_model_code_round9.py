@@ -6,6 +6,9 @@ modules), read at every call; a module's list and dict attributes changed betwee
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+
 import pytest
 import torch
 
@@ -231,3 +234,68 @@ def test_compiled_functions_deepcopy_and_refuse_pickling() -> None:
             pickle.dumps(compiled)
     copied = copy.deepcopy(compiled)
     torch.testing.assert_close(copied({"a": x}), _of_a_batch({"a": x}))
+
+
+class _Kind(enum.Enum):
+    PLUS = 1
+    MINUS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+    mult: float = 2.0
+
+
+class _Configured(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.act = torch.relu
+        self.dtype = torch.float32
+        self.kind = _Kind.PLUS
+        self.config = _Config()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.act(x * self.config.mult).to(self.dtype)
+        return y + 1 if self.kind is _Kind.PLUS else y - 1
+
+
+def test_attributes_that_are_functions_dtypes_enums_or_configs() -> None:
+    # None of these was watched: a new activation, dtype, enum member or config object after the
+    # compile ran the first trace's (silent wrong answers).
+    model = _Configured()
+    compiled = hir.compile(model, (_seeded(4, seed=19),))
+    x = _seeded(4, seed=20)
+    changes = [
+        lambda: setattr(model, "act", torch.tanh),
+        lambda: setattr(model, "act", lambda t: t * 3),
+        lambda: setattr(model, "dtype", torch.float64),
+        lambda: setattr(model, "kind", _Kind.MINUS),
+        lambda: setattr(model, "config", _Config(5.0)),
+    ]
+    torch.testing.assert_close(compiled(x), model(x))
+    for change in changes:
+        change()
+        torch.testing.assert_close(compiled(x), model(x))
+
+
+ACTIVATION = torch.relu
+GLOBAL_CONFIG = _Config()
+
+
+def _activated(x: torch.Tensor) -> torch.Tensor:
+    return ACTIVATION(x) * GLOBAL_CONFIG.mult
+
+
+def test_globals_that_are_functions_or_configs() -> None:
+    global ACTIVATION, GLOBAL_CONFIG
+    saved = ACTIVATION, GLOBAL_CONFIG
+    try:
+        compiled = hir.compile(_activated, (_seeded(4, seed=21),))
+        x = _seeded(4, seed=22)
+        torch.testing.assert_close(compiled(x), _activated(x))
+        ACTIVATION = torch.tanh
+        torch.testing.assert_close(compiled(x), _activated(x))
+        GLOBAL_CONFIG = _Config(-3.0)
+        torch.testing.assert_close(compiled(x), _activated(x))
+    finally:
+        ACTIVATION, GLOBAL_CONFIG = saved
