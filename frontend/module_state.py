@@ -25,7 +25,7 @@ import torch
 from torch.utils.hooks import RemovableHandle
 
 from hir.frontend.errors import FrontendError, SourceLine, _users, at_line
-from hir.frontend.function_state import FunctionEnvironment, frozen, watchable
+from hir.frontend.function_state import FunctionEnvironment, Keys, frozen, watchable
 
 
 @dataclass
@@ -546,6 +546,7 @@ class AttributeWatch:
         self._names: list[str] = []
         self._absent: list[object] = []
         self._alive: list[Any] = []
+        self._keys = Keys()
         self.traced: list[Any] = []
         """Per attribute, the value the trace that first read it saw."""
 
@@ -587,7 +588,7 @@ class AttributeWatch:
         The current values of the function's globals and closure variables (`environment`), then
         of the attributes (`_ABSENT` for one deleted since), as keys (`frozen`).
         """
-        values = tuple(map(frozen, map(getattr, self._owners, self._names, self._absent)))
+        values = self._keys(tuple(map(getattr, self._owners, self._names, self._absent)))
         return self.environment() + values if self.environment is not None else values
 
 
