@@ -1,8 +1,8 @@
 """
 Tensor-parallel calls with the argument and module-state cases that gave silent wrong answers on
-one device (tests/tp_round5_driver.py on 2 gloo ranks: attributes read by a training step, tied
-weights, the same tensor twice, -0.0, a parameter as an argument, module changes, accumulation
-and clipping), and tied weights' layouts on a mesh of one device.
+one device (tests/tp_round5_driver.py on 2 gloo ranks: attributes read by a training step, the same tensor
+twice, -0.0, a parameter as an argument, module changes, accumulation and clipping), and tied
+weights' layouts on a mesh of one device.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ DRIVER = Path(__file__).resolve().parent / "tp_round5_driver.py"
 def test_round5_cases_on_two_gloo_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=240)
     assert result.returncode == 0, _output(result)
-    assert "tp round 5: 5 cases match eager or raise the same clear error" in result.stdout, _output(result)
+    assert "tp round 5: 3 cases match eager or raise the same clear error" in result.stdout, _output(result)
 
 
 class Tied(torch.nn.Module):
