@@ -253,7 +253,7 @@ class MeshStep:
             if node.op == "call_function":
                 env[node] = _import_node(node, e, env, mode)
             elif node.op == "get_attr":
-                env[node] = _mesh_constant(e, gm, node)
+                env[node] = _mesh_constant(e, gm, node, mode)
             elif node.op == "output":
                 outs = list(node.args[0])
                 for k, out in enumerate(outs[: self.num_outputs]):
@@ -354,7 +354,7 @@ class MeshStep:
             if node.op == "call_function":
                 env[node] = _import_node(node, e, env, mode)
             elif node.op == "get_attr":
-                env[node] = _mesh_constant(e, gm, node)
+                env[node] = _mesh_constant(e, gm, node, mode)
             elif node.op == "output":
                 outs = list(node.args[0])
                 for primal, want, out in zip(self.primals, self.primal_forms, outs):
@@ -922,12 +922,18 @@ class MeshTrainingFunction:
         return MeshStep(self.name, self.mesh, primals, out_layout, graphs, compile, self._state)
 
 
-def _mesh_constant(e: Emitter, gm: GraphModule, node: Node) -> SSAValue:
-    """A one-element tensor constant of the traced code (`torch.tensor(v)`) as a `fusion.full`; no other on a mesh."""
+def _mesh_constant(e: Emitter, gm: GraphModule, node: Node, mode: MeshMode) -> SSAValue:
+    """
+    A one-element tensor constant of the traced code (`torch.tensor(v)`, `torch.tensor(self.scale)`)
+    as a `fusion.full`, whole on every device (it goes with any form, as a 0-d buffer does); no
+    other on a mesh.
+    """
     with unset_fake_temporarily():
         constant = attribute_tensor(gm, node).detach()
     if constant.numel() != 1 or constant.dtype.is_complex:
         raise located_error(
             node, f"a tensor constant of {constant.numel()} values ({node.target}) is not supported on a mesh"
         )
-    return scalar_constant(e, node, constant)
+    value = scalar_constant(e, node, constant)
+    mode.forms[value] = Form(WHOLE)
+    return value

@@ -86,3 +86,24 @@ def test_a_training_step_on_a_mesh_reads_attributes_at_each_call() -> None:
         torch.testing.assert_close(y, want.detach())
         for g, p in zip(got, block.parameters()):
             torch.testing.assert_close(g, p.grad)
+
+
+class Constant(Scaled):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x))) * torch.tensor(self.scale)
+
+
+def test_a_training_step_on_a_mesh_takes_a_tensor_constant() -> None:
+    """`torch.tensor(self.scale)` in a training step on a mesh was 'a tensor of unknown sharding (an internal error)'."""
+    block, x = Constant(), torch.randn(8, 8)
+    layouts = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
+    step = hir.compile(block, (x,), ["[didx, serial]"], mesh=[0], param_layouts=layouts, training=True)
+    y = step(x)
+    y.square().sum().backward()
+    got = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad()
+    want = block(x)
+    want.square().sum().backward()
+    torch.testing.assert_close(y, want.detach())
+    for g, p in zip(got, block.parameters()):
+        torch.testing.assert_close(g, p.grad)
