@@ -135,7 +135,7 @@ class FunctionEnvironment:
             sources.append((var, f"closure variable '{var}'", lambda cell=cell: _cell(cell)))
         scope = fn.__globals__
         seen = set(code.co_freevars)
-        for var in _global_names(code):
+        for var in global_names(code):
             if var not in seen and var in scope:
                 seen.add(var)
                 sources.append((var, f"global '{var}'", lambda var=var: scope.get(var, _ABSENT)))
@@ -245,12 +245,12 @@ def _stored_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _global_names(code: types.CodeType) -> list[str]:
+def global_names(code: types.CodeType) -> list[str]:
     """The global names a function's code (and the code of the functions and lambdas inside it) reads."""
     names = list(code.co_names)
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
-            names += _global_names(constant)
+            names += global_names(constant)
     return names
 
 

@@ -46,6 +46,7 @@ from hir.frontend.errors import (
     unregistered_output,
     user_source_line,
 )
+from hir.frontend.function_state import global_names
 from hir.frontend.layouts import (
     LayoutError,
     check_mesh,
@@ -231,7 +232,7 @@ def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., 
             note(name, cell.cell_contents)
         except ValueError:  # an empty cell
             continue
-    for name in _global_names(code):
+    for name in global_names(code):
         note(name, fn.__globals__.get(name))
     parameters = list(inspect.signature(fn).parameters.values())
     for p in parameters:
@@ -300,15 +301,6 @@ def _rebound(fn: types.FunctionType, values: dict[str, Any]) -> types.FunctionTy
     rebound = types.FunctionType(code, scope, fn.__name__, defaults, closure)
     rebound.__kwdefaults__ = kwdefaults
     return rebound
-
-
-def _global_names(code: types.CodeType) -> list[str]:
-    """The global names a function's code (and the code of the functions and lambdas inside it) reads."""
-    names = list(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names += _global_names(constant)
-    return names
 
 
 class _Wrapper(torch.nn.Module):
