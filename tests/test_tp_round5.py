@@ -8,6 +8,7 @@ weights' layouts on a mesh of one device.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -69,23 +70,35 @@ class Scaled(torch.nn.Module):
         return self.fc2(F.gelu(self.fc1(x))) * self.scale
 
 
+MEGATRON = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
+
+
+def mesh_step(block: torch.nn.Module, x: torch.Tensor) -> Any:
+    """The block's training step on the mesh [0], Megatron's cut, rows sharded."""
+    return hir.compile(block, (x,), ["[didx, serial]"], mesh=[0], param_layouts=MEGATRON, training=True)
+
+
+def assert_step_matches_eager(block: torch.nn.Module, step: Any, x: torch.Tensor) -> None:
+    """The step's output and every parameter's gradient of a squared-sum loss, against the block's own."""
+    block.zero_grad()
+    y = step(x)
+    y.square().sum().backward()
+    got = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad()
+    want = block(x)
+    want.square().sum().backward()
+    torch.testing.assert_close(y, want.detach())
+    for g, p in zip(got, block.parameters()):
+        torch.testing.assert_close(g, p.grad)
+
+
 def test_a_training_step_on_a_mesh_reads_attributes_at_each_call() -> None:
     """It ran the step traced with scale 2.0 after `model.scale = -0.5`: the output and every gradient wrong."""
     block, x = Scaled(), torch.randn(8, 8)
-    layouts = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
-    step = hir.compile(block, (x,), ["[didx, serial]"], mesh=[0], param_layouts=layouts, training=True)
+    step = mesh_step(block, x)
     for scale in (2.0, -0.5, 2.0):
         block.scale = scale
-        block.zero_grad()
-        y = step(x)
-        y.square().sum().backward()
-        got = [p.grad.clone() for p in block.parameters()]
-        block.zero_grad()
-        want = block(x)
-        want.square().sum().backward()
-        torch.testing.assert_close(y, want.detach())
-        for g, p in zip(got, block.parameters()):
-            torch.testing.assert_close(g, p.grad)
+        assert_step_matches_eager(block, step, x)
 
 
 class Constant(Scaled):
@@ -96,14 +109,4 @@ class Constant(Scaled):
 def test_a_training_step_on_a_mesh_takes_a_tensor_constant() -> None:
     """`torch.tensor(self.scale)` in a training step on a mesh was 'a tensor of unknown sharding (an internal error)'."""
     block, x = Constant(), torch.randn(8, 8)
-    layouts = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
-    step = hir.compile(block, (x,), ["[didx, serial]"], mesh=[0], param_layouts=layouts, training=True)
-    y = step(x)
-    y.square().sum().backward()
-    got = [p.grad.clone() for p in block.parameters()]
-    block.zero_grad()
-    want = block(x)
-    want.square().sum().backward()
-    torch.testing.assert_close(y, want.detach())
-    for g, p in zip(got, block.parameters()):
-        torch.testing.assert_close(g, p.grad)
+    assert_step_matches_eager(block, mesh_step(block, x), x)
