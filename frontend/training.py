@@ -1062,7 +1062,7 @@ class TrainingFunction(NotPickled):
             partition_fn=partition,
             decompositions=decompositions(),
             inference_compiler=compiler("inference"),
-            **_aot_log_options(),
+            **aot_log_options(),
         )
         aot.programs = programs  # type: ignore[attr-defined]
         step = AotStep(aot, graphs)
@@ -1071,7 +1071,7 @@ class TrainingFunction(NotPickled):
         return step
 
 
-def _aot_log_options() -> dict[str, bool]:
+def aot_log_options() -> dict[str, bool]:
     """
     `enable_log=False` for `aot_function` unless the user asked torch for AOT autograd's graphs
     (TORCH_LOGS=aot_graphs / aot_joint_graph, `torch._logging.set_logs`, TORCH_TRACE): with it on,

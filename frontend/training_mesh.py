@@ -75,6 +75,7 @@ from hir.frontend.sharded import (
 from hir.frontend.sharded_backward import BLOCKS, TrainingMeshMode, Transposed
 from hir.frontend.specialize import CallError, CallSignature, Key, Specializations
 from hir.frontend.training import (
+    aot_log_options,
     attribute_tensor,
     refused_observer_hooks,
     refused_stored_tensors,
@@ -667,7 +668,9 @@ def trace_joint(
     def stop(gm: GraphModule, example_inputs: Any) -> Any:
         raise _Traced
 
-    traced = aot_function(run, stop, stop, partition_fn=partition, decompositions=dict(decompositions))
+    traced = aot_function(
+        run, stop, stop, partition_fn=partition, decompositions=dict(decompositions), **aot_log_options()
+    )
     try:
         with _recording_stack_traces():
             traced(*primals)

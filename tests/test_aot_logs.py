@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import hir
-from hir.frontend.training import _aot_log_options
+from hir.frontend.training import aot_log_options
 
 
 @pytest.fixture
@@ -24,11 +24,11 @@ def aot_graph_logs():
 
 
 def test_without_torch_logs_aot_autograd_does_not_print_graphs() -> None:
-    assert _aot_log_options() == {"enable_log": False}
+    assert aot_log_options() == {"enable_log": False}
 
 
 def test_torch_logs_of_aot_graphs_still_show_the_training_steps_graphs(aot_graph_logs, caplog) -> None:
-    assert _aot_log_options() == {}
+    assert aot_log_options() == {}
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh())
     x = torch.randn(2, 3)
