@@ -42,11 +42,7 @@ VIEW_OPS = (hir.AliasSelectOp, hir.AliasChunkOp)
 
 def runs_on_one_stream(function: func.FuncOp) -> bool:
     """No stream switch, synchronization, communication or symmetric memory: all work on the caller's stream."""
-    for op in function.walk():
-        name = op.dialect_name()
-        if name == "hir" and not isinstance(op, ONE_STREAM_HIR_OPS):
-            return False
-    return True
+    return all(op.dialect_name() != "hir" or isinstance(op, ONE_STREAM_HIR_OPS) for op in function.walk())
 
 
 def release_after_last_use(function: func.FuncOp, body: CompiledBlock, compilation: CompileContext) -> CompiledBlock:
