@@ -19,7 +19,7 @@ PROFILE = os.environ.get("HIR_FUZZ_PROFILE", "ci")
 COUNT = os.environ.get("HIR_FUZZ_EXAMPLES")
 """Overrides the number of examples of every test (to try a profile quickly, or to run longer)."""
 EXAMPLES: dict[str, dict[str, int]] = {
-    "ci": {"single-device": 120, "one-rank": 12, "two-ranks": 30, "four-ranks": 0, "invalid-input": 160},
+    "ci": {"single-device": 30, "one-rank": 12, "two-ranks": 30, "four-ranks": 0, "invalid-input": 160},
     "long": {"single-device": 5000, "one-rank": 400, "two-ranks": 1500, "four-ranks": 200, "invalid-input": 5000},
 }
 
