@@ -84,7 +84,9 @@ def test_agrees_on_random_ops(op_type: type[IRDLOperation]) -> None:
         pytest.skip("not specialized: xDSL's check runs")
     rng = random.Random(op_type.name)
     verdicts = {True: 0, False: 0}
-    for _ in range(300):
+    # 100 ops a definition (9,400 in all): every type sees both verdicts within its first 13, and a
+    # count, region or property check left out of the specialized check fails dozens of types.
+    for _ in range(100):
         op = random_op(rng, op_type)
         verdict = generic_verdict(op)
         assert installed_verdict(op) == verdict, op
