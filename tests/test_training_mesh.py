@@ -8,6 +8,7 @@ SGD and AdamW loops against eager torch; misuse is a located error.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -37,6 +38,12 @@ def _step(module: torch.nn.Module, params: dict[str, str | None] = WEIGHTS) -> o
     return compiled._specialize([x])  # type: ignore[union-attr]
 
 
+@functools.cache
+def _mlp_step(activation: str) -> object:
+    """The step of the MLP without biases (read-only: the tests of its programs' text share it)."""
+    return _step(MLP(bias=False, residual=False, activation=activation))
+
+
 def _top_loops(lowered: str) -> list[str]:
     """The function body's own loops (4 spaces in), each up to the next one."""
     starts = [m.start() for m in re.finditer(r"^    hir\.for ", lowered, re.MULTILINE)]
@@ -44,7 +51,7 @@ def _top_loops(lowered: str) -> list[str]:
 
 
 def test_backward_pipelines_ag_gemm_and_gemm_rs() -> None:
-    step = _step(MLP(bias=False, residual=False, activation="gelu"))
+    step = _mlp_step("gelu")
     forward, backward = str(step.forward.module), str(step.backward.module)  # type: ignore[attr-defined]
     # The forward: chunk by chunk, all-gather, GEMM, gelu, GEMM, reduce-scatter, in one loop.
     assert any("hir.allgather" in loop and "hir.reduce_scatter" in loop for loop in _top_loops(forward))
@@ -75,9 +82,20 @@ def test_backward_fusion_program() -> None:
 
 @pytest.mark.distributed
 def test_mlp_trains_on_two_ranks() -> None:
-    result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py")], timeout=300)
+    """
+    The step checks and loops, then benchmarks/tp_mlp_train.py for the MLP and the TP layer (eager
+    TP and a hir variant, checked against eager), in one launch of the 2 gloo ranks.
+    """
+    result = run_ranks([str(REPO / "tests" / "training_mesh_driver.py")], timeout=400)
     assert result.returncode == 0, _output(result)
-    assert "22 step checks and the SGD/AdamW/TP layer loops match eager torch" in result.stdout
+    assert "20 step checks and the SGD/AdamW/TP layer loops match eager torch" in result.stdout
+    runs = result.stdout.split("== tp_mlp_train.py --block ")[1:]
+    assert [run.split("\n", 1)[0] for run in runs] == ["mlp", "layer"], _output(result)
+    for block, run in zip(("mlp", "layer"), runs):
+        assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", run), run
+        for variant in ("eager", "hir stream-lowering:2:chunks=2"):  # --back-to-back: host and wall time per step
+            assert re.search(rf"back to back: .* {re.escape(variant)}: host \d+\.\d+ ms/step, wall \d+\.\d+", run), run
+        assert ("TP transformer layer" in run) == (block == "layer"), run
 
 
 @pytest.mark.distributed
@@ -129,25 +147,10 @@ def test_a_function_is_refused_on_a_mesh() -> None:
         hir.compile(F.relu, (torch.randn(32, 16),), [ROWS], mesh=[0, 1], training=True)
 
 
-@pytest.mark.distributed
-@pytest.mark.parametrize("block", ["mlp", "layer"])
-def test_tp_training_benchmark_on_cpu(block: str) -> None:
-    """benchmarks/tp_mlp_train.py under 2 gloo ranks: eager TP and a hir variant, checked against eager."""
-    argv = ["--device", "cpu", "--block", block, "--reps", "1", "--warmup", "0", "--back-to-back"]
-    variants = ["--variants", "stream-lowering:2:chunks=2"]
-    result = run_ranks([str(REPO / "benchmarks" / "tp_mlp_train.py"), *argv, *variants], timeout=300)
-    assert result.returncode == 0, _output(result)
-    assert re.search(r"hir stream-lowering:2:chunks=2 .* \d\.\de-\d\d\n", result.stdout)
-    for variant in ("eager", "hir stream-lowering:2:chunks=2"):  # --back-to-back: host and wall time per step
-        assert re.search(rf"back to back: .* {re.escape(variant)}: host \d+\.\d+ ms/step, wall \d+\.\d+", result.stdout)
-    assert "eager" in result.stdout
-    assert ("TP transformer layer" in result.stdout) == (block == "layer")
-
-
 @pytest.mark.parametrize("activation", ["gelu", "silu"])
 def test_backward_launches_the_activation_backward_once(activation: str) -> None:
     """gelu's (silu's) backward is one launch over the activation, as eager's one kernel, not the formula's ten."""
-    step = _step(MLP(bias=False, residual=False, activation=activation))
+    step = _mlp_step(activation)
     backward = str(step.backward.module)  # type: ignore[attr-defined]
     ops = re.findall(r"= (fusion\.\w+)", backward)  # the launches' ops (a launch may fuse several)
     assert ops.count(f"fusion.{activation}_backward") == 1

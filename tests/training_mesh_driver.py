@@ -17,6 +17,8 @@ the SGD loop.
 from __future__ import annotations
 
 import copy
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -197,23 +199,24 @@ def layer_cases() -> list[tuple[str, torch.nn.Module, int | None, str, dict[str,
 def layer_loop() -> list[str]:
     """AdamW steps of the TP layer: the loss summed over the ranks' rows tracks eager's."""
     torch.manual_seed(6)
-    return loss_curve(layer("rms"), LAYER_PARAMS, "stream-lowering", "AdamW", steps=3, what="TP layer")
+    return loss_curve(layer("rms"), LAYER_PARAMS, "stream-lowering", ("AdamW",), steps=3, what="TP layer")
 
 
-def optimizer_loop(pipeline: str, optimizer: str) -> list[str]:
+def optimizer_loop(pipeline: str, optimizers: tuple[str, ...]) -> list[str]:
     """
-    A few optimizer steps: the compiled step's loss (summed over the ranks' rows) tracks eager's.
-    AdamW's weight decay also moves the entries of the sharded parameters this rank never reads.
+    A few steps of each optimizer in turn (one compiled module, which the next optimizer trains on
+    from where the last left it): the compiled step's loss (summed over the ranks' rows) tracks
+    eager's. AdamW's weight decay also moves the entries of the sharded parameters this rank never reads.
     """
     torch.manual_seed(3)
-    return loss_curve(MLP(bias=True, residual=True, activation="gelu"), PARAMS, pipeline, optimizer, steps=4)
+    return loss_curve(MLP(bias=True, residual=True, activation="gelu"), PARAMS, pipeline, optimizers, steps=4)
 
 
 def loss_curve(
-    module: torch.nn.Module, params: dict[str, str | None], pipeline: str, optimizer: str, steps: int,
+    module: torch.nn.Module, params: dict[str, str | None], pipeline: str, optimizers: tuple[str, ...], steps: int,
     what: str | None = None,
 ) -> list[str]:  # fmt: skip
-    """`steps` optimizer steps of `module` compiled on the mesh (rows in 2 chunks) and eagerly: the losses agree."""
+    """`steps` steps of each optimizer of `module` compiled on the mesh (rows in 2 chunks) and eagerly: the losses agree."""
     rank, world = dist.get_rank(), dist.get_world_size()
     eager = copy.deepcopy(module)
     chunks = 2
@@ -222,14 +225,15 @@ def loss_curve(
     compiled = hir.compile(module, (x,), [layout], mesh=list(range(world)), param_layouts=params, pipeline=pipeline,
                            training=True)  # fmt: skip
 
-    def make(parameters: object) -> torch.optim.Optimizer:
+    def make(optimizer: str, parameters: object) -> torch.optim.Optimizer:
         if optimizer == "SGD":
             return torch.optim.SGD(parameters, lr=0.1)  # type: ignore[arg-type]
         return torch.optim.AdamW(parameters, lr=1e-2, weight_decay=0.1)  # type: ignore[arg-type]
 
-    ours, theirs = make(module.parameters()), make(eager.parameters())
     failures = []
-    for step in range(steps):
+    for optimizer, step in ((o, step) for o in optimizers for step in range(steps)):
+        if step == 0:
+            ours, theirs = make(optimizer, module.parameters()), make(optimizer, eager.parameters())
         ours.zero_grad()
         loss = ((compiled(rows_of(x, chunks, rank, world)) - rows_of(target, chunks, rank, world)) ** 2).sum() / M
         loss.backward()
@@ -381,22 +385,20 @@ def main() -> int:
         ("mlp with biases and a residual add, silu, 1 chunk", MLP(bias=True, residual=True, activation="silu"), 1),
         ("replicated rows (all-reduce)", MLP(bias=True, residual=False, activation="gelu"), None),
     ]
-    # NCCL per chunk, the copy-engine pipeline, and the copy-engine pipeline by shard (a GPU's usual pick)
-    pipelines = (
-        "stream-lowering",
-        "stream-lowering{backend=copy-engine}",
-        "stream-lowering{backend=copy-engine overlap=by-shard}",
-    )
+    # Every case with NCCL per chunk and with the copy-engine pipeline; the copy-engine pipeline by
+    # shard (a GPU's usual pick) with rows in one chunk: with rows already in chunks, or replicated,
+    # it moves no stream axis and its programs are the copy-engine pipeline's, the same text.
+    nccl = "stream-lowering"
+    by_shard = "stream-lowering{backend=copy-engine overlap=by-shard}"
+    runs = [(p, case) for p in (nccl, "stream-lowering{backend=copy-engine}") for case in cases]
+    runs.append((by_shard, cases[1]))
     quick = "--quick" in sys.argv
     if quick:
-        cases = [
-            ("mlp with biases and a residual add, gelu, 2 chunks", MLP(bias=True, residual=True, activation="gelu"), 2)
-        ]
-        pipelines = ("stream-lowering",)
-    for pipeline in pipelines:
-        for name, module, chunks in cases:
-            failures += check(name, copy.deepcopy(module), chunks, pipeline)
-    steps = len(cases) * len(pipelines)
+        mlp = MLP(bias=True, residual=True, activation="gelu")
+        runs = [(nccl, ("mlp with biases and a residual add, gelu, 2 chunks", mlp, 2))]
+    for pipeline, (name, module, chunks) in runs:
+        failures += check(name, copy.deepcopy(module), chunks, pipeline)
+    steps = len(runs)
     if not quick:
         # A first layer's input requires no grad (the backward computes no input gradient); ReLU's
         # backward is a `where` with a 0-d constant.
@@ -420,10 +422,48 @@ def main() -> int:
     if not quick:
         failures += layer_loop()
     optimizers = ("SGD",) if quick else ("SGD", "AdamW")
-    for optimizer in optimizers:
-        failures += optimizer_loop("stream-lowering", optimizer)
+    failures += optimizer_loop("stream-lowering", optimizers)
     loops = "/".join(optimizers) + ("" if quick else "/TP layer")
-    return job_verdict(failures, f"training on a mesh: {steps} step checks and the {loops} loops match eager torch")
+    ports: list[object] = [fresh_ports(2) if dist.get_rank() == 0 else None]
+    dist.broadcast_object_list(ports)
+    verdict = job_verdict(failures, f"training on a mesh: {steps} step checks and the {loops} loops match eager torch")
+    return verdict if quick else verdict | benchmark_runs(ports[0])  # type: ignore[arg-type]
+
+
+def fresh_ports(n: int) -> list[int]:
+    """`n` distinct ports free on this machine now."""
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def benchmark_runs(ports: list[int]) -> int:
+    """
+    benchmarks/tp_mlp_train.py's TP training step (eager TP and one hir variant, checked against
+    eager, and timed back to back) for the MLP and the TP transformer layer, in this job (one
+    launch of the ranks for both): each run starts and ends a process group of its own, as under
+    torchrun, on a port of its own (a rank that connected to the last run's store as it closed
+    would wait in the new group for ever). Rank 0 prints `== tp_mlp_train.py --block BLOCK` before
+    each run's output.
+    """
+    import tp_mlp_train
+
+    argv = ["--device", "cpu", "--reps", "1", "--warmup", "0", "--back-to-back"]
+    status = 0
+    for block, port in zip(("mlp", "layer"), ports):
+        os.environ["MASTER_PORT"] = str(port)
+        if os.environ["RANK"] == "0":
+            print(f"== tp_mlp_train.py --block {block}", flush=True)
+        try:
+            tp_mlp_train.main([*argv, "--block", block, "--variants", "stream-lowering:2:chunks=2"])
+        except SystemExit as done:
+            status |= int(done.code != 0)
+        sys.stdout.flush()
+    return status
 
 
 if __name__ == "__main__":
