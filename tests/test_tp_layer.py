@@ -144,22 +144,39 @@ def test_what_a_mesh_cannot_split_is_located(
     assert message in str(err.value)
 
 
+# What each job runs: indices into the driver's CASES (the TP layer's forms) and its other modules.
+# 2 ranks: every case and module, and the benchmark's code. 4 ranks, on a 2-core CI machine: the
+# cases that differ most (1 chunk and LayerNorm; 2 chunks, RMSNorm and the copy-engine backend; the
+# copy-engine pipeline by shard, what hir.compile picks on GPUs), grouped-query attention (4 key
+# heads, one a device, and 2 refused), nanoGPT's attention written out and the Llama layer with
+# SDPA (its 4 key heads); its form written out and the parallel branches cut each rank's heads or
+# columns as on 2 ranks. One rank: a mesh of one device, whose key/value heads and device axes have
+# extent 1 (a debugging run of TP code on one GPU): the collectives that are local copies there (the
+# copy-engine's, the replicated rows' all-reduce), the copy-engine pipeline by shard (every stream
+# axis over a device axis has extent 1), grouped-query attention and the Llama layer's one key head
+# (test_a_mesh_of_one_device_runs_without_a_process_group: the layer without a process group).
+JOBS = {
+    1: ("1,3,4", "gqa,llama-sdpa"),
+    2: ("0,1,2,3,4", "gqa,hand-written,llama-sdpa,llama-written,branches"),
+    4: ("0,1,4", "gqa,hand-written,llama-sdpa"),
+}
+
+
 @pytest.mark.distributed
 @pytest.mark.parametrize("processes", [1, 2, 4])
 def test_tp_layer_on_gloo_ranks(processes: int) -> None:
     """Compiled on each rank, each on its rows, against eager torch on the unsharded input."""
-    # 4 ranks on a 2-core CI machine: the cases that differ most (1 chunk and LayerNorm; 2 chunks,
-    # RMSNorm and the copy-engine backend; the copy-engine pipeline by shard, what hir.compile picks
-    # on GPUs); 2 ranks: every case and the benchmark's code. One rank: a mesh of one device, whose
-    # key/value heads and device axes have extent 1 (a debugging run of TP code on one GPU).
-    args = [str(REPO / "tests" / "tp_layer_driver.py")] + (["--cases", "0,1,4"] if processes == 4 else [])
+    cases, modules = JOBS[processes]
+    args = [str(REPO / "tests" / "tp_layer_driver.py"), "--cases", cases, "--modules", modules]
     if processes == 2:
         args.append("--smoke")
     result = run_ranks(args, timeout=300, processes=processes)
     assert result.returncode == 0, _output(result)
     smoke = " and benchmarks/tp_layer.py" if processes == 2 else ""
-    programs = 3 if processes == 4 else 5
-    assert f"tp layer: {programs} programs{smoke} match eager torch on {processes} ranks" in result.stdout
+    programs, others = len(cases.split(",")), len(modules.split(","))
+    assert f"tp layer: {programs} programs, {others} other modules{smoke} match eager torch on {processes} ranks" in (
+        result.stdout
+    )
 
 
 def test_a_mesh_of_one_device_runs_without_a_process_group() -> None:

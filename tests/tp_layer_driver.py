@@ -5,7 +5,7 @@ output projection and reduce-scatter, then the TP MLP) compiled with hir.compile
 every rank, run under torchrun (gloo on CPU), each rank on its own rows, compared with the module
 run eagerly on the unsharded input. Exits non-zero (on every rank) when a result differs.
 
-    python -m torch.distributed.run --nproc-per-node 2 tests/tp_layer_driver.py [--smoke]
+    python -m torch.distributed.run --nproc-per-node 2 tests/tp_layer_driver.py [--smoke] [--cases 0,1] [--modules gqa]
 """
 
 from __future__ import annotations
@@ -221,11 +221,11 @@ BRANCH_LAYOUTS = {"a1.weight": "[didx, serial]", "b1.weight": "[didx, serial]", 
                   "b2.weight": "[serial, didx]"}  # fmt: skip
 
 
-def llama_layer() -> list[str]:
-    """The Llama layer (SDPA and written out) on each rank's rows, 2 chunks, against the unsharded module."""
+def llama_layer(forms: tuple[bool, ...] = (True, False)) -> list[str]:
+    """The Llama layer (SDPA and/or written out) on each rank's rows, 2 chunks, against the unsharded module."""
     world = dist.get_world_size()
     failures = []
-    for sdpa in (True, False):
+    for sdpa in forms:
         torch.manual_seed(4)
         layer = LlamaLayer(H, 2 * world, world, 8, sdpa)
         failures += matches_unsharded(f"Llama layer (sdpa={sdpa})", layer, LLAMA_LAYOUTS, 2)
@@ -252,9 +252,25 @@ def benchmark_smoke() -> list[str]:
     return [f"tp_layer {name}: relative error {error:.1e}" for name, error in errors.items() if error > 1e-5]
 
 
+def parallel_branches() -> list[str]:
+    torch.manual_seed(5)
+    return matches_unsharded("parallel branches", ParallelBranches(), BRANCH_LAYOUTS, 2)
+
+
+MODULES = {
+    "gqa": grouped_query_attention,
+    "hand-written": hand_written_attention,
+    "llama-sdpa": lambda: llama_layer((True,)),
+    "llama-written": lambda: llama_layer((False,)),
+    "branches": parallel_branches,
+}
+"""The other modules than the TP layer, by name (`--modules`)."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default=",".join(str(i) for i in range(len(CASES))), help="indices into CASES")
+    parser.add_argument("--modules", default=",".join(MODULES), help="names in MODULES")
     parser.add_argument("--smoke", action="store_true", help="also run benchmarks/tp_layer.py's measurement")
     args = parser.parse_args()
     dist.init_process_group("gloo")
@@ -263,16 +279,16 @@ def main() -> int:
     for case in cases:
         if (failure := check(*case)) is not None:
             failures.append(failure)
-    failures += grouped_query_attention()
-    failures += hand_written_attention()
-    failures += llama_layer()
-    torch.manual_seed(5)
-    failures += matches_unsharded("parallel branches", ParallelBranches(), BRANCH_LAYOUTS, 2)
+    modules = [m for m in args.modules.split(",") if m]
+    for module in modules:
+        failures += MODULES[module]()
     if args.smoke:
         failures += benchmark_smoke()
     smoke = " and benchmarks/tp_layer.py" if args.smoke else ""
     return job_verdict(
-        failures, f"tp layer: {len(cases)} programs{smoke} match eager torch on {dist.get_world_size()} ranks"
+        failures,
+        f"tp layer: {len(cases)} programs, {len(modules)} other modules{smoke} match eager torch on "
+        f"{dist.get_world_size()} ranks",
     )
 
 
