@@ -112,20 +112,32 @@ def _sources() -> Iterator[tuple[str, str]]:
 
 
 @functools.cache
-def _parsed(multidevice: bool = False) -> tuple[tuple[str, str, ModuleOp], ...]:
-    """The modules of the corpus that parse and verify (the others are error tests), parsed once."""
+def _parsed_source(name: str, text: str) -> ModuleOp | None:
+    """One module of the corpus, parsed once (None: it does not parse or verify, an error test)."""
     import hir
 
+    try:
+        return hir.parse(text, name)
+    except Exception:
+        return None
+
+
+def _parsed(multidevice: bool = False) -> tuple[tuple[str, str, ModuleOp], ...]:
+    """
+    The modules of the corpus that parse and verify (the others are error tests), each parsed once
+    per process whichever subset asks for it (the single-device corpus, the hand-written programs and
+    the references of tests/poison_mutants.py share them; the multi-device corpus parses only what
+    mentions a mesh).
+    """
     found = []
     for name, text in _sources():
         if "#fusion.parallel" not in text and "hir." not in text:
             continue  # neither a parallel fusion program nor a host program
         if multidevice and "mesh" not in text:
             continue
-        try:
-            found.append((name, text, hir.parse(text, name)))
-        except Exception:
-            continue
+        module = _parsed_source(name, text)
+        if module is not None:
+            found.append((name, text, module))
     return tuple(found)
 
 
@@ -175,11 +187,12 @@ def _draws_random_numbers(module: ModuleOp, entry: str) -> bool:
     return any(isinstance(op, fusion.RandomOp) for op in function.walk())
 
 
-def corpus(multidevice: bool) -> list[Lowered]:
+def corpus(multidevice: bool, backends: tuple[str, ...] = tuple(PIPELINES)) -> list[Lowered]:
     """
     The lowered functions, in a fixed order: those that communicate
     (`multidevice`) or those that do not. A function that lowers the same with several backends is
-    kept once, under the first backend's name (a single-device function is lowered once).
+    kept once, under the first backend's name (a single-device function is lowered once). The
+    multi-device corpus is lowered with `backends` (names of `PIPELINES`, all by default).
     """
     import hir
     from hir.dialects.hir import MeshOp
@@ -190,11 +203,11 @@ def corpus(multidevice: bool) -> list[Lowered]:
         if "#fusion.parallel" not in text:
             continue  # nothing to run in parallel
         entries = [e for e in _static_functions(module, hir_level=False) if not _draws_random_numbers(module, e)]
-        pipelines = PIPELINES.items() if multidevice else [("any-backend", PIPELINES["nccl"])]
+        pipelines = [(b, PIPELINES[b]) for b in backends] if multidevice else [("any-backend", PIPELINES["nccl"])]
         seen: set[tuple[str, str]] = set()
         new_by_backend = dict.fromkeys(PIPELINES, False)
         for backend, pipeline in pipelines if entries else ():
-            if backend.startswith("copy-engine-") and not new_by_backend["copy-engine"]:
+            if backend.startswith("copy-engine-") and "copy-engine" in backends and not new_by_backend["copy-engine"]:
                 continue  # `chunks` and `release` change copy-engine transfers, and there were none
             try:
                 lowered = hir.run_pipeline(module.clone(), pipeline)
@@ -261,13 +274,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--multidevice", action="store_true", help="the multi-device corpus (run under torchrun)")
     parser.add_argument("--ops", nargs="+", default=list(MUTATED_OPS), help="ops to delete, one per mutant")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument(
+        "--pipelines",
+        default=",".join(PIPELINES),
+        help=f"comma list of the lowerings of the multi-device corpus (default: all), of: {', '.join(PIPELINES)}",
+    )
     args = parser.parse_args(argv)
+    backends = tuple(args.pipelines.split(","))
+    unknown = [b for b in backends if b not in PIPELINES]
+    if unknown:
+        parser.error(f"unknown pipelines {', '.join(unknown)}")
     session = None
     if args.multidevice:
         from hir.runtime.distributed import Session
 
         session = Session.from_environment(args.device)
-    programs = corpus(args.multidevice)
+    programs = corpus(args.multidevice, backends)
     cases = mutants(programs, tuple(args.ops))
     originals = [(p.name, verdict(p.module, p.entry, session, args.device, NUM_STREAMS_ORIGINAL)) for p in programs]
     results = []
