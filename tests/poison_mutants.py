@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from race_mutants import Lowered, _parsed, corpus, mutants, report
+from race_mutants import PIPELINES, Lowered, _parsed, corpus, mutants, report
 
 MUTATED_OPS = ("hir.launch",)
 _runs = iter(range(1 << 30))
@@ -29,9 +29,9 @@ _runs = iter(range(1 << 30))
 when it is made, not at every run), and with the same inputs that would be the right answer."""
 
 
-def references() -> dict[str, Any]:
-    """Source name -> its fusion-level module, for the reference runs."""
-    return {name: module for name, _, module in _parsed(False)}
+def references(multidevice: bool = False) -> dict[str, Any]:
+    """Source name -> its fusion-level module, for the reference runs (of the corpus `corpus(multidevice)` lowers)."""
+    return {name: module for name, _, module in _parsed(multidevice)}
 
 
 def verdict(lowered: Any, reference: Any, entry: str, session: Any | None) -> str:
@@ -77,15 +77,24 @@ def _agreed(mine: str, session: Any | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--multidevice", action="store_true", help="the multi-device corpus (run under torchrun)")
+    parser.add_argument(
+        "--pipelines",
+        default=",".join(PIPELINES),
+        help=f"comma list of the lowerings of the multi-device corpus (default: all), of: {', '.join(PIPELINES)}",
+    )
     args = parser.parse_args(argv)
+    backends = tuple(args.pipelines.split(","))
+    unknown = [b for b in backends if b not in PIPELINES]
+    if unknown:
+        parser.error(f"unknown pipelines {', '.join(unknown)}")
     session = None
     if args.multidevice:
         from hir.runtime.distributed import Session
 
         os.environ["HIR_POISON"] = "1"  # this rank's symmetric buffers too (made by the communicator)
         session = Session.from_environment("cpu")
-    sources = references()
-    programs = corpus(args.multidevice)
+    sources = references(args.multidevice)
+    programs = corpus(args.multidevice, backends)
 
     def run(lowered: Lowered, module: Any) -> str:
         return verdict(module, sources[lowered.name.rsplit(":", 1)[0]], lowered.entry, session)
