@@ -15,9 +15,9 @@ communicated axis outermost.
 
 An *uneven* `didx` axis (extent L other than the mesh size D; the generator draws 1 <= L < D) is
 computed on locally with any backend; its all-gather (to the mesh or a sub-mesh), scatter (from
-the mesh or a super-mesh) and sums are lowered by the nccl backend only, and its all-to-all, its
-moves between meshes and its loops over the shards by none (docs/multidevice.md, "Uneven
-extents"). An operand whose `didx` axis is an extent-1 axis broadcast into a result `didx` axis of
+the mesh or a super-mesh), all-to-all (that all-gather, then the local chunk) and sums are lowered
+by the nccl backend only, and its moves between meshes and its loops over the shards by none
+(docs/multidevice.md, "Uneven extents"). An operand whose `didx` axis is an extent-1 axis broadcast into a result `didx` axis of
 more indices holds its one index on device `mesh[0]` only: it is gathered first ("Broadcast
 axes").
 """
@@ -154,9 +154,11 @@ def set_problem(src: Placed, dst: Placed, backend: str = "nccl") -> str | None:
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh) and src.didx != dst.didx:
             return "a mesh change and a sharded axis change in one set"
-        if uneven:
-            return "an uneven didx axis in an all-to-all or a move between meshes"
-        return None  # an all-to-all (hir.all_to_all), or shards moving between meshes (send/recv pairs)
+        if uneven and meshes_differ(src.mesh, dst.mesh):
+            return "an uneven didx axis in a move between meshes"
+        if not uneven:
+            return None  # an all-to-all (hir.all_to_all), or shards moving between meshes (send/recv pairs)
+        # An uneven all-to-all: the padded all-gather, then the local chunk (nccl only, below).
     if uneven and src.mesh and dst.mesh:
         if not set(dst.mesh) <= set(src.mesh):  # a gather to, or a scatter on, M' inside M lowers
             return "an uneven gather to, or scatter from, another mesh in one set"
@@ -183,7 +185,7 @@ def partial_sum_problem(
     x: Placed, result: Placed, mesh_size: int, backend: str = "nccl", chunks: int = 0
 ) -> str | None:
     """Why a sum over `x`'s didx axis into `result` would be refused (all-reduce or reduce-scatter)."""
-    if meshes_differ(x.mesh, result.mesh):
+    if x.mesh and result.mesh and set(x.mesh) != set(result.mesh):  # another order of the same devices: no change
         return "a reduction and a mesh change in one op"
     if (x.uneven or result.uneven) and backend != "nccl":
         return f"backend={backend} does not lower a sum over an uneven didx axis"
