@@ -25,8 +25,9 @@ An uneven didx axis (extent L over D devices, c = ceil(L/D) indices each, fewer 
 devices) is gathered through equal pieces, which is what the transports take: each device pads
 its shard to c (`padded_allgather`), the pieces are gathered into a D*c temporary and its first L
 indices copied into place. A scatter needs nothing more (`hir.alias_chunk` takes chunks of
-ceil(L/D) indices, as the shards are). The reshardings that would move uneven shards between
-devices (all-to-all, moves and broadcasts between meshes) are refused.
+ceil(L/D) indices, as the shards are). An all-to-all with an uneven axis is that all-gather into a
+replicated temporary, then the local slice (`gathered_all_to_all`). The reshardings that would
+move uneven shards between meshes (moves and broadcasts) are refused.
 """
 
 from __future__ import annotations
@@ -213,6 +214,26 @@ def all_to_all(source: SSAValue, target: SSAValue, a: int, b: int, mesh: Sequenc
     return ops
 
 
+def gathered_all_to_all(
+    source: SSAValue, target: SSAValue, a: int, b: int, extent: int, mesh: Sequence[int]
+) -> list[Operation]:
+    """
+    didx axis a -> didx axis b on one mesh when either axis is uneven (an extent other than the
+    mesh size, static): the transports' all-to-all exchanges equal pieces, which uneven shards are
+    not, so axis a (global extent `extent`) is all-gathered into a `%gathered` temporary (padded
+    when D does not divide it) and this device's chunk of axis b is copied out of it. It moves D
+    times the data of an all-to-all, the price of any extents.
+    """
+    whole = axes_of(source)
+    whole[a] = extent
+    ops, gathered = temporary(whole, source, "gathered")
+    if extent % len(mesh):
+        ops += padded_allgather(source, gathered, a, extent, mesh)
+    else:
+        ops += allgather(source, gathered, a, mesh)
+    return [*ops, *local_slice(gathered, target, b, mesh)]
+
+
 def move_shards(
     source: SSAValue, target: SSAValue, src_mesh: Sequence[int], dst_mesh: Sequence[int]
 ) -> list[Operation]:
@@ -308,6 +329,8 @@ def lower_set(
         if axis is not None and extent != len(mesh)
     ]
     if uneven:
+        if a is not None and b is not None and src_mesh == dst_mesh and DYNAMIC_INDEX not in (src_extent, dst_extent):
+            return gathered_all_to_all(source, target, a, b, src_extent, src_mesh)
         _check_uneven(uneven, a, b, src_mesh, dst_mesh, inside, src_extent, dst_extent)
         if a is not None and b is None and src_extent % len(src_mesh):
             return padded_allgather(source, target, a, src_extent, src_mesh)
