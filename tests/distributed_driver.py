@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import torch.distributed as dist
 from ranks import close_sessions, sessions_of_the_job
@@ -61,25 +62,31 @@ def check_module(
 ) -> list[tuple[str, str | None]]:
     """(case name, problem or None) for each pipeline and number of streams, run in each of `sessions`."""
     cases: list[tuple[str, str | None]] = []
+    reference: tuple[Any, list[Any]] | None = None  # the module's reference program and inputs, made once
+    expected: list[Any] | None = None  # its outputs, computed once (every pipeline compares with them)
     for backend in pipelines:
-        cases += check_lowering(sessions, path, backend, PIPELINES[backend], fail_rank)
+        name = f"{Path(path).stem}/{backend}"
+        try:
+            if reference is None:
+                program = hir.compile_program(hir.parse_file(path))
+                reference = (program, random_inputs(program.input_types, seed=0))
+            lowered = hir.compile_program(hir.run_pipeline(hir.parse_file(path), PIPELINES[backend]), race_check=True)
+        except Exception as err:  # the same on every rank: nothing ran yet
+            cases += [(f"{name}/streams={n}", f"lowering: {type(err).__name__}: {err}") for n in NUM_STREAMS]
+            continue
+        if fail_rank == sessions[0].rank:
+            raise RuntimeError(f"rank {sessions[0].rank} fails on purpose before the collectives of {name}")
+        if expected is None:
+            expected = sessions[0].run_reference(*reference)
+        cases += check_lowering(sessions, name, lowered, reference[1], expected)
     return cases
 
 
 def check_lowering(
-    sessions: list[Session], path: str, backend: str, pipeline: str, fail_rank: int | None
+    sessions: list[Session], name: str, program: Any, inputs: list[Any], expected: list[Any]
 ) -> list[tuple[str, str | None]]:
-    name = f"{Path(path).stem}/{backend}"
+    """The cases of one lowered `program`, run with each number of streams against the reference's `expected`."""
     session = sessions[0]
-    try:
-        reference = hir.compile_program(hir.parse_file(path))
-        program = hir.compile_program(hir.run_pipeline(hir.parse_file(path), pipeline), race_check=True)
-        inputs = random_inputs(reference.input_types, seed=0)
-    except Exception as err:  # the same on every rank: nothing ran yet
-        return [(f"{name}/streams={n}", f"lowering: {type(err).__name__}: {err}") for n in NUM_STREAMS]
-    if fail_rank == session.rank:
-        raise RuntimeError(f"rank {session.rank} fails on purpose before the collectives of {name}")
-    expected = session.run_reference(reference, inputs)
     # An output means something only on the devices of its mesh (the others run the program too).
     mine = [
         k for k, t in enumerate(program.global_output_types) if session.rank in (layout_of(t).mesh or [session.rank])
