@@ -92,24 +92,25 @@ def test_uneven_four_devices() -> None:
 @pytest.mark.parametrize("path", [*UNEVEN_TWO, *UNEVEN_FOUR], ids=lambda p: p.stem)
 def test_uneven_lowers_with_nccl_only(path: Path) -> None:
     """The nccl lowering leaves no resharding launch; the other backends report the op instead of lowering it."""
-    lowered = hir.run_pipeline(hir.parse_file(path), "stream-lowering")
-    lowered.verify()
+    module = hir.parse_file(path)
+    lowered = hir.run_pipeline(module.clone(), "stream-lowering")  # verified after the pass (hir.verify)
     assert "as tensor<" not in str(lowered)
     for backend in ("copy-engine", "ring"):
         with pytest.raises(Exception, match=rf"{path.name}:\d+:\d+: error: .*backend={backend} does not lower"):
-            hir.run_pipeline(hir.parse_file(path), f"stream-lowering{{backend={backend}}}")
+            hir.run_pipeline(module.clone(), f"stream-lowering{{backend={backend}}}")
 
 
 @pytest.mark.parametrize("path", [*TWO_DEVICES, *FOUR_DEVICES, *ONE_DEVICE], ids=lambda p: p.stem)
 def test_lowers_and_verifies(path: Path) -> None:
     """Cheap in-process check that every case lowers with each backend (the jobs above run two of them)."""
+    module = hir.parse_file(path)
     for pipeline in (
         "stream-lowering",
         "stream-lowering{backend=copy-engine chunks=2}",
         "stream-lowering{backend=ring}",
     ):
-        lowered = hir.run_pipeline(hir.parse_file(path), pipeline)
-        lowered.verify()
+        # run_pipeline verifies the module after the pass (hir.verify: xDSL's verifier and more).
+        lowered = hir.run_pipeline(module.clone(), pipeline)
         assert "as tensor<" not in str(lowered)  # no resharding launch left
 
 
