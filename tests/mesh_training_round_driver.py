@@ -16,6 +16,9 @@ global batches:
   parameters drifted apart);
 - evaluations between steps, under no_grad and inference_mode, in train and eval mode.
 
+The last three are one loop (new batch sizes, clipped and unclipped steps, evaluations between
+two steps), so that each signature and mode is traced once.
+
 Exits non-zero (on every rank) when a case differs.
 
     python -m torch.distributed.run --nproc-per-node 2 tests/mesh_training_round_driver.py
@@ -100,58 +103,12 @@ def per_rank_parameter(name: str) -> Callable[[int, int], list[str]]:
     return case
 
 
-def training_loop(clip: bool) -> Callable[[int, int], list[str]]:
-    """SGD steps with new batches of changing sizes (with `clip`: clipped by compiled.clip_grad_norm_)."""
-
-    def case(rank: int, world: int) -> list[str]:
-        block = Block()
-        eager = copy.deepcopy(block)
-        compiled = compiled_block(block, world)
-        ours = torch.optim.SGD(block.parameters(), lr=0.1, momentum=0.9)
-        theirs = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
-        failures = []
-        for step, rows in enumerate((8, 4, 8) if clip else (8, 4, 12, 8)):
-            ours.zero_grad()
-            theirs.zero_grad()
-            x, target = torch.randn(rows * world, H), torch.randn(rows * world, H)
-            # The loss of this rank's rows; their sum over the ranks is eager's loss of the batch.
-            loss = ((compiled(own(x, rank, world)) - own(target, rank, world)) ** 2).sum() / target.numel()
-            loss.backward()
-            expected = ((eager(x) - target) ** 2).sum() / target.numel()
-            expected.backward()
-            total = loss.detach().clone()
-            dist.all_reduce(total)
-            if not torch.allclose(total, expected.detach(), **TOL):
-                failures.append(f"rank {rank}: step {step}: loss {total.item():.6f}, eager {expected.item():.6f}")
-            failures += against_eager(block, eager, f"step {step}", grads=True)
-            if clip:
-                norm = compiled.clip_grad_norm_(0.05)  # type: ignore[attr-defined]
-                want = torch.nn.utils.clip_grad_norm_(eager.parameters(), 0.05)
-                if not torch.allclose(norm, want, **TOL):
-                    failures.append(
-                        f"rank {rank}: step {step}: gradient norm {norm.item():.6f}, eager {want.item():.6f}"
-                    )
-                failures += against_eager(block, eager, f"step {step}, clipped", grads=True)
-            ours.step()
-            theirs.step()
-            failures += against_eager(block, eager, f"step {step}, updated", grads=False)
-        return failures
-
-    return case
-
-
-def evaluations(rank: int, world: int) -> list[str]:
+def evaluations(block: Block, eager: Block, compiled: Callable[..., torch.Tensor], rank: int, world: int) -> list[str]:
     """
-    A training step's module evaluated between steps: under no_grad and inference_mode, in train
-    and in eval mode (a new mode's program, traced at that call: under inference_mode it was a
-    '<call>' error, 'Inference tensors cannot be saved for backward'), then trained again.
+    The module evaluated between steps: under no_grad and inference_mode, in train and in eval mode
+    (a new mode's program, traced at that call: under inference_mode it was a '<call>' error,
+    'Inference tensors cannot be saved for backward').
     """
-    block = Block()
-    eager = copy.deepcopy(block)
-    compiled = compiled_block(block, world)
-    x = torch.randn(8 * world, H)
-    compiled(own(x, rank, world)).sum().backward()
-    eager(x).sum().backward()
     failures = []
     for what in ("no_grad", "inference_mode", "eval, inference_mode", "eval, no_grad"):
         block.train("eval" not in what)
@@ -163,17 +120,55 @@ def evaluations(rank: int, world: int) -> list[str]:
             failures.append(f"rank {rank}: {what}: differs from eager by {(got - want).abs().max():.2e}")
     block.train()
     eager.train()
-    compiled(own(x, rank, world)).sum().backward()
-    eager(x).sum().backward()
-    return failures + against_eager(block, eager, "the step after the evaluations", grads=True)
+    return failures
+
+
+def training_loop(rank: int, world: int) -> list[str]:
+    """
+    SGD steps with new batches of changing sizes: steps 1 and 3 clipped by compiled.clip_grad_norm_
+    (the others not), evaluations between steps 1 and 2, and step 2 a new batch size after them.
+    """
+    block = Block()
+    eager = copy.deepcopy(block)
+    compiled = compiled_block(block, world)
+    ours = torch.optim.SGD(block.parameters(), lr=0.1, momentum=0.9)
+    theirs = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    failures = []
+    for step, rows in enumerate((8, 4, 12, 8)):
+        if step == 2:
+            failures += evaluations(block, eager, compiled, rank, world)
+        clip = step % 2 == 1
+        ours.zero_grad()
+        theirs.zero_grad()
+        x, target = torch.randn(rows * world, H), torch.randn(rows * world, H)
+        # The loss of this rank's rows; their sum over the ranks is eager's loss of the batch.
+        loss = ((compiled(own(x, rank, world)) - own(target, rank, world)) ** 2).sum() / target.numel()
+        loss.backward()
+        expected = ((eager(x) - target) ** 2).sum() / target.numel()
+        expected.backward()
+        total = loss.detach().clone()
+        dist.all_reduce(total)
+        if not torch.allclose(total, expected.detach(), **TOL):
+            failures.append(f"rank {rank}: step {step}: loss {total.item():.6f}, eager {expected.item():.6f}")
+        failures += against_eager(block, eager, f"step {step}", grads=True)
+        if clip:
+            norm = compiled.clip_grad_norm_(0.05)  # type: ignore[attr-defined]
+            want = torch.nn.utils.clip_grad_norm_(eager.parameters(), 0.05)
+            if not torch.allclose(norm, want, **TOL):
+                failures.append(f"rank {rank}: step {step}: gradient norm {norm.item():.6f}, eager {want.item():.6f}")
+            failures += against_eager(block, eager, f"step {step}, clipped", grads=True)
+        ours.step()
+        theirs.step()
+        failures += against_eager(block, eager, f"step {step}, updated", grads=False)
+    return failures
 
 
 CASES = {
     "per-rank norm weight": per_rank_parameter("norm.weight"),
     "per-rank row-parallel bias": per_rank_parameter("fc2.bias"),
-    "SGD, batch sizes that change": training_loop(clip=False),
-    "SGD, clip_grad_norm_": training_loop(clip=True),
-    "evaluations under no_grad and inference_mode": evaluations,
+    # One loop for the batch sizes that change, clip_grad_norm_ and the evaluations: each compiled
+    # signature or mode is traced once (the same checks as a loop of each, a third of the traces).
+    "SGD, batch sizes that change, clip_grad_norm_, evaluations under no_grad and inference_mode": training_loop,
 }
 
 

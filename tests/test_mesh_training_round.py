@@ -21,4 +21,4 @@ DRIVER = Path(__file__).resolve().parent / "mesh_training_round_driver.py"
 def test_mesh_training_cases_on_two_gloo_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=240)
     assert result.returncode == 0, _output(result)
-    assert "mesh training round: 5 cases match eager or raise the same clear error" in result.stdout, _output(result)
+    assert "mesh training round: 3 cases match eager or raise the same clear error" in result.stdout, _output(result)
