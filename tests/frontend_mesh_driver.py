@@ -140,16 +140,20 @@ def main() -> int:
         ("replicated rows (all-reduce)", MLP(bias=False, residual=False), 2, False),
         ("where and 0-d tensors, 1 chunk", LeakyMLP(), 1, True),
     ]
+    programs = 0
     for name, module, chunks, sharded in cases:
         for pipeline in PIPELINES:
+            if pipeline == PIPELINES[2] and (chunks > 1 or not sharded):
+                # Rows already in chunks, or replicated: by shard moves no stream axis, and the
+                # copy-engine pipeline's lowered program is the same text (checked with PIPELINES[1]).
+                continue
+            programs += 1
             failure = check(name, module, chunks, sharded, pipeline)
             if failure:
                 failures.append(failure)
     failures += benchmark_smoke()
     failures += first_call_measurement()
-    return job_verdict(
-        failures, f"frontend mesh: {len(cases) * len(PIPELINES)} programs and benchmarks/tp_mlp.py match eager torch"
-    )
+    return job_verdict(failures, f"frontend mesh: {programs} programs and benchmarks/tp_mlp.py match eager torch")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ torch on the unsharded inputs; misuse is a located error.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -27,7 +28,9 @@ from tp_mlp import PARAM_LAYOUTS, TPMLP  # noqa: E402
 ROWS = "[(stream(2), didx), serial]"
 
 
+@functools.cache
 def _mlp_module() -> str:
+    """The TP MLP's imported text (read-only: the tests of its import and lowerings share it)."""
     model = TPMLP(16, 64, torch.float32, "cpu")
     x = torch.randn(32, 16)
     return str(hir.import_torch(model, (x,), [ROWS], [ROWS], mesh=[0, 1], param_layouts=PARAM_LAYOUTS))
@@ -154,7 +157,7 @@ def test_tp_modules_on_two_gloo_ranks() -> None:
     """Compiled on each rank, each on its shard, against eager torch on the unsharded inputs."""
     result = run_ranks([str(REPO / "tests" / "frontend_mesh_driver.py")], timeout=300)
     assert result.returncode == 0, _output(result)
-    assert "16 programs and benchmarks/tp_mlp.py match eager torch" in result.stdout
+    assert "14 programs and benchmarks/tp_mlp.py match eager torch" in result.stdout
 
 
 @pytest.mark.parametrize(
