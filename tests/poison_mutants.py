@@ -34,6 +34,19 @@ def references(multidevice: bool = False) -> dict[str, Any]:
     return {name: module for name, _, module in _parsed(multidevice)}
 
 
+_compiled_references: dict[tuple[int, str], Any] = {}
+
+
+def _reference_program(reference: Any, entry: str) -> Any:
+    """The fusion-level reference compiled once per function (every mutant of its lowerings runs it on new inputs)."""
+    import hir
+
+    key = (id(reference), entry)  # the modules of `references()` live as long as the process
+    if key not in _compiled_references:
+        _compiled_references[key] = hir.compile_program(reference, entry)
+    return _compiled_references[key]
+
+
 def verdict(lowered: Any, reference: Any, entry: str, session: Any | None) -> str:
     """'match', 'differs: ...' or 'error: ...' of one poisoned run against the reference."""
     import hir
@@ -42,7 +55,7 @@ def verdict(lowered: Any, reference: Any, entry: str, session: Any | None) -> st
 
     program = hir.compile_program(lowered, entry)
     program.poison = True
-    expected_program = hir.compile_program(reference, entry)
+    expected_program = _reference_program(reference, entry)
     inputs = random_inputs(program.global_input_types, seed=next(_runs))
     try:
         if session is None:
