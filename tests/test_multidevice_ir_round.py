@@ -2,10 +2,11 @@
 Multi-device programs written as fusion IR that were refused before, on 3 gloo ranks against the
 fusion-level reference (tests/multidevice_ir_round_driver.py, one job): didx -> didx reshardings
 with an uneven axis (an all-to-all done as the padded all-gather and the local chunk, also on a
-sub-mesh, with an empty shard, in f16 and behind a K-sharded matmul sharded on its rows), and sums
-over the didx axis onto the same devices in another mesh order (all-reduce, reduce-scatter, per
-chunk of a stream loop, to a rotating root, on a sub-mesh). The lowered IR is pinned by
-tests/lit/passes/resharding/uneven_all_to_all.mlir and
+sub-mesh, with an empty shard, in f16 and behind a K-sharded matmul sharded on its rows), uneven
+shards moving to a mesh of the same size (reordered, between sub-meshes), and sums over the didx
+axis onto the same devices in another mesh order (all-reduce, reduce-scatter, per chunk of a
+stream loop, to a rotating root, on a sub-mesh). The lowered IR is pinned by
+tests/lit/passes/resharding/uneven_all_to_all.mlir, uneven_move_shards.mlir and
 tests/lit/passes/multidevice/sum_onto_reordered_mesh.mlir.
 """
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.distributed
 def test_modules_match_reference_on_three_ranks() -> None:
-    assert len(MODULES) >= 8
+    assert len(MODULES) >= 10
     result = run_ranks([str(DRIVER), *map(str, MODULES)], timeout=180, processes=3)
     output = f"{result.stdout}\n{result.stderr}"
     cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))

@@ -26,8 +26,10 @@ devices) is gathered through equal pieces, which is what the transports take: ea
 its shard to c (`padded_allgather`), the pieces are gathered into a D*c temporary and its first L
 indices copied into place. A scatter needs nothing more (`hir.alias_chunk` takes chunks of
 ceil(L/D) indices, as the shards are). An all-to-all with an uneven axis is that all-gather into a
-replicated temporary, then the local slice (`gathered_all_to_all`). The reshardings that would
-move uneven shards between meshes (moves and broadcasts) are refused.
+replicated temporary, then the local slice (`gathered_all_to_all`). Shards moving along their
+axis to a mesh of the same size keep their chunks (position k holds the same indices on both), so
+the send / receive pairs move them as they are. The reshardings that would move uneven shards
+between meshes of other sizes or axes, or broadcast them, are refused.
 """
 
 from __future__ import annotations
@@ -331,6 +333,10 @@ def lower_set(
     if uneven:
         if a is not None and b is not None and src_mesh == dst_mesh and DYNAMIC_INDEX not in (src_extent, dst_extent):
             return gathered_all_to_all(source, target, a, b, src_extent, src_mesh)
+        if a == b and a is not None and len(src_mesh) == len(dst_mesh) and src_extent != DYNAMIC_INDEX:
+            # Shards moving along the same axis between meshes of one size: position k holds the
+            # same chunk on both, so each pair sends and receives equal (if uneven) buffers.
+            return move_shards(source, target, src_mesh, dst_mesh)
         _check_uneven(uneven, a, b, src_mesh, dst_mesh, inside, src_extent, dst_extent)
         if a is not None and b is None and src_extent % len(src_mesh):
             return padded_allgather(source, target, a, src_extent, src_mesh)

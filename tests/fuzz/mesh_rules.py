@@ -15,9 +15,9 @@ communicated axis outermost.
 
 An *uneven* `didx` axis (extent L other than the mesh size D; the generator draws 1 <= L < D) is
 computed on locally with any backend; its all-gather (to the mesh or a sub-mesh), scatter (from
-the mesh or a super-mesh), all-to-all (that all-gather, then the local chunk) and sums are lowered
-by the nccl backend only, and its moves between meshes and its loops over the shards by none
-(docs/multidevice.md, "Uneven extents"). An operand whose `didx` axis is an extent-1 axis broadcast into a result `didx` axis of
+the mesh or a super-mesh), all-to-all (that all-gather, then the local chunk), moves to a mesh of
+the same size and sums are lowered by the nccl backend only, and its moves between meshes of
+other sizes and its loops over the shards by none (docs/multidevice.md, "Uneven extents"). An operand whose `didx` axis is an extent-1 axis broadcast into a result `didx` axis of
 more indices holds its one index on device `mesh[0]` only: it is gathered first ("Broadcast
 axes").
 """
@@ -154,8 +154,8 @@ def set_problem(src: Placed, dst: Placed, backend: str = "nccl") -> str | None:
     if src.didx is not None and dst.didx is not None:
         if meshes_differ(src.mesh, dst.mesh) and src.didx != dst.didx:
             return "a mesh change and a sharded axis change in one set"
-        if uneven and meshes_differ(src.mesh, dst.mesh):
-            return "an uneven didx axis in a move between meshes"
+        if uneven and meshes_differ(src.mesh, dst.mesh) and len(src.mesh) != len(dst.mesh):
+            return "an uneven didx axis in a move between meshes of other sizes"
         if not uneven:
             return None  # an all-to-all (hir.all_to_all), or shards moving between meshes (send/recv pairs)
         # An uneven all-to-all: the padded all-gather, then the local chunk (nccl only, below).

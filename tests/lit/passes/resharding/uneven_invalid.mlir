@@ -12,11 +12,11 @@ func.func @gather_to_other_mesh(%x: tensor<5x4xf32, #fusion.parallel<[didx, seri
 
 // -----
 
-// Uneven shards moving to another mesh (a collective-permute).
-func.func @move_shards(%x: tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [2, 3]>> {
-  // expected-error@+1 {{'hir.launch' op a didx axis whose extent is not the mesh size (didx axis 0 of the source has extent 5 over 2 devices; didx axis 0 of the result has extent 5 over 2 devices) is not supported in a move between meshes: go through a replicated value (an all-gather, then a scatter: two sets)}}
-  %y = fusion.set %x : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [2, 3]>>
-  func.return %y : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [2, 3]>>
+// Uneven shards moving to a mesh of another size: the chunks differ between the two.
+func.func @move_shards(%x: tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>> {
+  // expected-error@+1 {{'hir.launch' op a didx axis whose extent is not the mesh size (didx axis 0 of the source has extent 5 over 2 devices; didx axis 0 of the result has extent 5 over 3 devices) is not supported in a move between meshes: go through a replicated value (an all-gather, then a scatter: two sets)}}
+  %y = fusion.set %x : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>>
+  func.return %y : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>>
 }
 
 // -----
