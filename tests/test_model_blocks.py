@@ -900,7 +900,8 @@ FAMILIES = {
     "mistral-sliding-window": lambda: (SlidingWindowAttention(), (torch.randn(2, 8, 16),)),
     "gemma-rmsnorm-bf16": lambda: (GemmaRMSNorm(), (torch.randn(2, 4, 16, dtype=torch.bfloat16),)),
     "neox-partial-rotary": lambda: (NeoXPartialRotary(), (torch.randn(2, 8, 32), torch.arange(8).expand(2, 8))),
-    "mixtral-dense-moe": lambda: (DenseMoE(), (torch.randn(2, 4, 16),)),
+    # Mixtral's dense MoE: in test_a_sparse_moe_dispatch_is_a_located_error_and_its_dense_form_compiles,
+    # at these inputs and at another batch and length.
     "deepseek-shared-moe": lambda: (DenseMoE(deepseek=True), (torch.randn(2, 4, 16),)),
     "bert-padding-mask": lambda: (BertSelfAttention(), (torch.randn(2, 8, 32), _padding_mask())),
     "whisper-cross-attention": lambda: (CrossAttention(), (torch.randn(2, 5, 32), torch.randn(2, 7, 32))),
@@ -1147,16 +1148,17 @@ class LeNet(nn.Module):
         return F.log_softmax(self.fc(torch.flatten(x, 1)), dim=1)
 
 
+# No case of its own for 2 x 2 tiles (F.max_pool2d(x, 2)): LeNet's first pool is one, after a ReLU,
+# trained in every case below.
 @pytest.mark.parametrize(
     "pool",
     [
-        lambda x: F.max_pool2d(x, 2),
         lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
         lambda x: F.max_pool1d(x.flatten(2), 3, stride=2),
         lambda x: F.max_pool3d(x.unsqueeze(1), 2),
         lambda x: F.adaptive_max_pool2d(x, 2),
     ],
-    ids=["tiles", "padded", "1-d", "3-d", "adaptive"],
+    ids=["padded", "1-d", "3-d", "adaptive"],
 )
 def test_max_pooling_trains(pool: Callable[[torch.Tensor], torch.Tensor]) -> None:
     torch.manual_seed(0)
