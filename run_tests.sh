@@ -13,6 +13,10 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 # Every buffer the runtime allocates starts as NaN or a sentinel: a read of memory never written
 # fails the numeric tests, the distributed drivers and the fuzzers here as it would on a GPU.
 export HIR_POISON=1
+# One intra-op thread per process: the pytest workers (one per core) and the ranks they start
+# already fill the cores, and torch's OpenMP threads spinning on shared cores made small ops
+# tens of times slower.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 jobs=$(python3 -c 'import os; print(max(1, min(len(os.sched_getaffinity(0)), 8)))')
 start=$SECONDS
 step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - start))"; }
