@@ -55,7 +55,17 @@ from hir.dialects.parallel_encoding import Layout, didx_chunk, layout_of, uneven
 from hir.dialects.syntax import array_values
 from hir.passes.copy_engine import exchange_shards_over_copy_engine
 from hir.passes.copy_engine_reduce import reduce_over_copy_engine
-from hir.passes.resharding.local_copies import copy_launch, first_indices_launch, pad_with_zeros, sum_launch
+from hir.passes.resharding.local_copies import (
+    Extent,
+    axes_of,
+    copy_launch,
+    first_indices_launch,
+    inverse,
+    pad_with_zeros,
+    sum_launch,
+    temporary,
+    to_front,
+)
 from hir.passes.resharding.set_lowering import by_shard_size, lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.ring_shards import exchange_shards_over_ring
@@ -77,6 +87,18 @@ def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
     if None in strides or strides != contiguous_strides(t.get_shape()):
         return f"the buffer {t} is a strided view (a chunk along an inner stream axis); make the stream axis outermost"
     return None
+
+
+def _memref(buffer: SSAValue) -> MemRefType:
+    assert isinstance(buffer.type, MemRefType)
+    return buffer.type
+
+
+def _scaled(buffer: SSAValue, axis: int, factor: int) -> int:
+    """`buffer`'s static extent on `axis` times `factor` (the reduce-scatter's input is D outputs long)."""
+    extent = _memref(buffer).get_shape()[axis]
+    assert extent != DYNAMIC_INDEX, "an even reduce-scatter's output axis has a static extent"
+    return extent * factor
 
 
 def _local_sum_launch(
@@ -142,11 +164,14 @@ class LowerReshardingLaunch(RewritePattern):
             return [local, reduce, hir.WaitOp(reduce.result)]
         axis = dst.didx_axis
         what = f"reduce-scatter along axis {axis}"
-        _require_contiguous(launch, what, [(target, None)])
         result_type = op.results[0].type
         assert isinstance(result_type, TensorType)
         extent = result_type.get_shape()[axis]
-        if extent != len(mesh) and (extent == DYNAMIC_INDEX or extent % len(mesh)):
+        uneven = extent != len(mesh) and (extent == DYNAMIC_INDEX or extent % len(mesh))
+        if not uneven and _not_outermost(target, axis) is not None:
+            return self.staged_reduce_scatter(launch, op, axis, mesh)
+        _require_contiguous(launch, what, [(target, None)])
+        if uneven:
             return self.padded_reduce_scatter(launch, op, axis, extent, mesh)
         direct = self.partial_as_view(launch, op, src, axis)
         if direct is not None:  # the local sum over an extent-1 axis is a view: reduce-scatter it, no copy
@@ -162,6 +187,31 @@ class LowerReshardingLaunch(RewritePattern):
         local = _local_sum_launch(launch, op, partial.result)
         scatter = hir.ReduceScatterOp(partial.result, target, axis, mesh, "sum")
         return [partial, local, scatter, hir.WaitOp(scatter.result)]
+
+    @staticmethod
+    def staged_reduce_scatter(
+        launch: hir.LaunchOp, op: fusion.SumOp, axis: int, mesh: tuple[int, ...]
+    ) -> list[Operation]:
+        """
+        A reduce-scatter onto an axis that is not outermost in the output's memory (or onto a
+        strided chunk): the collective splits its buffers along their outermost axis, so the local
+        sum goes into a `%partial` (the output's shape, axis `axis` D times longer), is permuted
+        into an axis-first `%sent`, reduce-scattered into an axis-first `%received` and permuted
+        back into the output: the transpose around an inner-axis collective, as for an all-gather.
+        """
+        target = launch.outs[0]
+        rank = len(_memref(target).get_shape())
+        perm = to_front(rank, axis)
+        whole: list[Extent] = axes_of(target)
+        whole[axis] = _scaled(target, axis, len(mesh))
+        ops, partial = temporary(whole, target, "partial")
+        ops.append(_local_sum_launch(launch, op, partial))
+        allocation, sent = temporary([whole[a] for a in perm], target, "sent")
+        ops += [*allocation, copy_launch(partial, sent, perm)]
+        allocation, received = temporary(axes_of(target, perm), target, "received")
+        scatter = hir.ReduceScatterOp(sent, received, 0, mesh, "sum")
+        ops += [*allocation, scatter, hir.WaitOp(scatter.result), copy_launch(received, target, inverse(perm))]
+        return ops
 
     @staticmethod
     def padded_reduce_scatter(
