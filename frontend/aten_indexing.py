@@ -89,12 +89,22 @@ def _embedding(e: Emitter, node: Node, weight, indices, padding_idx=-1, scale_gr
     return index_select(e, weight, 0, indices)
 
 
-def _adjacent_axes(e: Emitter, indices: Sequence[SSAValue | None]) -> list[int]:
-    """The axes that `indices` (torch's advanced indexing: None where an axis is taken whole) index."""
+def _indexed_first(
+    e: Emitter, x: SSAValue, indices: Sequence[SSAValue | None]
+) -> tuple[SSAValue, list[SSAValue | None], list[int] | None]:
+    """
+    `x` and `indices` (torch's advanced indexing: None where an axis is taken whole) with the
+    indexed axes made adjacent. Tensors on axes that are not adjacent (`x[i, :, j]`) put their
+    broadcast axes first, as torch does: x's indexed axes are permuted to the front, in order, so
+    that indexing the permuted x gives torch's result. The permutation comes back too (None where
+    the axes were adjacent already), for index_put to permute its result back.
+    """
     axes = [k for k, index in enumerate(indices) if index is not None]
-    if axes and axes != list(range(axes[0], axes[-1] + 1)):
-        raise e.error("indexing with tensors on axes that are not adjacent is not supported (torch moves them first)")
-    return axes
+    if not axes or axes == list(range(axes[0], axes[-1] + 1)):
+        return x, list(indices), None
+    rank = len(shape_of(x))
+    perm = axes + [k for k in range(rank) if k not in axes]
+    return e.permute(x, perm), [indices[k] for k in axes], perm
 
 
 def _linear_index(e: Emitter, shape: tuple[int, ...], axes: list[int], picked: list[SSAValue]) -> SSAValue:
@@ -154,7 +164,8 @@ def _index(e: Emitter, node: Node, x: SSAValue, indices: Sequence[SSAValue | Non
     (negative ones counted from the end, as torch does) linearized over those axes, whose merged
     view `fusion.index_select` reads.
     """
-    axes = _adjacent_axes(e, indices)
+    x, indices, _ = _indexed_first(e, x, indices)
+    axes = [k for k, index in enumerate(indices) if index is not None]
     if not axes:
         return x
     shape = shape_of(x)
@@ -206,7 +217,11 @@ def index_put(
     are one `fusion.index_copy`, whose positions take their last writer's slice, as torch's CPU
     kernel leaves them where indices repeat.
     """
-    axes = _adjacent_axes(e, indices)
+    x, indices, perm = _indexed_first(e, x, indices)
+    if perm is not None:  # the update of the permuted x, permuted back
+        updated = index_put(e, node, x, indices, values, accumulate)
+        return e.permute(updated, [perm.index(k) for k in range(len(perm))])
+    axes = [k for k, index in enumerate(indices) if index is not None]
     shape = shape_of(x)
     first, count = axes[0], len(axes)
     linear = _linear_index(e, shape, axes, [_index_operand(e, indices[k]) for k in axes])
