@@ -770,6 +770,32 @@ def attribute_tensor(gm: GraphModule, node: Node) -> torch.Tensor:
     return value
 
 
+def _overlaps_itself(t: torch.Tensor) -> bool:
+    """
+    Whether two elements of t share memory other than through broadcasting (stride 0): windows
+    that overlap (`x.unfold(0, 7, 5)`, `x.as_strided((20, 7), (5, 1))`). Sorted by stride, each
+    axis must step past the span of the ones below it.
+    """
+    axes = sorted((step, n) for n, step in zip(t.shape, t.stride()) if n > 1 and step != 0)
+    span = 0
+    for step, n in axes:
+        if step <= span:
+            return True
+        span += step * (n - 1)
+    return False
+
+
+def _dense_if_overlapping(value: Any) -> Any:
+    """
+    A result whose elements overlap in memory, copied densely in the trace: AOT autograd's runtime
+    copies each output's gradient into a tensor of the traced output's strides, where overlapping
+    elements would keep one value of several (a wrong gradient).
+    """
+    if isinstance(value, torch.Tensor) and value.requires_grad and _overlaps_itself(value):
+        return value.clone(memory_format=torch.contiguous_format)
+    return value
+
+
 def scalar_constant(e: Emitter, node: Node, constant: torch.Tensor) -> SSAValue:
     """A one-element tensor constant (`torch.tensor(torch.finfo(x.dtype).min)`) as a `fusion.full` of its shape."""
     with unset_fake_temporarily():
@@ -1036,6 +1062,7 @@ class TrainingFunction(NotPickled):
             except Exception as err:  # torch's message about the user's code (a value read: `.item()`, a branch)
                 raise capture_error(err, "the training step could not be traced") from err
             self._attributes.add(attributes)
+            result = pytree.tree_map(_dense_if_overlapping, result)
             graphs.out_spec = pytree.tree_structure(result)
             # The inputs updated in place: AOT autograd's runtime writes their new values back
             # (with the update's history, where autograd records it) into the tensors it is given.

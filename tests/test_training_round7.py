@@ -1,0 +1,56 @@
+"""
+`hir.compile(..., training=True)` in training loops as users write them, each against an eager
+deep copy with the same optimizer on seeded random data (f32, CPU): results that are overlapping
+windows of an activation (`unfold`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import pytest
+import torch
+from test_training import assert_same_grads, randn
+
+import hir
+
+
+class Windows(torch.nn.Module):
+    """A linear, then a view of its output: `view(h)` of the flattened activation."""
+
+    def __init__(self, view: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 6)
+        self.view = view
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.view(torch.tanh(self.fc(x)).reshape(-1))
+
+
+VIEWS = {
+    # Overlapping windows as the result: AOT autograd's runtime copied the result's gradient into
+    # a tensor of the traced (overlapping) strides, which kept one of each shared element's values.
+    "unfold": lambda h: h.unfold(0, 7, 5),
+}
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_windows_of_an_activation_train_as_eager(view: str) -> None:
+    torch.manual_seed(0)
+    model = Windows(VIEWS[view])
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(5, 8),), training=True)
+    ours, theirs = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(eager.parameters(), lr=0.1)
+    for k in range(3):  # the first call runs AOT autograd's runtime, later ones the frontend's own
+        x = randn(5, 8, seed=k)
+        out, want = step(x), eager(x)
+        torch.testing.assert_close(out, want)
+        grad = randn(*want.shape, seed=10 + k)
+        out.backward(grad)
+        want.backward(grad)
+        assert_same_grads(model, eager)
+        ours.step()
+        theirs.step()
+        ours.zero_grad()
+        theirs.zero_grad()
