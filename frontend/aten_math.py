@@ -4,7 +4,8 @@ Math functions fusion spells with its unary ops, each as torch computes it up to
 + exp(-x)) / 2`, `hypot = sqrt(a^2 + b^2)`, `log10 = log(x) / ln 10`; and `Tensor.unfold`, the
 sliding windows of an axis: a reshape where the windows tile it, else one strided slice per
 position in the window, stacked on a new last axis; `as_strided` of a dense tensor (a reshape of
-its memory, else an `index_select` of the positions); `torch.cdist` over a broadcast of the
+its memory, else an `index_select` of the positions) and its `as_strided_scatter` (an
+`index_copy` at them); `torch.cdist` over a broadcast of the
 differences; `bucketize` / `searchsorted` as counts of the boundaries below each value.
 """
 
@@ -119,12 +120,52 @@ def _as_strided(e: Emitter, node: Node, x: SSAValue, size, stride, storage_offse
             flat = e.typed(lambda t: fusion.SliceOp(flat, [low], [1], t), [flat], (count,), element_of(x))
         dense = e.reshape(flat, tuple(size[d] for d in order), f"{node.target}")
         return e.permute(dense, [order.index(d) for d in range(len(size))])
+    index = _position_index(e, size, stride, start)
+    return e.typed(lambda t: fusion.IndexSelectOp(flat, index, 0, t), [flat, index], tuple(size), element_of(x))
+
+
+def _position_index(e: Emitter, size: list[int], stride: list[int], start: int) -> SSAValue:
+    """The memory position of each element of a `size` view with these strides: an iota per axis times its stride."""
     index = e.broadcast_to(e.constant(start, I64), tuple(size))
     for axis, step in enumerate(stride):
         if size[axis] != 1 and step != 0:
             along = e.binary(fusion.MulOp, e.emit(fusion.IotaOp(axis, TensorType(I64, tuple(size)))), step, I64)
             index = e.binary(fusion.AddOp, index, along, I64)
-    return e.typed(lambda t: fusion.IndexSelectOp(flat, index, 0, t), [flat, index], tuple(size), element_of(x))
+    return index
+
+
+def _as_strided_scatter(
+    e: Emitter, node: Node, x: SSAValue, src: SSAValue, size, stride, storage_offset=None
+) -> SSAValue:
+    """
+    `x.as_strided_scatter(src, size, stride, offset)`: x with the elements of its `as_strided` view
+    replaced by src (the backward of `as_strided` whose positions do not overlap: AOT autograd
+    writes the gradient into zeros so). x must be dense, as for `as_strided`; its memory, flattened
+    in memory order, takes src at the view's positions (one `fusion.index_copy`) and is viewed back.
+    """
+    source = node.args[0].meta["val"]
+    shape = shape_of(x)
+    numel = math.prod(shape)
+    memory_order = _memory_order(shape, source.stride())
+    if not _counts_up(_positions(shape, source.stride(), 0), memory_order, 0):
+        raise e.error(f"{node.target}: the input has gaps or overlaps in memory; as_strided_scatter writes a dense one")
+    size, stride = [int(n) for n in size], [int(n) for n in stride]
+    start = (source.storage_offset() if storage_offset is None else int(storage_offset)) - source.storage_offset()
+    count = math.prod(size)
+    if count == 0:
+        return x
+    positions = _positions(size, stride, start)
+    low, high = int(positions.min()), int(positions.max())
+    if low < 0 or high >= numel:
+        raise e.error(f"{node.target}: positions {low} to {high} lie outside the input's {numel} elements")
+    flat = e.reshape(e.permute(x, memory_order), (numel,), f"{node.target}")
+    index = e.reshape(_position_index(e, size, stride, start), (count,), f"{node.target}")
+    values = e.reshape(e.cast(src, element_of(x)), (count,), f"{node.target}")
+    written = e.typed(
+        lambda t: fusion.IndexCopyOp(flat, index, values, 0, t), [flat, index, values], (numel,), element_of(x)
+    )
+    dense = e.reshape(written, tuple(shape[d] for d in memory_order), f"{node.target}")
+    return e.permute(dense, [memory_order.index(d) for d in range(len(shape))])
 
 
 def _positions(size, stride, start: int) -> torch.Tensor:
@@ -322,6 +363,7 @@ MATH_TABLE: dict[object, Builder] = {
     aten.log10.default: float_only(_log10),
     aten.unfold.default: _unfold,
     aten.as_strided.default: _as_strided,
+    aten.as_strided_scatter.default: _as_strided_scatter,
     aten._cdist_forward.default: float_only(_cdist),
     aten.bucketize.Tensor: _bucketize,
     aten.searchsorted.Tensor: _searchsorted,

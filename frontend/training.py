@@ -696,7 +696,10 @@ def import_graph(
     constants: list[torch.Tensor] = []
     for node in gm.graph.nodes:
         if node.op == "call_function":
-            env[node] = _import_node(node, emitter, env, mode)
+            # The ATen table's builders compute with real tensors (as_strided's memory positions),
+            # which AOT autograd's fake mode, on while it compiles the graph, would make fake.
+            with unset_fake_temporarily():
+                env[node] = _import_node(node, emitter, env, mode)
         elif node.op == "get_attr":
             with unset_fake_temporarily():  # a real tensor, read while AOT autograd's fake mode is on
                 constant = attribute_tensor(gm, node).detach()

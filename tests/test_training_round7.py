@@ -1,7 +1,7 @@
 """
 `hir.compile(..., training=True)` in training loops as users write them, each against an eager
 deep copy with the same optimizer on seeded random data (f32, CPU): results that are overlapping
-windows of an activation (`unfold`).
+windows of an activation (`unfold`, `as_strided`) and `as_strided` views inside the step.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ VIEWS = {
     # Overlapping windows as the result: AOT autograd's runtime copied the result's gradient into
     # a tensor of the traced (overlapping) strides, which kept one of each shared element's values.
     "unfold": lambda h: h.unfold(0, 7, 5),
+    "as_strided_windows": lambda h: h.as_strided((5, 7), (5, 1)),
+    # A view that does not overlap: its backward is `as_strided_scatter` (no entry in the table),
+    # and the forward's as_strided failed under AOT autograd's fake mode ("aten.equal.default").
+    "as_strided_transposed": lambda h: h.as_strided((6, 5), (1, 6)) * 2,
 }
 
 
