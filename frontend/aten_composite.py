@@ -298,12 +298,6 @@ def _empty(e: Emitter, node: Node, *args, **kwargs) -> SSAValue:
     return e.emit(fusion.FullOp(0, TensorType(element_type(val.dtype, node), tuple(val.shape))))
 
 
-def _bool_only(e: Emitter, node: Node, *values: Any) -> None:
-    for value in values:
-        if isinstance(value, SSAValue) and element_of(value) != IntegerType(1):
-            raise e.error(f"{node.target} on {element_of(value)} tensors: fusion has it on booleans only")
-
-
 def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     if node.target == aten.bitwise_not.default and element_of(x) != IntegerType(1):
         # `~x` of integers is `-1 - x` in two's complement (`255 - x` of uint8: -1 wraps to 255)
@@ -313,9 +307,9 @@ def _logical_not(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
 
 
 def _logical_xor(e: Emitter, node: Node, a, b) -> SSAValue:
-    """`truth(a) != truth(b)` (`^` of booleans: bitwise_xor, on booleans only)."""
-    if node.target == aten.bitwise_xor.Tensor:
-        _bool_only(e, node, a, b)
+    """`truth(a) != truth(b)` (`^` of booleans; bitwise_xor of integers is `fusion.bitxor`)."""
+    if node.target in (aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar) and out_element(node) != IntegerType(1):
+        return _bitwise(e, node, fusion.BitXorOp, a, b)
     a, b = (truth(e, v) if isinstance(v, SSAValue) else e.constant(bool(v), IntegerType(1)) for v in (a, b))
     a, b = e.broadcast_pair(a, b)
     return e.typed(lambda t: fusion.CompareOp("ne", a, b, t), [a, b], shape_of(a), IntegerType(1))
@@ -325,25 +319,21 @@ def _logical(conjunction: bool) -> Builder:
     """and: `where(a, b, false)`; or: `where(a, true, b)`, on booleans (other values: `!= 0` first)."""
 
     def build(e: Emitter, node: Node, a, b) -> SSAValue:
-        if node.target in (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor):
-            _bool_only(e, node, a, b)
+        bitwise = (aten.bitwise_and.Tensor, aten.bitwise_or.Tensor, aten.bitwise_and.Scalar, aten.bitwise_or.Scalar)
+        if node.target in bitwise and out_element(node) != IntegerType(1):
+            return _bitwise(e, node, fusion.BitAndOp if conjunction else fusion.BitOrOp, a, b)
         a, b = (truth(e, v) if isinstance(v, SSAValue) else bool(v) for v in (a, b))
         return where(e, node, a, b, False) if conjunction else where(e, node, a, True, b)
 
     return build
 
 
-def _bitwise_and_scalar(e: Emitter, node: Node, x: SSAValue, mask: Any) -> SSAValue:
-    """
-    `x & m` of booleans, or of integers with `m = 2^k - 1` (the low bits: `flips & 1`, the parity
-    `grid_sample`'s reflection reads), which is `x mod 2^k` (the non-negative remainder, also of a
-    negative x in two's complement); other masks of integers are errors.
-    """
-    if element_of(x) == IntegerType(1):
-        return _logical(conjunction=True)(e, node, x, bool(mask))
-    if isinstance(mask, bool) or not isinstance(mask, int) or mask < 0 or (mask + 1) & mask:
-        raise e.error(f"{node.target} of integers: fusion has bitwise ops on booleans only (and `x & (2^k - 1)`)")
-    return e.binary(fusion.RemainderOp, x, mask + 1, element_of(x))
+def _bitwise(e: Emitter, node: Node, kind: type[fusion.BinaryFusionOp], a: Any, b: Any) -> SSAValue:
+    """`a & b`, `a | b`, `a ^ b` of integers (int4 nibbles packed with `(hi << 4) | lo`, hashed ids)."""
+    element = out_element(node)
+    if not isinstance(element, IntegerType):
+        raise e.error(f"{node.target} on {node.meta['val'].dtype} tensors: bitwise ops are of integers and booleans")
+    return e.binary(kind, a, b, element)
 
 
 def _shift(left: bool) -> Builder:
@@ -655,7 +645,9 @@ COMPOSITE_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.logical_xor.default: _logical_xor,
     aten.bitwise_xor.Tensor: _logical_xor,
     aten.bitwise_and.Tensor: _logical(conjunction=True),
-    aten.bitwise_and.Scalar: _bitwise_and_scalar,
+    aten.bitwise_and.Scalar: _logical(conjunction=True),
+    aten.bitwise_or.Scalar: _logical(conjunction=False),
+    aten.bitwise_xor.Scalar: _logical_xor,
     aten.__rshift__.Scalar: _shift(left=False),
     aten.__rshift__.Tensor: _shift(left=False),
     aten.bitwise_right_shift.Tensor: _shift(left=False),

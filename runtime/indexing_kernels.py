@@ -22,6 +22,9 @@ _BINARY: dict[type, Kernel] = {
     fusion.TruncDivOp: lambda a, b: torch.div(a, b, rounding_mode="trunc"),
     fusion.RemainderOp: torch.remainder,
     fusion.FmodOp: torch.fmod,
+    fusion.BitAndOp: torch.bitwise_and,
+    fusion.BitOrOp: torch.bitwise_or,
+    fusion.BitXorOp: torch.bitwise_xor,
 }
 _UNARY: dict[type, Kernel] = {
     fusion.Log1pOp: torch.log1p,

@@ -325,6 +325,7 @@ def test_verify_tensor_type():
 def test_build_and_verify_fusion_ops():
     x, y = value(tensor(4, 8)), value(tensor(4, 8))
     w, bias = value(tensor(16, 8)), value(tensor(16))
+    ints = value(tensor(4, 8, element=i64))
     ops: list[Operation] = [
         fusion.SetOp(x, tensor(4, 8, enc=STREAM_SERIAL)),
         *(op(x) for op in (fusion.NegOp, fusion.AbsOp, fusion.ExpOp, fusion.ReluOp, fusion.TanhOp)),
@@ -358,6 +359,7 @@ def test_build_and_verify_fusion_ops():
         fusion.Log1pOp(x),
         fusion.Expm1Op(x),
         fusion.FmodOp(x, y),
+        *(op(ints, ints) for op in (fusion.BitAndOp, fusion.BitOrOp, fusion.BitXorOp)),
         *(op(x) for op in (fusion.FloorOp, fusion.CeilOp, fusion.RoundOp, fusion.TruncOp, fusion.SignOp)),
         fusion.GatherOp(x, value(tensor(4, 3, element=i64)), 1, tensor(4, 3)),
         fusion.IndexSelectOp(x, value(tensor(2, 5, element=i64)), 0, tensor(2, 5, 8)),
@@ -788,3 +790,8 @@ def test_format_parse_error():
 def test_int_attr_is_the_mesh_parameter():
     # The mesh is stored as builtin IntAttrs (what generic printers and passes see).
     assert ParallelAttr(["didx"], mesh=[2, 3]).mesh.data == (IntAttr(2), IntAttr(3))
+
+
+def test_bitwise_ops_need_integers():
+    with pytest.raises(VerifyException, match=r"fusion\.bitxor needs an integer type"):
+        fusion.BitXorOp(value(tensor(4, 8)), value(tensor(4, 8))).verify()

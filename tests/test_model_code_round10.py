@@ -1,7 +1,7 @@
 """
 Model code as users write it, compiled with `hir.compile` for inference against eager torch (CPU):
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
-assigned).
+assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing).
 """
 
 from __future__ import annotations
@@ -37,3 +37,32 @@ def test_index_tensors_on_axes_that_are_not_adjacent() -> None:
     for v in (_seeded(2, 5, seed=5), _seeded(1, 5, seed=6)):
         x = _seeded(3, 5, 4, seed=7)
         torch.testing.assert_close(compiled(x, rows[:, 0], cols, v), _assign(x, rows[:, 0], cols, v))
+
+
+class _HashedEmbedding(torch.nn.Module):
+    """Two hashes of each id (multiplicative, mixed with xor) into a small table, as hashing-trick recommenders do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Embedding(61, 4)
+
+    def forward(self, ids: torch.Tensor, salt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h1 = ((ids * 2654435761) ^ (ids >> 7)) % 61
+        h2 = ((ids ^ salt) | 1) & 0xFFFF
+        packed = ((h1 & 0xF) << 4) | (h2.to(torch.uint8) & 0xF)
+        return self.table(h1) + self.table(h2 % 61), packed
+
+
+def test_bitwise_and_or_xor_of_integers() -> None:
+    # `a ^ b`, `a | b` and `a & b` of integer tensors (other than `& (2^k - 1)`) were refused
+    model = _HashedEmbedding().eval()
+    ids = torch.randint(0, 2**40, (3, 5), generator=torch.Generator().manual_seed(0))
+    salt = torch.randint(-(2**20), 2**20, (5,), generator=torch.Generator().manual_seed(1))
+    compiled = hir.compile(model, (ids, salt))
+    with torch.no_grad():
+        for seed, shape in ((2, (3, 5)), (3, (2, 5))):
+            ids = torch.randint(0, 2**40, shape, generator=torch.Generator().manual_seed(seed))
+            got, want = compiled(ids, salt), model(ids, salt)
+            torch.testing.assert_close(got[0], want[0])
+            assert got[1].dtype == want[1].dtype
+            assert torch.equal(got[1], want[1])

@@ -213,6 +213,11 @@ CASES: tuple[Case, ...] = (
     Case("torch.special.i0", lambda x: torch.special.i0(x), _x(4, 8)),
     Case("torch.eye", lambda x: x @ torch.eye(8) + x.masked_fill(torch.eye(4, 8, dtype=torch.bool), 0.0), _x(4, 8)),
     Case("x & 1 (integers)", lambda i: (i & 1) + (i & 7), _ints(4, 8)),
+    Case(
+        "torch.bitwise_and, bitwise_or, bitwise_xor (integers)",
+        lambda i: (i & (i >> 1)) + ((i * 40503) ^ 0x5BD1) + (i | 12),
+        _ints(4, 8),
+    ),
     Case("x >> k, x << k (integers)", lambda i: (i >> 2) + (i << 3) + (i >> (i & 3)), _ints(4, 8)),
     Case(
         "F.adaptive_avg_pool2d of x.permute(0, 3, 1, 2) (as_strided)",

@@ -11,6 +11,9 @@ from xdsl.ir import Dialect
 from hir.dialects.definition_check import specialize_verification
 from hir.dialects.fusion.activation_grads import GeluBackwardOp, SiluBackwardOp
 from hir.dialects.fusion.arithmetic import (
+    BitAndOp,
+    BitOrOp,
+    BitXorOp,
     CeilOp,
     Expm1Op,
     FloorDivOp,
@@ -126,6 +129,9 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     TruncDivOp,
     RemainderOp,
     FmodOp,
+    BitAndOp,
+    BitOrOp,
+    BitXorOp,
     Log1pOp,
     Expm1Op,
     FloorOp,
@@ -161,6 +167,9 @@ __all__ = [
     "ArgReductionFusionOp",
     "AxesFusionOp",
     "BinaryFusionOp",
+    "BitAndOp",
+    "BitOrOp",
+    "BitXorOp",
     "CastOp",
     "CeilOp",
     "CompareOp",

@@ -1,7 +1,8 @@
 """
 More elementwise arithmetic: `fusion.minimum`, the rounding divisions `fusion.floordiv` and
 `fusion.truncdiv` (integer or float, torch's `rounding_mode`), `fusion.remainder` (Python's `%`,
-the sign of the divisor), `fusion.fmod` (C's, the sign of the dividend), `fusion.log1p`, `fusion.expm1`, the
+the sign of the divisor), `fusion.fmod` (C's, the sign of the dividend), the bitwise
+`fusion.bitand`, `fusion.bitor`, `fusion.bitxor` of integers, `fusion.log1p`, `fusion.expm1`, the
 roundings `fusion.floor`, `fusion.ceil`, `fusion.round`, `fusion.trunc`, and `fusion.sign`. Same
 forms as the ops of `elementwise`.
 """
@@ -77,6 +78,57 @@ class RemainderOp(_NumberBinaryOp):
     """
 
     name = "fusion.remainder"
+
+
+class _BitwiseOp(BinaryFusionOp):
+    """
+    A bitwise op on integers, in two's complement (`i1` too: booleans' and, or, xor).
+
+    Verifies:
+        The element type is an integer type.
+    """
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if not isinstance(element_type_of(self.result), IntegerType):
+            raise VerifyException(f"{self.name} needs an integer type, got {element_type_of(self.result)}")
+
+
+@irdl_op_definition
+class BitAndOp(_BitwiseOp):
+    """
+    `torch.bitwise_and(lhs, rhs)` (`lhs & rhs`), elementwise, on integers.
+
+    Example:
+        %c = fusion.bitand %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+    """
+
+    name = "fusion.bitand"
+
+
+@irdl_op_definition
+class BitOrOp(_BitwiseOp):
+    """
+    `torch.bitwise_or(lhs, rhs)` (`lhs | rhs`), elementwise, on integers.
+
+    Example:
+        %c = fusion.bitor %a, %b : tensor<4x8xi32>, tensor<4x8xi32> -> tensor<4x8xi32>
+    """
+
+    name = "fusion.bitor"
+
+
+@irdl_op_definition
+class BitXorOp(_BitwiseOp):
+    """
+    `torch.bitwise_xor(lhs, rhs)` (`lhs ^ rhs`), elementwise, on integers (a hashed feature's
+    mixing: `(ids * prime) ^ salt`).
+
+    Example:
+        %c = fusion.bitxor %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+    """
+
+    name = "fusion.bitxor"
 
 
 @irdl_op_definition

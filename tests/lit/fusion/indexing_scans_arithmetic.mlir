@@ -111,6 +111,18 @@ func.func @fmod(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %r : tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @bitwise(
+func.func @bitwise(%a: tensor<4x8xi64>, %b: tensor<4x8xi64>) -> tensor<4x8xi64> {
+  // CHECK-NEXT: %c = fusion.bitand %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  %c = fusion.bitand %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  // CHECK-NEXT: %d = fusion.bitor %c, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  %d = fusion.bitor %c, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  // CHECK-NEXT: %r = fusion.bitxor %d, %a : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  %r = fusion.bitxor %d, %a : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
+  // CHECK-NEXT: func.return %r : tensor<4x8xi64>
+  func.return %r : tensor<4x8xi64>
+}
+
 // CHECK-LABEL: func.func @log1p(
 func.func @log1p(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
   // CHECK-NEXT: %r = fusion.log1p %x : tensor<4x8xbf16> -> tensor<4x8xbf16>
