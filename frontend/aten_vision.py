@@ -117,16 +117,18 @@ def _avg_pool_backward(
 class _Pool:
     """A pool's windows: per-axis kernel, stride and padding; the input with a batch axis; the divisor."""
 
-    def __init__(self, e: Emitter, node: Node, x: SSAValue, kernel_size, stride, padding, out_spatial: list[int]):
+    def __init__(
+        self, e: Emitter, node: Node, x: SSAValue, kernel_size, stride, padding, out_spatial: list[int], dilation=(1,)
+    ):
         n = len(kernel_size)
         self.e, self.out_spatial = e, out_spatial
         self.kernel = per_axis(kernel_size, n)
         self.stride = per_axis(stride, n) if len(stride) else self.kernel
         self.padding = per_axis(padding, n)
-        self.dilation = [1] * n
+        self.dilation = per_axis(dilation, n)  # max pooling's (a TCN's, a dilated ResNet's); 1 for averages
         self.spatial = list(shape_of(x)[-n:])
-        geometry = zip(out_spatial, self.stride, self.kernel, self.spatial, self.padding)
-        self.overhang = [max(0, (o - 1) * s + k - (i + 2 * p)) for o, s, k, i, p in geometry]
+        geometry = zip(out_spatial, self.stride, self.kernel, self.dilation, self.spatial, self.padding)
+        self.overhang = [max(0, (o - 1) * s + (k - 1) * d + 1 - (i + 2 * p)) for o, s, k, d, i, p in geometry]
         """Per axis, how far ceil_mode's last window runs past the padded input (0 without it)."""
         self.unbatched = len(shape_of(x)) == n + 1
         self.x = e.unsqueeze(x, [0]) if self.unbatched else x
@@ -217,10 +219,8 @@ def _max_pool_with_indices(
     decomposition, which not every torch version applies.
     """
     n = len(kernel_size)
-    if any(d != 1 for d in per_axis(dilation, n)):
-        raise e.error(f"{node.target}: a dilated max pooling is not supported")
     out_spatial = list(node.meta["val"][0].shape[-n:])
-    pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial)
+    pool = _Pool(e, node, x, kernel_size, stride, padding, out_spatial, dilation)
     # the padding never wins: -inf, or an integer dtype's least value (uint8 images pool too)
     lowest = float("-inf") if is_float(element_of(x)) else torch.iinfo(node.meta["val"][0].dtype).min
     values = pool.result(pool.reduce(fusion.MaxOp, pool.x, fill=lowest))

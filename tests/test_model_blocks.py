@@ -1119,18 +1119,19 @@ def test_max_pooling_is_the_windows_maximum(
     torch.testing.assert_close(hir.compile(_Pool(pool), (x,))(x), pool(x), rtol=0, atol=0)
 
 
-def test_max_pooling_indices_are_eagers_and_dilation_is_a_located_error() -> None:
+def test_max_pooling_indices_are_eagers() -> None:
     """`return_indices=True`: each window's first maximum, as a flat position in the input's plane (ties from a ReLU)."""
     x = torch.relu(torch.randn(2, 2, 7, 7))
-    for pool in (nn.MaxPool2d(2, return_indices=True), nn.MaxPool2d(3, stride=2, padding=1, return_indices=True)):
+    pools = (
+        nn.MaxPool2d(2, return_indices=True),
+        nn.MaxPool2d(3, stride=2, padding=1, return_indices=True),
+        nn.MaxPool2d(2, padding=1, dilation=(2, 3), ceil_mode=True, return_indices=True),
+    )
+    for pool in pools:
         values, indices = hir.compile(pool, (x,))(x)
         expected_values, expected_indices = pool(x)
         torch.testing.assert_close(values, expected_values, rtol=0, atol=0)
         torch.testing.assert_close(indices, expected_indices, rtol=0, atol=0)
-    with pytest.raises(
-        FrontendError, match=r"test_model_blocks\.py:\d+: error: .*a dilated max pooling is not supported"
-    ):
-        hir.compile(_Pool(lambda t: F.max_pool2d(t, 2, dilation=2)), (x,))
 
 
 class LeNet(nn.Module):

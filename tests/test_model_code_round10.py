@@ -1,12 +1,14 @@
 """
 Model code as users write it, compiled with `hir.compile` for inference against eager torch (CPU):
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
-assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing).
+assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing); dilated max
+pooling (a TCN's).
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 import hir
 
@@ -66,3 +68,18 @@ def test_bitwise_and_or_xor_of_integers() -> None:
             torch.testing.assert_close(got[0], want[0])
             assert got[1].dtype == want[1].dtype
             assert torch.equal(got[1], want[1])
+
+
+def _dilated_pools(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    values, indices = F.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True, return_indices=True)
+    return values, indices, F.max_pool1d(x.flatten(2), 2, 1, 0, dilation=3)
+
+
+def test_dilated_max_pooling() -> None:
+    # was refused ("a dilated max pooling is not supported")
+    x = _seeded(2, 3, 9, 8, seed=0)
+    compiled = hir.compile(_dilated_pools, (x,))
+    for seed, shape in ((1, (2, 3, 9, 8)), (2, (1, 3, 8, 10))):
+        x = _seeded(*shape, seed=seed)
+        for got, want in zip(compiled(x), _dilated_pools(x)):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
