@@ -1,7 +1,8 @@
 """
 `hir.compile(..., training=True)` in training loops as users write them, each against an eager
 deep copy with the same optimizer on seeded random data (f32, CPU): results that are overlapping
-windows of an activation (`unfold`, `as_strided`) and `as_strided` views inside the step.
+windows of an activation (`unfold`, `as_strided`), `as_strided` views inside the step, and a
+result saved for the backward that the caller updates in place (autograd's error).
 """
 
 from __future__ import annotations
@@ -58,3 +59,35 @@ def test_windows_of_an_activation_train_as_eager(view: str) -> None:
         theirs.step()
         ours.zero_grad()
         theirs.zero_grad()
+
+
+class TwoHeads(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.fc(x)
+        return h.exp(), torch.tanh(h)
+
+
+def test_a_saved_result_updated_in_place_is_autograds_error_not_a_wrong_gradient() -> None:
+    """
+    Both results are saved for the one backward node; updating the unread one in place is
+    autograd's error at `backward()` (docs/frontend.md, Limits), where eager, which checks only
+    the nodes the loss reaches, runs. A copy (`b = b * 3`) trains as eager.
+    """
+    torch.manual_seed(0)
+    model = TwoHeads()
+    eager = copy.deepcopy(model)
+    step = hir.compile(model, (randn(5, 8),), training=True)
+    a, b = step(randn(5, 8))
+    b.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        a.sum().backward()
+    x = randn(5, 8, seed=1)
+    (a, b), (c, d) = step(x), eager(x)
+    b, d = b * 3, d * 3
+    (a.sum() + b.sum()).backward()
+    (c.sum() + d.sum()).backward()
+    assert_same_grads(model, eager)
