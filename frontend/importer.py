@@ -151,20 +151,31 @@ class OutputView:
         return tensor
 
 
-def output_views(outputs: Sequence[Node], user_positions: Mapping[str, int]) -> tuple[OutputView, ...]:
-    """The outputs that are chains of views of a user argument or of another output (`Signature.output_views`)."""
+def output_views(
+    outputs: Sequence[Node], user_positions: Mapping[str, int], updated_inputs: Mapping[Node, int] | None = None
+) -> tuple[OutputView, ...]:
+    """
+    The outputs that are chains of views of a user argument or of another output (`Signature.output_views`),
+    and those that are (views of) the new value of an argument the function updates in place
+    (`updated_inputs`: `out.copy_(y); return out`), which eager returns as that argument.
+    """
+    updated_inputs = updated_inputs or {}
     index = {node: k for k, node in enumerate(outputs)}
     found = []
     for k, node in enumerate(outputs):
         chain = []
-        while node.op == "call_function" and node.target in _VIEW_OPS and not node.kwargs:
+        while node not in updated_inputs and node.op == "call_function" and node.target in _VIEW_OPS:
+            if node.kwargs:
+                break
             chain.append((node.target, tuple(node.args[1:])))
             node = node.args[0]
             if node in index:
                 break
-        if not chain or any(isinstance(a, Node) for _, rest in chain for a in rest):
+        if (not chain and node not in updated_inputs) or any(isinstance(a, Node) for _, rest in chain for a in rest):
             continue
-        if node.op == "placeholder" and node.name in user_positions:
+        if node in updated_inputs:  # the argument itself, written back before the results are handed out
+            base = ("input", updated_inputs[node])
+        elif node.op == "placeholder" and node.name in user_positions:
             base = ("input", user_positions[node.name])
         elif index.get(node, k) != k:
             base = ("output", index[node])
@@ -637,7 +648,12 @@ def import_program(
             signature.out_layouts = [layout for _, _, layout in kept]
             signature.none_outputs = none_outputs
             if isinstance(mode, SingleDevice):
-                signature.output_views = output_views([out for _, out, _ in kept], user_positions)
+                updated_inputs = {
+                    out: user_positions[spec.target]
+                    for out, spec in updated
+                    if spec.kind == OutputKind.USER_INPUT_MUTATION and spec.target in user_positions
+                }
+                signature.output_views = output_views([out for _, out, _ in kept], user_positions, updated_inputs)
             for out, spec in updated:
                 update = _state_update(spec, user_positions, signature.arg_names, mode, out)
                 emitter.where, emitter.name_hint = "<outputs>", None

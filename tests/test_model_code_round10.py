@@ -2,7 +2,7 @@
 Model code as users write it, compiled with `hir.compile` for inference against eager torch (CPU):
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
 assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing); dilated max
-pooling (a TCN's).
+pooling (a TCN's); an argument updated in place and returned (`out=`-style code) is the argument.
 """
 
 from __future__ import annotations
@@ -83,3 +83,19 @@ def test_dilated_max_pooling() -> None:
         x = _seeded(*shape, seed=seed)
         for got, want in zip(compiled(x), _dilated_pools(x)):
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def _into(x: torch.Tensor, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    out[:, 1:3] = x[:, :2] + 1
+    return out, out.t()
+
+
+def test_an_argument_updated_in_place_and_returned_is_that_argument() -> None:
+    # it came back as a copy: eager's `y = f(x, out); y += 1` updates `out`, the compiled one did not
+    compiled = hir.compile(_into, (_seeded(3, 4, seed=0), _seeded(3, 4, seed=1)))
+    x, out = _seeded(3, 4, seed=2), _seeded(3, 4, seed=3)
+    want = _into(x, out.clone())
+    got = compiled(x, out)
+    assert got[0] is out
+    assert got[1]._base is out
+    torch.testing.assert_close(got, want)
