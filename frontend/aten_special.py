@@ -16,6 +16,7 @@ last place of f32 (f64: about 1e-14 relative):
 - `digamma` and `polygamma(1, x)`: torch's own recurrences and asymptotic series; `polygamma(n,
   x)` for n >= 2 `(-1)^(n+1) n! zeta(n + 1, x)`, the Hurwitz zeta as Cephes' (the terms below 10
   summed, Euler-Maclaurin's tail), with reflection (the n-th derivative of `cot`) for x <= 0;
+- `asinh`, `acosh`, `atanh`: by `log1p` (exact near 0 and 1), `log(2x)` for huge arguments;
 - `copysign` (the sign of a signed zero from `1 / b`) and `ldexp` (`x * 2^n`).
 
 The loops of the scalar algorithms (shift until x >= 10) run a fixed number of times, each step
@@ -216,6 +217,33 @@ def atan2(y: Num, x: Num) -> Num:
 
 def _atan(x: Num) -> Num:
     return atan2(x, x.full(1))
+
+
+# -- inverse hyperbolic functions -------------------------------------------------------------------
+
+_HUGE = 2.0**28  # above it asinh(x) and acosh(x) are log(2x) to the last place (1 / (4 x^2) is below f64's eps)
+
+
+def _asinh(x: Num) -> Num:
+    """`sign(x) log1p(a + a^2 / (1 + sqrt(1 + a^2)))` of a = |x| (exact near 0), `log(a) + log 2` for huge a."""
+    a = x.apply(fusion.AbsOp)
+    small = (a + a * a / ((a * a + 1.0).apply(fusion.SqrtOp) + 1.0)).apply(fusion.Log1pOp)
+    r = where(a > _HUGE, a.apply(fusion.LogOp) + math.log(2.0), small)
+    return where(signbit(x), -r, r)  # -0.0 stays -0.0; NaN stays NaN
+
+
+def _acosh(x: Num) -> Num:
+    """`log1p(t + sqrt(t (t + 2)))` of t = x - 1 (exact near 1), `log(x) + log 2` for huge x; NaN below 1."""
+    t = x - 1.0
+    r = (t + (t * (t + 2.0)).apply(fusion.SqrtOp)).apply(fusion.Log1pOp)
+    r = where(x > _HUGE, x.apply(fusion.LogOp) + math.log(2.0), r)
+    return where(x < 1.0, math.nan, r)
+
+
+def _atanh(x: Num) -> Num:
+    """`(log1p(x) - log1p(-x)) / 2` (NaN beyond +-1, +-inf at it; a signed zero kept)."""
+    r = (x.apply(fusion.Log1pOp) - (-x).apply(fusion.Log1pOp)) * 0.5
+    return where(x.eq(0), x, r)
 
 
 # -- erfc, erfinv -----------------------------------------------------------------------------------
@@ -510,6 +538,9 @@ SPECIAL_TABLE: dict[object, Builder] = {
     aten.fmax.default: _elementwise(fmax),
     aten.fmin.default: _elementwise(fmin),
     aten.atan.default: _elementwise(_atan),
+    aten.asinh.default: _elementwise(_asinh),
+    aten.acosh.default: _elementwise(_acosh),
+    aten.atanh.default: _elementwise(_atanh),
     aten.atan2.default: _elementwise(atan2),
     aten.erfc.default: _elementwise(erfc),
     aten.erfinv.default: _elementwise(erfinv),

@@ -2,7 +2,8 @@
 Model code as users write it, compiled with `hir.compile` for inference against eager torch (CPU):
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
 assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing); dilated max
-pooling (a TCN's); an argument updated in place and returned (`out=`-style code) is the argument.
+pooling (a TCN's); an argument updated in place and returned (`out=`-style code) is the argument; the inverse
+hyperbolic functions (a tanh-squashed policy's log-probability).
 """
 
 from __future__ import annotations
@@ -99,3 +100,27 @@ def test_an_argument_updated_in_place_and_returned_is_that_argument() -> None:
     assert got[0] is out
     assert got[1]._base is out
     torch.testing.assert_close(got, want)
+
+
+def _squashed_log_prob(mean: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    # SAC's tanh-squashed Gaussian: the pre-squash value of an action, its log-probability
+    pre = torch.atanh(action.clamp(-0.999, 0.999))
+    log_prob = -0.5 * (pre - mean) ** 2 - torch.log1p(-action.pow(2) + 1e-6)
+    return log_prob.sum(-1), torch.asinh(mean * 1e3), torch.acosh(mean.abs() + 1)
+
+
+def test_inverse_hyperbolic_functions() -> None:
+    # aten.asinh, aten.acosh and aten.atanh had no entry in the ATen table
+    special = torch.tensor([0.0, -0.0, 1e-30, 1.0, -1.0, 0.5, 3e8, float("inf"), float("nan")])
+    for dtype in (torch.float32, torch.bfloat16):
+        x = special.to(dtype)
+        f = lambda t: (torch.asinh(t), torch.acosh(t), torch.atanh(t))  # noqa: E731
+        got, want = hir.compile(f, (x,))(x), f(x)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, rtol=2e-7, atol=0, equal_nan=True)
+            assert torch.equal(g.signbit()[~w.isnan()], w.signbit()[~w.isnan()])  # -0.0 kept
+    mean, action = _seeded(3, 4, seed=0), torch.tanh(_seeded(3, 4, seed=1))
+    compiled = hir.compile(_squashed_log_prob, (mean, action))
+    for seed, shape in ((2, (3, 4)), (3, (1, 4))):
+        mean, action = _seeded(*shape, seed=seed), torch.tanh(_seeded(*shape, seed=seed + 9))
+        torch.testing.assert_close(compiled(mean, action), _squashed_log_prob(mean, action))

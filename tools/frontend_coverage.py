@@ -310,6 +310,11 @@ CASES: tuple[Case, ...] = (
         _x(4, 8),
     ),
     Case("torch.atan2, torch.atan", lambda x, y: torch.atan2(x, y) + torch.atan(x * 3), _xs((4, 8), (4, 8))),
+    Case(
+        "torch.asinh, acosh, atanh",
+        lambda x: torch.asinh(x * 50) + torch.acosh(x.abs() + 1) + torch.atanh(torch.tanh(x)),
+        _x(4, 8),
+    ),
     Case("torch.erfc, torch.erfinv", lambda x: torch.special.erfc(x * 2) + torch.erfinv(x.tanh()), _x(4, 8)),
     Case(
         "torch.lgamma, torch.digamma, torch.polygamma",
