@@ -665,6 +665,11 @@ def _scatter_hits(e: Emitter, x: SSAValue, dim: int, index: SSAValue, src: SSAVa
         )
     if src is not None and (len(shape_of(src)) != len(wanted) or any(a < b for a, b in zip(shape_of(src), wanted))):
         raise e.error(f"{what}: src {list(shape_of(src))} is smaller than the index {list(wanted)}")
+    # An entry out of [0, extent) would name no position and be dropped where torch raises: a gather
+    # of zeros at the entries (torch's gather raises on them) added to the index, one pass over it.
+    index = e.cast(index, I64)
+    zeros = e.broadcast_to(e.constant(0, I64), shape)
+    index = e.binary(fusion.AddOp, index, gather(e, zeros, dim, index), I64)
     spread = (*wanted[: dim + 1], shape[dim], *wanted[dim + 1 :])
     at = e.broadcast_to(e.unsqueeze(index, [dim + 1]), spread)
     where = iota(e, spread, dim + 1, I64)

@@ -3,15 +3,18 @@ Model code as users write it, compiled with `hir.compile` for inference against 
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
 assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing); dilated max
 pooling (a TCN's); an argument updated in place and returned (`out=`-style code) is the argument; the inverse
-hyperbolic functions (a tanh-squashed policy's log-probability).
+hyperbolic functions (a tanh-squashed policy's log-probability); `scatter` of an index out of range
+raises as eager does.
 """
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 import hir
+from hir.diagnostics import LocatedError
 
 
 def _seeded(*shape: int, seed: int) -> torch.Tensor:
@@ -124,3 +127,20 @@ def test_inverse_hyperbolic_functions() -> None:
     for seed, shape in ((2, (3, 4)), (3, (1, 4))):
         mean, action = _seeded(*shape, seed=seed), torch.tanh(_seeded(*shape, seed=seed + 9))
         torch.testing.assert_close(compiled(mean, action), _squashed_log_prob(mean, action))
+
+
+def _keep_top(scores: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(scores).scatter(1, index, scores.gather(1, index.clamp(max=3)))
+
+
+def test_scatter_of_an_index_out_of_range_raises_as_eager() -> None:
+    # the entry named no position and was dropped: a result where eager raises
+    index = torch.tensor([[0, 2], [1, 3]])
+    compiled = hir.compile(_keep_top, (_seeded(2, 4, seed=0), index))
+    scores = _seeded(2, 4, seed=1)
+    torch.testing.assert_close(compiled(scores, index), _keep_top(scores, index))
+    for bad in (torch.tensor([[0, 2], [1, 4]]), torch.tensor([[0, -1], [1, 3]])):
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            _keep_top(scores, bad)
+        with pytest.raises(LocatedError, match=r"error: .*index -?\d is out of bounds"):
+            compiled(scores, bad)
