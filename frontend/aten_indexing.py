@@ -111,7 +111,8 @@ def _linear_index(e: Emitter, shape: tuple[int, ...], axes: list[int], picked: l
     """
     The integer index tensors `picked`, one per axis of `axes` (adjacent axes of `shape`), as one
     row-major index over those axes: broadcast together, negative ones counted from the end as
-    torch does.
+    torch does. With several axes, each index is checked against its own axis (an index_select of
+    zeros at it, which raises as torch does), since `x[0, 3]` of a [5, 3] x is in range of the merged axis.
     """
     first, count = axes[0], len(axes)
     element = element_of(picked[0])
@@ -119,6 +120,9 @@ def _linear_index(e: Emitter, shape: tuple[int, ...], axes: list[int], picked: l
     for k, index in zip(axes, picked):
         extent = shape[k]
         index = _wrapped(e, e.cast(index, element), extent, element)
+        if count > 1:  # an entry out of its axis could land in range of the merged one: checked per axis
+            zeros = e.broadcast_to(e.constant(0, element), (extent,))
+            index = e.binary(fusion.AddOp, index, index_select(e, zeros, 0, index), element)
         stride = math.prod(shape[k + 1 : first + count])
         term = index if stride == 1 else e.binary(fusion.MulOp, index, stride, element)
         linear = term if linear is None else e.binary(fusion.AddOp, linear, term, element)

@@ -3,8 +3,8 @@ Model code as users write it, compiled with `hir.compile` for inference against 
 advanced indexing with index tensors on axes that are not adjacent (`x[i, :, j]`, read and
 assigned); bitwise and, or and xor of integer tensors (hashed embeddings, int4 packing); dilated max
 pooling (a TCN's); an argument updated in place and returned (`out=`-style code) is the argument; the inverse
-hyperbolic functions (a tanh-squashed policy's log-probability); `scatter` of an index out of range
-raises as eager does.
+hyperbolic functions (a tanh-squashed policy's log-probability); `scatter` of an index out of range,
+and `x[i, j]` of an index out of its own axis but inside the merged one, raise as eager does.
 """
 
 from __future__ import annotations
@@ -144,3 +144,22 @@ def test_scatter_of_an_index_out_of_range_raises_as_eager() -> None:
             _keep_top(scores, bad)
         with pytest.raises(LocatedError, match=r"error: .*index -?\d is out of bounds"):
             compiled(scores, bad)
+
+
+def _pair(x: torch.Tensor, i: torch.Tensor, j: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    y = x.clone()
+    y[i, j] = 1.0
+    return x[i, j], y
+
+
+def test_an_index_out_of_its_axis_but_inside_the_merged_axes_raises_as_eager() -> None:
+    # x[1, 3] of a [5, 3] x read x[2, 0] (row-major position 6), and the assignment wrote there
+    i, j = torch.tensor([0, 1]), torch.tensor([2, -3])
+    x = _seeded(5, 3, seed=0)
+    compiled = hir.compile(_pair, (x, i, j))
+    torch.testing.assert_close(compiled(x, i, j), _pair(x, i, j))
+    for bad in (torch.tensor([2, 3]), torch.tensor([0, -4])):
+        with pytest.raises(IndexError):
+            _pair(x, i, bad)
+        with pytest.raises(LocatedError, match=r"test_model_code_round10\.py:\d+: error: .*index out of range"):
+            compiled(x, i, bad)
