@@ -12,6 +12,7 @@ differences; `bucketize` / `searchsorted` as counts of the boundaries below each
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -87,6 +88,43 @@ def _unfold(e: Emitter, node: Node, x: SSAValue, dim: int, size: int, step: int)
     return e.typed(lambda t: fusion.ConcatOp(parts, rank, t), parts, out_shape, element_of(x))
 
 
+@dataclass(frozen=True)
+class _StridedView:
+    """
+    What `as_strided` and `as_strided_scatter` share: x's shape, element count and memory order
+    (x must be dense), the view's size and strides, and its first position relative to x's.
+    """
+
+    shape: tuple[int, ...]
+    numel: int
+    memory_order: list[int]
+    source_stride: tuple[int, ...]
+    size: list[int]
+    stride: list[int]
+    start: int
+
+    @classmethod
+    def of(cls, e: Emitter, node: Node, x: SSAValue, size, stride, storage_offset, dense_needed: str) -> _StridedView:
+        source = node.args[0].meta["val"]
+        shape = shape_of(x)
+        memory_order = _memory_order(shape, source.stride())
+        if not _counts_up(_positions(shape, source.stride(), 0), memory_order, 0):
+            raise e.error(f"{node.target}: the input has gaps or overlaps in memory; {dense_needed}")
+        offset = source.storage_offset() if storage_offset is None else int(storage_offset)
+        return cls(
+            tuple(shape), math.prod(shape), memory_order, tuple(source.stride()),
+            [int(n) for n in size], [int(n) for n in stride], offset - source.storage_offset(),
+        )  # fmt: skip
+
+    def positions(self, e: Emitter, node: Node) -> tuple[torch.Tensor, int]:
+        """Each element's memory position, and the lowest; an error where one lies outside x."""
+        positions = _positions(self.size, self.stride, self.start)
+        low, high = int(positions.min()), int(positions.max())
+        if low < 0 or high >= self.numel:
+            raise e.error(f"{node.target}: positions {low} to {high} lie outside the input's {self.numel} elements")
+        return positions, low
+
+
 def _as_strided(e: Emitter, node: Node, x: SSAValue, size, stride, storage_offset=None) -> SSAValue:
     """
     `x.as_strided(size, stride, offset)`: the elements at those positions of x's memory, as x is
@@ -96,22 +134,14 @@ def _as_strided(e: Emitter, node: Node, x: SSAValue, size, stride, storage_offse
     reshaped (and permuted) where the positions are a dense layout, else a `fusion.index_select`
     at the positions (an iota per axis times its stride).
     """
-    source = node.args[0].meta["val"]
-    shape = shape_of(x)
-    numel = math.prod(shape)
-    memory_order = _memory_order(shape, source.stride())
-    if not _counts_up(_positions(shape, source.stride(), 0), memory_order, 0):
-        raise e.error(f"{node.target}: the input has gaps or overlaps in memory; as_strided reads a dense tensor")
-    size, stride = [int(n) for n in size], [int(n) for n in stride]
-    start = (source.storage_offset() if storage_offset is None else int(storage_offset)) - source.storage_offset()
+    view = _StridedView.of(e, node, x, size, stride, storage_offset, "as_strided reads a dense tensor")
+    shape, numel, memory_order = view.shape, view.numel, view.memory_order
+    size, stride, start = view.size, view.stride, view.start
     count = math.prod(size)
     if count == 0:
         return e.emit(fusion.FullOp(0, TensorType(element_of(x), tuple(size))))
-    positions = _positions(size, stride, start)
-    low, high = int(positions.min()), int(positions.max())
-    if low < 0 or high >= numel:
-        raise e.error(f"{node.target}: positions {low} to {high} lie outside the input's {numel} elements")
-    if tuple(size) == tuple(shape) and torch.equal(positions, _positions(shape, source.stride(), 0)):
+    positions, low = view.positions(e, node)
+    if tuple(size) == tuple(shape) and torch.equal(positions, _positions(shape, view.source_stride, 0)):
         return x  # x's own layout (a restride that keeps every element where it is)
     flat = e.reshape(e.permute(x, memory_order), (numel,), f"{node.target}")
     order = _memory_order(size, stride)
@@ -143,21 +173,13 @@ def _as_strided_scatter(
     writes the gradient into zeros so). x must be dense, as for `as_strided`; its memory, flattened
     in memory order, takes src at the view's positions (one `fusion.index_copy`) and is viewed back.
     """
-    source = node.args[0].meta["val"]
-    shape = shape_of(x)
-    numel = math.prod(shape)
-    memory_order = _memory_order(shape, source.stride())
-    if not _counts_up(_positions(shape, source.stride(), 0), memory_order, 0):
-        raise e.error(f"{node.target}: the input has gaps or overlaps in memory; as_strided_scatter writes a dense one")
-    size, stride = [int(n) for n in size], [int(n) for n in stride]
-    start = (source.storage_offset() if storage_offset is None else int(storage_offset)) - source.storage_offset()
+    view = _StridedView.of(e, node, x, size, stride, storage_offset, "as_strided_scatter writes a dense one")
+    shape, numel, memory_order = view.shape, view.numel, view.memory_order
+    size, stride, start = view.size, view.stride, view.start
     count = math.prod(size)
     if count == 0:
         return x
-    positions = _positions(size, stride, start)
-    low, high = int(positions.min()), int(positions.max())
-    if low < 0 or high >= numel:
-        raise e.error(f"{node.target}: positions {low} to {high} lie outside the input's {numel} elements")
+    view.positions(e, node)  # checks that they lie inside x
     flat = e.reshape(e.permute(x, memory_order), (numel,), f"{node.target}")
     index = e.reshape(_position_index(e, size, stride, start), (count,), f"{node.target}")
     values = e.reshape(e.cast(src, element_of(x)), (count,), f"{node.target}")
