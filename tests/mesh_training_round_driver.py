@@ -33,7 +33,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import expect_error, run_cases
+from ranks import expect_error, own, run_cases
 
 import hir
 
@@ -54,14 +54,6 @@ class Block(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
-
-
-def own(t: torch.Tensor, rank: int, world: int, layout: str | None = ROWS) -> torch.Tensor:
-    """This rank's rows of an activation, or its block of a parameter (`layout` from PARAMS)."""
-    if layout is None:
-        return t
-    axis = 1 if layout == "[serial, didx]" else 0
-    return t.chunk(world, axis)[rank]
 
 
 def compiled_block(block: Block, world: int) -> Callable[..., torch.Tensor]:

@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hir.runtime.distributed import Session
@@ -208,6 +208,16 @@ def expect_error(call: Callable[[], object], *parts: str) -> list[str]:
         missing = [p for p in parts if p not in str(err)]
         return [f"rank {dist.get_rank()}: the error lacks {missing}: {err}"] if missing else []
     return [f"rank {dist.get_rank()}: no error"]
+
+
+def own(t: Any, position: int, world: int, layout: str | None = "[didx, serial]") -> Any:
+    """
+    A driver's view of a mesh position's part of a whole tensor: rows of an activation (`"[didx,
+    serial]"`), the block of a parameter by its `param_layouts` entry, or all of it (None).
+    """
+    if layout is None:
+        return t
+    return t.chunk(world, 1 if layout == "[serial, didx]" else 0)[position]
 
 
 def sessions_of_the_job(session: Session) -> list[Session]:

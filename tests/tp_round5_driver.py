@@ -26,7 +26,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import expect_error, run_cases
+from ranks import expect_error, own, run_cases
 
 import hir
 
@@ -54,13 +54,6 @@ class Block(torch.nn.Module):
 class Pair(Block):
     def forward(self, x: torch.Tensor, y: torch.Tensor, s: float, bias: torch.Tensor) -> torch.Tensor:
         return (self.fc2(F.gelu(self.fc1(x))) + 2 * y) * s + bias
-
-
-def own(t: torch.Tensor, position: int, world: int, layout: str | None = ROWS) -> torch.Tensor:
-    """This position's rows of an activation, or its block of a parameter (`layout` from PARAMS)."""
-    if layout is None:
-        return t
-    return t.chunk(world, 1 if layout == "[serial, didx]" else 0)[position]
 
 
 def differs(got: torch.Tensor | None, want: torch.Tensor, what: str) -> list[str]:
