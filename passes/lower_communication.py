@@ -89,14 +89,10 @@ def _not_outermost(buffer: SSAValue, axis: int | None) -> str | None:
     return None
 
 
-def _memref(buffer: SSAValue) -> MemRefType:
-    assert isinstance(buffer.type, MemRefType)
-    return buffer.type
-
-
 def _scaled(buffer: SSAValue, axis: int, factor: int) -> int:
     """`buffer`'s static extent on `axis` times `factor` (the reduce-scatter's input is D outputs long)."""
-    extent = _memref(buffer).get_shape()[axis]
+    assert isinstance(buffer.type, MemRefType)
+    extent = buffer.type.get_shape()[axis]
     assert extent != DYNAMIC_INDEX, "an even reduce-scatter's output axis has a static extent"
     return extent * factor
 
@@ -200,9 +196,8 @@ class LowerReshardingLaunch(RewritePattern):
         back into the output: the transpose around an inner-axis collective, as for an all-gather.
         """
         target = launch.outs[0]
-        rank = len(_memref(target).get_shape())
-        perm = to_front(rank, axis)
         whole: list[Extent] = axes_of(target)
+        perm = to_front(len(whole), axis)
         whole[axis] = _scaled(target, axis, len(mesh))
         ops, partial = temporary(whole, target, "partial")
         ops.append(_local_sum_launch(launch, op, partial))
