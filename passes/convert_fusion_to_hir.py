@@ -621,6 +621,7 @@ class FunctionConverter:
         else:
             check_chunk_semantics(op, result_slicing, global_view)
         clone.results[0].name_hint = op.results[0].name_hint
+        clone.location = op.location  # a run-time failure inside the launch names this op's line, not the launch's
         return clone
 
     # -- shared values at the top of the function ---------------------------------------------------
