@@ -16,6 +16,8 @@ import operator
 import re
 import struct
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -350,6 +352,63 @@ def _upsample_aa_backward(cubic: bool) -> Any:
     return decomposition
 
 
+def _checked_positions(indices: torch.Tensor, extent: int) -> torch.Tensor:
+    """
+    `indices`, with an entry out of `[0, extent)` raising at run time as eager raises on it: a
+    gather of zeros at the entries (torch's gather raises on them) added to them, one pass over the
+    index. (torch's decompositions assert the range with `_assert_async`, a check that computes
+    nothing the program keeps, or not at all.)
+    """
+    zeros = torch.zeros(extent, dtype=indices.dtype, device=indices.device)
+    return indices + torch.gather(zeros, 0, indices.reshape(-1)).reshape(indices.shape)
+
+
+def _one_hot(x: torch.Tensor, num_classes: int = -1) -> torch.Tensor:
+    """`F.one_hot(x, n)`: a class out of `[0, n)` raises at run time as eager does (torch's check is dropped)."""
+    if num_classes == -1:  # the count from x's largest value: torch's own (its `.item()` is the located refusal)
+        return torch._decomp.decompositions.one_hot(x, num_classes)
+    classes = torch.arange(num_classes, dtype=x.dtype, device=x.device)
+    return (_checked_positions(x, num_classes).unsqueeze(-1) == classes).to(torch.int64)
+
+
+@contextmanager
+def checked_one_hot() -> Iterator[None]:
+    """
+    While a training step is traced: `F.one_hot` is `_one_hot`. AOT autograd decomposes a
+    composite-implicit op by its Python kernel before the decomposition table is consulted, and
+    torch's kernel checks the classes' range with `_assert_async` only.
+    """
+    op, key = aten.one_hot.default, torch._C.DispatchKey.CompositeImplicitAutograd
+    original = op.py_kernels.get(key)
+    op.py_kernels[key] = _one_hot
+    op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        if original is None:
+            del op.py_kernels[key]
+        else:
+            op.py_kernels[key] = original
+        op._dispatch_cache.clear()
+
+
+def _max_unpool(op: Any, spatial: int) -> Any:
+    """
+    `max_unpool1d/2d/3d`: an index out of its plane (`[0, prod(output_size))`) raises at run time
+    as eager does; torch's decomposition adds the plane's offset and writes it into another plane
+    (or wraps a negative index), returning a result.
+    """
+    own = torch._decomp.decomposition_table[op]
+
+    def decomposition(x: torch.Tensor, indices: torch.Tensor, output_size: Any, *rest: Any) -> torch.Tensor:
+        extent = math.prod(output_size[-spatial:])
+        if x.numel() == 0 or extent == 0:
+            return own(x, indices, output_size, *rest)
+        return own(x, _checked_positions(indices, extent), output_size, *rest)
+
+    return decomposition
+
+
 def _prims_scalar_tensor(value: Any, *, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
     """`prims.scalar_tensor`, which torch's decompositions make (`xlogy(x, 2.0)`'s): the ATen op of that name."""
     return torch.scalar_tensor(value, dtype=dtype, device=device)
@@ -370,13 +429,17 @@ OWN = {
     aten._upsample_bicubic2d_aa.default: _upsample_aa(cubic=True),
     aten._upsample_bilinear2d_aa_backward.default: _upsample_aa_backward(cubic=False),
     aten._upsample_bicubic2d_aa_backward.default: _upsample_aa_backward(cubic=True),
+    aten.one_hot.default: _one_hot,
+    aten.max_unpool2d.default: _max_unpool(aten.max_unpool2d.default, 2),
+    aten.max_unpool3d.default: _max_unpool(aten.max_unpool3d.default, 3),
 }
 """
 Decompositions of ops torch has none (or a wrong one: `multilabel_margin_loss_forward`'s; one that
 rounds otherwise than the kernel: `logsumexp`'s, a bf16 instance norm's) for, into
 ops the table maps: max and adaptive average poolings' backwards, weight norm's
-(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition), `F.pdist` and
-antialiased bilinear and bicubic resizing.
+(`nn.utils.parametrizations.weight_norm`: its forward is torch's decomposition), `F.pdist`,
+antialiased bilinear and bicubic resizing, and `F.one_hot` and `max_unpool` with their indices'
+range checked at run time.
 """
 
 

@@ -51,7 +51,7 @@ from hir.frontend.aten_complex import real_dtype
 from hir.frontend.aten_table import ATEN_TABLE
 from hir.frontend.autocast import autocast_state
 from hir.frontend.compiled import CompiledFunction, compile_imported
-from hir.frontend.decompositions import decomposition_table
+from hir.frontend.decompositions import checked_one_hot, decomposition_table
 from hir.frontend.emitter import Emitter
 from hir.frontend.errors import (
     FrontendError,
@@ -1049,6 +1049,7 @@ class TrainingFunction(NotPickled):
                     _without_onednn(),
                     _numbered_checkpoint_regions(),
                     lstm_hidden_states_kept(),
+                    checked_one_hot(),
                     refused_stored_tensors(self.fn, self.name),
                     top_hooks_untraced(self.fn),
                     refused_observer_hooks(self.fn, self.name),

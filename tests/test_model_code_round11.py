@@ -1,0 +1,70 @@
+"""
+Model code as users write it, compiled with `hir.compile` for inference against eager torch (CPU):
+`F.one_hot` of a class out of `[0, num_classes)` and `max_unpool` of an index out of its plane
+raise at run time as eager does.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import hir
+from hir.diagnostics import LocatedError
+
+
+def _seeded(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _smoothed_targets(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    target = F.one_hot(labels, logits.shape[-1]).float() * 0.9 + 0.1 / logits.shape[-1]
+    return -(target * logits.log_softmax(-1)).sum(-1)
+
+
+def test_one_hot_of_a_class_out_of_range_raises_as_eager() -> None:
+    # a class >= num_classes or < 0 gave a row of zeros where eager raises
+    labels = torch.tensor([[0, 4], [2, 1]])
+    compiled = hir.compile(_smoothed_targets, (_seeded(2, 2, 5, seed=0), labels))
+    x = _seeded(2, 2, 5, seed=1)
+    torch.testing.assert_close(compiled(x, labels), _smoothed_targets(x, labels))
+    for bad in (torch.tensor([[0, 5], [2, 1]]), torch.tensor([[0, 4], [-1, 1]])):
+        with pytest.raises(RuntimeError):
+            _smoothed_targets(x, bad)
+        with pytest.raises(LocatedError, match="out of bounds"):
+            compiled(x, bad)
+
+
+def test_one_hot_of_a_class_out_of_range_raises_in_a_training_step() -> None:
+    # AOT autograd decomposes F.one_hot by torch's Python kernel, whose range check computes nothing
+    logits = _seeded(3, 4, seed=3).requires_grad_()
+    compiled = hir.compile(
+        lambda x, y: _smoothed_targets(x, y).mean(), (logits, torch.tensor([0, 3, 1])), training=True
+    )
+    compiled(logits, torch.tensor([2, 3, 1])).backward()
+    want = logits.grad.clone()
+    logits.grad = None
+    _smoothed_targets(logits, torch.tensor([2, 3, 1])).mean().backward()
+    torch.testing.assert_close(want, logits.grad)
+    with pytest.raises(LocatedError, match="out of bounds"):
+        compiled(logits, torch.tensor([2, 4, 1]))
+
+
+def _unpool(values: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    return F.max_unpool2d(values, indices, 2) * 2
+
+
+def test_max_unpool_of_an_index_out_of_its_plane_raises_as_eager() -> None:
+    # an index past its channel's 4x4 plane was written into the next channel's plane (a result where
+    # eager raises), and a negative one wrapped to the plane's end
+    values, indices = F.max_pool2d(_seeded(2, 3, 4, 4, seed=2), 2, return_indices=True)
+    compiled = hir.compile(_unpool, (values, indices))
+    torch.testing.assert_close(compiled(values, indices), _unpool(values, indices))
+    for entry in (16, -1):
+        bad = indices.clone()
+        bad[0, 1, 1, 1] = entry
+        with pytest.raises(RuntimeError):
+            _unpool(values, bad)
+        with pytest.raises(LocatedError, match="out of bounds"):
+            compiled(values, bad)
