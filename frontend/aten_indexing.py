@@ -640,12 +640,65 @@ def _kth_smallest(e: Emitter, x: SSAValue, k: int, dim: int, keepdim: bool) -> t
 
 
 def _median(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: bool = False):
-    """`x.median(dim)`: the lower median, `(n - 1) // 2`-th smallest (and its index); `x.median()` of all values."""
+    """
+    `x.median(dim)`: the lower median, `(n - 1) // 2`-th smallest (and its index); `x.median()` of
+    all values. A row with a NaN gives its first NaN and that NaN's index, as torch's kernel does
+    (`fusion.topk` orders NaN last, as `sort` and `kthvalue` do).
+    """
     if dim is None:
         flat = e.reshape(x, (math.prod(shape_of(x)),), "the flattened operand") if len(shape_of(x)) != 1 else x
-        return _kth_smallest(e, flat, (shape_of(flat)[0] - 1) // 2, 0, keepdim=False)[0]
-    n = shape_of(x)[_axis(x, dim)] if shape_of(x) else 1
-    return _kth_smallest(e, x, (n - 1) // 2, dim, keepdim)
+        value = _kth_smallest(e, flat, (shape_of(flat)[0] - 1) // 2, 0, keepdim=True)
+        return e.squeeze(_first_nan(e, flat, 0, *value)[0], [0])
+    if not shape_of(x):
+        return _kth_smallest(e, x, 0, dim, keepdim)
+    dim = _axis(x, dim)
+    value, index = _first_nan(e, x, dim, *_kth_smallest(e, x, (shape_of(x)[dim] - 1) // 2, dim, keepdim=True))
+    return (value, index) if keepdim else (e.squeeze(value, [dim]), e.squeeze(index, [dim]))
+
+
+def _nanmedian(e: Emitter, node: Node, x: SSAValue, dim: int | None = None, keepdim: bool = False):
+    """
+    `x.nanmedian(dim)`: the lower median of each row's values that are not NaN (NaN where all are),
+    and an index of it: the rows sorted ascending by `fusion.topk` (NaN last), read at
+    `max((m - 1) // 2, 0)` with m the row's count of numbers. (Which index a tie gives is torch's
+    kernel's choice, as for `median`.)
+    """
+    if not is_float(element_of(x)):
+        return _median(e, node, x, dim, keepdim)
+    flat = dim is None
+    if flat:
+        x = e.reshape(x, (math.prod(shape_of(x)),), "the flattened operand") if len(shape_of(x)) != 1 else x
+        dim = 0
+    if not shape_of(x):
+        return _kth_smallest(e, x, 0, dim, keepdim)
+    dim = _axis(x, dim)
+    n = shape_of(x)[dim]
+    values, indices = topk(e, x, n, dim, largest=False)
+    nan = e.cast(e.typed(lambda t: fusion.CompareOp("ne", x, x, t), [x, x], shape_of(x), IntegerType(1)), I64)
+    numbers = e.binary(fusion.SubOp, n, e.reduce(fusion.SumOp, nan, [dim], keepdim=True), I64)
+    at = e.binary(fusion.FloorDivOp, e.binary(fusion.SubOp, numbers, 1, I64), 2, I64)
+    at = e.binary(fusion.MaximumOp, at, 0, I64)
+    value, index = gather(e, values, dim, at), gather(e, indices, dim, at)
+    if flat:
+        return e.squeeze(value, [0])
+    return (value, index) if keepdim else (e.squeeze(value, [dim]), e.squeeze(index, [dim]))
+
+
+def _first_nan(e: Emitter, x: SSAValue, dim: int, value: SSAValue, index: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """
+    `value` and `index` (x's rank, extent 1 along `dim`), or where x's row along `dim` has a NaN,
+    its first NaN and that NaN's index.
+    """
+    if not is_float(element_of(x)) or not shape_of(x)[dim]:
+        return value, index
+    nan = e.typed(lambda t: fusion.CompareOp("ne", x, x, t), [x, x], shape_of(x), IntegerType(1))
+    first = arg_reduce(e, fusion.ArgMaxOp, nan, dim, keepdim=True)  # the first True: the first NaN, else 0
+    has = gather(e, nan, dim, first)
+    picked = (gather(e, x, dim, first), first)
+    return tuple(  # type: ignore[return-value]
+        e.typed(lambda t, a=a, b=b: fusion.WhereOp(has, a, b, t), [has, a, b], shape_of(b), element_of(b))
+        for a, b in zip(picked, (value, index))
+    )
 
 
 def _kthvalue(e: Emitter, node: Node, x: SSAValue, k: int, dim: int = -1, keepdim: bool = False):
@@ -870,5 +923,7 @@ INDEXING_TABLE: dict[torch._ops.OpOverload, Builder] = {
     aten.median.dim: _median,
     aten.median.default: _median,
     aten.kthvalue.default: _kthvalue,
+    aten.nanmedian.dim: _nanmedian,
+    aten.nanmedian.default: _nanmedian,
     aten.sort.stable: _sort,
 }

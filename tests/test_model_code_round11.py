@@ -68,3 +68,22 @@ def test_max_unpool_of_an_index_out_of_its_plane_raises_as_eager() -> None:
             _unpool(values, bad)
         with pytest.raises(LocatedError, match="out of bounds"):
             compiled(values, bad)
+
+
+def _robust_stats(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    median = x.median(-1)
+    return median.values, median.indices, x.median(), x.nanmedian(-1).values, x.nanmedian()
+
+
+def test_median_of_a_row_with_nan_is_nan_and_nanmedian_skips_them() -> None:
+    # median() returned the row's median of its numbers (NaN sorted last) where torch gives the
+    # row's first NaN and its index; nanmedian was refused
+    x = _seeded(3, 5, seed=4)
+    x[0, 1] = x[0, 3] = x[1, :] = float("nan")
+    compiled = hir.compile(_robust_stats, (x,))
+    for seed in (4, 5):
+        y = _seeded(3, 5, seed=seed)
+        if seed == 4:
+            y[0, 1] = y[0, 3] = y[1, :] = float("nan")
+        for got, want in zip(compiled(y), _robust_stats(y)):
+            torch.testing.assert_close(got, want, equal_nan=True)
