@@ -1,7 +1,7 @@
 """
 Math functions fusion spells with its unary ops, each as torch computes it up to rounding:
 `tan = sin / cos`, `sinh = (expm1(x) - expm1(-x)) / 2` (no cancellation near 0), `cosh = (exp(x)
-+ exp(-x)) / 2`, `hypot = sqrt(a^2 + b^2)`, `log10 = log(x) / ln 10`; and `Tensor.unfold`, the
++ exp(-x)) / 2`, `hypot = sqrt(a^2 + b^2)` (in f64, or scaled), `log10 = log(x) / ln 10`; and `Tensor.unfold`, the
 sliding windows of an axis: a reshape where the windows tile it, else one strided slice per
 position in the window, stacked on a new last axis; `as_strided` of a dense tensor (a reshape of
 its memory, else an `index_select` of the positions) and its `as_strided_scatter` (an
@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
@@ -48,11 +48,51 @@ def _cosh(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
 
 
 def _hypot(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
-    element = out_element(node)
-    squares = e.binary(
-        fusion.AddOp, e.binary(fusion.MulOp, a, a, element), e.binary(fusion.MulOp, b, b, element), element
+    """
+    `torch.hypot(a, b)` as C's `hypot`: an infinite operand gives inf (a NaN other one too), and
+    the squares neither overflow nor underflow. f32, bf16 and f16: `sqrt(a^2 + b^2)` in f64 (whose
+    squares of them are exact), rounded once; f64: the same, or where the larger magnitude m is
+    above 2^500 or below 2^-500, `m * sqrt(1 + (s / m)^2)` with s the smaller one.
+    """
+    element, wide = out_element(node), Float64Type()
+    a, b = e.broadcast_pair(e.cast(a, wide), e.cast(b, wide))
+    x, y = e.unary(fusion.AbsOp, a), e.unary(fusion.AbsOp, b)
+    squares = e.binary(fusion.AddOp, e.binary(fusion.MulOp, x, x, wide), e.binary(fusion.MulOp, y, y, wide), wide)
+    result = e.unary(fusion.SqrtOp, squares)
+    if element == wide:  # f64 squares overflow above 2^511 and lose bits below 2^-511: scaled there
+        large, small = e.binary(fusion.MaximumOp, x, y, wide), e.binary(fusion.MinimumOp, x, y, wide)
+        ratio = e.binary(fusion.DivOp, small, large, wide)
+        root = e.unary(fusion.SqrtOp, e.binary(fusion.AddOp, e.binary(fusion.MulOp, ratio, ratio, wide), 1.0, wide))
+        scaled = e.binary(fusion.MulOp, large, root, wide)
+        outside = e.binary(
+            fusion.MaximumOp,
+            e.cast(_compare(e, "gt", large, 2.0**500), I64),
+            e.cast(
+                e.binary(
+                    fusion.MulOp,
+                    e.cast(_compare(e, "lt", large, 2.0**-500), I64),
+                    e.cast(_compare(e, "gt", large, 0.0), I64),
+                    I64,
+                ),
+                I64,
+            ),
+            I64,
+        )
+        result = _where(e, _compare(e, "ne", outside, 0), scaled, result, wide)
+    infinite = e.binary(
+        fusion.MaximumOp, e.cast(_compare(e, "eq", x, math.inf), I64), e.cast(_compare(e, "eq", y, math.inf), I64), I64
     )
-    return e.unary(fusion.SqrtOp, squares)
+    result = _where(e, _compare(e, "ne", infinite, 0), _filled(e, math.inf, x), result, wide)
+    return e.cast(result, element)
+
+
+def _filled(e: Emitter, value: float, like: SSAValue) -> SSAValue:
+    return e.broadcast_to(e.constant(value, element_of(like)), shape_of(like))
+
+
+def _compare(e: Emitter, predicate: str, x: SSAValue, value: float) -> SSAValue:
+    other = _filled(e, value, x)
+    return e.typed(lambda t: fusion.CompareOp(predicate, x, other, t), [x, other], shape_of(x), IntegerType(1))
 
 
 def _log10(e: Emitter, node: Node, x: SSAValue) -> SSAValue:

@@ -87,3 +87,16 @@ def test_median_of_a_row_with_nan_is_nan_and_nanmedian_skips_them() -> None:
             y[0, 1] = y[0, 3] = y[1, :] = float("nan")
         for got, want in zip(compiled(y), _robust_stats(y)):
             torch.testing.assert_close(got, want, equal_nan=True)
+
+
+_SPECIAL = (0.0, -0.0, 1.0, -1.0, 3.5, -3.5, 1e-30, 1e30, -1e-30, float("inf"), float("-inf"), float("nan"))
+
+
+def test_hypot_of_infinities_and_of_large_and_small_values() -> None:
+    # sqrt(a * a + b * b) in the operands' dtype gave NaN for hypot(inf, nan), inf for 1e30 and 0 for 1e-30
+    a = torch.tensor(_SPECIAL).repeat_interleave(len(_SPECIAL))
+    b = torch.tensor(_SPECIAL).repeat(len(_SPECIAL))
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        x, y = a.to(dtype), b.to(dtype)
+        compiled = hir.compile(torch.hypot, (x, y))
+        torch.testing.assert_close(compiled(x, y), torch.hypot(x, y), equal_nan=True, rtol=1e-15, atol=0)
