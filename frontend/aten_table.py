@@ -393,7 +393,29 @@ def _pow(e: Emitter, node: Node, x, exponent) -> SSAValue:
         for _ in range(exponent):
             result = e.binary(fusion.MulOp, result, x, element)
         return result
+    if node.target == aten.pow.Tensor_Scalar and type(exponent) in (int, float) and element != Float16Type():
+        spelled = _torchs_power(e, e.cast(x, element), float(exponent), element)
+        if spelled is not None:
+            return spelled
     return e.binary(fusion.PowOp, x, exponent, element)
+
+
+def _torchs_power(e: Emitter, x: SSAValue, exponent: float, element: Attribute) -> SSAValue | None:
+    """
+    `x ** p` of an f32, f64 or bf16 tensor as torch's kernel spells these exponents (f16's is a
+    pow): `sqrt`, `rsqrt`, `reciprocal`, `x * x`, `x * x * x`, `1 / (x * x)`, each op rounded to
+    the dtype. A pow differs where they do: `(-inf) ** 0.5` is NaN, `(-0.0) ** 0.5` is -0.0, and
+    the products are an ulp off a pow.
+    """
+    unary = {0.5: fusion.SqrtOp, -0.5: fusion.RsqrtOp, -1.0: fusion.ReciprocalOp}.get(exponent)
+    if unary is not None:
+        return e.unary(unary, x)
+    if exponent not in (2.0, 3.0, -2.0):
+        return None
+    square = e.binary(fusion.MulOp, x, x, element)
+    if exponent == 3.0:
+        return e.binary(fusion.MulOp, square, x, element)
+    return square if exponent == 2.0 else e.unary(fusion.ReciprocalOp, square)
 
 
 def _linear(e: Emitter, node: Node, x: SSAValue, w: SSAValue, bias: SSAValue | None = None) -> SSAValue:

@@ -100,3 +100,18 @@ def test_hypot_of_infinities_and_of_large_and_small_values() -> None:
         x, y = a.to(dtype), b.to(dtype)
         compiled = hir.compile(torch.hypot, (x, y))
         torch.testing.assert_close(compiled(x, y), torch.hypot(x, y), equal_nan=True, rtol=1e-15, atol=0)
+
+
+def _powers(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return x**0.5, x**-0.5, x**-1, x**2, x**3, x**-2.0, x**1.5
+
+
+def test_powers_torch_spells_as_sqrt_rsqrt_and_products() -> None:
+    # fusion.pow gave inf for (-inf) ** 0.5 (torch: sqrt, NaN), 0.0 for (-0.0) ** 0.5 (-0.0), 0 for
+    # (-inf) ** -0.5, and x ** 2, x ** 3, x ** -2 an ulp off torch's products in f32 and bf16
+    x = torch.cat([torch.tensor(_SPECIAL), _seeded(64, seed=6) * 4])
+    for dtype in (torch.float32, torch.bfloat16):
+        compiled = hir.compile(_powers, (x.to(dtype),))
+        for got, want in zip(compiled(x.to(dtype)), _powers(x.to(dtype))):
+            torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+            assert torch.equal(torch.signbit(got[~got.isnan()]), torch.signbit(want[~want.isnan()]))
