@@ -149,14 +149,17 @@ class LowerReshardingLaunch(RewritePattern):
         mesh = dst.mesh or src.mesh
         # The sum adds every device's partial whatever its position in the source mesh, so only
         # the set of devices must stay; the result's mesh order places the pieces.
-        if src.mesh and dst.mesh and set(src.mesh) != set(dst.mesh):
+        # A replicated result on a sub-mesh (nvFuser's Reduce: the sum onto one device) is the
+        # all-reduce over the source mesh: every device of the sub-mesh then holds the sum.
+        onto_sub_mesh = dst.didx_axis is None and bool(src.mesh) and set(dst.mesh or ()) < set(src.mesh or ())
+        if src.mesh and dst.mesh and set(src.mesh) != set(dst.mesh) and not onto_sub_mesh:
             raise PassFailedException(
                 located(launch, "more than one sharding change in one op (a reduction and a mesh change)")
             )
         if dst.didx_axis is None:
             _require_contiguous(launch, "all-reduce", [(target, None)])
             local = _local_sum_launch(launch, op, target)
-            reduce = hir.AllreduceOp(target, target, mesh, "sum")
+            reduce = hir.AllreduceOp(target, target, src.mesh if onto_sub_mesh else mesh, "sum")
             return [local, reduce, hir.WaitOp(reduce.result)]
         axis = dst.didx_axis
         what = f"reduce-scatter along axis {axis}"

@@ -185,7 +185,10 @@ def partial_sum_problem(
     x: Placed, result: Placed, mesh_size: int, backend: str = "nccl", chunks: int = 0
 ) -> str | None:
     """Why a sum over `x`'s didx axis into `result` would be refused (all-reduce or reduce-scatter)."""
-    if x.mesh and result.mesh and set(x.mesh) != set(result.mesh):  # another order of the same devices: no change
+    # Another order of the same devices is no change; a replicated result on a sub-mesh is the
+    # all-reduce over x's mesh.
+    onto_sub_mesh = result.didx is None and set(result.mesh) < set(x.mesh)
+    if x.mesh and result.mesh and set(x.mesh) != set(result.mesh) and not onto_sub_mesh:
         return "a reduction and a mesh change in one op"
     if (x.uneven or result.uneven) and backend != "nccl":
         return f"backend={backend} does not lower a sum over an uneven didx axis"
