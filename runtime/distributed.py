@@ -129,6 +129,24 @@ class _AllOf:
             work.wait()
 
 
+class _FromSelf:
+    """
+    A receive from this device itself (nvFuser's SendRecvToSelf): a local copy of what its send
+    posted, made when the receive is waited for (the send may be posted after the receive).
+    """
+
+    def __init__(self, pending: list[tuple[torch.Tensor, Any]], target: torch.Tensor):
+        self.pending, self.target = pending, target
+
+    def wait(self) -> None:
+        if not self.pending:
+            raise ValueError("a receive from this device itself has no send to itself posted before its wait")
+        sent, ready = self.pending.pop(0)
+        if ready is not None:  # the send's copy ran on the stream that posted it
+            torch.cuda.current_stream(self.target.device).wait_event(ready)
+        self.target.copy_(sent)
+
+
 class _Holding:
     """A pending collective on a temporary that nothing copies back: kept alive until waited for."""
 
@@ -212,6 +230,8 @@ class ProcessGroupCommunicator:
         self.held_for_graphs: list[Any] = []
         """Point-to-point works posted while a caller's own CUDA graph was being captured."""
         self.symmetric = SymmetricHeap(self)
+        self.to_self: list[tuple[torch.Tensor, Any]] = []
+        """Sends of this device to itself, in order, with their copy's CUDA event, until received."""
 
     def failure(self, what: str, error: BaseException, mesh: Sequence[int] | None = None) -> str:
         """
@@ -428,6 +448,10 @@ class ProcessGroupCommunicator:
         work = _AllOf(self.keep_until_complete(works))
         return work if target is recv else _CopyBack(work, recv, target)
 
+    def forget_sends_to_self(self) -> None:
+        """Called at the end of each run (runtime/executor.py)."""
+        self.to_self.clear()
+
     def keep_until_complete(self, works: list[Any]) -> list[Any]:
         """
         Holds point-to-point `works` until they complete, waited for or not: gloo cancels a send or
@@ -449,12 +473,20 @@ class ProcessGroupCommunicator:
     def send(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
+        if mesh[peer] == self.rank:  # no transport pairs a process with itself: a local copy
+            ready = torch.cuda.Event() if buffer.is_cuda else None
+            self.to_self.append((buffer.clone(), ready))
+            if ready is not None:
+                ready.record()
+            return None
         (work,) = self.keep_until_complete([dist.isend(_on_the_wire(buffer), dst=mesh[peer])])
         return work
 
     def recv(self, buffer: torch.Tensor, peer: int, mesh: Mesh) -> Work | None:
         if self.group(mesh) is None:
             return None
+        if mesh[peer] == self.rank:
+            return _FromSelf(self.to_self, buffer)
         target = buffer if _direct(buffer) else _staging(buffer)
         (work,) = self.keep_until_complete([dist.irecv(target, src=mesh[peer])])
         return work if target is buffer else _CopyBack(work, buffer, target)
