@@ -79,6 +79,9 @@ ELEMENTWISE = {
 PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
 """Reductions over each row's columns (a norm's statistics, written out as RMSNorm often is)."""
 
+ROW_WISE = (aten._softmax.default, aten.softmax.int, aten._log_softmax.default, aten.log_softmax.int)
+"""Ops along each row's columns that keep its shape (a softmax of a classifier's logits)."""
+
 
 @dataclass(frozen=True)
 class Form:
@@ -121,6 +124,8 @@ class MeshMode:
             self.overrides[op] = self._unsupported
         for op in (*PER_ROW, aten.sum.dim_IntList):
             self.overrides[op] = self._per_row(ATEN_TABLE[op])
+        for op in ROW_WISE:
+            self.overrides[op] = self._row_wise(ATEN_TABLE[op])
         from hir.frontend.sharded_heads import install_heads  # it builds on this module
 
         self.heads = install_heads(self)
@@ -401,6 +406,30 @@ class MeshMode:
             result = builder(e, node, x, [3], *args, **kwargs)
             for r in result if isinstance(result, tuple) else (result,):
                 self.forms[r] = form
+            return result
+
+        return build
+
+    def _row_wise(self, builder: Any) -> Any:
+        """
+        A softmax along the columns of rows (sharded or replicated): every device holds whole
+        rows, so it is local and keeps the form. Heads go to frontend/sharded_heads_math.py.
+        """
+
+        def build(e: Emitter, node: Node, x: Any, dim: int, *args: Any, **kwargs: Any) -> SSAValue:
+            x = self._reduced(e, x)  # a row-parallel output's softmax is of the summed rows
+            form = self.form(e, x) if isinstance(x, SSAValue) else None
+            if form is not None and form.kind == WHOLE:
+                result = builder(e, node, x, dim, *args, **kwargs)
+            elif form is not None and form.kind in ACTIVATIONS and dim in (1, -1):
+                result = builder(e, node, x, 3, *args, **kwargs)  # the columns of [S, D, rows, columns]
+            else:
+                kind = form.kind if form else "constant"
+                raise e.error(
+                    f"{node.target}: on a mesh, a softmax takes rows (sharded or replicated) along their "
+                    f"columns (the last axis), not axis {dim} of a {kind} tensor"
+                )
+            self.forms[result] = form
             return result
 
         return build

@@ -119,7 +119,9 @@ def test_unsupported_op_is_located() -> None:
     with pytest.raises(FrontendError) as err:
         _step(Softmaxed())
     assert re.search(
-        r"test_training_mesh.py:\d+: error: aten._softmax.default is not supported on a mesh", str(err.value)
+        r"test_training_mesh.py:\d+: error: aten._softmax.default: on a mesh, a softmax takes rows \(sharded or "
+        r"replicated\) along their columns \(the last axis\), not axis -1 of a columns tensor",
+        str(err.value),
     )
     assert str(err.value).endswith("# not on a mesh")
 
