@@ -1190,8 +1190,10 @@ def _compile_on_mesh(
         raise FrontendError(f"<compile>: error: {name}: mesh {list(mesh)} must list distinct device ids")
     if not example_args:
         raise FrontendError(f"<compile>: error: {name}: training=True on a mesh takes the activation's rows")
-    outs = _per_entry(out_layouts, 1, "out_layouts") if out_layouts is not None else [layouts[0]]
-    if outs[0] != layouts[0]:
+    # Every output is rows laid out as the first input: one entry per output, each that layout
+    # (the outputs are counted when the step is traced, at its first call).
+    outs = [layouts[0]] if out_layouts is None else [out_layouts] if isinstance(out_layouts, str) else list(out_layouts)
+    if not outs or any(o != layouts[0] for o in outs):
         raise FrontendError(
             f"<layouts>: error: {name}: training=True on a mesh returns rows laid out as the first input's "
             f"({layouts[0]!r}), got out_layouts {outs}"
