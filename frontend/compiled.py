@@ -36,6 +36,7 @@ from hir.frontend.importer import (
     capturing_module,
     check_example_args,
     import_program,
+    keyword_only_count,
     static_defaults,
     with_static_defaults,
 )
@@ -994,7 +995,13 @@ def compile_torch(
     compiled = specialize(example_args)
     devices = len(mesh) if mesh is not None else 1
     call = CallSignature(
-        name, compiled.signature.arg_names, layouts, devices, ranks=tuple(mesh or ()), defaults=static_defaults(fn)
+        name,
+        compiled.signature.arg_names,
+        layouts,
+        devices,
+        ranks=tuple(mesh or ()),
+        defaults=static_defaults(fn),
+        keyword_only=keyword_only_count(fn),
     )
     example = tuple(
         replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) if isinstance(a, torch.Tensor) else arg_spec(a)

@@ -864,6 +864,11 @@ def split_call(fn: Callable[..., Any] | torch.nn.Module, args: Sequence[Any]) ->
     return tuple(args[:count]), dict(zip(keyword_only, args[count:], strict=False))
 
 
+def keyword_only_count(fn: Callable[..., Any] | torch.nn.Module) -> int:
+    """How many of the compiled function's parameters (`_call_parameters`) are keyword-only."""
+    return sum(p.kind == inspect.Parameter.KEYWORD_ONLY for p in _call_parameters(fn))
+
+
 def static_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, Any]:
     """The defaults of the function's (or forward's) parameters that are static values (None, numbers)."""
     return {

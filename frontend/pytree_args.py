@@ -23,7 +23,7 @@ from torch.utils import _pytree as pytree
 
 from hir.frontend.errors import FrontendError, NotPickled
 from hir.frontend.importer import _call_parameters
-from hir.frontend.specialize import CallError, check_keywords, is_static
+from hir.frontend.specialize import CallError, check_keywords, check_positional_count, is_static
 
 _LEAF = "leaf"
 """The structure of an argument that is no container (a tensor, None, a number)."""
@@ -283,6 +283,8 @@ class PytreeFunction(NotPickled):
 
     def _positional(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
         names = self._names
+        keyword_only = sum(p.kind == inspect.Parameter.KEYWORD_ONLY for p in self._parameters)
+        check_positional_count(self._name, names, keyword_only, len(args))
         check_keywords(self._name, names, len(args), kwargs)
         if len(args) > len(names):
             raise CallError(

@@ -107,6 +107,22 @@ def check_keywords(function: str, names: Sequence[str], positional: int, kwargs:
             raise CallError(f"<call>: error: {function} got argument '{name}' twice (by position and by name)")
 
 
+def check_positional_count(function: str, names: Sequence[str], keyword_only: int, given: int) -> None:
+    """
+    A CallError for more arguments by position than the function's positional parameters, the
+    last `keyword_only` of `names` being keyword-only (`forward(x, *, mask=None)`): eager raises
+    a TypeError for `f(x, m)`, where the compiled function would take `m` for `mask`.
+    """
+    count = len(names) - keyword_only
+    if keyword_only and given > count:
+        rest = ", ".join(repr(n) for n in names[count:])
+        raise CallError(
+            f"<call>: error: {function} takes {count} positional argument{'s' * (count != 1)} "
+            f"({', '.join(names[:count])}), got {given}: {rest} {'is' if keyword_only == 1 else 'are'} keyword-only "
+            "(pass by name)"
+        )
+
+
 def fast_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     """
     Everything `CallSignature.check` and the specialization's key read from a call, as one tuple
@@ -161,6 +177,8 @@ class CallSignature:
     """The mesh's ranks, which call the function with the same signature (frontend/rank_agreement.py)."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """The arguments' defaults that are static values (`attention_mask=None`): a call may leave them out."""
+    keyword_only: int = 0
+    """How many of the last `arg_names` are keyword-only (`forward(x, *, mask=None)`): a call passes them by name."""
 
     def logical_shape(self, k: int, local: tuple[int, ...]) -> tuple[int, ...]:
         if self.devices > 1 and local and rows_sharded(self.layouts[k], len(local)):
@@ -227,6 +245,7 @@ class CallSignature:
                 "the eager function"
             )
         names = self.arg_names
+        check_positional_count(self.name, names, self.keyword_only, len(args))
         if not kwargs and (len(args) >= len(names) or names[len(args)] not in self.defaults):
             return tuple(args)
         check_keywords(self.name, names, len(args), kwargs)

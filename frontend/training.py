@@ -76,6 +76,7 @@ from hir.frontend.importer import (
     _per_entry,
     capturing_module,
     check_example_args,
+    keyword_only_count,
     split_call,
     static_defaults,
     unchecked_distributions,
@@ -1162,7 +1163,9 @@ def compile_training(
         return _compile_on_mesh(fn, example_args, *mesh_args)
     if out_layouts is not None:
         raise FrontendError(f"<compile>: error: {name}: training=True takes no out_layouts")
-    call = CallSignature(name, names, layouts, training=True, defaults=static_defaults(fn))
+    call = CallSignature(
+        name, names, layouts, training=True, defaults=static_defaults(fn), keyword_only=keyword_only_count(fn)
+    )
     example = tuple(arg_spec(a) for a in example_args)
     return TrainingFunction(fn, call, example, layouts, settings, max_specializations)
 
@@ -1198,6 +1201,8 @@ def _compile_on_mesh(
             f"<layouts>: error: {name}: training=True on a mesh returns rows laid out as the first input's "
             f"({layouts[0]!r}), got out_layouts {outs}"
         )
-    call = CallSignature(name, names, layouts, len(mesh), training=True, ranks=tuple(mesh))
+    call = CallSignature(
+        name, names, layouts, len(mesh), training=True, ranks=tuple(mesh), keyword_only=keyword_only_count(fn)
+    )
     example = tuple(replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) for k, a in enumerate(example_args))
     return MeshTrainingFunction(fn, call, example, mesh, layouts, param_layouts or {}, settings, max_specializations)

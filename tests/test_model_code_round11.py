@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 import hir
 from hir.diagnostics import LocatedError
+from hir.frontend.specialize import CallError
 
 
 def _seeded(*shape: int, seed: int) -> torch.Tensor:
@@ -115,3 +116,30 @@ def test_powers_torch_spells_as_sqrt_rsqrt_and_products() -> None:
         for got, want in zip(compiled(x.to(dtype)), _powers(x.to(dtype))):
             torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
             assert torch.equal(torch.signbit(got[~got.isnan()]), torch.signbit(want[~want.isnan()]))
+
+
+def _scaled(x: torch.Tensor, y: torch.Tensor | None = None, *, scale: float = 2.0, mask: torch.Tensor | None = None):
+    out = x * scale if y is None else x * scale + y
+    return out if mask is None else out.masked_fill(mask, 0.0)
+
+
+def _scaled_pairs(pair: tuple[torch.Tensor, torch.Tensor], *, scale: float = 2.0) -> torch.Tensor:
+    return pair[0] * scale + pair[1]
+
+
+def test_keyword_only_arguments_passed_by_position_are_a_call_error() -> None:
+    # compiled(x, y, s) took s for the keyword-only `scale` where eager raises a TypeError
+    x, y, s = _seeded(3, seed=7), _seeded(3, seed=8), _seeded(3, seed=9)
+    for training in (False, True):
+        compiled = hir.compile(_scaled, (x,), training=training)
+        for _ in range(2):  # the second call may replay the first's program
+            torch.testing.assert_close(compiled(x, y), _scaled(x, y))
+        torch.testing.assert_close(compiled(x, y, scale=3.0, mask=s > 0), _scaled(x, y, scale=3.0, mask=s > 0))
+        with pytest.raises(TypeError):
+            _scaled(x, y, s)
+        with pytest.raises(CallError, match=r"takes 2 positional arguments \(x, y\), got 3: 'scale', 'mask' are"):
+            compiled(x, y, s)
+    compiled = hir.compile(_scaled_pairs, ((x, y),))
+    torch.testing.assert_close(compiled((x, y), scale=3.0), _scaled_pairs((x, y), scale=3.0))
+    with pytest.raises(CallError, match="'scale' is keyword-only"):
+        compiled((x, y), 3.0)
