@@ -3,7 +3,9 @@
 on it, so a block with attention runs the kernel eager PyTorch runs (and never writes the [L, S]
 scores out, as its decomposition into matmul, softmax and matmul would). In a training step's
 graphs (frontend/training_ops.py), `hir::attention` is the same op and `hir::attention_backward`
-is one `fusion.sdpa_backward`, whose stacked gradients are sliced apart.
+is one `fusion.sdpa_backward`, whose stacked gradients are sliced apart; `hir::attention_stats`
+(no mask) is `fusion.sdpa` and `fusion.sdpa_logsumexp` of its result, and its backward one
+`fusion.sdpa_backward_stats` of the result and statistics.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def scaled_dot_product_attention(
         )
     if attn_mask is not None and is_causal:
         raise e.error(f"{node.target}: attn_mask and is_causal=True together (torch refuses them too)")
-    element = element_type(node.meta["val"].dtype, node)
+    val = node.meta["val"]
+    element = element_type((val[0] if isinstance(val, (tuple, list)) else val).dtype, node)  # hir::attention_stats: 2
     if not is_float(element):
         raise e.error(f"{node.target} needs floating-point tensors, got {element}")
     q, k, v = (e.cast(x, element) for x in (q, k, v))
@@ -126,3 +129,50 @@ def _unstacked(e: Emitter, stacked: SSAValue, j: int) -> SSAValue:
         lambda t: fusion.SliceOp(stacked, offsets, strides, t), [stacked], (1, *shape[1:]), element_of(stacked)
     )
     return e.reshape(piece, shape[1:], "a gradient of the attention's backward")
+
+
+def attention_with_statistics(
+    e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, is_causal: bool, scale: float
+) -> tuple[SSAValue, SSAValue]:
+    """`hir::attention_stats(q, k, v, ...)` -> `fusion.sdpa` and the `fusion.sdpa_logsumexp` of its result."""
+    out = scaled_dot_product_attention(e, node, q, k, v, None, 0.0, is_causal, scale)
+    return out, logsumexp_of(e, node, q, k, v, out, is_causal, scale)
+
+
+def logsumexp_of(
+    e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, out: SSAValue, is_causal: bool, scale: float
+) -> SSAValue:
+    """The `fusion.sdpa_logsumexp` of the attention result `out` (`hir::attention_stats`'s second result)."""
+    element = element_of(out)
+    q, k, v = (e.cast(x, element) for x in (q, k, v))
+    statistics = element_type(node.meta["val"][1].dtype, node)
+    return e.typed(
+        lambda t: fusion.ScaledDotProductAttentionLogsumexpOp(q, k, v, out, is_causal, float(scale), t),
+        [q, k, v, out],
+        shape_of(out)[:-1],
+        statistics,
+    )
+
+
+def attention_backward_with_statistics(
+    e: Emitter,
+    node: Node,
+    grad: SSAValue,
+    q: SSAValue,
+    k: SSAValue,
+    v: SSAValue,
+    out: SSAValue,
+    lse: SSAValue,
+    is_causal: bool,
+    scale: float,
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`hir::attention_stats_backward(grad, q, k, v, out, lse, ...)` -> `fusion.sdpa_backward_stats`, dq, dk, dv."""
+    element = element_type(node.meta["val"][0].dtype, node)
+    grad, q, k, v, out = (e.cast(x, element) for x in (grad, q, k, v, out))
+    stacked = e.typed(
+        lambda t: fusion.ScaledDotProductAttentionStatsBackwardOp(grad, q, k, v, out, lse, is_causal, float(scale), t),
+        [grad, q, k, v, out, lse],
+        (3, *shape_of(q)),
+        element,
+    )
+    return tuple(_unstacked(e, stacked, j) for j in range(3))  # type: ignore[return-value]

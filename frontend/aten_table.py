@@ -25,7 +25,12 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type, Intege
 from xdsl.ir import Attribute, SSAValue
 
 from hir.dialects import fusion
-from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from hir.frontend.aten_attention import (
+    attention_backward_with_statistics,
+    attention_with_statistics,
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_backward,
+)
 from hir.frontend.aten_bags import BAG_TABLE
 from hir.frontend.aten_common import (
     binary,
@@ -603,6 +608,8 @@ IGNORED: frozenset[torch._ops.OpOverload] = frozenset(
 TRAINING_OPS_TABLE: dict[torch._ops.OpOverload, Builder] = {
     torch.ops.hir.attention.default: scaled_dot_product_attention,
     torch.ops.hir.attention_backward.default: scaled_dot_product_attention_backward,
+    torch.ops.hir.attention_stats.default: attention_with_statistics,
+    torch.ops.hir.attention_stats_backward.default: attention_backward_with_statistics,
     torch.ops.hir.layer_norm.default: float_only(_layer_norm),
     torch.ops.hir.layer_norm_backward.default: float_only(norm_backward(fusion.LayerNormBackwardOp)),
     torch.ops.hir.rms_norm.default: float_only(_rms_norm),

@@ -31,7 +31,12 @@ from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr
-from hir.frontend.aten_attention import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from hir.frontend.aten_attention import (
+    attention_backward_with_statistics,
+    logsumexp_of,
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_backward,
+)
 from hir.frontend.aten_table import ATEN_TABLE, TRAINING_OPS_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
 from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMNS, HEADS, WHOLE, Form
@@ -57,6 +62,8 @@ def install_heads(mode: MeshMode) -> Heads:
     mode.overrides[aten.scaled_dot_product_attention.default] = heads.attention
     mode.overrides[torch.ops.hir.attention.default] = heads.attention  # a training step's (training_ops.py)
     mode.overrides[torch.ops.hir.attention_backward.default] = heads.attention_backward
+    mode.overrides[torch.ops.hir.attention_stats.default] = heads.attention_with_statistics
+    mode.overrides[torch.ops.hir.attention_stats_backward.default] = heads.attention_backward_with_statistics
     mode.overrides[aten.layer_norm.default] = heads.norm(ATEN_TABLE[aten.layer_norm.default])
     mode.overrides[aten.rms_norm.default] = heads.norm(ATEN_TABLE[aten.rms_norm.default])
     for norm in (torch.ops.hir.layer_norm, torch.ops.hir.rms_norm):  # a training step's (training_ops.py)
@@ -342,6 +349,45 @@ class Heads:
                 f"{', '.join(f'{f.kind} {list(f.logical)}' for f in forms)}"
             )
         results = scaled_dot_product_attention_backward(e, node, grad, q, k, v, *args)
+        for r in results:
+            self.mode.forms[r] = forms[1]
+        return results
+
+    def attention_with_statistics(
+        self, e: Emitter, node: Node, q: SSAValue, k: SSAValue, v: SSAValue, is_causal: bool, scale: float
+    ) -> tuple[SSAValue, SSAValue]:
+        """Attention and its softmax statistics: each device's heads, the statistics `[..., L]` sharded alike."""
+        out = self.attention(e, node, q, k, v, None, 0.0, is_causal, scale)
+        lse = logsumexp_of(e, node, q, k, v, out, is_causal, scale)
+        form = self.mode.forms[out]
+        self.mode.forms[lse] = replace(form, logical=form.logical[:-1])
+        return out, lse
+
+    def attention_backward_with_statistics(
+        self,
+        e: Emitter,
+        node: Node,
+        grad: SSAValue,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        out: SSAValue,
+        lse: SSAValue,
+        *args: Any,
+    ) -> tuple[SSAValue, ...]:
+        """The gradients of attention from its result and statistics: each device's own, as the forward."""
+        forms = [self.mode.form(e, t) for t in (grad, q, k, v, out)]
+        statistics = self.mode.form(e, lse)
+        if (
+            any(f.kind != HEADS for f in forms)
+            or len({(f.axis, f.logical, f.merged) for f in forms}) != 1
+            or (statistics.kind, statistics.axis, statistics.logical) != (HEADS, forms[1].axis, forms[1].logical[:-1])
+        ):
+            raise e.error(
+                f"{node.target}: on a mesh, the gradient of attention takes heads of one shape sharded alike, got "
+                f"{', '.join(f'{f.kind} {list(f.logical)}' for f in (*forms, statistics))}"
+            )
+        results = attention_backward_with_statistics(e, node, grad, q, k, v, out, lse, *args)
         for r in results:
             self.mode.forms[r] = forms[1]
         return results

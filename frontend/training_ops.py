@@ -9,7 +9,11 @@ and save them; for a bf16 norm a dozen elementwise ops and reductions in f32. Th
 imports them as `fusion.sdpa` / `fusion.sdpa_backward`, `fusion.layer_norm` /
 `fusion.layer_norm_backward`, `fusion.rms_norm` / `fusion.rms_norm_backward`, which the runtime
 runs on torch's fused kernels. A norm's weight and bias gradients are what they are, sums over
-the rows (`sum(grad * norm(x))`, `sum(grad)`), traced as such.
+the rows (`sum(grad * norm(x))`, `sum(grad)`), traced as such. Attention without a mask is
+`hir::attention_stats` instead, which also returns the softmax statistics (the logsumexp per
+query row) that torch's fused kernel computes with the result: the forward saves both, and
+`hir::attention_stats_backward` (`fusion.sdpa_logsumexp`, `fusion.sdpa_backward_stats`) calls
+the fused backward kernel on them, without running the attention again.
 
 `FusedTrainingOps` (a torch function mode, active while a training step is traced) routes the
 calls it can: attention with self-attention shapes (queries, keys and values of one shape, after
@@ -20,13 +24,19 @@ Other calls run as before (attention under the math backend: its decomposition).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from hir.runtime.attention_kernels import attention_gradients
+from hir.runtime.attention_kernels import (
+    attention_gradients,
+    attention_gradients_from_statistics,
+    attention_with_logsumexp,
+    logsumexp_of_scores,
+)
 from hir.runtime.norm_grad_kernels import layer_norm_input_gradient, rms_norm_input_gradient
 
 
@@ -64,6 +74,41 @@ def attention_backward(
 
 
 @attention_backward.register_fake
+def _(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> tuple[torch.Tensor, ...]:
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+@torch.library.custom_op("hir::attention_stats", mutates_args=())
+def attention_stats(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Unmasked attention and its softmax statistics (`[..., L]` logsumexp), which its backward reads."""
+    out, lse = attention_with_logsumexp(q, k, v, is_causal, scale)
+    return out, lse if lse is not None else logsumexp_of_scores(q, k, is_causal, scale)
+
+
+@attention_stats.register_fake
+def _(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    statistics = torch.float64 if q.dtype == torch.float64 else torch.float32
+    return q.new_empty((*q.shape[:-1], v.shape[-1])), q.new_empty(q.shape[:-1], dtype=statistics)
+
+
+@torch.library.custom_op("hir::attention_stats_backward", mutates_args=())
+def attention_stats_backward(
+    grad: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    is_causal: bool,
+    scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients of `hir::attention_stats`'s result with respect to q, k and v (no forward again)."""
+    return attention_gradients_from_statistics(grad, q, k, v, out, lse, is_causal, scale)
+
+
+@attention_stats_backward.register_fake
 def _(grad: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> tuple[torch.Tensor, ...]:
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
@@ -132,6 +177,32 @@ class _Attention(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None
 
 
+class _AttentionWithStatistics(torch.autograd.Function):
+    """
+    Unmasked attention whose forward saves its result and softmax statistics, so that its
+    backward (`hir::attention_stats_backward`, torch's fused backward kernel) does not run the
+    forward again.
+    """
+
+    @staticmethod
+    def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float) -> Any:  # type: ignore[override]
+        return torch.ops.hir.attention_stats(q, k, v, is_causal, scale)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+        q, k, v, is_causal, scale = inputs
+        out, lse = output
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.mark_non_differentiable(lse)
+        ctx.is_causal, ctx.scale = is_causal, scale
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor, _: Any) -> tuple[Any, ...]:  # type: ignore[override]
+        q, k, v, out, lse = ctx.saved_tensors
+        dq, dk, dv = torch.ops.hir.attention_stats_backward(grad, q, k, v, out, lse, ctx.is_causal, ctx.scale)
+        return dq, dk, dv, None, None
+
+
 class _LayerNorm(torch.autograd.Function):
     """`hir::layer_norm`: the input gradient one op, the weight's and the bias's sums over the rows."""
 
@@ -190,6 +261,10 @@ class FusedTrainingOps(TorchFunctionMode):
         if func is F.scaled_dot_product_attention:
             call = _arguments(*args, **kwargs)
             if call is not None:
+                q, k, v, attn_mask, _, is_causal, scale = call
+                if attn_mask is None and q.is_floating_point():  # the statistics kept: no forward again
+                    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+                    return _AttentionWithStatistics.apply(q, k, v, is_causal, scale)[0]
                 return _Attention.apply(*call)
         elif func is F.layer_norm:
             call = _layer_norm_arguments(*args, **kwargs)

@@ -18,7 +18,16 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from hir.dialects import fusion
 from hir.dialects import shape_rules as rules
 from hir.dialects.syntax import array_values
-from hir.runtime.attention_kernels import sdpa_backward_into, sdpa_backward_kernel, sdpa_into, sdpa_kernel
+from hir.runtime.attention_kernels import (
+    reads_statistics,
+    sdpa_backward_into,
+    sdpa_backward_stacked_kernel,
+    sdpa_backward_statistics_into,
+    sdpa_into,
+    sdpa_kernel,
+    sdpa_logsumexp_kernel,
+    sdpa_with_statistics_kernel,
+)
 from hir.runtime.dtypes import shaped_dtype
 from hir.runtime.indexing_kernels import indexing_into, indexing_kernel
 from hir.runtime.norm_grad_kernels import norm_backward_kernel
@@ -264,9 +273,11 @@ def _eager_extension(op: fusion.FusionOp) -> Eager | None:
     if isinstance(op, fusion.NormBackwardFusionOp):
         return norm_backward_kernel(op)
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
-        return sdpa_kernel(op)
-    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
-        return sdpa_backward_kernel(op)
+        return sdpa_with_statistics_kernel(op) if reads_statistics(op) else sdpa_kernel(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp | fusion.ScaledDotProductAttentionStatsBackwardOp):
+        return sdpa_backward_stacked_kernel(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionLogsumexpOp):
+        return sdpa_logsumexp_kernel(op)
     return indexing_kernel(op)
 
 
@@ -297,6 +308,8 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return sdpa_into(op)
     if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
         return sdpa_backward_into(op)
+    if isinstance(op, fusion.ScaledDotProductAttentionStatsBackwardOp):
+        return sdpa_backward_statistics_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind is fusion.GeluBackwardOp:
@@ -311,9 +324,12 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         return _contiguous_into(
             lambda out, grad, x: torch.ops.aten.silu_backward.grad_input(grad, x, grad_input=out), eager_kernel(op)
         )
-    if kind in (fusion.MeanOp, fusion.SliceOp, fusion.SoftmaxOp) or isinstance(
-        op, (fusion.NormFusionOp, fusion.NormBackwardFusionOp)
-    ):
+    if kind in (
+        fusion.MeanOp,
+        fusion.SliceOp,
+        fusion.SoftmaxOp,
+        fusion.ScaledDotProductAttentionLogsumexpOp,
+    ) or isinstance(op, (fusion.NormFusionOp, fusion.NormBackwardFusionOp)):
         eager = eager_kernel(op)
         return lambda out, *xs: out.copy_(eager(*xs))
     return indexing_into(op)

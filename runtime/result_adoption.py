@@ -36,6 +36,8 @@ from hir.runtime.memory import overlaps, ranges_meet, storage_range
 FRESH_RESULT_KINDS: tuple[type[fusion.FusionOp], ...] = (
     fusion.ScaledDotProductAttentionOp,
     fusion.ScaledDotProductAttentionBackwardOp,
+    fusion.ScaledDotProductAttentionStatsBackwardOp,
+    fusion.ScaledDotProductAttentionLogsumexpOp,
     fusion.NormFusionOp,
     fusion.NormBackwardFusionOp,
     fusion.SoftmaxOp,

@@ -378,6 +378,8 @@ def test_build_and_verify_fusion_ops():
         fusion.ScaledDotProductAttentionOp(x, y, value(tensor(4, 6)), None, True, 0.125, tensor(4, 6)),
         fusion.ScaledDotProductAttentionOp(x, y, y, value(tensor(4, 4, element=i1)), False, 1.0, tensor(4, 8)),
         fusion.ScaledDotProductAttentionBackwardOp(x, x, y, y, None, True, 0.125, tensor(3, 4, 8)),
+        fusion.ScaledDotProductAttentionLogsumexpOp(x, y, y, x, True, 0.125, tensor(4)),
+        fusion.ScaledDotProductAttentionStatsBackwardOp(x, x, y, y, x, value(tensor(4)), False, 1.0, tensor(3, 4, 8)),
         fusion.LayerNormBackwardOp(x, y, value(tensor(8)), [1], 1e-5),
         fusion.RmsNormBackwardOp(x, y, None, [1], 1e-6),
     ]

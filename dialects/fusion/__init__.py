@@ -27,7 +27,12 @@ from hir.dialects.fusion.arithmetic import (
     TruncDivOp,
     TruncOp,
 )
-from hir.dialects.fusion.attention import ScaledDotProductAttentionBackwardOp, ScaledDotProductAttentionOp
+from hir.dialects.fusion.attention import (
+    ScaledDotProductAttentionBackwardOp,
+    ScaledDotProductAttentionLogsumexpOp,
+    ScaledDotProductAttentionOp,
+    ScaledDotProductAttentionStatsBackwardOp,
+)
 from hir.dialects.fusion.constants import FullOp
 from hir.dialects.fusion.contractions import LinearOp, MatmulOp, accumulates_rows
 from hir.dialects.fusion.elementwise import (
@@ -124,6 +129,8 @@ FUSION_OPS: tuple[type[FusionOp], ...] = (
     LinearOp,
     ScaledDotProductAttentionOp,
     ScaledDotProductAttentionBackwardOp,
+    ScaledDotProductAttentionLogsumexpOp,
+    ScaledDotProductAttentionStatsBackwardOp,
     MinimumOp,
     FloorDivOp,
     TruncDivOp,
@@ -226,7 +233,9 @@ __all__ = [
     "RoundOp",
     "RsqrtOp",
     "ScaledDotProductAttentionBackwardOp",
+    "ScaledDotProductAttentionLogsumexpOp",
     "ScaledDotProductAttentionOp",
+    "ScaledDotProductAttentionStatsBackwardOp",
     "SegmentOp",
     "SetOp",
     "SigmoidOp",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerType, TensorType, UnitAttr, f64
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerType, TensorType, UnitAttr, f32, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -263,6 +263,187 @@ class ScaledDotProductAttentionBackwardOp(FusionOp):
 
     def axis_map(self) -> rules.AxisMap:
         return ((), *batch_sources(self.q, 4, self.mask), (), ())
+
+    def extent_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        return ((), *self.axis_map()[1:-2], ((1, rank - 2),), ((1, rank - 1),))
+
+
+def _statistics_element(element: Attribute) -> Attribute:
+    """The element type of attention's softmax statistics: f64 for f64 tensors, else f32 (torch's kernels)."""
+    return element if element == f64 else f32
+
+
+def verify_statistics(op: FusionOp, tensors: Sequence[SSAValue], statistics: SSAValue) -> None:
+    """The tensors share one floating-point element type; the statistics have f32 (f64 for f64 tensors)."""
+    element = element_type_of(tensors[0])
+    if not isinstance(element, AnyFloat):
+        raise VerifyException(f"{op.name} needs a floating-point element type, got {element}")
+    for i, value in enumerate(tensors):
+        if element_type_of(value) != element:
+            raise VerifyException(f"operand #{i} has element type {element_type_of(value)}, operand #0 {element}")
+    expected = _statistics_element(element)
+    if element_type_of(statistics) != expected:
+        raise VerifyException(
+            f"the softmax statistics of {element} attention are {expected}, got {element_type_of(statistics)}"
+        )
+
+
+@irdl_op_definition
+class ScaledDotProductAttentionLogsumexpOp(FusionOp):
+    """
+    The softmax statistics of the unmasked (or causal) `fusion.sdpa` of `q`, `k` and `v` whose
+    result is `out`: per query row, `logsumexp` over the keys of the scaled (causally masked)
+    scores, `[..., L]` in f32 (f64 for f64 tensors), as torch's fused attention kernels keep them
+    for their backward. A training step's forward saves them for `fusion.sdpa_backward_stats`,
+    so that the backward does not run the attention again. Where `out` is that `fusion.sdpa`'s
+    result in the same launch (same operands, `causal` and `scale`), the runtime takes the
+    statistics from the one kernel call that computes both; elsewhere it runs the fused kernel
+    again for them (the scores where no fused kernel applies; `out` itself is not read).
+
+    Verifies:
+        Queries, keys and values as for `fusion.sdpa` (no mask) and `out` of the attention's
+        result shape, all of one floating-point element type; the result is `[..., L]` of f32
+        (f64 for f64 tensors), not streamed or sharded on L; `scale` is finite.
+
+    Example:
+        %s = fusion.sdpa_logsumexp %q, %k, %v, %o causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32> -> tensor<2x4x16xf32>
+    """  # noqa: E501 (MLIR as hir-opt prints it)
+
+    name = "fusion.sdpa_logsumexp"
+
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    out = operand_def(TensorType)
+    result = result_def(TensorType)
+    causal = opt_prop_def(UnitAttr)
+    scale = prop_def(FloatAttr)
+
+    assembly_format = (
+        "$q `,` $k `,` $v `,` $out (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
+        "attr-dict `:` type($q) `,` type($k) `,` type($v) `,` type($out) `->` type($result)"
+    )
+
+    def __init__(
+        self, q: SSAValue, k: SSAValue, v: SSAValue, out: SSAValue, causal: bool, scale: float, result_type: Attribute
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
+        if causal:
+            properties["causal"] = UnitAttr()
+        super().__init__(operands=[q, k, v, out], result_types=[result_type], properties=properties)
+
+    @property
+    def is_causal(self) -> bool:
+        return self.causal is not None
+
+    def result_shape(self) -> rules.Shape:
+        shape = attention_rule(shape_of(self.q), shape_of(self.k), shape_of(self.v), None)
+        if not rules.shapes_match(shape, shape_of(self.out)):
+            raise VerifyException(
+                f"out {rules.fmt(shape_of(self.out))} is not the attention's result shape {rules.fmt(shape)}"
+            )
+        verify_mask_and_scale(None, self.is_causal, self.scale.value.data)
+        verify_unsplit(self, (len(shape) - 2,), "the statistics read the S and E axes whole, so only")
+        return shape[:-1]
+
+    def verify_element_types(self) -> None:
+        verify_statistics(self, (self.q, self.k, self.v, self.out), self.result)
+
+    def axis_map(self) -> rules.AxisMap:
+        return (*batch_sources(self.q, 4, None), ())
+
+    def extent_map(self) -> rules.AxisMap:
+        rank = len(shape_of(self.q))
+        return (*self.axis_map()[:-1], ((0, rank - 2),))
+
+
+@irdl_op_definition
+class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
+    """
+    `fusion.sdpa_backward` of the unmasked (or causal) attention given its forward's result `out`
+    and softmax statistics `lse` (`fusion.sdpa_logsumexp`): the runtime calls torch's fused
+    backward kernel on them (flash attention's or memory-efficient attention's on a GPU, the
+    flash kernel's on a CPU) without running the forward again; where no fused kernel takes the
+    tensors, the forward runs again as for `fusion.sdpa_backward`. The three gradients stacked:
+    `[3, ..., L, E]` (dq, dk, dv); a launch that only slices them apart reads each gradient as
+    the kernel wrote it (no stacked copy).
+
+    Verifies:
+        `grad`, queries, keys, values and `out` have one shape of rank >= 2 and one
+        floating-point element type; `lse` is `[..., L]` of f32 (f64 for f64 tensors); `scale`
+        is finite; the result is `[3, ...]` of that shape, neither streamed nor sharded on its
+        first axis or its last two (L, E).
+
+    Example:
+        %g = fusion.sdpa_backward_stats %dy, %q, %k, %v, %o, %s causal scale = 1.250000e-01 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16xf32> -> tensor<3x2x4x16x64xf32>
+    """  # noqa: E501 (MLIR as hir-opt prints it)
+
+    name = "fusion.sdpa_backward_stats"
+
+    grad = operand_def(TensorType)
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    out = operand_def(TensorType)
+    lse = operand_def(TensorType)
+    result = result_def(TensorType)
+    causal = opt_prop_def(UnitAttr)
+    scale = prop_def(FloatAttr)
+
+    assembly_format = (
+        "$grad `,` $q `,` $k `,` $v `,` $out `,` $lse (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
+        "attr-dict `:` type($grad) `,` type($q) `,` type($k) `,` type($v) `,` type($out) `,` type($lse) "
+        "`->` type($result)"
+    )
+
+    def __init__(
+        self,
+        grad: SSAValue,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        out: SSAValue,
+        lse: SSAValue,
+        causal: bool,
+        scale: float,
+        result_type: Attribute,
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
+        if causal:
+            properties["causal"] = UnitAttr()
+        operands = [grad, q, k, v, out, lse]
+        super().__init__(operands=operands, result_types=[result_type], properties=properties)
+
+    @property
+    def is_causal(self) -> bool:
+        return self.causal is not None
+
+    def result_shape(self) -> rules.Shape:
+        grad, q, k, v, out = (shape_of(x) for x in (self.grad, self.q, self.k, self.v, self.out))
+        if not all(rules.shapes_match(q, other) for other in (grad, k, v, out)):
+            raise VerifyException(
+                f"the gradient, query, key, value and out must have one shape [..., L, E], got {rules.fmt(grad)}, "
+                f"{rules.fmt(q)}, {rules.fmt(k)}, {rules.fmt(v)} and {rules.fmt(out)}"
+            )
+        attention_rule(q, k, v, None)
+        if not rules.shapes_match(q[:-1], shape_of(self.lse)):
+            raise VerifyException(f"lse {rules.fmt(shape_of(self.lse))} must be [..., L] of {rules.fmt(q)}")
+        verify_mask_and_scale(None, self.is_causal, self.scale.value.data)
+        rank = len(shape_of(self.result))
+        verify_unsplit(self, (0, rank - 2, rank - 1), "only")
+        return (3, *q)
+
+    def verify_element_types(self) -> None:
+        tensors = (self.grad, self.q, self.k, self.v, self.out)
+        verify_statistics(self, tensors, self.lse)
+        if element_type_of(self.result) != element_type_of(self.q):
+            raise VerifyException(
+                f"the result has element type {element_type_of(self.result)}, the queries {element_type_of(self.q)}"
+            )
+
+    def axis_map(self) -> rules.AxisMap:
+        return ((), *batch_sources(self.q, 6, None), (), ())
 
     def extent_map(self) -> rules.AxisMap:
         rank = len(shape_of(self.q))
