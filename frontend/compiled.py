@@ -25,7 +25,8 @@ from hir.frontend.autotune import WARMUP_SECONDS, any_rank, medians_interleaved,
 from hir.frontend.batch_streams import batch_stream_candidates
 from hir.frontend.errors import FrontendError, NotPickled, at_line, user_stacklevel
 from hir.frontend.function_state import function_environment
-from hir.frontend.handed_outputs import HandedOutputs
+from hir.frontend.handed_outputs import HandedOutputs, marks_stale
+from hir.frontend.hot_replay import MISSED, HotReplay, hot_replay, replays
 from hir.frontend.importer import (
     ImportedProgram,
     InputSource,
@@ -196,11 +197,13 @@ class CompiledFunction(NotPickled):
         """
         Whether a replay's results are handed out as aliases of the graph's buffers, moved only
         where the caller still holds them at the next replay (frontend/handed_outputs.py), rather
-        than copied at every call: one-device inference programs. Off for a training step's
-        programs (their forward lends what its backward reads) and on a mesh (a rank whose caller
-        holds a view of a result would run eagerly while the others replay).
+        than copied at every call: inference programs (on a mesh, where torch can mark a result
+        stale: `_hands_out_here`). Off for a training step's programs (their forward lends what
+        its backward reads).
         """
         self._handed = HandedOutputs()
+        self._hot: HotReplay | None = None
+        """The call path of the last call's replay (frontend/hot_replay.py), for the next calls like it."""
         self._held_calls = 0
         """Calls in a row that ran eagerly because the caller held views of a replay's results."""
         self._moved_calls = 0
@@ -251,13 +254,22 @@ class CompiledFunction(NotPickled):
         return at_line(source, message) + f"\n  (at {where} of `fusion_text`)"
 
     def __call__(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
+        hot = self._hot
+        if hot is not None:
+            if not kwargs and (result := hot(self, args)) is not MISSED:
+                return result
+            self._hot = None
         if self.containers is not None and self.containers.wanted(args, kwargs):  # `past_key_values` after None
             return self.containers(args, kwargs)
         if self.specializations is not None:  # by name, and the static defaults left out (`attention_mask=None`)
             args = self.specializations.signature.positional(args, kwargs)
         elif kwargs:
             raise TypeError(f"{self.name} takes its tensors by position, got {', '.join(kwargs)} by name")
-        return self.call_into(args)
+        replays.last_call_replayed = False
+        result = self.call_into(args)
+        if replays.last_call_replayed and not kwargs:
+            self._hot = hot_replay(self, args)
+        return result
 
     def call_into(
         self,
@@ -295,13 +307,15 @@ class CompiledFunction(NotPickled):
             and outputs is None
             and replay.fits(self, key)
             and not self._borrowed_moved(args)
-            and self._handed.reclaim()  # else the checked path below counts the call and runs it eagerly
+            and self._handed.reclaim(self._on_mesh)  # else the checked path below counts the call and runs it eagerly
         ):
             # The previous call's graph, for arguments of the same shapes, dtypes and devices: the
             # checks it passed hold, so the replay goes first (the GPU waits for it).
             self._move_lent()
             results = replay.run(self._inputs(args, replay.device))
+            self._handed.mark_stale(self.name)
             if results is not None:
+                replays.last_call_replayed = True
                 return self._returned(results, args, True, replay.device)
         self._replay = None
         if len(args) != self.signature.num_user_inputs:
@@ -326,6 +340,7 @@ class CompiledFunction(NotPickled):
             self._fall_back(err)
             graph = False
             results = self._run(inputs, communicator, device, graph, outputs=outputs)
+        self._handed.mark_stale(self.name)
         if graph and outputs is None and key is not None:
             run = self.program.replayer(inputs, num_streams=self.num_streams, communicator=communicator)
             self._replay = None if run is None else _Replay(key, device, self.program, self.num_streams, run)
@@ -631,7 +646,7 @@ class CompiledFunction(NotPickled):
         the graphs are dropped, this call captures a graph with buffers of its own, and its
         results are copied from then on.
         """
-        if self._handed.reclaim():
+        if self._handed.reclaim(self._on_mesh):
             self._held_calls = 0
             return True
         self._held_calls += 1
@@ -737,9 +752,22 @@ class CompiledFunction(NotPickled):
                     result = output.view(output.shape)
                 self._lent.append(weakref.ref(result))
             elif _shares_memory(result, output):
-                hand_out = self.hands_out_results and self._communicator is None and not result.requires_grad
-                result = self._handed.hand_out(result, output) if hand_out else result.clone()
+                hand_out = self.hands_out_results and self._hands_out_here() and not result.requires_grad
+                result = self._handed.hand_out(result, output, self._on_mesh) if hand_out else result.clone()
         return result
+
+    def _hands_out_here(self) -> bool:
+        """
+        Whether a replay's results may be handed out as aliases of its buffers (`hands_out_results`):
+        on one device, and on a mesh where a result held as a view can be marked stale (handed_outputs.py),
+        but not a training step's programs there (`replay_must_win`): autograd keeps their gradients.
+        """
+        return self._communicator is None or (marks_stale() and not self.replay_must_win)
+
+    @property
+    def _on_mesh(self) -> bool:
+        """Whether the calls run on a mesh, whose ranks must all replay when one does (handed_outputs.py)."""
+        return self._communicator is not None
 
     def replicated_state(self) -> list[ValueCheck]:
         """

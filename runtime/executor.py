@@ -245,9 +245,20 @@ class Program:
         returns None where an input read in place has moved: the caller then calls the program,
         which captures anew. None when no graph was captured for `inputs`.
         """
-        on = run_device(device, inputs)
-        captured = self.graphs.get(cuda_graph_mode.signature(inputs, on, num_streams, communicator))
+        captured = self.captured_run(inputs, device=device, num_streams=num_streams, communicator=communicator)
         return None if captured is None else _replay_of(captured, self.held_outputs(communicator))
+
+    def captured_run(
+        self,
+        inputs: Sequence[Any],
+        *,
+        device: str | torch.device | None = None,
+        num_streams: int = 4,
+        communicator: Communicator | None = None,
+    ) -> cuda_graph_mode.CapturedRun | None:
+        """The graph that a `cuda_graph` call with `inputs` captured, with its buffers; None if none was."""
+        on = run_device(device, inputs)
+        return self.graphs.get(cuda_graph_mode.signature(inputs, on, num_streams, communicator))
 
     def held_outputs(self, communicator: Communicator | None) -> list[bool]:
         """
