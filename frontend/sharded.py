@@ -126,6 +126,8 @@ class MeshMode:
             self.overrides[op] = self._per_row(ATEN_TABLE[op])
         for op in ROW_WISE:
             self.overrides[op] = self._row_wise(ATEN_TABLE[op])
+        for op in (aten.mm.default, aten.matmul.default):
+            self.overrides[op] = self._rows_times_matrix
         from hir.frontend.sharded_heads import install_heads  # it builds on this module
 
         self.heads = install_heads(self)
@@ -433,6 +435,22 @@ class MeshMode:
             return result
 
         return build
+
+    def _rows_times_matrix(self, e: Emitter, node: Node, x: Any, w: Any) -> SSAValue:
+        """
+        Rows (sharded or replicated) times a replicated matrix (`x @ self.proj`, `x @ w.t()`): a
+        linear with a replicated weight, local to each rank's rows. Anything else of a sharded
+        operand is as unsupported as before.
+        """
+        x = self._reduced(e, x) if isinstance(x, SSAValue) else x
+        if isinstance(x, SSAValue) and isinstance(w, SSAValue) and len(shape_of(w)) == 2:
+            fx, fw = self.form(e, x), self.form(e, w)
+            if fx.kind in ACTIVATIONS and fw.kind == WHOLE and shape_of(x)[-1] == shape_of(w)[0]:
+                shape = (*shape_of(x)[:-1], shape_of(w)[1])
+                result = e.typed(lambda t: fusion.MatmulOp(x, w, t), [x, w], shape, element_of(x))
+                self.forms[result] = fx
+                return result
+        return self._unsupported(e, node, x, w)
 
     def _unsupported(self, e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
         """Any op of replicated tensors (or of none: a constant) is replicated; others are errors."""

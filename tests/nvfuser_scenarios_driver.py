@@ -222,6 +222,30 @@ class Classifier(torch.nn.Module):
         return F.softmax(logits, dim=-1), torch.log_softmax(logits * 2, 1)
 
 
+class Projected(Classifier):
+    """Rows times a replicated matrix (`x @ self.proj`, `torch.mm`) before the tensor-parallel MLP (was refused)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Parameter(torch.randn(6, 8))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        h = x @ self.proj
+        return self.fc2(F.gelu(self.fc1(h))) @ self.proj.t(), torch.mm(h, self.proj.t())
+
+
+def projection_case(rank: int, world: int, layout: str | None) -> list[str]:
+    torch.manual_seed(0)
+    model, x = Projected(), torch.randn(4 * world, 6)
+    params = {"fc1.weight": "[didx, serial]", "fc1.bias": "[didx]", "fc2.weight": "[serial, didx]"}
+    mesh = [2, 0, 1]
+    compiled = hir.compile(model, (x,), [layout], [layout, layout], mesh=mesh, param_layouts=params)
+    position = mesh.index(rank)
+    with torch.no_grad():
+        got, expected = compiled(own(x, position, world, layout)), model(x)
+    return mismatches(list(got), [own(e, position, world, layout) for e in expected])
+
+
 def softmax_case(rank: int, world: int, layout: str | None, training: bool) -> list[str]:
     torch.manual_seed(0)
     model, x = Classifier(), torch.randn(4 * world, 8)
@@ -256,6 +280,9 @@ def main() -> None:
     for layout, training in (("[didx, serial]", False), ("[didx, serial]", True), (None, False)):
         name = f"Frontend.softmax_of_rows/{'sharded' if layout else 'replicated'}/{'training' if training else 'inference'}"
         cases[name] = lambda layout=layout, training=training: softmax_case(rank, world, layout, training)
+    for layout in ("[didx, serial]", None):
+        name = f"Frontend.rows_times_matrix/{'sharded' if layout else 'replicated'}"
+        cases[name] = lambda layout=layout: projection_case(rank, world, layout)
     results: list[tuple[str, str | None]] = []
     for name, case in cases.items():
         torch.manual_seed(1)
