@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import platform
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -53,6 +54,35 @@ def index_select(e: Emitter, x: SSAValue, dim: int, index: SSAValue) -> SSAValue
     dim = _axis(x, dim)
     result = (*shape[:dim], *shape_of(index), *shape[dim + 1 :])
     return e.typed(lambda t: fusion.IndexSelectOp(x, index, dim, t), [x, index], result, element_of(x))
+
+
+@dataclass(frozen=True)
+class TensorIndex:
+    """
+    The integer of a 0-d integer tensor (`x[t]` of a 0-d `t`, which torch.export reads with
+    `_local_scalar_dense`) where it is only the index of `select`s: each is an `index_select` at it.
+    """
+
+    value: SSAValue
+
+    @staticmethod
+    def of(node: Node, tensor: Any) -> TensorIndex | None:
+        """`tensor` as such an index for `node` (its `_local_scalar_dense`), or None where it is read otherwise."""
+        users = list(node.users)
+        if not (isinstance(tensor, SSAValue) and not shape_of(tensor) and users):
+            return None
+        source = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], Node) else None
+        if getattr(source, "dtype", None) not in (torch.int64, torch.int32, torch.int16, torch.int8):
+            return None  # a bool or uint8 one is a mask in eager (`x[t]` of shape [1, ...] or [0, ...])
+        selects = all(u.target == aten.select.int and len(u.args) == 3 and u.args[2] is node for u in users)
+        return TensorIndex(tensor) if selects and all(node not in u.args[:2] for u in users) else None
+
+
+def select_at(e: Emitter, x: SSAValue, dim: int, index: TensorIndex) -> SSAValue:
+    """`x.select(dim, t)` of a 0-d integer tensor t: negative from the end, out of range an error at run time."""
+    dim = _axis(x, dim)
+    at = _wrapped(e, e.cast(index.value, I64), shape_of(x)[dim], I64)
+    return e.squeeze(index_select(e, x, dim, e.reshape(at, (1,))), [dim])
 
 
 def gather(e: Emitter, x: SSAValue, dim: int, index: SSAValue) -> SSAValue:

@@ -51,7 +51,7 @@ from hir.frontend.aten_common import (
 )
 from hir.frontend.aten_composite import COMPOSITE_TABLE
 from hir.frontend.aten_conv import CONV_TABLE
-from hir.frontend.aten_indexing import INDEXING_TABLE
+from hir.frontend.aten_indexing import INDEXING_TABLE, TensorIndex, select_at
 from hir.frontend.aten_math import MATH_TABLE
 from hir.frontend.aten_random import RANDOM_TABLE
 from hir.frontend.aten_scans import SCAN_TABLE
@@ -112,8 +112,14 @@ def _data_dependent(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAVal
     )
 
 
-def _python_value(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
-    """`.item()`, `.tolist()`, `float(t)`: a tensor's value read into Python while the trace runs."""
+def _python_value(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue | TensorIndex:
+    """
+    `.item()`, `.tolist()`, `float(t)`: a tensor's value read into Python while the trace runs,
+    an error; but a 0-d integer tensor's only used to index (`x[t]`) is that index.
+    """
+    index = TensorIndex.of(node, args[0]) if args else None
+    if index is not None:
+        return index
     raise e.error(
         "the code reads a tensor's value into Python (`.item()`, `.tolist()`, `float(t)`, `int(t)`), which a "
         "program compiled once for every value cannot: keep it a tensor (`x * t.max()`, `torch.where`)"
@@ -330,7 +336,9 @@ def _narrow(e: Emitter, node: Node, x: SSAValue, dim: int, start: int, length: i
     return _strided(e, node, x, dim, start % shape_of(x)[dim], 1)
 
 
-def _select(e: Emitter, node: Node, x: SSAValue, dim: int, index: int) -> SSAValue:
+def _select(e: Emitter, node: Node, x: SSAValue, dim: int, index: int | TensorIndex) -> SSAValue:
+    if isinstance(index, TensorIndex):
+        return select_at(e, x, dim, index)
     shape = shape_of(x)
     dim %= len(shape)
     one = _strided(e, node, x, dim, index % shape[dim], 1, keep=True)

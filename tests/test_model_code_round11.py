@@ -143,3 +143,31 @@ def test_keyword_only_arguments_passed_by_position_are_a_call_error() -> None:
     torch.testing.assert_close(compiled((x, y), scale=3.0), _scaled_pairs((x, y), scale=3.0))
     with pytest.raises(CallError, match="'scale' is keyword-only"):
         compiled((x, y), 3.0)
+
+
+class _Schedule(torch.nn.Module):
+    """A diffusion schedule indexed by a 0-d step tensor, as a sampling loop calls it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("alphas", torch.linspace(0.9, 0.1, 10))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        a = self.alphas[t]
+        return a.sqrt() * x[:, t] + (1 - a).sqrt() * x[logits.argmax(), -t]
+
+
+def test_indexing_by_a_zero_dim_integer_tensor() -> None:
+    # x[t] of a 0-d t reads t's value (torch.export's _local_scalar_dense): it was refused as `.item()`
+    model = _Schedule()
+    x, logits = _seeded(3, 10, seed=10), _seeded(3, seed=11)
+    compiled = hir.compile(model, (x, torch.tensor(4), logits))
+    for t in (torch.tensor(9), torch.tensor(0), torch.tensor(-2, dtype=torch.int32)):
+        torch.testing.assert_close(compiled(x, t, logits), model(x, t, logits))
+    with pytest.raises(IndexError):
+        model(x, torch.tensor(10), logits)
+    with pytest.raises(LocatedError, match="index out of range"):
+        compiled(x, torch.tensor(10), logits)
+    # a bool or uint8 0-d tensor is a mask in eager: not read as an index
+    with pytest.raises(hir.FrontendError, match=r"reads a tensor's value into Python"):
+        hir.compile(lambda x, t: x[t], (x, torch.tensor(1, dtype=torch.uint8)))
