@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 from torch.fx import Node
-from xdsl.dialects.builtin import Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
@@ -96,8 +96,11 @@ def _compare(e: Emitter, predicate: str, x: SSAValue, value: float) -> SSAValue:
 
 
 def _log10(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+    """`log(x) / ln 10`; bf16 and f16 computed in f32 and rounded once, as torch's kernel (in bf16: an ulp off)."""
     element = out_element(node)
-    return e.binary(fusion.MulOp, e.unary(fusion.LogOp, e.cast(x, element)), 1 / math.log(10), element)
+    inner = Float32Type() if element in (BFloat16Type(), Float16Type()) else element
+    log = e.unary(fusion.LogOp, e.cast(x, inner))
+    return e.cast(e.binary(fusion.MulOp, log, 1 / math.log(10), inner), element)
 
 
 def _unfold(e: Emitter, node: Node, x: SSAValue, dim: int, size: int, step: int) -> SSAValue:

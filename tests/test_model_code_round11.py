@@ -171,3 +171,21 @@ def test_indexing_by_a_zero_dim_integer_tensor() -> None:
     # a bool or uint8 0-d tensor is a mask in eager: not read as an index
     with pytest.raises(hir.FrontendError, match=r"reads a tensor's value into Python"):
         hir.compile(lambda x, t: x[t], (x, torch.tensor(1, dtype=torch.uint8)))
+
+
+def _logs_and_powers_of_two(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return torch.exp2(x), torch.log2(x.abs()), torch.log10(x.abs())
+
+
+def test_exp2_log2_log10_of_half_precision_round_once_as_torch() -> None:
+    # exp2 was exp(x * ln 2) with x * ln 2 rounded to bf16 (2^88.5 10% off, 2^20 5% off), and
+    # log2 / log10 of bf16 scaled in bf16 (an ulp off)
+    x = torch.cat(
+        [torch.tensor([20.0, 88.5, -100.0, 0.5, 1e-30, float("inf"), float("nan")]), _seeded(64, seed=12) * 30]
+    )
+    for dtype in (torch.bfloat16, torch.float16):
+        compiled = hir.compile(_logs_and_powers_of_two, (x.to(dtype),))
+        for got, want in zip(compiled(x.to(dtype)), _logs_and_powers_of_two(x.to(dtype))):
+            torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+    compiled = hir.compile(torch.exp2, (x,))
+    torch.testing.assert_close(compiled(x), torch.exp2(x), equal_nan=True, rtol=1.2e-7, atol=0)
