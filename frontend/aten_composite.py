@@ -482,8 +482,11 @@ def _hardtanh(e: Emitter, node: Node, x: SSAValue, low=-1.0, high=1.0) -> SSAVal
 
 
 def _leaky_relu(e: Emitter, node: Node, x: SSAValue, slope=0.01) -> SSAValue:
+    """bf16 and f16: the product with the slope in f32, rounded once, as torch's kernel (not by a bf16 slope)."""
     element = out_element(node)
-    return _positive_or(e, x, e.binary(fusion.MulOp, x, slope, element), element)
+    wide = opmath_element(element)
+    negative = e.cast(e.binary(fusion.MulOp, e.cast(x, wide), slope, wide), element)
+    return _positive_or(e, x, negative, element)
 
 
 def _elu(e: Emitter, node: Node, x: SSAValue, alpha=1.0, scale=1.0, input_scale=1.0) -> SSAValue:

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float6
 from xdsl.ir import SSAValue
 
 from hir.dialects import fusion
-from hir.frontend.aten_common import Builder, aten, float_only, out_element
+from hir.frontend.aten_common import Builder, aten, float_only, opmath_element, out_element
 from hir.frontend.emitter import Emitter, element_of, is_float, shape_of
 
 I64 = IntegerType(64)
@@ -29,22 +29,25 @@ I64 = IntegerType(64)
 
 def _tan(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     element = out_element(node)
-    x = e.cast(x, element)
-    return e.binary(fusion.DivOp, e.unary(fusion.SinOp, x), e.unary(fusion.CosOp, x), element)
+    wide = opmath_element(element)  # bf16 and f16 in f32, rounded once, as torch's kernels
+    x = e.cast(x, wide)
+    return e.cast(e.binary(fusion.DivOp, e.unary(fusion.SinOp, x), e.unary(fusion.CosOp, x), wide), element)
 
 
 def _sinh(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     element = out_element(node)
-    x = e.cast(x, element)
+    wide = opmath_element(element)
+    x = e.cast(x, wide)
     up, down = e.unary(fusion.Expm1Op, x), e.unary(fusion.Expm1Op, e.unary(fusion.NegOp, x))
-    return e.binary(fusion.MulOp, e.binary(fusion.SubOp, up, down, element), 0.5, element)
+    return e.cast(e.binary(fusion.MulOp, e.binary(fusion.SubOp, up, down, wide), 0.5, wide), element)
 
 
 def _cosh(e: Emitter, node: Node, x: SSAValue) -> SSAValue:
     element = out_element(node)
-    x = e.cast(x, element)
+    wide = opmath_element(element)
+    x = e.cast(x, wide)
     up, down = e.unary(fusion.ExpOp, x), e.unary(fusion.ExpOp, e.unary(fusion.NegOp, x))
-    return e.binary(fusion.MulOp, e.binary(fusion.AddOp, up, down, element), 0.5, element)
+    return e.cast(e.binary(fusion.MulOp, e.binary(fusion.AddOp, up, down, wide), 0.5, wide), element)
 
 
 def _hypot(e: Emitter, node: Node, a: SSAValue, b: SSAValue) -> SSAValue:

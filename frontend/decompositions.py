@@ -409,6 +409,27 @@ def _max_unpool(op: Any, spatial: int) -> Any:
     return decomposition
 
 
+def _f16(value: float) -> float:
+    """`value` rounded to float16 (to nearest, ties to even), in Python (as `_bf16`)."""
+    return struct.unpack("<e", struct.pack("<e", value))[0]
+
+
+def _logit(x: torch.Tensor, eps: float | None = None) -> torch.Tensor:
+    """
+    `torch.logit(x, eps)` of bf16 or f16 as torch's kernel computes it: the bounds `eps` and
+    `1 - eps` rounded to the dtype, and `x / (1 - x)` in the dtype, each op rounded, before the
+    log (torch's decomposition computes it all in f32: 2x off eager's near 0.5, and `logit(1.0,
+    1e-6)` finite where bf16's bound is 1 and eager's inf). Other dtypes: torch's decomposition.
+    """
+    if x.dtype not in (torch.bfloat16, torch.float16):
+        return torch._decomp.decomposition_table[aten.logit.default](x, eps)
+    if eps is not None:
+        rounded = _bf16 if x.dtype == torch.bfloat16 else _f16
+        low = rounded(float(eps))
+        x = torch.clamp(x, low, rounded(1.0 - low))
+    return torch.log(x / (1 - x))
+
+
 def _prims_scalar_tensor(value: Any, *, dtype: torch.dtype | None = None, device: Any = None) -> torch.Tensor:
     """`prims.scalar_tensor`, which torch's decompositions make (`xlogy(x, 2.0)`'s): the ATen op of that name."""
     return torch.scalar_tensor(value, dtype=dtype, device=device)
@@ -430,6 +451,7 @@ OWN = {
     aten._upsample_bilinear2d_aa_backward.default: _upsample_aa_backward(cubic=False),
     aten._upsample_bicubic2d_aa_backward.default: _upsample_aa_backward(cubic=True),
     aten.one_hot.default: _one_hot,
+    aten.logit.default: _logit,
     aten.max_unpool2d.default: _max_unpool(aten.max_unpool2d.default, 2),
     aten.max_unpool3d.default: _max_unpool(aten.max_unpool3d.default, 3),
 }

@@ -189,3 +189,19 @@ def test_exp2_log2_log10_of_half_precision_round_once_as_torch() -> None:
             torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
     compiled = hir.compile(torch.exp2, (x,))
     torch.testing.assert_close(compiled(x), torch.exp2(x), equal_nan=True, rtol=1.2e-7, atol=0)
+
+
+def _half_activations(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    p = torch.sigmoid(x)
+    return F.leaky_relu(x, 0.2), torch.tan(x), torch.sinh(x), torch.cosh(x), torch.logit(p), torch.logit(p, eps=1e-6)
+
+
+def test_half_precision_activations_round_as_torchs_kernels() -> None:
+    # leaky_relu multiplied by a slope rounded to bf16, tan / sinh / cosh rounded each of their
+    # ops (ulps off); logit computed in f32 where torch's kernel rounds `x / (1 - x)` to the dtype
+    # (2x off near 0.5), and its eps bound 1 - 1e-6 unrounded (finite where eager gives inf)
+    x = torch.cat([torch.tensor([-0.0078125, 0.0, 20.0, -88.5]), _seeded(96, seed=13) * 3])
+    for dtype in (torch.bfloat16, torch.float16):
+        compiled = hir.compile(_half_activations, (x.to(dtype),))
+        for got, want in zip(compiled(x.to(dtype)), _half_activations(x.to(dtype))):
+            torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
