@@ -219,6 +219,16 @@ def _atan(x: Num) -> Num:
     return atan2(x, x.full(1))
 
 
+def _asin(x: Num) -> Num:
+    """`atan2(x, sqrt((1 - x)(1 + x)))` (the cosine's square without cancellation near +-1); NaN beyond +-1."""
+    return atan2(x, ((1.0 - x) * (x + 1.0)).apply(fusion.SqrtOp))
+
+
+def _acos(x: Num) -> Num:
+    """`atan2(sqrt((1 - x)(1 + x)), x)`; NaN beyond +-1."""
+    return atan2(((1.0 - x) * (x + 1.0)).apply(fusion.SqrtOp), x)
+
+
 # -- inverse hyperbolic functions -------------------------------------------------------------------
 
 _HUGE = 2.0**28  # above it asinh(x) and acosh(x) are log(2x) to the last place (1 / (4 x^2) is below f64's eps)
@@ -538,6 +548,8 @@ SPECIAL_TABLE: dict[object, Builder] = {
     aten.fmax.default: _elementwise(fmax),
     aten.fmin.default: _elementwise(fmin),
     aten.atan.default: _elementwise(_atan),
+    aten.asin.default: _elementwise(_asin),
+    aten.acos.default: _elementwise(_acos),
     aten.asinh.default: _elementwise(_asinh),
     aten.acosh.default: _elementwise(_acosh),
     aten.atanh.default: _elementwise(_atanh),

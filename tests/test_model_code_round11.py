@@ -205,3 +205,26 @@ def test_half_precision_activations_round_as_torchs_kernels() -> None:
         compiled = hir.compile(_half_activations, (x.to(dtype),))
         for got, want in zip(compiled(x.to(dtype)), _half_activations(x.to(dtype))):
             torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+
+
+def _angles(u: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    cosine = F.cosine_similarity(u, v, dim=-1)
+    return torch.acos(cosine.clamp(-1, 1)), torch.asin(cosine * 0.5)
+
+
+def test_asin_and_acos_of_a_cosine_similarity() -> None:
+    # torch.asin and torch.acos were refused (an angle between embeddings, a spherical interpolation)
+    u, v = _seeded(16, 8, seed=14).requires_grad_(), _seeded(16, 8, seed=15)
+    compiled = hir.compile(_angles, (u, v), training=True)
+    got, want = compiled(u, v), _angles(u, v)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, equal_nan=True)
+    (got[0] + got[1]).sum().backward()
+    grad, u.grad = u.grad, None
+    (want[0] + want[1]).sum().backward()
+    torch.testing.assert_close(grad, u.grad)
+    x = torch.tensor([1.0, -1.0, 0.0, -0.0, 0.5, -0.9999999, 1.0000001, float("nan"), float("inf")])
+    compiled = hir.compile(lambda x: (torch.asin(x), torch.acos(x)), (x,))
+    for g, w in zip(compiled(x), (torch.asin(x), torch.acos(x))):
+        torch.testing.assert_close(g, w, equal_nan=True)
+        assert torch.equal(torch.signbit(g[:4]), torch.signbit(w[:4]))
