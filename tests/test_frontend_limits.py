@@ -189,6 +189,24 @@ def containers_of_tensors() -> None:
     refused(lambda *xs: xs[0][0], (pair,), "takes \\*args or \\*\\*kwargs", False)
 
 
+def _result_with_a_nan_derivative(u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return (u * 2).sum(), torch.sqrt(u - 1.0)  # d/du at u = 0.5: NaN
+
+
+def zero_gradients_of_unused_results() -> None:
+    u = torch.tensor([0.5, 2.0], requires_grad=True)
+    compiled = hir.compile(_result_with_a_nan_derivative, (u,), training=True)
+    compiled(u)[0].backward()
+    assert torch.isnan(u.grad[0])  # eager: 2
+    assert u.grad[1] == 2
+    u.grad = None
+    detached = hir.compile(
+        lambda u: (lambda a, b: (a, b.detach()))(*_result_with_a_nan_derivative(u)), (u,), training=True
+    )
+    detached(u)[0].backward()
+    torch.testing.assert_close(u.grad, torch.tensor([2.0, 2.0]))
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "Ops the fusion dialect does not have": missing_ops,
     "In-place updates of parameters": unsupported_programs,
@@ -199,6 +217,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "Shapes are not symbolic": shapes_are_specialized,
     "Python state that forward changes": python_state_of_the_module,
     "Containers of tensors as arguments": containers_of_tensors,
+    "runs the step's one backward": zero_gradients_of_unused_results,
 }
 
 
