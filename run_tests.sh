@@ -9,6 +9,10 @@ cd "$(dirname "$0")"
 if [ -x .venv/bin/python ]; then
   export PATH="$PWD/.venv/bin:$PATH"
 fi
+# Python caches the bytecode of what it imports (in .venv and the ignored __pycache__ folders) even
+# where PYTHONDONTWRITEBYTECODE is set: otherwise each of the run's hundreds of processes compiles
+# torch's, xDSL's and hir's modules anew (setup.sh installs without compiling).
+unset PYTHONDONTWRITEBYTECODE
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # Every buffer the runtime allocates starts as NaN or a sentinel: a read of memory never written
 # fails the numeric tests, the distributed drivers and the fuzzers here as it would on a GPU.

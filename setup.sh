@@ -33,16 +33,16 @@ elif [ ! -x .venv/bin/python ]; then
   fi
 fi
 python=.venv/bin/python
+torch_deps=()
 "$python" -c 'import sys; assert sys.version_info >= (3, 11), "hir needs Python >= 3.11"' || {
   echo "setup.sh: hir needs Python >= 3.11, $python is $("$python" --version 2>&1)" >&2
   exit 1
 }
-# pip compiles every module it installs (PyTorch's take it 20 s on 2 cores); Python compiles the
-# ones a program imports on first use instead, unless writing bytecode is turned off.
-compile=()
-if [ -z "${PYTHONDONTWRITEBYTECODE:-}" ]; then compile=(--no-compile); fi
+# pip would compile every module it installs (30 s of CPU, one file at a time); instead Python
+# compiles the ones a program imports on first use and caches them (run_tests.sh lets it write the
+# cache even where PYTHONDONTWRITEBYTECODE is set).
 pip() { "$python" -m pip --disable-pip-version-check "$@"; }
-install() { pip install ${compile[@]+"${compile[@]}"} "$@"; }
+install() { pip install --no-compile "$@"; }
 
 if ! "$python" -c "import torch" >/dev/null 2>&1; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
@@ -52,7 +52,7 @@ if ! "$python" -c "import torch" >/dev/null 2>&1; then
     step "installing PyTorch (CPU build)"
     # A CPU wheel that pip finds locally (its find-links) first, then PyTorch's CPU index, then PyPI.
     if install -q --no-index --no-deps "torch>=2.4" 2>/dev/null; then
-      install -q "torch==$(pip show torch | sed -n 's/^Version: //p')"  # its dependencies
+      torch_deps=("torch==$(pip show torch | sed -n 's/^Version: //p')")  # its dependencies, installed below
     else
       install -q --timeout 30 --retries 1 --index-url https://download.pytorch.org/whl/cpu "torch>=2.4" ||
         install -q "torch>=2.4"
@@ -60,5 +60,6 @@ if ! "$python" -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 step "installing hir with its tools, test dependencies and matplotlib (hir-run --profile's timeline PNG)"
-install -q -e ".[dev,plot]"
-step "done: $("$python" -c 'import matplotlib, torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}, matplotlib {matplotlib.__version__}")')"
+install -q -e ".[dev,plot]" ${torch_deps[@]+"${torch_deps[@]}"}
+# Its imports write their bytecode cache (see above), the first that the test run would compile.
+step "done: $(env -u PYTHONDONTWRITEBYTECODE "$python" -c 'import matplotlib, torch, xdsl; print(f"torch {torch.__version__}, xdsl {xdsl.__version__}, matplotlib {matplotlib.__version__}")')"
