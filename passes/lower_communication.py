@@ -157,10 +157,23 @@ class LowerReshardingLaunch(RewritePattern):
                 located(launch, "more than one sharding change in one op (a reduction and a mesh change)")
             )
         if dst.didx_axis is None:
-            _require_contiguous(launch, "all-reduce", [(target, None)])
-            local = _local_sum_launch(launch, op, target)
-            reduce = hir.AllreduceOp(target, target, src.mesh if onto_sub_mesh else mesh, "sum")
-            return [local, reduce, hir.WaitOp(reduce.result)]
+            devices = src.mesh if onto_sub_mesh else mesh
+            if _not_outermost(target, None) is None:
+                local = _local_sum_launch(launch, op, target)
+                reduce = hir.AllreduceOp(target, target, devices, "sum")
+                return [local, reduce, hir.WaitOp(reduce.result)]
+            # A strided chunk (an inner stream axis, nvFuser's AllreduceNoncontig): the collective
+            # reduces contiguous buffers, so the local sum goes into a `%partial` temporary that is
+            # all-reduced in place and copied into the chunk.
+            ops, partial = temporary(axes_of(target), target, "partial")
+            reduce = hir.AllreduceOp(partial, partial, devices, "sum")
+            return [
+                *ops,
+                _local_sum_launch(launch, op, partial),
+                reduce,
+                hir.WaitOp(reduce.result),
+                copy_launch(partial, target),
+            ]
         axis = dst.didx_axis
         what = f"reduce-scatter along axis {axis}"
         result_type = op.results[0].type

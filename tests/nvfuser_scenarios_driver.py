@@ -69,6 +69,11 @@ def fusion_modules() -> dict[str, str]:
     m["LowerCollective.ReduceScatter_inner"] = module(
         [("x", x)], [op("y", "sum", "%x", "dims = [0]", [x], y)], [("y", y)]
     )
+    # LowerCollectiveTest.AllreduceNoncontig: into chunks of an inner stream axis (was refused).
+    x, y = t("3x5x4", "didx, serial, serial"), t("5x4", "serial, stream")
+    m["LowerCollective.AllreduceNoncontig"] = module(
+        [("x", x)], [op("y", "sum", "%x", "dims = [0]", [x], y)], [("y", y)]
+    )
     # DistributedMatmulTest.Matmul_LayoutNT_ReduceScatter.
     a, b = t("3x3x2x3", "didx, serial, serial, serial"), t("3x1x3x5", "didx, serial, serial, serial")
     p, c = t("3x3x2x5", "didx, serial, serial, serial"), t("3x2x5", "didx, serial, serial")
