@@ -67,22 +67,23 @@ class HotReplay:
             return MISSED
         if torch._C._are_functorch_transforms_active():  # the general path's error
             return MISSED
-        if entry.modes is not None and entry.modes.mode() != self.mode:
-            return MISSED
         target = self.target
         if target._replay is not self.replay or not target._graph_for(self.replay.device):
+            return MISSED  # (a call inside the caller's own capture among them)
+        # The copies in go first, so that the GPU works on them while the host checks the rest:
+        # only the graph reads its input buffers, so they are harmless where the call then misses.
+        for buffer, k in self.copies:
+            buffer.copy_(args[k])
+        if entry.modes is not None and entry.modes.mode() != self.mode:
             return MISSED
         shared = target._shared_state
         for place, table, attr, held in self.states:
             if shared.get(place) is not held or not held.current(table.get(attr)):
                 return MISSED
-        # The copies in first (the GPU starts on them), then the results the caller still holds
-        # are moved: both before the replay overwrites the buffers (one stream orders them).
-        for buffer, k in self.copies:
-            buffer.copy_(args[k])
+        # The results the caller still holds are moved (or marked) before the replay overwrites them.
         handed, on_mesh = target._handed, self.on_mesh
         if not handed.reclaim(on_mesh):
-            return MISSED  # (the copies in are harmless: only the graph reads its input buffers)
+            return MISSED
         self.captured.graph.replay()
         self.captured.replays += 1
         handed.mark_stale(target.name)
