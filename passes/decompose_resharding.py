@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -37,7 +37,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from hir.dialects import fusion
-from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, layout_of
+from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, is_uneven, layout_of
 from hir.dialects.shape_rules import operand_axis_to_result_axis
 from hir.passes.sharding import is_broadcast_into_didx, is_communication, resharded_operands
 
@@ -142,6 +142,52 @@ def _computed_whole(op: fusion.FusionOp, rewriter: PatternRewriter) -> fusion.Fu
     return computed
 
 
+class SplitMeshChangeOfUnevenAxis(RewritePattern):
+    """
+    set(x: didx on M) -> didx on M' of another size, or any mesh change of a didx axis whose
+    extent is not its mesh's size that the lowering does not take in one set (nvFuser's pipelines
+    between meshes of different sizes), becomes the chain it takes: the all-gather on M, the
+    replicated value moved to M' (a broadcast, or nothing on a sub-mesh), the scatter on M'.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: fusion.SetOp, rewriter: PatternRewriter) -> None:
+        src_type, dst_type = op.operands[0].type, op.results[0].type
+        if not isinstance(src_type, TensorType) or not isinstance(dst_type, TensorType):
+            return
+        src, dst = layout_of(src_type), layout_of(dst_type)
+        if not src.mesh or not dst.mesh or list(src.mesh) == list(dst.mesh) or STREAM in (*src.kinds, *dst.kinds):
+            return
+        if not (is_uneven(src_type) or is_uneven(dst_type)) or (src.didx_axis is None and dst.didx_axis is None):
+            return
+        same_size_move = src.didx_axis == dst.didx_axis and len(src.mesh) == len(dst.mesh)
+        inside = set(dst.mesh) <= set(src.mesh) and None in (src.didx_axis, dst.didx_axis)
+        if same_size_move or inside:
+            return  # lowered as it is (send / receive pairs, a gather to or scatter on a sub-mesh)
+        shape = src_type.get_shape()
+        if DYNAMIC_INDEX in shape:
+            return  # the lowering reports a resharding of a dynamic extent
+        value = op.operands[0]
+        steps: list[tuple[TensorType, str]] = []
+        if src.didx_axis is not None:
+            whole = ParallelAttr([SERIAL] * len(shape), None, src.mesh)
+            steps.append((TensorType(src_type.element_type, shape, whole), "gathered"))
+        moved = ParallelAttr([SERIAL] * len(shape), None, dst.mesh)
+        steps.append((TensorType(src_type.element_type, shape, moved), "moved"))
+        if dst.didx_axis is not None:
+            steps.append((dst_type, "scattered"))
+        for k, (t, name) in enumerate(steps):
+            step = fusion.SetOp(value, t)
+            step.location = op.location  # a refusal of a step names the user's set
+            if k == len(steps) - 1:
+                step.result.name_hint = op.results[0].name_hint
+            elif op.operands[0].name_hint:
+                step.result.name_hint = f"{op.operands[0].name_hint}_{name}"
+            rewriter.insert_op(step, InsertPoint.before(op))
+            value = step.result
+        rewriter.replace_matched_op([], [value])
+
+
 @dataclass(frozen=True)
 class DecomposeReshardingPass(ModulePass):
     """Makes every resharding a pure communication (a set, or a sum over the didx axis)."""
@@ -152,3 +198,4 @@ class DecomposeReshardingPass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([ReshardOperandsFirst()], dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
+        PatternRewriteWalker(SplitMeshChangeOfUnevenAxis(), apply_recursively=False).rewrite_module(op)

@@ -130,6 +130,17 @@ def fusion_modules() -> dict[str, str]:
         ],
         [("c", y)],
     )
+    # PipelineTestTwoStages with sharded stages on meshes of different sizes (was refused).
+    x, y = t("6x4", "didx, serial", mesh="[1, 2]"), t("6x4", "didx, serial")
+    m["Pipeline.MeshesOfDifferentSizes"] = module(
+        [("x", x)],
+        [op("a", "exp", "%x", "", [x], x), op("b", "set", "%a", "", [x], y), op("c", "tanh", "%b", "", [y], y)],
+        [("c", y)],
+    )
+    x, y = t("5x4", "didx, serial", mesh="[0, 1]"), t("5x4", "serial, serial", mesh="[2]")
+    m["Pipeline.UnevenToOtherMesh"] = module(
+        [("x", x)], [op("b", "set", "%x", "", [x], y), op("c", "neg", "%b", "", [y], y)], [("c", y)]
+    )
     # RSMatmulTest.ReduceScatterReduceBased: a reduce to a rotating root per stream iteration.
     a, b = t("3x3x2x3", "didx, stream, serial, serial"), t("3x1x3x5", "didx, serial, serial, serial")
     p, c = t("3x3x2x5", "didx, stream, serial, serial"), t("3x2x5", "didx, serial, serial")

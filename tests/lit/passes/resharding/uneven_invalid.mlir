@@ -2,24 +2,7 @@
 
 // What stays refused for didx axes whose extent is not the mesh size (uneven shards), at the op
 // the user wrote, with the reason (passes/resharding/set_lowering.py, passes/convert_fusion_to_hir.py).
-
-// A gather whose result lives on another mesh: the all-gather and a broadcast in one set.
-func.func @gather_to_other_mesh(%x: tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<5x4xf32, #fusion.parallel<[serial, serial], mesh = [2, 3]>> {
-  // expected-error@+1 {{'hir.launch' op a didx axis whose extent is not the mesh size (didx axis 0 of the source has extent 5 over 2 devices) is not supported in a set that also changes the mesh from [0, 1] to [2, 3]: split it in two sets (the resharding on one mesh, then the mesh change)}}
-  %y = fusion.set %x : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<5x4xf32, #fusion.parallel<[serial, serial], mesh = [2, 3]>>
-  func.return %y : tensor<5x4xf32, #fusion.parallel<[serial, serial], mesh = [2, 3]>>
-}
-
-// -----
-
-// Uneven shards moving to a mesh of another size: the chunks differ between the two.
-func.func @move_shards(%x: tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>> {
-  // expected-error@+1 {{'hir.launch' op a didx axis whose extent is not the mesh size (didx axis 0 of the source has extent 5 over 2 devices; didx axis 0 of the result has extent 5 over 3 devices) is not supported in a move between meshes: go through a replicated value (an all-gather, then a scatter: two sets)}}
-  %y = fusion.set %x : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>>
-  func.return %y : tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [1, 2, 3]>>
-}
-
-// -----
+// (A mesh change of such an axis is a chain of sets: uneven_mesh_change.mlir.)
 
 // A loop over the devices' shards (didx -> stream) takes one index per device.
 func.func @shard_loop(%x: tensor<5x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<5x4xf32, #fusion.parallel<[stream, serial], mesh = [0, 1]>> {
