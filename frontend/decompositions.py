@@ -392,6 +392,31 @@ def checked_one_hot() -> Iterator[None]:
         op._dispatch_cache.clear()
 
 
+def _index_copy(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """
+    `x.index_copy(dim, index, source)`: an index out of `[0, n)` raises at run time as eager does
+    (torch's decomposition is an `index_put`, which counts a negative one from the end).
+    """
+    own = torch._decomp.decomposition_table[aten.index_copy.default]
+    if x.dim() == 0 or index.numel() == 0:
+        return own(x, dim, index, source)
+    return own(x, dim, _checked_positions(index, x.shape[dim]), source)
+
+
+def _index_fill(op: Any) -> Any:
+    """
+    `x.index_fill(dim, index, value)`: torch's decomposition, an `index_copy` of the value, with a
+    negative index counted from the end first (eager's `index_fill` takes one, `index_copy` raises).
+    """
+    own = torch._decomp.decomposition_table[op]
+
+    def decomposition(x: torch.Tensor, dim: int, index: torch.Tensor, value: Any) -> torch.Tensor:
+        extent = x.shape[dim] if x.dim() else 1
+        return own(x, dim, torch.where(index < 0, index + extent, index), value)
+
+    return decomposition
+
+
 def _max_unpool(op: Any, spatial: int) -> Any:
     """
     `max_unpool1d/2d/3d`: an index out of its plane (`[0, prod(output_size))`) raises at run time
@@ -451,6 +476,9 @@ OWN = {
     aten._upsample_bilinear2d_aa_backward.default: _upsample_aa_backward(cubic=False),
     aten._upsample_bicubic2d_aa_backward.default: _upsample_aa_backward(cubic=True),
     aten.one_hot.default: _one_hot,
+    aten.index_copy.default: _index_copy,
+    aten.index_fill.int_Scalar: _index_fill(aten.index_fill.int_Scalar),
+    aten.index_fill.int_Tensor: _index_fill(aten.index_fill.int_Tensor),
     aten.logit.default: _logit,
     aten.max_unpool2d.default: _max_unpool(aten.max_unpool2d.default, 2),
     aten.max_unpool3d.default: _max_unpool(aten.max_unpool3d.default, 3),

@@ -232,3 +232,23 @@ def test_asin_and_acos_of_a_cosine_similarity() -> None:
     for g, w in zip(compiled(x), (torch.asin(x), torch.acos(x))):
         torch.testing.assert_close(g, w, equal_nan=True)
         assert torch.equal(torch.signbit(g[:4]), torch.signbit(w[:4]))
+
+
+def _cache_update(cache: torch.Tensor, position: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return cache.index_copy(1, position, k), cache.index_fill(1, position, 0.0)
+
+
+def test_index_copy_of_a_negative_index_raises_as_eager() -> None:
+    # torch's decomposition (an index_put) counted -1 from the end where eager's index_copy raises;
+    # index_fill, which eager lets count from the end, still does
+    cache, k = _seeded(2, 6, 3, seed=16), _seeded(2, 1, 3, seed=17)
+    compiled = hir.compile(_cache_update, (cache, torch.tensor([2]), k))
+    for position in (torch.tensor([5]), torch.tensor([0])):
+        for got, want in zip(compiled(cache, position, k), _cache_update(cache, position, k)):
+            torch.testing.assert_close(got, want)
+    fill = hir.compile(lambda c, p: c.index_fill(1, p, 0.0), (cache, torch.tensor([-6])))
+    torch.testing.assert_close(fill(cache, torch.tensor([-6])), cache.index_fill(1, torch.tensor([-6]), 0.0))
+    with pytest.raises(IndexError):
+        _cache_update(cache, torch.tensor([-1]), k)
+    with pytest.raises(LocatedError, match="out of bounds"):
+        compiled(cache, torch.tensor([-1]), k)
