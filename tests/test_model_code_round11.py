@@ -1,7 +1,7 @@
 """
 Model code as users write it, compiled with `hir.compile` against eager torch (CPU): `F.one_hot` of
 a class out of `[0, num_classes)` and `max_unpool` of an index out of its plane raise at run time
-as eager does (also in a training step); the median of a row with a NaN is NaN, and `nanmedian`;
+as eager does (also in a training step), and so does `index_copy` of a negative index; the median of a row with a NaN is NaN, and `nanmedian`;
 `hypot` at infinities and extremes; `x ** p` as torch's kernel spells 0.5, -0.5, -1, 2, 3, -2;
 a keyword-only argument passed by position is a call error; `x[t]` of a 0-d integer tensor;
 `exp2`, `log2`, `log10`, `leaky_relu`, `tan`, `sinh`, `cosh` and `logit` of bf16 and f16 bit-equal
