@@ -66,7 +66,7 @@ from hir.passes.resharding.local_copies import (
     temporary,
     to_front,
 )
-from hir.passes.resharding.set_lowering import by_shard_size, lower_set_launch
+from hir.passes.resharding.set_lowering import broadcast, by_shard_size, lower_set_launch
 from hir.passes.ring_backend import ring_collectives
 from hir.passes.ring_shards import exchange_shards_over_ring
 from hir.passes.symmetric_memory import RELEASES
@@ -152,10 +152,17 @@ class LowerReshardingLaunch(RewritePattern):
         # A replicated result on a sub-mesh (nvFuser's Reduce: the sum onto one device) is the
         # all-reduce over the source mesh: every device of the sub-mesh then holds the sum.
         onto_sub_mesh = dst.didx_axis is None and bool(src.mesh) and set(dst.mesh or ()) < set(src.mesh or ())
-        if src.mesh and dst.mesh and set(src.mesh) != set(dst.mesh) and not onto_sub_mesh:
+        # Onto devices the source lacks (a replicated result): the all-reduce over the source
+        # mesh, then the broadcast of the sum over both meshes, as a set between them does.
+        beyond = dst.didx_axis is None and bool(src.mesh) and bool(dst.mesh) and not set(dst.mesh) <= set(src.mesh)
+        if src.mesh and dst.mesh and set(src.mesh) != set(dst.mesh) and not (onto_sub_mesh or beyond):
             raise PassFailedException(
                 located(launch, "more than one sharding change in one op (a reduction and a mesh change)")
             )
+        if beyond:
+            reduced = self.lower_partial_sum(launch, op, src, Layout(dst.kinds, dst.stream_chunks, src.mesh))
+            union = sorted(set(src.mesh) | set(dst.mesh))
+            return [*reduced, *broadcast(target, target, union.index(src.mesh[0]), union)]
         if dst.didx_axis is None:
             devices = src.mesh if onto_sub_mesh else mesh
             if _not_outermost(target, None) is None:

@@ -61,6 +61,11 @@ def fusion_modules() -> dict[str, str]:
     # ... onto two of them, per chunk of a stream loop.
     x, y = t("3x3x4", "serial, didx, serial"), t("3x4", "stream, serial", mesh="[1, 2]")
     m["Reduce.sub_mesh_per_chunk"] = module([("x", x)], [op("y", "sum", "%x", "dims = [1]", [x], y)], [("y", y)])
+    # ... onto devices the source lacks: the all-reduce, then a broadcast (was refused).
+    x, y = t("2x4", "didx, serial", mesh="[1, 2]"), t("4", mesh="[0, 2]")
+    m["Reduce.onto_other_devices"] = module(
+        [("x", x)], [op("a", "exp", "%x", "", [x], x), op("y", "sum", "%a", "dims = [0]", [x], y)], [("y", y)]
+    )
     # LowerCollectiveTest.Allgather_LoopSplit: an all-gather of a non-outermost axis.
     x, y = t("5x3x2", "serial, didx, serial"), t("5x3x2")
     m["LowerCollective.Allgather_inner"] = module([("x", x)], [op("y", "set", "%x", "", [x], y)], [("y", y)])

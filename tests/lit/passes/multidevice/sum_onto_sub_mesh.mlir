@@ -27,8 +27,7 @@ func.func @sum_onto_two_devices_per_chunk(%x: tensor<3x3x4xf32, #fusion.parallel
 
 // -----
 
-// A sharded result on a sub-mesh, or a result on devices the source lacks, still changes two
-// things at once.
+// A sharded result on another set of devices still changes two things at once.
 func.func @reduce_scatter_onto_sub_mesh(%x: tensor<3x2x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2]>>) -> tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> {
   // expected-error@+1 {{'hir.launch' op more than one sharding change in one op (a reduction and a mesh change)}}
   %y = fusion.sum %x dims = [0] : tensor<3x2x4xf32, #fusion.parallel<[didx, serial, serial], mesh = [0, 1, 2]>> -> tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>
@@ -37,8 +36,15 @@ func.func @reduce_scatter_onto_sub_mesh(%x: tensor<3x2x4xf32, #fusion.parallel<[
 
 // -----
 
+// Onto devices the source lacks: the all-reduce over the source mesh, then the broadcast of the
+// sum from its first device over both meshes.
+// CHECK-LABEL: func.func @sum_onto_super_mesh
+// CHECK:         %0 = hir.allreduce sum %y into %y mesh = [0, 1] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    hir.wait %0
+// CHECK-NEXT:    %root = arith.constant 0 : index
+// CHECK-NEXT:    %1 = hir.broadcast %y into %y root %root mesh = [0, 1, 2] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    hir.wait %1
 func.func @sum_onto_super_mesh(%x: tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>>) -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1, 2]>> {
-  // expected-error@+1 {{'hir.launch' op more than one sharding change in one op (a reduction and a mesh change)}}
   %y = fusion.sum %x dims = [0] : tensor<2x4xf32, #fusion.parallel<[didx, serial], mesh = [0, 1]>> -> tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1, 2]>>
   func.return %y : tensor<4xf32, #fusion.parallel<[serial], mesh = [0, 1, 2]>>
 }
