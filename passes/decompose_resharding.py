@@ -39,7 +39,8 @@ from xdsl.rewriter import InsertPoint
 from hir.dialects import fusion
 from hir.dialects.parallel_encoding import DIDX, SERIAL, STREAM, ParallelAttr, is_uneven, layout_of
 from hir.dialects.shape_rules import operand_axis_to_result_axis
-from hir.passes.sharding import is_broadcast_into_didx, is_communication, resharded_operands
+from hir.dialects.syntax import array_values
+from hir.passes.sharding import is_broadcast_into_didx, is_communication, is_partial_sum, resharded_operands
 
 
 def local_operand_type(op: fusion.FusionOp, k: int) -> TensorType:
@@ -188,6 +189,41 @@ class SplitMeshChangeOfUnevenAxis(RewritePattern):
         rewriter.replace_matched_op([], [value])
 
 
+class SplitPartialSumOntoOtherMesh(RewritePattern):
+    """
+    sum(x: didx on M) over the didx axis -> didx on M' with other devices (a reduce-scatter onto a
+    sub-mesh or another mesh) becomes the sum into a value replicated on M (an all-reduce), then
+    the set that takes each device of M' its shard (a local slice, after a broadcast when M' has
+    devices M lacks).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: fusion.SumOp, rewriter: PatternRewriter) -> None:
+        if not is_partial_sum(op):
+            return
+        src_type, dst_type = op.x.type, op.results[0].type
+        if not isinstance(src_type, TensorType) or not isinstance(dst_type, TensorType):
+            return
+        src, dst = layout_of(src_type), layout_of(dst_type)
+        if dst.didx_axis is None or not src.mesh or not dst.mesh or set(src.mesh) == set(dst.mesh):
+            return
+        if DYNAMIC_INDEX in dst_type.get_shape():
+            return  # the lowering reports it, at the op
+        shape = dst_type.get_shape()
+        assert isinstance(dst_type.encoding, ParallelAttr)
+        kinds = [SERIAL if k == DIDX else k for k in dst.kinds]  # a stream axis stays: per chunk
+        chunks = [n.data for n in dst_type.encoding.chunks.data]
+        whole = TensorType(dst_type.element_type, shape, ParallelAttr(kinds, chunks, src.mesh))
+        total = fusion.SumOp(op.x, list(array_values(op.dims)), whole)
+        total.location = op.location
+        if op.results[0].name_hint:
+            total.results[0].name_hint = f"{op.results[0].name_hint}_reduced"
+        scatter = fusion.SetOp(total.results[0], dst_type)
+        scatter.location = op.location
+        scatter.result.name_hint = op.results[0].name_hint
+        rewriter.replace_matched_op([total, scatter], [scatter.result])
+
+
 @dataclass(frozen=True)
 class DecomposeReshardingPass(ModulePass):
     """Makes every resharding a pure communication (a set, or a sum over the didx axis)."""
@@ -198,4 +234,5 @@ class DecomposeReshardingPass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([ReshardOperandsFirst()], dce_enabled=False), apply_recursively=False
         ).rewrite_module(op)
+        PatternRewriteWalker(SplitPartialSumOntoOtherMesh(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(SplitMeshChangeOfUnevenAxis(), apply_recursively=False).rewrite_module(op)

@@ -66,6 +66,9 @@ def fusion_modules() -> dict[str, str]:
     m["Reduce.onto_other_devices"] = module(
         [("x", x)], [op("a", "exp", "%x", "", [x], x), op("y", "sum", "%a", "dims = [0]", [x], y)], [("y", y)]
     )
+    # A reduce-scatter onto a sub-mesh in another order (was refused).
+    x, y = t("3x2x4", "didx, serial, serial"), t("2x4", "didx, serial", mesh="[1, 2]")
+    m["ReduceScatter.onto_sub_mesh"] = module([("x", x)], [op("y", "sum", "%x", "dims = [0]", [x], y)], [("y", y)])
     # LowerCollectiveTest.Allgather_LoopSplit: an all-gather of a non-outermost axis.
     x, y = t("5x3x2", "serial, didx, serial"), t("5x3x2")
     m["LowerCollective.Allgather_inner"] = module([("x", x)], [op("y", "set", "%x", "", [x], y)], [("y", y)])

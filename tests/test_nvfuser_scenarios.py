@@ -5,7 +5,8 @@ or list their devices out of order, with poisoned allocations:
 
 - LowerCollectiveTest.Reduce: a sum over the devices onto one of them, and onto two of them per
   stream chunk, is the all-reduce over the source mesh, and onto devices the source lacks the
-  all-reduce and a broadcast (was refused as "a reduction and a mesh change"; the lowering:
+  all-reduce and a broadcast, and onto a sharded result on other devices the all-reduce and a
+  set (was refused as "a reduction and a mesh change"; the lowering:
   tests/lit/passes/multidevice/sum_onto_sub_mesh.mlir);
 - LowerCollectiveTest.AllreduceNoncontig: a sum over the devices into chunks of an inner stream
   axis goes through a contiguous temporary (was refused: "all-reduce needs contiguous buffers";
@@ -48,11 +49,12 @@ def test_scenarios_match_reference_on_three_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=180, processes=3)
     output = f"{result.stdout}\n{result.stderr}"
     cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    assert len(cases) == 26, output
+    assert len(cases) == 27, output
     for fixed in (
         "LowerCollective.Reduce",
         "Reduce.sub_mesh_per_chunk",
         "Reduce.onto_other_devices",
+        "ReduceScatter.onto_sub_mesh",
         "LowerCollective.AllreduceNoncontig",
         "Pipeline.MeshesOfDifferentSizes",
         "Pipeline.UnevenToOtherMesh",
