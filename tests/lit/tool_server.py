@@ -14,6 +14,7 @@ Started and stopped by lit.cfg.py; `HIR_LIT_COLD=1 lit tests/lit` runs every too
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -43,6 +44,7 @@ def _preload_passes() -> None:
 
 def serve(path: str, parent: int) -> None:
     _preload_passes()
+    gc.freeze()  # the children share these objects: a collection in one would copy their pages
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(128)
