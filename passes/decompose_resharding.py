@@ -145,9 +145,10 @@ def _computed_whole(op: fusion.FusionOp, rewriter: PatternRewriter) -> fusion.Fu
 
 class SplitMeshChangeOfUnevenAxis(RewritePattern):
     """
-    set(x: didx on M) -> didx on M' of another size, or any mesh change of a didx axis whose
-    extent is not its mesh's size that the lowering does not take in one set (nvFuser's pipelines
-    between meshes of different sizes), becomes the chain it takes: the all-gather on M, the
+    set(x: didx on M) -> didx on M' of another size, any mesh change of a didx axis whose extent
+    is not its mesh's size that the lowering does not take in one set (nvFuser's pipelines between
+    meshes of different sizes), or a mesh change that also moves the didx axis, becomes the chain
+    the lowering takes: the all-gather on M, the
     replicated value moved to M' (a broadcast, or nothing on a sub-mesh), the scatter on M'.
     """
 
@@ -159,7 +160,12 @@ class SplitMeshChangeOfUnevenAxis(RewritePattern):
         src, dst = layout_of(src_type), layout_of(dst_type)
         if not src.mesh or not dst.mesh or list(src.mesh) == list(dst.mesh) or STREAM in (*src.kinds, *dst.kinds):
             return
-        if not (is_uneven(src_type) or is_uneven(dst_type)) or (src.didx_axis is None and dst.didx_axis is None):
+        # Two changes in one set (the mesh and the sharded axis: nvFuser's one change per
+        # communication) are the same chain.
+        axis_moves = None not in (src.didx_axis, dst.didx_axis) and src.didx_axis != dst.didx_axis
+        if not (is_uneven(src_type) or is_uneven(dst_type) or axis_moves):
+            return
+        if src.didx_axis is None and dst.didx_axis is None:
             return
         same_size_move = src.didx_axis == dst.didx_axis and len(src.mesh) == len(dst.mesh)
         inside = set(dst.mesh) <= set(src.mesh) and None in (src.didx_axis, dst.didx_axis)

@@ -149,6 +149,9 @@ def fusion_modules() -> dict[str, str]:
     m["Pipeline.UnevenToOtherMesh"] = module(
         [("x", x)], [op("b", "set", "%x", "", [x], y), op("c", "neg", "%b", "", [y], y)], [("c", y)]
     )
+    # InsertReshardingTest: the mesh and the sharded axis changing in one set (was refused).
+    x, y = t("2x2x4", "didx, serial, serial", mesh="[0, 1]"), t("2x2x4", "serial, didx, serial", mesh="[2, 1]")
+    m["InsertResharding.MeshAndAxis"] = module([("x", x)], [op("y", "set", "%x", "", [x], y)], [("y", y)])
     # RSMatmulTest.ReduceScatterReduceBased: a reduce to a rotating root per stream iteration.
     a, b = t("3x3x2x3", "didx, stream, serial, serial"), t("3x1x3x5", "didx, serial, serial, serial")
     p, c = t("3x3x2x5", "didx, stream, serial, serial"), t("3x2x5", "didx, serial, serial")

@@ -13,7 +13,8 @@ or list their devices out of order, with poisoned allocations:
   tests/lit/passes/multidevice/allreduce_strided_chunk.mlir);
 - PipelineTestTwoStages between meshes of different sizes: a set that changes the mesh of a didx
   axis whose extent is not the mesh size is the all-gather, the broadcast and the local scatter
-  (was refused: "split it in two sets"; tests/lit/passes/resharding/uneven_mesh_change.mlir);
+  (was refused: "split it in two sets"; tests/lit/passes/resharding/uneven_mesh_change.mlir), and so
+  is a set that changes the mesh and the sharded axis at once (two_sharding_changes_invalid.mlir);
 - CommunicationTest.SendRecvToSelf in hir: a `hir.send` and `hir.recv` of a device with itself is a
   local copy, in either order (gloo failed with "Pair is not connected"); a receive from itself
   without a send is a located error at its wait;
@@ -49,7 +50,7 @@ def test_scenarios_match_reference_on_three_ranks() -> None:
     result = run_ranks([str(DRIVER)], timeout=180, processes=3)
     output = f"{result.stdout}\n{result.stderr}"
     cases = dict(re.findall(r"^CASE (\S+) (.*)$", result.stdout, re.MULTILINE))
-    assert len(cases) == 27, output
+    assert len(cases) == 28, output
     for fixed in (
         "LowerCollective.Reduce",
         "Reduce.sub_mesh_per_chunk",
@@ -58,6 +59,7 @@ def test_scenarios_match_reference_on_three_ranks() -> None:
         "LowerCollective.AllreduceNoncontig",
         "Pipeline.MeshesOfDifferentSizes",
         "Pipeline.UnevenToOtherMesh",
+        "InsertResharding.MeshAndAxis",
         "Communication.SendRecvToSelf_send_first",
         "Communication.SendRecvToSelf_recv_first",
         "Communication.RecvFromSelf_without_send",
