@@ -116,7 +116,10 @@ class TrainingMeshMode(MeshMode):
         return super()._unsupported(e, node, *args, **kwargs)
 
     def _plain(self, builder: Any) -> Any:
-        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> SSAValue:
+        def build(e: Emitter, node: Node, *args: Any, **kwargs: Any) -> Any:
+            summed = self._gradient_sum(e, node, args, kwargs)
+            if summed is not None:
+                return summed
             if any(isinstance(a, Transposed) for a in args):
                 raise e.error(f"{node.target} of a transposed weight or activation is not supported on a mesh")
             for a in args:
@@ -125,6 +128,28 @@ class TrainingMeshMode(MeshMode):
             return builder(e, node, *args, **kwargs)
 
         return build
+
+    def _gradient_sum(self, e: Emitter, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """
+        Two gradients of one sharded parameter added (a layer applied twice, a weight read by two
+        linears of the same role): each device adds its own blocks, which are laid out alike.
+        None where the operands are not two such blocks of one type.
+        """
+        if node.target is not aten.add.Tensor or len(args) != 2 or kwargs.get("alpha", 1) != 1:
+            return None
+        a, b = args
+        if isinstance(a, Transposed) != isinstance(b, Transposed):
+            return None
+        transposed = isinstance(a, Transposed)
+        a, b = (a.value, b.value) if transposed else (a, b)
+        if not isinstance(a, SSAValue) or not isinstance(b, SSAValue) or a.type != b.type:
+            return None
+        form = self.form(e, a)
+        if form.kind not in (BLOCKS, COLUMN_BIAS) or self.form(e, b) != form:
+            return None
+        result = e.emit(fusion.AddOp(a, b, a.type))
+        self.forms[result] = form
+        return Transposed(result) if transposed else result
 
     # -- shapes ----------------------------------------------------------------------------------
 
