@@ -39,7 +39,7 @@ from hir.frontend.aten_attention import (
 )
 from hir.frontend.aten_table import ATEN_TABLE, TRAINING_OPS_TABLE
 from hir.frontend.emitter import Emitter, element_of, shape_of
-from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMNS, HEADS, WHOLE, Form
+from hir.frontend.sharded import ACTIVATIONS, COLUMN_BIAS, COLUMNS, HEADS, REPLICATED, WHOLE, Form
 
 if TYPE_CHECKING:
     from hir.frontend.sharded import MeshMode
@@ -328,11 +328,32 @@ class Heads:
                 f"{[list(f.logical) for f in forms]}"
             )
         mask = args[0] if args else kwargs.get("attn_mask")
-        if isinstance(mask, SSAValue) and (self.mode.form(e, mask).kind != WHOLE or len(shape_of(mask)) > 2):
-            raise e.error(
-                f"{node.target}: on a mesh, a mask is a replicated [L, S] tensor (a buffer or a constant), "
-                "the same for every batch and head"
-            )
+        if isinstance(mask, SSAValue) and self.mode.form(e, mask).kind == REPLICATED:
+            # A [L, S] argument with no layout whose rows split over the mesh reads as replicated
+            # rows ([S, D, R, C], every axis serial): the whole tensor, viewed back as the user's.
+            whole = _logical_shape(node, 3, "attn_mask", shape_of(mask))
+            mask = e.emit(fusion.ReshapeOp(mask, TensorType(element_of(mask), tuple(whole))))
+            self.mode.forms[mask] = Form(WHOLE)
+            args = (mask, *args[1:]) if args else args
+            kwargs = kwargs if args else {**kwargs, "attn_mask": mask}
+        if isinstance(mask, SSAValue):
+            # A replicated mask broadcasts along the heads' other axes, as an elementwise operand
+            # does (a padding mask [B, 1, L, S] or [B, 1, 1, S]): each device reads its heads' rows
+            # of it. One that varies along the sharded axis (a per-head bias) would need its block.
+            shape = shape_of(mask)
+            aligned = form.axis - (rank - len(shape))
+            if (
+                self.mode.form(e, mask).kind != WHOLE
+                or len(shape) > rank
+                or (0 <= aligned and shape[aligned] != 1)
+                or form.merged
+            ):
+                raise e.error(
+                    f"{node.target}: on a mesh, a mask is a replicated tensor (a buffer, a constant or an argument "
+                    f"with no layout) that broadcasts along the sharded axis {form.axis} of the heads "
+                    f"{list(form.logical)}, such as [L, S], [B, 1, L, S] or [B, 1, 1, S]; got a "
+                    f"{self.mode.form(e, mask).kind} tensor {_logical_shape(node, 3, 'attn_mask', shape)}"
+                )
         result = scaled_dot_product_attention(e, node, q, k, v, *args, **kwargs)
         logical = (*form.logical[:-1], forms[2].logical[-1])
         self.mode.forms[result] = replace(form, logical=logical)
@@ -455,3 +476,10 @@ def _logical_rows(x: SSAValue) -> tuple[int, ...]:
     """The user's [rows, columns] of an activation [S, D, R, C]."""
     S, D, R, C = shape_of(x)
     return (S * D * R, C)
+
+
+def _logical_shape(node: Node, index: int, name: str, fallback: tuple[int, ...]) -> list[int]:
+    """The shape the user's code sees of the node's argument (a fusion value may carry the devices' axes)."""
+    arg = node.args[index] if len(node.args) > index else node.kwargs.get(name)
+    value = arg.meta.get("val") if isinstance(arg, Node) else None
+    return [int(n) for n in value.shape] if value is not None else list(fallback)

@@ -6,7 +6,12 @@ unsharded module run eagerly on the full inputs:
   universal transformer or ALBERT does) and of a row-parallel weight tied under two names: the
   two gradients of a sharded weight were refused ("aten.add.Tensor of a sharded parameter or
   gradient is not supported on a mesh"); each device now adds its own blocks. Two steps with an
-  SGD update between them, output, input and parameter gradients.
+  SGD update between them, output, input and parameter gradients;
+- attention through F.scaled_dot_product_attention with a padding mask, as HF passes one: a
+  replicated [B, 1, T, T] float mask (rows in one and in two stream chunks), a [B, 1, 1, T]
+  boolean key mask (grouped-query attention), and a [T, T] mask argument with no layout (read as
+  replicated rows) were refused ("a mask is a replicated [L, S] tensor"); each device now reads
+  the mask along its heads. A per-head mask [1, heads, T, T] stays an error that says so.
 
 Exits non-zero (on every rank) when a case differs.
 
@@ -21,7 +26,7 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from ranks import own, run_cases
+from ranks import expect_error, own, run_cases
 
 import hir
 
@@ -94,8 +99,69 @@ def shared_weights(rank: int, world: int) -> list[str]:
     return failures + training_steps(TiedRows(), {"fc1.weight": COL, "fc2.weight": ROW})
 
 
+class MaskedAttention(torch.nn.Module):
+    """Column-parallel q, k, v viewed as heads, SDPA with the caller's mask, row-parallel o."""
+
+    def __init__(self, heads: int = 4, kv_heads: int = 4) -> None:
+        super().__init__()
+        self.heads, self.kv_heads, self.width = heads, kv_heads, H // heads
+        self.q, self.o = torch.nn.Linear(H, H, bias=False), torch.nn.Linear(H, H, bias=False)
+        self.k = torch.nn.Linear(H, kv_heads * self.width, bias=False)
+        self.v = torch.nn.Linear(H, kv_heads * self.width, bias=False)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        M = x.shape[0]
+        B = M // T
+        q = self.q(x).view(B, T, self.heads, self.width).transpose(1, 2)
+        k, v = (p(x).view(B, T, self.kv_heads, self.width).transpose(1, 2) for p in (self.k, self.v))
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=self.kv_heads != self.heads)
+        return self.o(a.transpose(1, 2).reshape(M, H))
+
+
+T = 4
+ATTENTION = {"q.weight": COL, "k.weight": COL, "v.weight": COL, "o.weight": ROW}
+
+
+def padding_mask(batch: int) -> torch.Tensor:
+    """Causal and padded (sequence b keeps its first T - b % T keys): [B, 1, T, T], True where attended."""
+    lengths = T - torch.arange(batch) % T
+    keep = torch.arange(T)[None, :] < lengths[:, None]
+    return keep[:, None, None, :] & torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+
+def masked(block: torch.nn.Module, mask: torch.Tensor, chunks: int) -> list[str]:
+    """`block(x, mask)` on this rank's rows in `chunks` stream chunks, the mask replicated (no layout)."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    x = torch.randn(2 * world * T, H)
+    rows = f"[(stream({chunks}), didx), serial]"
+    compiled = hir.compile(block, (x, mask), [rows, None], [rows], mesh=list(range(world)), param_layouts=ATTENTION)
+
+    def mine(t: torch.Tensor) -> torch.Tensor:
+        return t.view(chunks, world, -1, H)[:, rank].flatten(0, 1)
+
+    with torch.no_grad():
+        return differs(compiled(mine(x), mask), mine(block(x, mask)), f"mask {list(mask.shape)} in {chunks} chunks")
+
+
+def attention_masks(rank: int, world: int) -> list[str]:
+    keep = padding_mask(2 * world)
+    additive = torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))
+    failures = masked(MaskedAttention().eval(), additive, 1)
+    failures += masked(MaskedAttention().eval(), additive, 2)
+    failures += masked(MaskedAttention(4, world).eval(), keep[:, :, -1:, :], 1)  # [B, 1, 1, T], grouped
+    failures += masked(MaskedAttention().eval(), torch.randn(T, T), 1)  # [T, T]: replicated rows
+    per_head = torch.randn(1, 4, T, T)
+    return failures + expect_error(
+        lambda: masked(MaskedAttention().eval(), per_head, 1),
+        "a mask is a replicated tensor (a buffer, a constant or an argument with no layout) that broadcasts "
+        "along the sharded axis 1 of the heads",
+        "got a whole tensor [1, 4, 4, 4]",
+    )
+
+
 CASES = {
     "training: a block applied twice, a tied row-parallel weight": shared_weights,
+    "attention with padding masks": attention_masks,
 }
 
 
