@@ -79,6 +79,12 @@ ELEMENTWISE = {
 PER_ROW = (aten.mean.dim, aten.var_mean.correction, aten.var.correction, aten.amax.default)
 """Reductions over each row's columns (a norm's statistics, written out as RMSNorm often is)."""
 
+PIECES = (
+    aten.split.Tensor, aten.split_with_sizes.default, aten.chunk.default, aten.unsafe_split.Tensor,
+    aten.slice.Tensor, aten.narrow.default, aten.unbind.int, aten.select.int,
+)  # fmt: skip
+"""Ops that cut a tensor into pieces along an axis (a fused projection's output split into q, k, v)."""
+
 ROW_WISE = (aten._softmax.default, aten.softmax.int, aten._log_softmax.default, aten.log_softmax.int)
 """Ops along each row's columns that keep its shape (a softmax of a classifier's logits)."""
 
@@ -460,6 +466,16 @@ class MeshMode:
                 if isinstance(r, SSAValue):
                     self.forms[r] = Form(WHOLE)
             return result
+        first = args[0] if args else None
+        if isinstance(first, SSAValue) and self.form(e, first).kind == COLUMNS and _cuts_columns(node):
+            # A fused projection (GPT-2's c_attn, a gate_up) cut into its pieces: device d holds
+            # columns [d*N/D, (d+1)*N/D) of the fused output, which mixes the pieces' columns.
+            raise e.error(
+                f"{node.target} of a column-parallel linear's output: on a mesh each device holds a block of its "
+                "columns, not a block of each piece (a fused projection such as c_attn(x).split(H, dim=-1) or "
+                "gate_up(x).chunk(2, dim=-1)); write the pieces as separate linears, each column-parallel "
+                '("[didx, serial]"), whose weights are the fused weight\'s row blocks (W.split(H, dim=0))'
+            )
         raise e.error(
             f"{node.target} is not supported on a mesh yet: sharded programs take elementwise ops and "
             "linear layers (docs/frontend.md)"
@@ -671,3 +687,13 @@ def _kinds(t: TensorType) -> tuple[str, ...]:
 
 def _key(source: Any) -> str:
     return f"{source.kind}:{source.index}:{source.name}"
+
+
+def _cuts_columns(node: Node) -> bool:
+    """Whether `node` cuts its operand into pieces along its last axis (a split of a fused projection's columns)."""
+    if node.target not in PIECES or not isinstance(node.args[0], Node):
+        return False
+    at = 1 if node.target in (aten.slice.Tensor, aten.narrow.default, aten.unbind.int, aten.select.int) else 2
+    dim = node.args[at] if len(node.args) > at else node.kwargs.get("dim", 0)
+    rank = len(node.args[0].meta["val"].shape)
+    return isinstance(dim, int) and dim % rank == rank - 1
