@@ -364,6 +364,8 @@ def _cat(e: Emitter, node: Node, xs, dim: int = 0) -> SSAValue:
     if len(xs) == 1:
         return xs[0]
     shape = tuple(node.meta["val"].shape)
+    if not xs:  # every piece empty (the gradient of an empty batch's split): the empty result
+        return e.emit(fusion.FullOp(fill_value(0, node.meta["val"].dtype), TensorType(element, shape)))
     return e.typed(lambda t: fusion.ConcatOp(xs, dim % len(shape), t), xs, shape, element)
 
 
