@@ -108,6 +108,11 @@ class Heads:
         if form.kind == HEADS:
             if target == form.logical:
                 return x
+            axis, logical = form.axis, form.logical
+            if axis >= 2 and not form.merged and target == (math.prod(logical[:axis]), math.prod(logical[axis:])):
+                # Back to [rows, columns]; with a unit axis among the rows ([B, 1, heads, hd] of a
+                # one-token sequence) it would also read as a merge of that unit axis with the heads.
+                return self._heads_to_columns(e, x, form, target)
             if form.merged:
                 regrouped = self._split(e, x, form, target)
             else:
@@ -124,7 +129,11 @@ class Heads:
         M, N = S * D * R, local_n * D
         if target == (M, N):
             return x
-        split = next((i for i in range(1, len(target)) if math.prod(target[:i]) == M), None)
+        # The cuts whose leading axes hold the M rows; where a unit axis makes two of them ([B, 1,
+        # heads, hd] of one-token sequences), the heads are the first column axis that is not a
+        # unit axis and leaves the head dimension behind it ([B, T, 1, hd] stays one head).
+        cuts = [i for i in range(1, len(target)) if math.prod(target[:i]) == M]
+        split = next((i for i in cuts if target[i] != 1 and i < len(target) - 1), cuts[0] if cuts else None)
         if split is None or split == len(target) or math.prod(target[split:]) != N or len(target) < 3:
             raise e.error(
                 f"a view of the column-parallel output [{M}, {N}] to {list(target)}: on a mesh, the rows split into "
