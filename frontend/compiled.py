@@ -810,11 +810,14 @@ class CompiledFunction(NotPickled):
         for k, source in users:
             inputs[k] = local_input(args[source.index], source)
         shared = self._shared_state
+        cut = getattr(self.mode, "held_cut", None)
         for k, source, table, attr in states:
             held = shared.get((source.name, device))
             origin = table.get(attr)
-            if held is None or not held.current(origin):
+            wanted = cut(source) if cut is not None else ()
+            if held is None or not held.current(origin) or held.cut != wanted:
                 held = shared[source.name, device] = self._take(source, device, origin, held)
+                held.cut = wanted
             inputs[k] = held.tensor
         return inputs
 

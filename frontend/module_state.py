@@ -40,6 +40,9 @@ class HeldState:
     version: int
     private: bool
     """Whether `tensor` is a copy of the function's own, which a later retake may overwrite in place."""
+    cut: tuple[int, ...] = ()
+    """How `tensor` cuts the module's tensor where that depends on the program (a fused projection's
+    pieces on a mesh: `MeshMode.held_cut`): a program that cuts it otherwise takes it again."""
 
     def current(self, origin: torch.Tensor | None) -> bool:
         """Whether `origin`, what the module holds now, is what this was taken from, unchanged."""

@@ -29,7 +29,7 @@ heads, are `sharded_heads`; other ops are errors at the user's line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -85,6 +85,9 @@ PIECES = (
 )  # fmt: skip
 """Ops that cut a tensor into pieces along an axis (a fused projection's output split into q, k, v)."""
 
+SPLITS = (aten.split.Tensor, aten.split_with_sizes.default, aten.chunk.default, aten.unsafe_split.Tensor)
+"""The cuts of a whole tensor into consecutive pieces (each piece of a fused projection its own)."""
+
 ROW_WISE = (aten._softmax.default, aten.softmax.int, aten._log_softmax.default, aten.log_softmax.int)
 """Ops along each row's columns that keep its shape (a softmax of a classifier's logits)."""
 
@@ -124,6 +127,13 @@ class MeshMode:
         """The form of each output, in order (a whole one is returned as it is)."""
         self._reductions: dict[SSAValue, SSAValue] = {}
         """Partial sums already summed over the devices: each is reduced once, however often read."""
+        self._keys: dict[SSAValue, str] = {}
+        """Each input's key in `_input_forms` (a fused weight's form changes when a linear reads it)."""
+        self._pieces: dict[SSAValue, tuple[int, ...] | None] = {}
+        """How the linears that read a column-parallel weight (or bias) cut its output: the pieces of a
+        fused projection (GPT-2's c_attn: q, k, v), or None (the whole output read)."""
+        self._fused: dict[SSAValue, tuple[int, ...]] = {}
+        """Outputs of fused column-parallel linears: device d holds block d of each piece, in order."""
         self.overrides: dict[Any, Any] = {op: self._elementwise(ATEN_TABLE[op]) for op in ELEMENTWISE}
         self.overrides[aten.linear.default] = self._linear
         for op in set(ATEN_TABLE) - ELEMENTWISE - {aten.linear.default}:
@@ -168,7 +178,12 @@ class MeshMode:
 
     def bind_input(self, value: SSAValue, source: Any) -> None:
         self.forms[value] = self._input_forms[_key(source)]
+        self._keys[value] = _key(source)
         self.names[value] = source.name
+
+    def held_cut(self, source: Any) -> tuple[int, ...]:
+        """The pieces whose blocks this program's shard of a parameter holds (a fused projection's), else ()."""
+        return self._input_forms[_key(source)].merged
 
     def _called(self, value: SSAValue, role: str) -> str:
         """`'fc1.bias'` for a parameter, else `the bias` (a computed value)."""
@@ -263,6 +278,10 @@ class MeshMode:
         if form.kind == WHOLE:
             return tensor
         d = self.position()
+        if form.kind in (COLUMN_WEIGHT, COLUMN_BIAS) and form.merged:
+            # A fused projection's weight or bias: block d of each piece's rows, in order (a copy).
+            block = torch.cat([piece.chunk(D, 0)[d] for piece in tensor.split(form.merged, 0)], 0)
+            return block[None] if form.kind == COLUMN_BIAS else block.t()[None, None, None]
         if form.kind == COLUMN_WEIGHT:
             n = tensor.shape[0] // D
             block = tensor.narrow(0, d * n, n)
@@ -467,6 +486,9 @@ class MeshMode:
                     self.forms[r] = Form(WHOLE)
             return result
         first = args[0] if args else None
+        if isinstance(first, SSAValue) and first in self._fused and _cuts_columns(node):
+            if node.target in SPLITS and _piece_sizes(node) == self._fused[first]:
+                return self._split_fused(e, first, self._fused[first])
         if isinstance(first, SSAValue) and self.form(e, first).kind == COLUMNS and _cuts_columns(node):
             # A fused projection (GPT-2's c_attn, a gate_up) cut into its pieces: device d holds
             # columns [d*N/D, (d+1)*N/D) of the fused output, which mixes the pieces' columns.
@@ -519,6 +541,7 @@ class MeshMode:
             if fx.kind not in ACTIVATIONS:
                 raise e.error(f'a column-parallel linear (weight "[didx, serial]") takes rows, not {fx.kind} input')
             S, D, R, _ = shape_of(x)
+            pieces = self._read_in_pieces(e, node, w, bias)
             result_shape = (D, S, D, R, shape_of(w)[-1])
             y = self._matmul(e, x, w, result_shape, element)
             if bias is not None:
@@ -529,6 +552,8 @@ class MeshMode:
                     )
                 y = self._add_bias(e, y, bias, [1, 2, 3])
             self.forms[y] = Form(COLUMNS, fx.kind == ROWS)
+            if pieces is not None:
+                self._fused[y] = pieces
             return y
         if fw.kind == ROW_WEIGHT:
             if fx.kind != COLUMNS:
@@ -551,6 +576,51 @@ class MeshMode:
             self.forms[result] = self.forms[reduced]
             return result
         raise e.error(f"the weight of a linear must be a parameter, got a {fw.kind} tensor")
+
+    FUSES = True
+    """Whether a column-parallel linear whose output is only split into pieces (a fused projection)
+    shards each piece (inference; a training step's gradients are written as whole blocks)."""
+
+    def _read_in_pieces(self, e: Emitter, node: Node, w: SSAValue, bias: SSAValue | None) -> tuple[int, ...] | None:
+        """
+        The pieces a column-parallel linear's output is split into, when every use of it is that one
+        split along its columns into pieces that each split over the devices (GPT-2's
+        `c_attn(x).split(H, dim=-1)`): its weight's and bias's blocks are then block d of each piece,
+        so that each device's columns are its block of q, of k and of v. None when the output is read
+        otherwise. A weight that linears read in pieces and otherwise is an error.
+        """
+        users = list(node.users)
+        sizes = {_piece_sizes(u) if _cuts_columns(u) and u.target in SPLITS else None for u in users}
+        pieces = sizes.pop() if len(sizes) == 1 else None
+        if not self.FUSES or pieces is None or len(pieces) < 2 or any(p % self.devices for p in pieces):
+            pieces = None
+        for value in (w, bias):
+            if value is None:
+                continue
+            if value in self._pieces and self._pieces[value] != pieces:
+                raise e.error(
+                    f"{self._called(value, 'weight')} is read by a column-parallel linear whose output is split into "
+                    f"pieces {list(self._pieces[value] or ())} and by one whose output is read as "
+                    f"{list(pieces) if pieces else 'a whole'}: on a mesh, each device holds one block of it"
+                )
+            self._pieces[value] = pieces
+            if pieces is not None and value in self._keys:
+                form = replace(self.form(e, value), merged=pieces)
+                self.forms[value] = self._input_forms[self._keys[value]] = form
+        return pieces
+
+    def _split_fused(self, e: Emitter, y: SSAValue, pieces: tuple[int, ...]) -> tuple[SSAValue, ...]:
+        """A fused projection's output [D, S, D, R, N/D] -> its pieces, each [D, S, D, R, p/D] of its own columns."""
+        form, shape = self.form(e, y), shape_of(y)
+        results, offset = [], 0
+        for p in pieces:
+            width = p // self.devices
+            t = TensorType(element_of(y), (*shape[:-1], width), y.type.encoding)
+            piece = e.emit(fusion.SliceOp(y, [0] * (len(shape) - 1) + [offset], [1] * len(shape), t))
+            self.forms[piece] = form
+            results.append(piece)
+            offset += width
+        return tuple(results)
 
     def _as_rows(self, e: Emitter, x: SSAValue) -> SSAValue | None:
         """A whole [rows, columns] tensor (a replicated table's lookup) as replicated rows (a view), if they split."""
@@ -697,3 +767,11 @@ def _cuts_columns(node: Node) -> bool:
     dim = node.args[at] if len(node.args) > at else node.kwargs.get("dim", 0)
     rank = len(node.args[0].meta["val"].shape)
     return isinstance(dim, int) and dim % rank == rank - 1
+
+
+def _piece_sizes(node: Node) -> tuple[int, ...] | None:
+    """The extents along the last axis of the pieces a split or chunk gives (its traced results)."""
+    values = node.meta.get("val")
+    if not isinstance(values, (list, tuple)) or not values:
+        return None
+    return tuple(int(v.shape[-1]) for v in values)

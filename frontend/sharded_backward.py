@@ -81,6 +81,8 @@ def transpose(v: Any) -> Any:
 class TrainingMeshMode(MeshMode):
     """`MeshMode` for AOT autograd's graphs: the ops above, elementwise ops on any one form."""
 
+    FUSES = False  # a fused weight's gradient would be written as one block: its pieces' are not
+
     def __init__(self, mesh: tuple[int, ...]):
         super().__init__(mesh)
         self._gathered: dict[SSAValue, SSAValue] = {}

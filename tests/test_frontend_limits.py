@@ -103,21 +103,24 @@ def one_device_and_mesh_layouts() -> None:
     layouts = {"q.weight": "[didx, serial]", "kv.weight": "[didx, serial]"}
     refused(_FewKeyHeads(), (torch.randn(8, 16),), r"2 heads \(axis 2 of \[2, 4, 2, 4\]\) do not split over 4 devices",
             mesh=[0, 1, 2, 3], param_layouts=layouts)  # fmt: skip
-    # A fused projection's output cut into its pieces: each device's block of columns mixes them.
+    # A fused projection's output cut into its pieces and also read whole: each device holds one block.
+    layouts = {"gate_up.weight": "[didx, serial]", "down.weight": "[serial, didx]", "whole.weight": "[serial, didx]"}
     refused(_FusedGateUp(), (torch.randn(4, 8),), r"aten.chunk.default of a column-parallel linear's output",
-            mesh=[0, 1], param_layouts={"gate_up.weight": "[didx, serial]", "down.weight": "[serial, didx]"})  # fmt: skip
+            mesh=[0, 1], param_layouts=layouts)  # fmt: skip
 
 
 class _FusedGateUp(torch.nn.Module):
-    """Phi-3's MLP: one column-parallel linear for the gate and the up projections, chunked."""
+    """Phi-3's MLP (one column-parallel linear for the gate and the up projections, chunked), its output read whole too."""
 
     def __init__(self) -> None:
         super().__init__()
         self.gate_up, self.down = torch.nn.Linear(8, 32, bias=False), torch.nn.Linear(16, 8, bias=False)
+        self.whole = torch.nn.Linear(32, 8, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up(x).chunk(2, dim=-1)
-        return self.down(torch.nn.functional.silu(gate) * up)
+        fused = self.gate_up(x)
+        gate, up = fused.chunk(2, dim=-1)
+        return self.down(torch.nn.functional.silu(gate) * up) + self.whole(fused)
 
 
 class _FewKeyHeads(torch.nn.Module):

@@ -11,7 +11,13 @@ unsharded module run eagerly on the full inputs:
   replicated [B, 1, T, T] float mask (rows in one and in two stream chunks), a [B, 1, 1, T]
   boolean key mask (grouped-query attention), and a [T, T] mask argument with no layout (read as
   replicated rows) were refused ("a mask is a replicated [L, S] tensor"); each device now reads
-  the mask along its heads. A per-head mask [1, heads, T, T] stays an error that says so.
+  the mask along its heads. A per-head mask [1, heads, T, T] stays an error that says so;
+- a GPT-2 block with fused projections (`c_attn(x).split([H, kv, kv], dim=-1)` with grouped key
+  and value heads, a `gate_up(x).chunk(2, dim=-1)` MLP, biases): refused ("aten.split.Tensor is
+  not supported on a mesh yet"); each rank now holds block d of each piece of the fused weight,
+  over calls with an in-place weight update between them and a new batch size; a forward whose
+  attribute switches between splitting that output and reading it whole reads each program's own
+  shards of the weight.
 
 Exits non-zero (on every rank) when a case differs.
 
@@ -67,15 +73,15 @@ class TiedRows(torch.nn.Module):
         return self.fc3(F.gelu(self.fc1(x))) + self.fc2(F.relu(self.fc1(x)))
 
 
-def training_steps(block: torch.nn.Module, layouts: dict[str, str]) -> list[str]:
-    """Two steps with an SGD update between them: output, x.grad and each parameter's gradient."""
+def training_steps(block: torch.nn.Module, layouts: dict[str, str], steps: int = 2) -> list[str]:
+    """`steps` steps with an SGD update between them: output, x.grad and each parameter's gradient."""
     rank, world = dist.get_rank(), dist.get_world_size()
     eager = copy.deepcopy(block)
     x = torch.randn(4 * world, H)
     compiled = hir.compile(block, (x,), [ROWS], mesh=list(range(world)), param_layouts=layouts, training=True)
     ours, theirs = (torch.optim.SGD(m.parameters(), lr=0.05) for m in (block, eager))
     failures = []
-    for step in range(2):
+    for step in range(steps):
         x = torch.randn(4 * world, H)
         mine, whole = own(x, rank, world).clone().requires_grad_(), x.clone().requires_grad_()
         y, want = compiled(mine), eager(whole)
@@ -96,7 +102,7 @@ def training_steps(block: torch.nn.Module, layouts: dict[str, str]) -> list[str]
 def shared_weights(rank: int, world: int) -> list[str]:
     megatron = {"fc1.weight": COL, "fc1.bias": "[didx]", "fc2.weight": ROW}
     failures = training_steps(SharedBlock(), megatron)
-    return failures + training_steps(TiedRows(), {"fc1.weight": COL, "fc2.weight": ROW})
+    return failures + training_steps(TiedRows(), {"fc1.weight": COL, "fc2.weight": ROW}, steps=1)
 
 
 class MaskedAttention(torch.nn.Module):
@@ -159,9 +165,86 @@ def attention_masks(rank: int, world: int) -> list[str]:
     )
 
 
+class FusedBlock(torch.nn.Module):
+    """GPT-2's fused c_attn (grouped key and value heads), a fused gate_up MLP."""
+
+    def __init__(self, heads: int = 4, kv_heads: int = 2) -> None:
+        super().__init__()
+        self.heads, self.kv_heads, self.width = heads, kv_heads, H // heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(H), torch.nn.LayerNorm(H)
+        self.c_attn = torch.nn.Linear(H, H + 2 * kv_heads * self.width)
+        self.c_proj = torch.nn.Linear(H, H)
+        self.gate_up, self.down = torch.nn.Linear(H, 2 * FFN), torch.nn.Linear(FFN, H)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        M, kv = x.shape[0], self.kv_heads * self.width
+        B = M // T
+        q, k, v = self.c_attn(self.ln1(x)).split([H, kv, kv], dim=-1)
+        q = q.view(B, T, self.heads, self.width).transpose(1, 2)
+        k, v = (t.view(B, T, self.kv_heads, self.width).transpose(1, 2) for t in (k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.c_proj(a.transpose(1, 2).reshape(M, H))
+        gate, up = self.gate_up(self.ln2(x)).chunk(2, dim=-1)
+        return x + self.down(F.silu(gate) * up)
+
+
+FUSED = {"c_attn.weight": COL, "c_attn.bias": "[didx]", "c_proj.weight": ROW, "gate_up.weight": COL,
+         "gate_up.bias": "[didx]", "down.weight": ROW}  # fmt: skip
+
+
+def fused_projections(rank: int, world: int) -> list[str]:
+    block = FusedBlock(4, world).eval()
+    with torch.no_grad():
+        for p in block.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    x = torch.randn(2 * world * T, H)
+    compiled = hir.compile(block, (x,), [ROWS], [ROWS], mesh=list(range(world)), param_layouts=FUSED)
+    failures = []
+    with torch.no_grad():
+        for call, rows in enumerate((2, 2, 1)):
+            if call == 1:  # an optimizer's update in place: the next call reads the new blocks
+                block.c_attn.weight.mul_(1.5)
+                block.gate_up.bias.add_(0.5)
+            x = torch.randn(rows * world * T, H)
+            failures += differs(compiled(own(x, rank, world)), own(block(x), rank, world), f"call {call}")
+    return failures + fused_or_whole(rank, world)
+
+
+class Switched(torch.nn.Module):
+    """fc's output split into gate and up, or read whole, as an attribute says: two programs, one weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.proj = torch.nn.Linear(H, 2 * FFN), torch.nn.Linear(FFN, H, bias=False)
+        self.whole = torch.nn.Linear(2 * FFN, H, bias=False)
+        self.split = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x)
+        if self.split:
+            gate, up = y.chunk(2, dim=-1)
+            return self.proj(F.silu(gate) * up)
+        return self.whole(F.gelu(y))
+
+
+def fused_or_whole(rank: int, world: int) -> list[str]:
+    """The programs' shards of fc differ (block d of each piece, or block d): each call reads its own."""
+    block = Switched().eval()
+    layouts = {"fc.weight": COL, "fc.bias": "[didx]", "proj.weight": ROW, "whole.weight": ROW}
+    x = torch.randn(2 * world, H)
+    compiled = hir.compile(block, (x,), [ROWS], [ROWS], mesh=list(range(world)), param_layouts=layouts)
+    failures = []
+    with torch.no_grad():
+        for split in (True, False, True):
+            block.split = split
+            failures += differs(compiled(own(x, rank, world)), own(block(x), rank, world), f"split={split}")
+    return failures
+
+
 CASES = {
     "training: a block applied twice, a tied row-parallel weight": shared_weights,
     "attention with padding masks": attention_masks,
+    "fused projections": fused_projections,
 }
 
 
