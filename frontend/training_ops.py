@@ -262,7 +262,7 @@ class FusedTrainingOps(TorchFunctionMode):
             call = _arguments(*args, **kwargs)
             if call is not None:
                 q, k, v, attn_mask, _, is_causal, scale = call
-                if attn_mask is None and q.is_floating_point():  # the statistics kept: no forward again
+                if attn_mask is None and q.is_floating_point() and _fused_layout(q, k, v):  # no forward again
                     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
                     return _AttentionWithStatistics.apply(q, k, v, is_causal, scale)[0]
                 return _Attention.apply(*call)
@@ -305,6 +305,16 @@ class FusedTrainingOps(TorchFunctionMode):
                 # Nearest sampling rounds the grid: its gradient is zeros in eager, not none.
                 return _ZeroGradient.apply(out, call[1]) if call[2] == 1 and call[1].requires_grad else out
         return func(*args, **kwargs)
+
+
+def _fused_layout(*tensors: torch.Tensor) -> bool:
+    """
+    Whether eager runs attention on these operands with a fused kernel (4-D, the head dimension
+    contiguous), which saves its result: an in-place update of that result is then autograd's
+    error in eager too. Elsewhere eager runs the math, which does not save the result, and
+    `y = attention(...); y += x` trains; so does `hir::attention`, which saves q, k and v only.
+    """
+    return all(t.dim() == 4 and t.stride(-1) == 1 for t in tensors)
 
 
 def _masked_rows(x: Any, key: Any = None, value: Any = None, *rest: Any) -> bool:

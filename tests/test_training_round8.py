@@ -3,7 +3,8 @@
 deep copy on seeded random data (f32, CPU): unmasked attention keeps its forward's softmax
 statistics (`fusion.sdpa_logsumexp`, `fusion.sdpa_backward_stats`) through grouped-query heads
 (`enable_gqa=True`), q, k, v cut from one fused projection by an unbind, a result used twice and
-returned, an output gradient that is not contiguous; an empty batch's step (a split's backward was
+returned, an output gradient that is not contiguous; 3-D attention whose result is updated in
+place (eager's math saves no result); an empty batch's step (a split's backward was
 `aten.cat` of no operand); and, through tests/training_round8_driver.py on 2 gloo ranks, the TP
 layer on one-token sequences.
 """
@@ -81,6 +82,31 @@ def test_attention_as_written_trains_as_eager(attend: Callable[..., object], sta
         eager.zero_grad()
     backward = next(iter(step.graphs.values()))["backward"].fusion_text
     assert ("fusion.sdpa_backward_stats " in backward) == statistics
+
+
+def test_attention_of_three_d_heads_updated_in_place_trains_as_eager() -> None:
+    """
+    Eager runs 3-D attention (`[B*heads, T, hd]`) as its math, which does not save the result, so
+    `y += q` after it trains; the statistics path saved the result and the step was refused ('one
+    of the variables needed for gradient computation has been modified by an inplace operation
+    ... output 0 of _AttentionWithStatistics'). Such calls keep `hir::attention` (q, k, v saved).
+    """
+
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        y = sdpa(q, k, v, is_causal=True)
+        y += q
+        return y
+
+    step = hir.compile(attend, (randn(4, 5, 8),) * 3, training=True)
+    for k in range(2):
+        inputs = [randn(4, 5, 8, seed=3 * k + j) for j in range(3)]
+        ours, theirs = [x.clone().requires_grad_() for x in inputs], [x.clone().requires_grad_() for x in inputs]
+        grad = randn(4, 5, 8, seed=9 + k)
+        step(*ours).backward(grad)
+        attend(*theirs).backward(grad)
+        for a, b in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(a.grad, b.grad)
+    assert "fusion.sdpa_backward " in next(iter(step.graphs.values()))["backward"].fusion_text
 
 
 class Block(torch.nn.Module):
