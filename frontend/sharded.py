@@ -486,6 +486,9 @@ class MeshMode:
                     self.forms[r] = Form(WHOLE)
             return result
         first = args[0] if args else None
+        if isinstance(first, SSAValue) and self.form(e, first).kind in ACTIVATIONS and _cuts_columns(node):
+            if node.target in (aten.slice.Tensor, aten.narrow.default):
+                return self._columns_of_rows(e, node, first)
         if isinstance(first, SSAValue) and first in self._fused and _cuts_columns(node):
             if node.target in SPLITS and _piece_sizes(node) == self._fused[first]:
                 return self._split_fused(e, first, self._fused[first])
@@ -621,6 +624,24 @@ class MeshMode:
             results.append(piece)
             offset += width
         return tuple(results)
+
+    def _columns_of_rows(self, e: Emitter, node: Node, x: SSAValue) -> SSAValue:
+        """`x[:, a:b:s]` or `x.narrow(-1, a, n)` of rows (a router's gate column): each device's own rows, local."""
+        columns = shape_of(x)[-1]
+        if node.target is aten.narrow.default:
+            start, length = (int(a) for a in node.args[2:4])
+            picked = range(columns)[start % columns if start < 0 else start :][:length]
+        else:
+            start, end, step = [*node.args[2:], None, None, None][:3]
+            picked = range(columns)[slice(start, end, step)]
+        if len(picked) == 0:
+            raise e.error(f"{node.target}: on a mesh, a slice of rows' columns takes at least one column")
+        shape = shape_of(x)
+        t = TensorType(element_of(x), (*shape[:-1], len(picked)), x.type.encoding)
+        offsets = [0] * (len(shape) - 1) + [picked.start]
+        result = e.emit(fusion.SliceOp(x, offsets, [1] * (len(shape) - 1) + [picked.step], t))
+        self.forms[result] = self.form(e, x)
+        return result
 
     def _as_rows(self, e: Emitter, x: SSAValue) -> SSAValue | None:
         """A whole [rows, columns] tensor (a replicated table's lookup) as replicated rows (a view), if they split."""

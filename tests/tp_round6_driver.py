@@ -17,7 +17,10 @@ unsharded module run eagerly on the full inputs:
   not supported on a mesh yet"); each rank now holds block d of each piece of the fused weight,
   over calls with an in-place weight update between them and a new batch size; a forward whose
   attribute switches between splitting that output and reading it whole reads each program's own
-  shards of the weight.
+  shards of the weight;
+- a soft mixture of experts, each expert a tensor-parallel MLP weighted by its column of a
+  replicated router's softmax (`gates[:, e : e + 1]`): the slice of rows' columns was refused
+  ("aten.slice.Tensor is not supported on a mesh yet"); it is local to each rank's rows.
 
 Exits non-zero (on every rank) when a case differs.
 
@@ -241,10 +244,38 @@ def fused_or_whole(rank: int, world: int) -> list[str]:
     return failures
 
 
+class SoftExperts(torch.nn.Module):
+    """Every expert a TP MLP, weighted by its column of the router's softmax (a replicated linear)."""
+
+    def __init__(self, experts: int = 3) -> None:
+        super().__init__()
+        self.router = torch.nn.Linear(H, experts, bias=False)
+        self.up = torch.nn.ModuleList(torch.nn.Linear(H, FFN) for _ in range(experts))
+        self.down = torch.nn.ModuleList(torch.nn.Linear(FFN, H, bias=False) for _ in range(experts))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gates = F.softmax(self.router(x), dim=-1)
+        out = x
+        for e, (up, down) in enumerate(zip(self.up, self.down)):
+            out = out + gates[:, e : e + 1] * down(F.gelu(up(x)))
+        return out + x.narrow(-1, 2, 4).sum(-1, keepdim=True)
+
+
+def soft_experts(rank: int, world: int) -> list[str]:
+    block = SoftExperts().eval()
+    layouts = {f"{name}.{e}.{p}": layout for e in range(3)
+               for name, p, layout in (("up", "weight", COL), ("up", "bias", "[didx]"), ("down", "weight", ROW))}  # fmt: skip
+    x = torch.randn(4 * world, H)
+    compiled = hir.compile(block, (x,), [ROWS], [ROWS], mesh=list(range(world)), param_layouts=layouts)
+    with torch.no_grad():
+        return differs(compiled(own(x, rank, world)), own(block(x), rank, world), "soft experts")
+
+
 CASES = {
     "training: a block applied twice, a tied row-parallel weight": shared_weights,
     "attention with padding masks": attention_masks,
     "fused projections": fused_projections,
+    "a soft mixture of tensor-parallel experts": soft_experts,
 }
 
 
