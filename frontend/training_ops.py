@@ -313,7 +313,10 @@ def _fused_layout(*tensors: torch.Tensor) -> bool:
     contiguous), which saves its result: an in-place update of that result is then autograd's
     error in eager too. Elsewhere eager runs the math, which does not save the result, and
     `y = attention(...); y += x` trains; so does `hir::attention`, which saves q, k and v only.
+    On a GPU eager's fused kernels take no f64 (nor do the statistics' kernels here).
     """
+    if any(t.device.type == "cuda" and t.dtype == torch.float64 for t in tensors):
+        return False
     return all(t.dim() == 4 and t.stride(-1) == 1 for t in tensors)
 
 
