@@ -109,6 +109,23 @@ def test_attention_of_three_d_heads_updated_in_place_trains_as_eager() -> None:
     assert "fusion.sdpa_backward " in next(iter(step.graphs.values()))["backward"].fusion_text
 
 
+def test_the_statistics_path_takes_what_eagers_fused_kernels_take() -> None:
+    """4-D, last axis contiguous, not f64 on a GPU (fake CUDA tensors: no GPU needed)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from hir.frontend.training_ops import _fused_layout
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        cuda = {dtype: torch.empty(2, 4, 5, 8, device="cuda", dtype=dtype) for dtype in (torch.float32, torch.float64)}
+    cpu = torch.empty(2, 4, 5, 8, dtype=torch.float64)
+    assert _fused_layout(cpu, cpu, cpu)
+    assert _fused_layout(*[cuda[torch.float32]] * 3)
+    assert not _fused_layout(*[cuda[torch.float64]] * 3)  # eager's math on a GPU
+    assert not _fused_layout(cpu[0], cpu[0], cpu[0])  # 3-D
+    strided = cpu.transpose(-1, -2).contiguous().transpose(-1, -2)
+    assert not _fused_layout(strided, cpu, cpu)
+
+
 class Block(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
