@@ -166,6 +166,16 @@ def unregistered_output(name: str) -> str:
     )
 
 
+_SAVED_BY = re.compile(r"output 0 of (_AttentionWithStatistics|_Attention|_LayerNorm|_RmsNorm)\b")
+_SAVED_BY_USER = {
+    "_AttentionWithStatistics": "F.scaled_dot_product_attention",
+    "_Attention": "F.scaled_dot_product_attention",
+    "_LayerNorm": "F.layer_norm",
+    "_RmsNorm": "F.rms_norm",
+}
+"""The training step's autograd.Functions (frontend/training_ops.py) by the user's call they stand for."""
+
+
 def capture_error(err: BaseException, what: str = "torch.export could not capture the program") -> FrontendError:
     """
     A trace's refusal (a data-dependent branch, an unsupported Python construct): `what`, torch's
@@ -211,6 +221,14 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
             f"{op.group(1) + ' reads' if op else 'the code reads'} a tensor that is neither an argument nor the "
             "module's (a global or a closure's read by a function the code calls): pass it as an argument, or "
             "hold it on the module (an attribute, a buffer)"
+        )
+    elif first.startswith("one of the variables needed for gradient computation has been modified by an inplace"):
+        # Autograd's version check in the traced backward: name the user's op, not the frontend's
+        # autograd.Function, and drop the hint about a backtrace the user does not see.
+        first = _SAVED_BY.sub(lambda m: f"the result of {_SAVED_BY_USER[m.group(1)]}", first.split(" Hint:")[0])
+        first = first.rstrip(". ") + (
+            ": an in-place update (`y += x`, `y.mul_(2)`) of a tensor the backward reads, which eager's "
+            "autograd refuses too at backward(); update a copy instead (`y = y + x`)"
         )
     message = f"{what}: {first}"
     if "torch._C.Generator" in first:  # older torch.export refuses the argument itself (newer ones trace it)

@@ -4,7 +4,7 @@ deep copy on seeded random data (f32, CPU): unmasked attention keeps its forward
 statistics (`fusion.sdpa_logsumexp`, `fusion.sdpa_backward_stats`) through grouped-query heads
 (`enable_gqa=True`), q, k, v cut from one fused projection by an unbind, a result used twice and
 returned, an output gradient that is not contiguous; 3-D attention whose result is updated in
-place (eager's math saves no result); an empty batch's step (a split's backward was
+place (eager's math saves no result), and the 4-D one's clear error; an empty batch's step (a split's backward was
 `aten.cat` of no operand); and, through tests/training_round8_driver.py on 2 gloo ranks, the TP
 layer on one-token sequences.
 """
@@ -23,6 +23,7 @@ from test_distributed import _output
 from test_training import assert_same_grads, randn
 
 import hir
+from hir.frontend import FrontendError
 
 DRIVER = Path(__file__).resolve().parent / "training_round8_driver.py"
 sdpa = F.scaled_dot_product_attention
@@ -107,6 +108,28 @@ def test_attention_of_three_d_heads_updated_in_place_trains_as_eager() -> None:
         for a, b in zip(ours, theirs, strict=True):
             torch.testing.assert_close(a.grad, b.grad)
     assert "fusion.sdpa_backward " in next(iter(step.graphs.values()))["backward"].fusion_text
+
+
+def test_four_d_attention_updated_in_place_is_a_clear_error() -> None:
+    """
+    Eager's fused kernel saves the result, so `y += q` after it is autograd's error at backward();
+    the step's error said 'output 0 of _AttentionWithStatistics' and pointed at a backtrace the
+    user does not see ('Hint: ... Good luck!'); it now names the user's call and the fix.
+    """
+
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        y = sdpa(q, k, v, is_causal=True)
+        y += q
+        return y
+
+    step = hir.compile(attend, (randn(2, 2, 5, 8),) * 3, training=True)
+    with pytest.raises(FrontendError) as caught:
+        step(*[randn(2, 2, 5, 8, seed=j).requires_grad_() for j in range(3)])
+    message = str(caught.value)
+    assert "which is the result of F.scaled_dot_product_attention, is at version 1" in message
+    assert "update a copy instead (`y = y + x`)" in message
+    assert "_AttentionWithStatistics" not in message
+    assert "Good luck" not in message
 
 
 def test_the_statistics_path_takes_what_eagers_fused_kernels_take() -> None:
