@@ -183,7 +183,8 @@ class MeshMode:
 
     def held_cut(self, source: Any) -> tuple[int, ...]:
         """The pieces whose blocks this program's shard of a parameter holds (a fused projection's), else ()."""
-        return self._input_forms[_key(source)].merged
+        form = self._input_forms.get(_key(source))
+        return form.merged if form is not None else ()
 
     def _called(self, value: SSAValue, role: str) -> str:
         """`'fc1.bias'` for a parameter, else `the bias` (a computed value)."""
