@@ -174,7 +174,9 @@ class MeshMode:
         """Whether a user's argument is replicated (serial axes) and not [rows, columns] that split over the mesh."""
         if any(a.kind != SERIAL or a.chunks for a in layout):
             return False
-        return len(shape) != 2 or shape[0] % self.devices != 0
+        # Replicated rows come in one chunk: beside rows in stream chunks (an earlier argument's
+        # "[(stream(S), didx), serial]"), a replicated [rows, columns] argument (a [T, T] mask) is read whole.
+        return len(shape) != 2 or shape[0] % self.devices != 0 or (self.chunks or 1) > 1
 
     def bind_input(self, value: SSAValue, source: Any) -> None:
         self.forms[value] = self._input_forms[_key(source)]

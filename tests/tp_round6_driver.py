@@ -10,8 +10,9 @@ unsharded module run eagerly on the full inputs:
 - attention through F.scaled_dot_product_attention with a padding mask, as HF passes one: a
   replicated [B, 1, T, T] float mask (rows in one and in two stream chunks), a [B, 1, 1, T]
   boolean key mask (grouped-query attention), and a [T, T] mask argument with no layout (read as
-  replicated rows) were refused ("a mask is a replicated [L, S] tensor"); each device now reads
-  the mask along its heads. A per-head mask [1, heads, T, T] stays an error that says so;
+  replicated rows; beside rows in two stream chunks, where its one chunk was an error, read
+  whole) were refused ("a mask is a replicated [L, S] tensor"); each device now reads the mask
+  along its heads. A per-head mask [1, heads, T, T] stays an error that says so;
 - a GPT-2 block with fused projections (`c_attn(x).split([H, kv, kv], dim=-1)` with grouped key
   and value heads, a `gate_up(x).chunk(2, dim=-1)` MLP, biases): refused ("aten.split.Tensor is
   not supported on a mesh yet"); each rank now holds block d of each piece of the fused weight,
@@ -159,6 +160,7 @@ def attention_masks(rank: int, world: int) -> list[str]:
     failures += masked(MaskedAttention().eval(), additive, 2)
     failures += masked(MaskedAttention(4, world).eval(), keep[:, :, -1:, :], 1)  # [B, 1, 1, T], grouped
     failures += masked(MaskedAttention().eval(), torch.randn(T, T), 1)  # [T, T]: replicated rows
+    failures += masked(MaskedAttention().eval(), torch.randn(T, T), 2)  # beside stream chunks: read whole
     per_head = torch.randn(1, 4, T, T)
     return failures + expect_error(
         lambda: masked(MaskedAttention().eval(), per_head, 1),
