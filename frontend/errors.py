@@ -166,7 +166,9 @@ def unregistered_output(name: str) -> str:
     )
 
 
-_SAVED_BY = re.compile(r"output 0 of (_AttentionWithStatistics|_Attention|_LayerNorm|_RmsNorm)\b")
+# torch names the node by its autograd.Function ("output 0 of _LayerNorm") or, in some versions,
+# by its backward's class ("output 0 of _LayerNormBackward").
+_SAVED_BY = re.compile(r"output \d+ of (_AttentionWithStatistics|_Attention|_LayerNorm|_RmsNorm)(?:Backward)?\b")
 _SAVED_BY_USER = {
     "_AttentionWithStatistics": "F.scaled_dot_product_attention",
     "_Attention": "F.scaled_dot_product_attention",
