@@ -9,9 +9,10 @@ module's tensors, the input plan, the graph's signature), a few microseconds of 
 `HotReplay` keeps what a replay of one graph needs, worked out once: which function and graph
 a call with these arguments' key and these flags runs, the graph's input buffers seen in the
 shapes the user passes (the copy in needs no reshape), and its output buffers in the shapes the
-user gets. A call checks only what can change between two such calls (the key, the flags, the
-module's tensors, the graph still kept, the results the caller still holds), then copies the
-inputs in and launches; anything else goes the general path, which builds a new one.
+user gets. A call compares its arguments' key and copies them in (the GPU copies while the host
+goes on), checks what else can change between two such calls (the flags, the module's tensors,
+the graph still kept, the results the caller still holds) and launches; any other call goes the
+general path, after which a new one is built.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ replays = _Replays()
 
 @dataclass
 class HotReplay:
+    """What the replay of one graph needs, kept from the call that built it; called with the next call's arguments."""
+
     key: tuple[Any, ...]
+    """The arguments' `fast_key` (shapes, dtypes, devices, requires_grad, the grad mode)."""
     mode: Any
     """The entry function's flags (`TrainEvalModes.mode`) when built; None without any."""
     target: CompiledFunction
