@@ -237,7 +237,48 @@ def capture_error(err: BaseException, what: str = "torch.export could not captur
         message = GENERATOR_REFUSAL
     if where is None:
         return FrontendError(f"<capture>: error: {message}")
-    return _at(SourceLine(*where, code), message)
+    # The user's `raise` or `assert`, or an op's error eager raises too (a broadcast of mismatched
+    # shapes: a built-in RuntimeError), not one of torch.export's own refusals.
+    raised_by_user = bool(frames) and frames[-1] == where
+    as_eager = type(err) in (RuntimeError, IndexError, TypeError, ValueError)
+    return also_users_exception(_at(SourceLine(*where, code), message), err if raised_by_user or as_eager else None)
+
+
+def also_users_exception(error: FrontendError, users: BaseException | None) -> FrontendError:
+    """
+    `error`, made also an instance of the exception class the user's code raised (`raise
+    ShapeError(...)`, an `assert`'s AssertionError) where `users` is that exception: eager raises it,
+    so `except ShapeError:` catches the compiled function's error too. The exception itself is
+    `error.users_exception`. Classes that cannot be combined (a built-in one of another layout) leave
+    `error` as it is.
+    """
+    if users is None or not isinstance(users, Exception) or isinstance(error, type(users)):
+        return error
+    try:
+        combined = _combined_class(type(error), type(users))
+        both = combined(str(error))
+    except Exception:  # a layout conflict, or an __init__ / __new__ of the user's that takes other arguments
+        return error
+    both.users_exception = users  # type: ignore[attr-defined]
+    return both
+
+
+_COMBINED: dict[tuple[type, type], type] = {}
+
+
+def _combined_class(ours: type[FrontendError], users: type[Exception]) -> type[FrontendError]:
+    key = (ours, users)
+    if key not in _COMBINED:
+        _COMBINED[key] = type(
+            ours.__name__,
+            (ours, users),
+            {
+                "__module__": ours.__module__,
+                "__doc__": ours.__doc__,
+                "__str__": BaseException.__str__,
+            },  # not KeyError's quotes
+        )
+    return _COMBINED[key]
 
 
 class _RecordUserLines(TorchFunctionMode):

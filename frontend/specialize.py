@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from hir.dialects.parallel_encoding import DIDX
-from hir.frontend.errors import FrontendError, user_stacklevel
+from hir.frontend.errors import FrontendError, also_users_exception, user_stacklevel
 from hir.frontend.layouts import AxisLayout, LayoutError, parse_layout
 from hir.frontend.rank_agreement import FAILED, RankAgreement, ValueCheck, check_every_call, program_digest
 from hir.frontend.types import _ELEMENT_TYPES
@@ -321,7 +321,8 @@ class CallSignature:
         if other:
             compiled_for = ", ".join(f"{n}: {e}" for n, e in zip(self.arg_names, example))
             text += f" ({' and '.join(other)}; {self.name} was compiled for {compiled_for})"
-        return CallError(f"<call>: error: {self.name} cannot be specialized for ({', '.join(shapes)}): {text}")
+        error = CallError(f"<call>: error: {self.name} cannot be specialized for ({', '.join(shapes)}): {text}")
+        return also_users_exception(error, getattr(err, "users_exception", None))  # type: ignore[return-value]
 
 
 Build = Callable[[Sequence[torch.Tensor]], Any]

@@ -1,0 +1,80 @@
+"""
+Plain functions compiled with `hir.compile` as users write and call them, against eager torch (CPU):
+an exception the user's code raises while it is traced (`raise ShapeError(...)`, an `assert` on a
+shape) is also an instance of the user's class, at `hir.compile` and at a call that specializes
+for a new shape, and an op's built-in error that eager raises too (shapes that do not broadcast)
+is also a `RuntimeError`.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import hir
+from hir.frontend.errors import FrontendError
+from hir.frontend.specialize import CallError
+
+
+def _seeded(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+class ShapeError(Exception):
+    pass
+
+
+class TwoFields(Exception):
+    def __init__(self, rows: int, limit: int) -> None:
+        super().__init__(f"{rows} rows, at most {limit}")
+
+
+def _checked(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[0] == 2:
+        raise ShapeError("two rows")
+    if x.shape[0] == 4:
+        raise TwoFields(x.shape[0], 3)
+    if x.shape[0] == 5:
+        raise KeyError("rows")
+    assert x.shape[0] < 6, "too long"
+    return x * 2 + 1
+
+
+def test_the_users_exception_at_a_call_is_an_instance_of_its_class() -> None:
+    # the compiled function raised a CallError (a ValueError) only: `except ShapeError:` missed it
+    compiled = hir.compile(_checked, (_seeded(3, 2, seed=0),))
+    x = _seeded(3, 2, seed=1)
+    torch.testing.assert_close(compiled(x), _checked(x))
+    for rows, kind, text in (
+        (2, ShapeError, "two rows"),
+        (4, TwoFields, "4 rows, at most 3"),
+        (5, KeyError, "rows"),
+        (6, AssertionError, "too long"),
+    ):
+        with pytest.raises(kind):
+            _checked(_seeded(rows, 2, seed=2))
+        with pytest.raises(kind, match=text) as caught:
+            compiled(_seeded(rows, 2, seed=2))
+        assert isinstance(caught.value, CallError)
+        assert isinstance(caught.value.users_exception, kind)
+        assert "test_model_code_round12.py:" in str(caught.value)  # the user's line
+        assert str(caught.value).startswith("<call>: error:")  # not KeyError's quotes
+    torch.testing.assert_close(compiled(x), _checked(x))  # the cached program still runs
+
+
+def test_the_users_exception_at_compile_is_an_instance_of_its_class() -> None:
+    with pytest.raises(ShapeError, match="two rows") as caught:
+        hir.compile(_checked, (_seeded(2, 2, seed=3),))
+    assert isinstance(caught.value, FrontendError)
+
+
+def test_shapes_that_do_not_broadcast_are_a_runtime_error_as_in_eager() -> None:
+    def mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y + 1
+
+    compiled = hir.compile(mul, (_seeded(3, seed=4), _seeded(3, seed=5)))
+    with pytest.raises(RuntimeError):
+        mul(_seeded(4, seed=6), _seeded(3, seed=7))
+    with pytest.raises(RuntimeError, match="broadcast") as caught:
+        compiled(_seeded(4, seed=6), _seeded(3, seed=7))
+    assert isinstance(caught.value, CallError)
