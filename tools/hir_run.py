@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outputs", help="where to torch.save the list of outputs")
     p.add_argument("--device", choices=tuple(DEVICE_KINDS), default=None, help="default: cuda if available, else cpu")
     p.add_argument("--num-streams", type=int, default=4, help="the runtime's number of streams (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=_seed_value, default=0, help="seed of the random inputs")
     p.add_argument("--check", action="store_true", help="compare with the fusion-level reference")
     p.add_argument("--reference", help="fusion-level module to compare a hir module with (implies --check)")
     p.add_argument("--race-check", action="store_true", help="check the run for races between streams")
@@ -83,6 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="print progress and timings")
     p.add_argument("--version", action=VersionAction)
     return p
+
+
+def _seed_value(text: str) -> int:
+    """--seed's value: an integer torch's generators take (-2^63 to 2^64 - 1), else argparse's usage error."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not -(1 << 63) <= seed < 1 << 64:
+        raise argparse.ArgumentTypeError(f"{seed} is out of range (-2^63 to 2^64 - 1)")
+    return seed
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -365,6 +376,9 @@ def _load_inputs(args: argparse.Namespace, program: Any) -> list[Any]:
             f"--inputs {args.inputs} holds a {type(inputs).__name__}, expected a list of tensors "
             "(torch.save([t0, t1, ...], path))"
         )
+    for position, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and value.is_meta:  # shape and dtype only: nothing to run on
+            raise UserError(f"--inputs {args.inputs}: input #{position} is a meta tensor, which holds no data")
     return list(inputs)
 
 
