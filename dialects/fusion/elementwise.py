@@ -23,6 +23,13 @@ from hir.dialects.fusion.ops import (
     verify_float,
 )
 
+
+def verify_not_bool(op: FusionOp) -> None:
+    """An op that torch refuses on bool tensors is refused on `i1` when verified, not when it runs."""
+    if element_type_of(op.results[0]) == IntegerType(1):
+        raise VerifyException(f"{op.name} needs a number type, not i1")
+
+
 # -- unary ----------------------------------------------------------------------------------------
 
 
@@ -43,11 +50,18 @@ class NegOp(UnaryFusionOp):
     """
     `-x`, elementwise.
 
+    Verifies:
+        The element type is a number type (not `i1`): torch has no bool form of it.
+
     Example:
         %y = fusion.neg %x : tensor<4x8xf32> -> tensor<4x8xf32>
     """
 
     name = "fusion.neg"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        verify_not_bool(self)
 
 
 @irdl_op_definition
@@ -55,11 +69,18 @@ class AbsOp(UnaryFusionOp):
     """
     `abs(x)`, elementwise.
 
+    Verifies:
+        The element type is a number type (not `i1`): torch has no bool form of it.
+
     Example:
         %y = fusion.abs %x : tensor<4x8xi32> -> tensor<4x8xi32>
     """
 
     name = "fusion.abs"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        verify_not_bool(self)
 
 
 @irdl_op_definition
@@ -67,11 +88,18 @@ class ReluOp(UnaryFusionOp):
     """
     `relu(x)` (`max(x, 0)`), elementwise.
 
+    Verifies:
+        The element type is a number type (not `i1`): torch has no bool form of it.
+
     Example:
         %y = fusion.relu %x : tensor<4x8xbf16> -> tensor<4x8xbf16>
     """
 
     name = "fusion.relu"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        verify_not_bool(self)
 
 
 @irdl_op_definition
@@ -286,11 +314,18 @@ class SubOp(BinaryFusionOp):
     """
     `lhs - rhs`, elementwise.
 
+    Verifies:
+        The element type is a number type (not `i1`): torch has no bool form of it.
+
     Example:
         %c = fusion.sub %a, %b : tensor<4x8xi64>, tensor<4x8xi64> -> tensor<4x8xi64>
     """
 
     name = "fusion.sub"
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        verify_not_bool(self)
 
 
 @irdl_op_definition
