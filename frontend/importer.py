@@ -98,8 +98,11 @@ class Signature:
     arg_names: list[str] = field(default_factory=list)
     """The names of the user's arguments, in order, static ones (None, numbers) included."""
     none_outputs: tuple[int, ...] = ()
-    """Positions among the returned leaves that are None (a model's `past_key_values=None`): no
-    program result; `structured` puts the None back."""
+    """Positions among the returned leaves that are None (a model's `past_key_values=None`) or
+    another Python constant of this specialization (`x.shape[0]`, a flag): no program result;
+    `structured` puts the value back."""
+    constant_outputs: tuple[Any, ...] = ()
+    """The values at `none_outputs`, in their order."""
     updates: list[StateUpdate] = field(default_factory=list)
     """The buffers and arguments the function updates in place, in order: the program returns their
     new values after the user's outputs, and each call writes them back (`CompiledFunction`)."""
@@ -111,13 +114,17 @@ class Signature:
         """The program's results (flat, in order) in the structure the function returns: `(h,)` stays a tuple."""
         if self.none_outputs:
             leaves = list(results)
-            for k in self.none_outputs:
-                leaves.insert(k, None)
+            values = self.constant_outputs or (None,) * len(self.none_outputs)
+            for k, value in zip(self.none_outputs, values):
+                leaves.insert(k, value)
             results = leaves
         if self.out_spec is None:
             return results[0] if len(results) == 1 else tuple(results)
         return torch.utils._pytree.tree_unflatten(list(results), self.out_spec)
 
+
+_CONSTANT_OUTPUTS = (bool, int, float, str)
+"""Python values a function may return beside its tensors (each specialization's own)."""
 
 aten = torch.ops.aten
 _VIEW_OPS = {
@@ -623,11 +630,15 @@ def import_program(
             outputs, updated = _user_outputs(program, node)
             layouts = _per_entry(out_layouts, len(outputs), "out_layouts")
             names = _output_names(program.call_spec.out_spec, len(outputs))
-            none_outputs = tuple(k for k, out in enumerate(outputs) if out is None)
+            # A Python number, bool or str returned (`x.shape[0]`, an argument's flag) is a constant of
+            # the specialization: shapes and such values are static, another one is another trace.
+            none_outputs = tuple(k for k, out in enumerate(outputs) if out is None or type(out) in _CONSTANT_OUTPUTS)
             for k in none_outputs:
                 if layouts[k] is not None:
-                    raise FrontendError(f"<layouts>: error: out_layouts gives {names[k]}, which is None, a layout")
-            kept = [(k, out, layout) for k, (out, layout) in enumerate(zip(outputs, layouts)) if out is not None]
+                    raise FrontendError(
+                        f"<layouts>: error: out_layouts gives {names[k]}, which is {outputs[k]!r}, a layout"
+                    )
+            kept = [(k, out, layout) for k, (out, layout) in enumerate(zip(outputs, layouts)) if k not in none_outputs]
             for k, out, layout in kept:
                 if not isinstance(out, Node):
                     raise FrontendError(
@@ -647,6 +658,7 @@ def import_program(
             signature.out_spec = program.call_spec.out_spec
             signature.out_layouts = [layout for _, _, layout in kept]
             signature.none_outputs = none_outputs
+            signature.constant_outputs = tuple(outputs[k] for k in none_outputs)
             if isinstance(mode, SingleDevice):
                 updated_inputs = {
                     out: user_positions[spec.target]

@@ -3,7 +3,8 @@ Plain functions compiled with `hir.compile` as users write and call them, agains
 an exception the user's code raises while it is traced (`raise ShapeError(...)`, an `assert` on a
 shape) is also an instance of the user's class, at `hir.compile` and at a call that specializes
 for a new shape, and an op's built-in error that eager raises too (shapes that do not broadcast)
-is also a `RuntimeError`.
+is also a `RuntimeError`; a Python number, bool or str returned beside the tensors (`x.shape[0]`)
+comes back per specialization.
 """
 
 from __future__ import annotations
@@ -78,3 +79,20 @@ def test_shapes_that_do_not_broadcast_are_a_runtime_error_as_in_eager() -> None:
     with pytest.raises(RuntimeError, match="broadcast") as caught:
         compiled(_seeded(4, seed=6), _seeded(3, seed=7))
     assert isinstance(caught.value, CallError)
+
+
+def _scaled_with_extent(x: torch.Tensor, scale: float, tag: str = "rows") -> tuple:
+    return x * scale, {"n": x.shape[0], "tag": tag, "scaled": scale != 1.0, "scale": scale}, None
+
+
+def test_python_numbers_returned_beside_tensors_come_back_per_specialization() -> None:
+    # a Python int, float, bool or str returned (`x.shape[0]`, a flag) was an `<outputs>:` refusal
+    compiled = hir.compile(_scaled_with_extent, (_seeded(3, 2, seed=8), 2.0))
+    for rows, scale, tag in ((3, 2.0, "rows"), (5, 2.0, "rows"), (5, 1.0, "cols"), (3, 0.5, "rows")):
+        x = _seeded(rows, 2, seed=rows)
+        got, want = compiled(x, scale, tag), _scaled_with_extent(x, scale, tag)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1]
+        assert got[2] is None
+        assert type(got[1]["n"]) is int
+        assert type(got[1]["scale"]) is float
