@@ -39,6 +39,7 @@ from hir.frontend.importer import (
     import_program,
     keyword_only_count,
     static_defaults,
+    tensor_defaults,
     with_static_defaults,
 )
 from hir.frontend.layouts import check_mesh, check_param_layouts
@@ -1032,7 +1033,8 @@ def compile_torch(
         devices,
         ranks=tuple(mesh or ()),
         defaults=static_defaults(fn),
-        keyword_only=keyword_only_count(fn),
+        tensor_defaults=tensor_defaults(fn),
+        keyword_only=keyword_only_count(fn, compiled.signature.arg_names),
     )
     example = tuple(
         replace(spec_of(a), shape=call.local_shape(k, tuple(a.shape))) if isinstance(a, torch.Tensor) else arg_spec(a)

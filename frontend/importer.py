@@ -876,9 +876,15 @@ def split_call(fn: Callable[..., Any] | torch.nn.Module, args: Sequence[Any]) ->
     return tuple(args[:count]), dict(zip(keyword_only, args[count:], strict=False))
 
 
-def keyword_only_count(fn: Callable[..., Any] | torch.nn.Module) -> int:
-    """How many of the compiled function's parameters (`_call_parameters`) are keyword-only."""
-    return sum(p.kind == inspect.Parameter.KEYWORD_ONLY for p in _call_parameters(fn))
+def keyword_only_count(fn: Callable[..., Any] | torch.nn.Module, names: Sequence[str] | None = None) -> int:
+    """
+    How many of the compiled function's parameters (`_call_parameters`) are keyword-only, of
+    `names` alone where given (the program's arguments: those after a parameter left at its
+    default tensor are not among them).
+    """
+    return sum(
+        p.kind == inspect.Parameter.KEYWORD_ONLY and (names is None or p.name in names) for p in _call_parameters(fn)
+    )
 
 
 def static_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, Any]:
@@ -888,6 +894,11 @@ def static_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, Any]:
         for p in _call_parameters(fn)
         if p.default is not inspect.Parameter.empty and is_static(p.default)
     }
+
+
+def tensor_defaults(fn: Callable[..., Any] | torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The defaults of the function's (or forward's) parameters that are tensors (`bias=torch.zeros(8)`)."""
+    return {p.name: p.default for p in _call_parameters(fn) if isinstance(p.default, torch.Tensor)}
 
 
 def with_static_defaults(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> list[Any]:

@@ -177,6 +177,10 @@ class CallSignature:
     """The mesh's ranks, which call the function with the same signature (frontend/rank_agreement.py)."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """The arguments' defaults that are static values (`attention_mask=None`): a call may leave them out."""
+    tensor_defaults: dict[str, Any] = field(default_factory=dict)
+    """The parameters whose default is a tensor (`def f(x, bias=torch.zeros(8))`): one of `arg_names`
+    (the example gave it) takes its default where a call leaves it out, as eager does; one that is
+    not (the program reads the default as the function's own tensor) cannot be passed."""
     keyword_only: int = 0
     """How many of the last `arg_names` are keyword-only (`forward(x, *, mask=None)`): a call passes them by name."""
 
@@ -246,14 +250,30 @@ class CallSignature:
             )
         names = self.arg_names
         check_positional_count(self.name, names, self.keyword_only, len(args))
-        if not kwargs and (len(args) >= len(names) or names[len(args)] not in self.defaults):
+        defaults = {**self.defaults, **self.tensor_defaults} if self.tensor_defaults else self.defaults
+        if not kwargs and (len(args) >= len(names) or names[len(args)] not in defaults):
+            if len(args) > len(names):
+                self._refuse_tensor_default(
+                    [n for n in self.tensor_defaults if n not in names][: len(args) - len(names)]
+                )
             return tuple(args)
+        self._refuse_tensor_default([n for n in kwargs if n in self.tensor_defaults and n not in names])
         check_keywords(self.name, names, len(args), kwargs)
         rest = names[len(args) :]
-        if missing := [n for n in rest if n not in kwargs and n not in self.defaults]:
+        if missing := [n for n in rest if n not in kwargs and n not in defaults]:
             plural = "s" * (len(missing) > 1)
             raise CallError(f"<call>: error: {self.name} is missing argument{plural} {', '.join(missing)}")
-        return (*args, *(kwargs[n] if n in kwargs else self.defaults[n] for n in rest))
+        return (*args, *(kwargs[n] if n in kwargs else defaults[n] for n in rest))
+
+    def _refuse_tensor_default(self, passed: Sequence[str]) -> None:
+        """A CallError for a call that passes a parameter whose default tensor the program reads as its own."""
+        if passed:
+            name = passed[0]
+            raise CallError(
+                f"<call>: error: {self.name}: argument '{name}' was compiled at its default tensor, which the "
+                f"program reads as the function's own (the example arguments left it out), so a call cannot "
+                f"pass it: give it in example_args (hir.compile(fn, (..., {name}))) to pass it, or leave it out"
+            )
 
     def check(self, args: Sequence[Any], example: Key) -> Key:
         """The call's key; a CallError for a call no specialization can take."""

@@ -4,7 +4,8 @@ an exception the user's code raises while it is traced (`raise ShapeError(...)`,
 shape) is also an instance of the user's class, at `hir.compile` and at a call that specializes
 for a new shape, and an op's built-in error that eager raises too (shapes that do not broadcast)
 is also a `RuntimeError`; a Python number, bool or str returned beside the tensors (`x.shape[0]`)
-comes back per specialization.
+comes back per specialization; a parameter whose default is a tensor may be left out of a call
+when the example gave it, and passing one the example left out is a call error naming it.
 """
 
 from __future__ import annotations
@@ -96,3 +97,30 @@ def test_python_numbers_returned_beside_tensors_come_back_per_specialization() -
         assert got[2] is None
         assert type(got[1]["n"]) is int
         assert type(got[1]["scale"]) is float
+
+
+_HALF = torch.full((3,), 0.5)
+
+
+def _biased(x: torch.Tensor, bias: torch.Tensor = _HALF, *, scale: float = 2.0) -> torch.Tensor:
+    return x * scale + bias
+
+
+def test_a_parameter_with_a_default_tensor_given_in_the_example_may_be_left_out() -> None:
+    # the call `compiled(x)` was "takes 2 tensors (x, bias), got 1", where eager adds the default
+    compiled = hir.compile(_biased, (_seeded(3, seed=10), _seeded(3, seed=11)))
+    x, bias = _seeded(3, seed=12), _seeded(3, seed=13)
+    torch.testing.assert_close(compiled(x, bias), _biased(x, bias))
+    torch.testing.assert_close(compiled(x), _biased(x))
+    torch.testing.assert_close(compiled(x, scale=3.0), _biased(x, scale=3.0))
+    torch.testing.assert_close(compiled(x, bias=bias, scale=0.5), _biased(x, bias, scale=0.5))
+
+
+def test_a_parameter_compiled_at_its_default_tensor_passed_is_a_call_error() -> None:
+    # `compiled(x, b)` said "takes 1 tensor (x), got 2" and `compiled(x, bias=b)` "has no argument 'bias'"
+    compiled = hir.compile(_biased, (_seeded(3, seed=14),))
+    x, bias = _seeded(3, seed=15), _seeded(3, seed=16)
+    torch.testing.assert_close(compiled(x), _biased(x))
+    for call in (lambda: compiled(x, bias), lambda: compiled(x, bias=bias)):
+        with pytest.raises(CallError, match=r"<_biased>: argument 'bias' was compiled at its default tensor"):
+            call()
