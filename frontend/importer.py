@@ -341,6 +341,7 @@ def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any
                 exported_in(module, autocast_state()),
                 _fake_tensor_log_quiet(),
                 global_hooks_on_each_module(module),
+                _returned_dataclasses_registered(module),
             ):
                 args, kwargs = _unaliased(split_call(fn, example_args), module)
                 program = torch.export.export(module, args, kwargs or None, strict=False)
@@ -376,6 +377,42 @@ def _unaliased(call: tuple[Any, Any], module: torch.nn.Module) -> tuple[Any, Any
         return leaf
 
     return pytree.tree_map(distinct, call)
+
+
+@contextmanager
+def _returned_dataclasses_registered(module: torch.nn.Module) -> Iterator[None]:
+    """
+    While the trace runs: a dataclass the function returns (`return Output(logits=y, loss=l)`, a
+    class of its own, also one defined inside a function) that is no pytree node yet is registered
+    with `torch.utils._pytree.register_dataclass` as its forward returns it, so that torch.export
+    takes it apart and the call returns it as eager does. One that cannot be registered (a field
+    left out of `__init__`) is left to torch's refusal (`_unregistered_dataclass`).
+    """
+
+    def register(out: Any, depth: int = 0) -> None:
+        if depth > 32:
+            return
+        if dataclasses.is_dataclass(out) and not isinstance(out, type):
+            if type(out) not in pytree.SUPPORTED_NODES:
+                try:
+                    pytree.register_dataclass(type(out))
+                except Exception:  # torch's refusal names it after the trace
+                    return
+            children: Any = [getattr(out, f.name, None) for f in dataclasses.fields(out)]
+        elif isinstance(out, dict):
+            children = list(out.values())
+        elif isinstance(out, (list, tuple)):
+            children = out
+        else:
+            return
+        for child in children:
+            register(child, depth + 1)
+
+    handle = module.register_forward_hook(lambda _module, _args, out: register(out))
+    try:
+        yield
+    finally:
+        handle.remove()
 
 
 def _unregistered_dataclass(fn: Callable[..., Any] | torch.nn.Module, err: Exception) -> tuple[str, str] | None:

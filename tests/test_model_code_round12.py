@@ -5,10 +5,13 @@ shape) is also an instance of the user's class, at `hir.compile` and at a call t
 for a new shape, and an op's built-in error that eager raises too (shapes that do not broadcast)
 is also a `RuntimeError`; a Python number, bool or str returned beside the tensors (`x.shape[0]`)
 comes back per specialization; a parameter whose default is a tensor may be left out of a call
-when the example gave it, and passing one the example left out is a call error naming it.
+when the example gave it, and passing one the example left out is a call error naming it; a
+dataclass of the user's own, no pytree node, comes back as eager returns it.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
@@ -124,3 +127,26 @@ def test_a_parameter_compiled_at_its_default_tensor_passed_is_a_call_error() -> 
     for call in (lambda: compiled(x, bias), lambda: compiled(x, bias=bias)):
         with pytest.raises(CallError, match=r"<_biased>: argument 'bias' was compiled at its default tensor"):
             call()
+
+
+def test_a_dataclass_of_its_own_returned_comes_back_as_eager_returns_it() -> None:
+    # a dataclass no pytree node was an error asking the user to register it
+    @dataclasses.dataclass
+    class Heads:
+        logits: torch.Tensor
+        extent: int
+        aux: torch.Tensor | None = None
+
+    def heads(x: torch.Tensor) -> tuple[Heads, dict[str, Heads]]:
+        return Heads(x.softmax(-1), x.shape[0]), {"pooled": Heads(x.mean(0), 1, x.amax(0))}
+
+    compiled = hir.compile(heads, (_seeded(3, 4, seed=17),))
+    for rows in (3, 5):
+        x = _seeded(rows, 4, seed=rows)
+        got, want = compiled(x), heads(x)
+        assert type(got[0]) is Heads
+        assert got[0].extent == want[0].extent
+        assert got[0].aux is None
+        torch.testing.assert_close(got[0].logits, want[0].logits)
+        torch.testing.assert_close(got[1]["pooled"].logits, want[1]["pooled"].logits)
+        torch.testing.assert_close(got[1]["pooled"].aux, want[1]["pooled"].aux)
