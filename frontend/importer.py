@@ -10,6 +10,7 @@ comes from, so that `hir.compile` can pass them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import logging
 import operator
@@ -233,8 +234,10 @@ def capturing_module(fn: Callable[..., Any] | torch.nn.Module) -> Callable[..., 
     call, and trained, as a module's are (torch.export lifts them as the module's; a training
     trace takes them as inputs). The function itself, where it reads none.
     """
-    if inspect.ismethod(fn) and isinstance(fn.__self__, torch.nn.Module) and inspect.isfunction(fn.__func__):
+    if inspect.ismethod(fn) and inspect.isfunction(fn.__func__) and not isinstance(fn.__self__, type):
         return _bound_method_module(fn)
+    if _callable_object(fn):  # `obj(x)` of a class of the user's with `__call__`: its bound `__call__`
+        return _bound_method_module(types.MethodType(type(fn).__call__, fn))
     if not inspect.isfunction(fn):
         return fn
     found: dict[str, Any] = {}
@@ -291,12 +294,25 @@ def _bound_method_module(method: types.MethodType) -> torch.nn.Module:
         register(function)
 
     def forward(*args: Any, **kwargs: Any) -> Any:
-        return function(wrapper.get_submodule("self"), *args, **kwargs)
+        return function(wrapper.self, *args, **kwargs)
 
     forward.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
     wrapper = type(function.__name__, (torch.nn.Module,), {"forward": staticmethod(forward)})()
-    wrapper.add_module("self", owner)
+    if isinstance(owner, torch.nn.Module):
+        wrapper.add_module("self", owner)
+    else:  # an object of the user's class: a plain attribute, whose attributes are read at every call
+        wrapper.self = owner
     return wrapper
+
+
+def _callable_object(fn: Any) -> bool:
+    """An instance of a class of the user's (not a module, a function or torch's) that defines `__call__`."""
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    return (
+        not isinstance(fn, torch.nn.Module | type | types.FunctionType | types.MethodType | functools.partial)
+        and inspect.isfunction(call)
+        and not type(fn).__module__.startswith("torch")
+    )
 
 
 def _rebound(fn: types.FunctionType, values: dict[str, Any]) -> types.FunctionType:

@@ -6,7 +6,8 @@ for a new shape, and an op's built-in error that eager raises too (shapes that d
 is also a `RuntimeError`; a Python number, bool or str returned beside the tensors (`x.shape[0]`)
 comes back per specialization; a parameter whose default is a tensor may be left out of a call
 when the example gave it, and passing one the example left out is a call error naming it; a
-dataclass of the user's own, no pytree node, comes back as eager returns it.
+dataclass of the user's own, no pytree node, comes back as eager returns it; a plain object's bound
+method, or the object with `__call__`, reads its attributes at every call.
 """
 
 from __future__ import annotations
@@ -150,3 +151,29 @@ def test_a_dataclass_of_its_own_returned_comes_back_as_eager_returns_it() -> Non
         torch.testing.assert_close(got[0].logits, want[0].logits)
         torch.testing.assert_close(got[1]["pooled"].logits, want[1]["pooled"].logits)
         torch.testing.assert_close(got[1]["pooled"].aux, want[1]["pooled"].aux)
+
+
+class _Scaler:
+    """A plain object of the user's (no module) whose settings change between calls."""
+
+    def __init__(self) -> None:
+        self.scale = 2.0
+        self.act = torch.tanh
+
+    def apply(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(x) * self.scale
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale + 1
+
+
+def test_a_plain_objects_method_and_call_read_its_attributes_at_every_call() -> None:
+    # `obj.apply` and `obj` itself computed with the attributes of the trace after `obj.scale = 5.0`
+    scaler = _Scaler()
+    method = hir.compile(scaler.apply, (_seeded(3, seed=18),))
+    called = hir.compile(scaler, (_seeded(3, seed=19),))
+    x = _seeded(3, seed=20)
+    for scale, act in ((2.0, torch.tanh), (5.0, torch.tanh), (-0.5, torch.sigmoid)):
+        scaler.scale, scaler.act = scale, act
+        torch.testing.assert_close(method(x), scaler.apply(x))
+        torch.testing.assert_close(called(x), scaler(x))
