@@ -342,8 +342,8 @@ class _Wrapper(torch.nn.Module):
         super().__init__()
         self.fn = fn
 
-    def forward(self, *args: Any) -> Any:
-        return self.fn(*args)
+    def forward(self, *args: Any, **kwargs: Any) -> Any:  # keyword-only ones by name (a partial's `scale=`)
+        return self.fn(*args, **kwargs)
 
 
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
