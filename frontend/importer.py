@@ -349,6 +349,7 @@ class _Wrapper(torch.nn.Module):
 def capture(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> ExportedProgram:
     module = fn if isinstance(fn, torch.nn.Module) else _as_module(fn)
     check_example_args(example_args)
+    check_example_count(fn, example_args)
     # an attribute the trace changed: an error after it
     with cumulative_batch_norms(module), recorded_attributes(module) as attributes:
         try:
@@ -918,6 +919,33 @@ def _call_parameters(fn: Callable[..., Any] | torch.nn.Module) -> list[inspect.P
     if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters):
         return positional
     return positional + [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
+
+
+def check_example_count(fn: Callable[..., Any] | torch.nn.Module, example_args: Sequence[Any]) -> None:
+    """
+    An `<inputs>:` error for example arguments that do not fit the function's parameters (one
+    without a default left out, more than it takes), in the user's terms: torch.export's own
+    error is a TypeError located in Python's inspect.py.
+    """
+    try:
+        signature = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
+    except (TypeError, ValueError):
+        return
+    name = getattr(fn, "__name__", type(fn).__name__)
+    given = f"{len(example_args)} value{'s' * (len(example_args) != 1)}"
+    parameters = _call_parameters(fn)
+    takes = ", ".join(p.name for p in parameters) or "no arguments"
+    variadic = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in signature.parameters.values())
+    if not variadic and len(example_args) > len(parameters):
+        raise FrontendError(
+            f"<inputs>: error: example_args has {given}, but <{name}> takes {len(parameters)} ({takes})"
+        )
+    if missing := [p.name for p in parameters[len(example_args) :] if p.default is inspect.Parameter.empty]:
+        plural = "s" * (len(missing) > 1)
+        raise FrontendError(
+            f"<inputs>: error: example_args has {given}, but <{name}> takes {takes}: give an "
+            f"example for {', '.join(repr(m) for m in missing)}, which ha{'ve' if plural else 's'} no default"
+        )
 
 
 def split_call(fn: Callable[..., Any] | torch.nn.Module, args: Sequence[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -8,7 +8,7 @@ comes back per specialization; a parameter whose default is a tensor may be left
 when the example gave it, and passing one the example left out is a call error naming it; a
 dataclass of the user's own, no pytree node, comes back as eager returns it; a plain object's bound
 method, or the object with `__call__`, reads its attributes at every call; a `functools.partial` with a
-keyword compiles.
+keyword compiles; example arguments that do not fit the function are an `<inputs>:` error.
 """
 
 from __future__ import annotations
@@ -192,3 +192,16 @@ def test_a_partial_with_a_keyword_is_compiled() -> None:
     x, y = _seeded(3, seed=23), _seeded(3, seed=24)
     torch.testing.assert_close(compiled(x, y), scaled(x, y))
     torch.testing.assert_close(compiled(x, y, scale=0.5), scaled(x, y, scale=0.5))
+
+
+def test_example_args_that_do_not_fit_the_function_are_an_inputs_error() -> None:
+    # torch.export's TypeError was told at a line of Python's inspect.py
+    def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y
+
+    with pytest.raises(FrontendError, match=r"^<inputs>: error: example_args has 1 value, but <add> takes x, y: .*'y'"):
+        hir.compile(add, (_seeded(3, seed=25),))
+    with pytest.raises(FrontendError, match=r"^<inputs>: error: example_args has 3 values, but <add> takes 2 \(x, y\)"):
+        hir.compile(add, (_seeded(3, seed=25),) * 3)
+    with pytest.raises(FrontendError, match=r"example for 'mask', which has no default"):
+        hir.compile(lambda x, *, mask: x * mask, (_seeded(3, seed=26),))
