@@ -351,7 +351,7 @@ def reads_statistics(op: fusion.ScaledDotProductAttentionOp) -> bool:
         reader = use.operation
         if (
             isinstance(reader, fusion.ScaledDotProductAttentionLogsumexpOp)
-            and reader.out is op.result
+            and reader.attention is op.result
             and (reader.q, reader.k, reader.v) == (op.q, op.k, op.v)
             and reader.is_causal == op.is_causal
             and reader.scale.value.data == op.scale.value.data

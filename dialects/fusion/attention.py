@@ -293,16 +293,16 @@ def verify_statistics(op: FusionOp, tensors: Sequence[SSAValue], statistics: SSA
 class ScaledDotProductAttentionLogsumexpOp(FusionOp):
     """
     The softmax statistics of the unmasked (or causal) `fusion.sdpa` of `q`, `k` and `v` whose
-    result is `out`: per query row, `logsumexp` over the keys of the scaled (causally masked)
+    result is `attention`: per query row, `logsumexp` over the keys of the scaled (causally masked)
     scores, `[..., L]` in f32 (f64 for f64 tensors), as torch's fused attention kernels keep them
     for their backward. A training step's forward saves them for `fusion.sdpa_backward_stats`,
-    so that the backward does not run the attention again. Where `out` is that `fusion.sdpa`'s
+    so that the backward does not run the attention again. Where `attention` is that `fusion.sdpa`'s
     result in the same launch (same operands, `causal` and `scale`), the runtime takes the
     statistics from the one kernel call that computes both; elsewhere it runs the fused kernel
-    again for them (the scores where no fused kernel applies; `out` itself is not read).
+    again for them (the scores where no fused kernel applies; `attention` itself is not read).
 
     Verifies:
-        Queries, keys and values as for `fusion.sdpa` (no mask) and `out` of the attention's
+        Queries, keys and values as for `fusion.sdpa` (no mask) and `attention` of the attention's
         result shape, all of one floating-point element type; the result is `[..., L]` of f32
         (f64 for f64 tensors), not streamed or sharded on L; `scale` is finite.
 
@@ -315,23 +315,30 @@ class ScaledDotProductAttentionLogsumexpOp(FusionOp):
     q = operand_def(TensorType)
     k = operand_def(TensorType)
     v = operand_def(TensorType)
-    out = operand_def(TensorType)
+    attention = operand_def(TensorType)
     result = result_def(TensorType)
     causal = opt_prop_def(UnitAttr)
     scale = prop_def(FloatAttr)
 
     assembly_format = (
-        "$q `,` $k `,` $v `,` $out (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
-        "attr-dict `:` type($q) `,` type($k) `,` type($v) `,` type($out) `->` type($result)"
+        "$q `,` $k `,` $v `,` $attention (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
+        "attr-dict `:` type($q) `,` type($k) `,` type($v) `,` type($attention) `->` type($result)"
     )
 
     def __init__(
-        self, q: SSAValue, k: SSAValue, v: SSAValue, out: SSAValue, causal: bool, scale: float, result_type: Attribute
+        self,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        attention: SSAValue,
+        causal: bool,
+        scale: float,
+        result_type: Attribute,
     ):
         properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
         if causal:
             properties["causal"] = UnitAttr()
-        super().__init__(operands=[q, k, v, out], result_types=[result_type], properties=properties)
+        super().__init__(operands=[q, k, v, attention], result_types=[result_type], properties=properties)
 
     @property
     def is_causal(self) -> bool:
@@ -339,16 +346,17 @@ class ScaledDotProductAttentionLogsumexpOp(FusionOp):
 
     def result_shape(self) -> rules.Shape:
         shape = attention_rule(shape_of(self.q), shape_of(self.k), shape_of(self.v), None)
-        if not rules.shapes_match(shape, shape_of(self.out)):
+        if not rules.shapes_match(shape, shape_of(self.attention)):
             raise VerifyException(
-                f"out {rules.fmt(shape_of(self.out))} is not the attention's result shape {rules.fmt(shape)}"
+                f"the attention {rules.fmt(shape_of(self.attention))} is not the attention's result shape "
+                f"{rules.fmt(shape)}"
             )
         verify_mask_and_scale(None, self.is_causal, self.scale.value.data)
         verify_unsplit(self, (len(shape) - 2,), "the statistics read the S and E axes whole, so only")
         return shape[:-1]
 
     def verify_element_types(self) -> None:
-        verify_statistics(self, (self.q, self.k, self.v, self.out), self.result)
+        verify_statistics(self, (self.q, self.k, self.v, self.attention), self.result)
 
     def axis_map(self) -> rules.AxisMap:
         return (*batch_sources(self.q, 4, None), ())
@@ -361,7 +369,7 @@ class ScaledDotProductAttentionLogsumexpOp(FusionOp):
 @irdl_op_definition
 class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
     """
-    `fusion.sdpa_backward` of the unmasked (or causal) attention given its forward's result `out`
+    `fusion.sdpa_backward` of the unmasked (or causal) attention given its forward's result `attention`
     and softmax statistics `lse` (`fusion.sdpa_logsumexp`): the runtime calls torch's fused
     backward kernel on them (flash attention's or memory-efficient attention's on a GPU, the
     flash kernel's on a CPU) without running the forward again; where no fused kernel takes the
@@ -370,7 +378,7 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
     the kernel wrote it (no stacked copy).
 
     Verifies:
-        `grad`, queries, keys, values and `out` have one shape of rank >= 2 and one
+        `grad`, queries, keys, values and `attention` have one shape of rank >= 2 and one
         floating-point element type; `lse` is `[..., L]` of f32 (f64 for f64 tensors); `scale`
         is finite; the result is `[3, ...]` of that shape, neither streamed nor sharded on its
         first axis or its last two (L, E).
@@ -385,16 +393,16 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
     q = operand_def(TensorType)
     k = operand_def(TensorType)
     v = operand_def(TensorType)
-    out = operand_def(TensorType)
+    attention = operand_def(TensorType)
     lse = operand_def(TensorType)
     result = result_def(TensorType)
     causal = opt_prop_def(UnitAttr)
     scale = prop_def(FloatAttr)
 
     assembly_format = (
-        "$grad `,` $q `,` $k `,` $v `,` $out `,` $lse (`causal` $causal^)? `scale` `=` custom<FloatLiteral>($scale) "
-        "attr-dict `:` type($grad) `,` type($q) `,` type($k) `,` type($v) `,` type($out) `,` type($lse) "
-        "`->` type($result)"
+        "$grad `,` $q `,` $k `,` $v `,` $attention `,` $lse (`causal` $causal^)? "
+        "`scale` `=` custom<FloatLiteral>($scale) attr-dict `:` type($grad) `,` type($q) `,` type($k) `,` "
+        "type($v) `,` type($attention) `,` type($lse) `->` type($result)"
     )
 
     def __init__(
@@ -403,7 +411,7 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
         q: SSAValue,
         k: SSAValue,
         v: SSAValue,
-        out: SSAValue,
+        attention: SSAValue,
         lse: SSAValue,
         causal: bool,
         scale: float,
@@ -412,7 +420,7 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
         properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
         if causal:
             properties["causal"] = UnitAttr()
-        operands = [grad, q, k, v, out, lse]
+        operands = [grad, q, k, v, attention, lse]
         super().__init__(operands=operands, result_types=[result_type], properties=properties)
 
     @property
@@ -420,11 +428,12 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
         return self.causal is not None
 
     def result_shape(self) -> rules.Shape:
-        grad, q, k, v, out = (shape_of(x) for x in (self.grad, self.q, self.k, self.v, self.out))
-        if not all(rules.shapes_match(q, other) for other in (grad, k, v, out)):
+        grad, q, k, v, attention = (shape_of(x) for x in (self.grad, self.q, self.k, self.v, self.attention))
+        if not all(rules.shapes_match(q, other) for other in (grad, k, v, attention)):
             raise VerifyException(
-                f"the gradient, query, key, value and out must have one shape [..., L, E], got {rules.fmt(grad)}, "
-                f"{rules.fmt(q)}, {rules.fmt(k)}, {rules.fmt(v)} and {rules.fmt(out)}"
+                "the gradient, query, key, value and attention result must have one shape [..., L, E], got "
+                f"{rules.fmt(grad)}, "
+                f"{rules.fmt(q)}, {rules.fmt(k)}, {rules.fmt(v)} and {rules.fmt(attention)}"
             )
         attention_rule(q, k, v, None)
         if not rules.shapes_match(q[:-1], shape_of(self.lse)):
@@ -435,7 +444,7 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
         return (3, *q)
 
     def verify_element_types(self) -> None:
-        tensors = (self.grad, self.q, self.k, self.v, self.out)
+        tensors = (self.grad, self.q, self.k, self.v, self.attention)
         verify_statistics(self, tensors, self.lse)
         if element_type_of(self.result) != element_type_of(self.q):
             raise VerifyException(

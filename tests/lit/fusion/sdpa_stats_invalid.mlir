@@ -1,7 +1,7 @@
 // RUN: hir-opt %s --split-input-file --verify-diagnostics
 
 // fusion.sdpa_logsumexp's and fusion.sdpa_backward_stats's verifiers: the statistics' shape and
-// element type, out of the attention's result shape, the axes that cannot be split.
+// element type, an attention result of another shape, the axes that cannot be split.
 
 func.func @bf16_statistics(%q: tensor<2x16x8xbf16>) {
   // expected-error@+1 {{'fusion.sdpa_logsumexp' op the softmax statistics of bf16 attention are f32, got bf16}}
@@ -12,7 +12,7 @@ func.func @bf16_statistics(%q: tensor<2x16x8xbf16>) {
 // -----
 
 func.func @out_of_another_shape(%q: tensor<2x16x8xbf16>, %o: tensor<2x16x4xbf16>) {
-  // expected-error@+1 {{'fusion.sdpa_logsumexp' op out 2x16x4 is not the attention's result shape 2x16x8}}
+  // expected-error@+1 {{'fusion.sdpa_logsumexp' op the attention 2x16x4 is not the attention's result shape 2x16x8}}
   %s = fusion.sdpa_logsumexp %q, %q, %q, %o scale = 1.0 : tensor<2x16x8xbf16>, tensor<2x16x8xbf16>, tensor<2x16x8xbf16>, tensor<2x16x4xbf16> -> tensor<2x16xf32>
   func.return
 }
