@@ -36,6 +36,7 @@ from hir.runtime.attention_kernels import (
     attention_gradients_from_statistics,
     attention_with_logsumexp,
     logsumexp_of_scores,
+    statistics_dtype,
 )
 from hir.runtime.norm_grad_kernels import layer_norm_input_gradient, rms_norm_input_gradient
 
@@ -89,8 +90,7 @@ def attention_stats(
 
 @attention_stats.register_fake
 def _(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any) -> tuple[torch.Tensor, torch.Tensor]:
-    statistics = torch.float64 if q.dtype == torch.float64 else torch.float32
-    return q.new_empty((*q.shape[:-1], v.shape[-1])), q.new_empty(q.shape[:-1], dtype=statistics)
+    return q.new_empty((*q.shape[:-1], v.shape[-1])), q.new_empty(q.shape[:-1], dtype=statistics_dtype(q.dtype))
 
 
 @torch.library.custom_op("hir::attention_stats_backward", mutates_args=())

@@ -112,21 +112,11 @@ def sdpa_backward_gradients(
     return lambda grad, q, k, v, mask=None: attention_gradients(grad, q, k, v, mask, causal, scale)
 
 
-def sdpa_backward_into(op: fusion.ScaledDotProductAttentionBackwardOp) -> Callable[..., object]:
-    """`f(out, grad, q, k, v[, mask])`: each gradient copied into its slice of `out`."""
-    gradients = sdpa_backward_gradients(op)
-
-    def into(out: torch.Tensor, *operands: torch.Tensor) -> None:
-        for slot, gradient in zip(out, gradients(*operands)):
-            slot.copy_(gradient)
-
-    return into
-
-
 # -- the forward's softmax statistics kept for the backward ---------------------------------------
 
 
-def _statistics_dtype(dtype: torch.dtype) -> torch.dtype:
+def statistics_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of attention's softmax statistics for tensors of `dtype`, as torch's fused kernels keep them."""
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
@@ -155,14 +145,14 @@ def attention_with_logsumexp(
                 lse = lse[..., : q.shape[-2]]  # padded to a multiple of 32 queries
     except RuntimeError:  # a shape or dtype the fused kernel refuses
         out = lse = None
-    if out is None or lse is None or lse.dtype != _statistics_dtype(q.dtype):
+    if out is None or lse is None or lse.dtype != statistics_dtype(q.dtype):
         return attention(q, k, v, None, causal, scale), None
     return out.reshape(*batch, q.shape[-2], v.shape[-1]), lse.reshape(*batch, q.shape[-2])
 
 
 def logsumexp_of_scores(q: torch.Tensor, k: torch.Tensor, causal: bool, scale: float) -> torch.Tensor:
     """The softmax statistics from the scores themselves (where no fused kernel kept them): [..., L]."""
-    dtype = _statistics_dtype(q.dtype)
+    dtype = statistics_dtype(q.dtype)
     scores = torch.matmul(q.to(dtype), k.to(dtype).transpose(-2, -1)) * scale
     if causal:
         keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
@@ -323,18 +313,26 @@ def sdpa_backward_stacked_kernel(
     `f(grad, q, k, v, ...) -> [3, ...]`: the three stacked, or where the launch only slices them
     apart (`sliced_apart`), the three as the kernel returned them (`StackedGradients`).
     """
-    if isinstance(op, fusion.ScaledDotProductAttentionStatsBackwardOp):
-        gradients = sdpa_backward_statistics_gradients(op)
-    else:
-        gradients = sdpa_backward_gradients(op)
+    gradients = _gradients_of(op)
     if sliced_apart(op):
         return lambda *operands: StackedGradients(gradients(*operands))
     return lambda *operands: torch.stack(gradients(*operands))
 
 
-def sdpa_backward_statistics_into(op: fusion.ScaledDotProductAttentionStatsBackwardOp) -> Callable[..., object]:
-    """`f(out, grad, q, k, v, out, lse)`: each gradient copied into its slice of `out`."""
-    gradients = sdpa_backward_statistics_gradients(op)
+def _gradients_of(
+    op: fusion.ScaledDotProductAttentionBackwardOp | fusion.ScaledDotProductAttentionStatsBackwardOp,
+) -> Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """`f(operands...) -> (dq, dk, dv)` of either attention backward."""
+    if isinstance(op, fusion.ScaledDotProductAttentionStatsBackwardOp):
+        return sdpa_backward_statistics_gradients(op)
+    return sdpa_backward_gradients(op)
+
+
+def sdpa_backward_into(
+    op: fusion.ScaledDotProductAttentionBackwardOp | fusion.ScaledDotProductAttentionStatsBackwardOp,
+) -> Callable[..., object]:
+    """`f(destination, grad, q, k, v, ...)`: each gradient copied into its slice of `destination`."""
+    gradients = _gradients_of(op)
 
     def into(destination: torch.Tensor, *operands: torch.Tensor) -> None:
         for slot, gradient in zip(destination, gradients(*operands)):

@@ -22,7 +22,6 @@ from hir.runtime.attention_kernels import (
     reads_statistics,
     sdpa_backward_into,
     sdpa_backward_stacked_kernel,
-    sdpa_backward_statistics_into,
     sdpa_into,
     sdpa_kernel,
     sdpa_logsumexp_kernel,
@@ -306,10 +305,8 @@ def _out_extension(op: fusion.FusionOp) -> Into | None:
         )
     if isinstance(op, fusion.ScaledDotProductAttentionOp):
         return sdpa_into(op)
-    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp):
+    if isinstance(op, fusion.ScaledDotProductAttentionBackwardOp | fusion.ScaledDotProductAttentionStatsBackwardOp):
         return sdpa_backward_into(op)
-    if isinstance(op, fusion.ScaledDotProductAttentionStatsBackwardOp):
-        return sdpa_backward_statistics_into(op)
     if kind is fusion.SiluOp:
         return _contiguous_into(lambda out, x: torch.ops.aten.silu.out(x, out=out), eager_kernel(op))
     if kind is fusion.GeluBackwardOp:
