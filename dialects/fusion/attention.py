@@ -108,6 +108,14 @@ def verify_attention_elements(op: FusionOp, tensors: Sequence[SSAValue], mask: S
             raise VerifyException(f"the mask must be i1 or {result}, got {element}")
 
 
+def attention_properties(causal: bool, scale: float) -> dict[str, Attribute]:
+    """The `scale` and `causal` properties every attention op carries."""
+    properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
+    if causal:
+        properties["causal"] = UnitAttr()
+    return properties
+
+
 @irdl_op_definition
 class ScaledDotProductAttentionOp(FusionOp):
     """
@@ -153,9 +161,7 @@ class ScaledDotProductAttentionOp(FusionOp):
         scale: float,
         result_type: Attribute,
     ):
-        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
-        if causal:
-            properties["causal"] = UnitAttr()
+        properties = attention_properties(causal, scale)
         super().__init__(operands=[q, k, v, [mask] if mask else []], result_types=[result_type], properties=properties)
 
     @property
@@ -234,9 +240,7 @@ class ScaledDotProductAttentionBackwardOp(FusionOp):
         scale: float,
         result_type: Attribute,
     ):
-        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
-        if causal:
-            properties["causal"] = UnitAttr()
+        properties = attention_properties(causal, scale)
         operands = [grad, q, k, v, [mask] if mask else []]
         super().__init__(operands=operands, result_types=[result_type], properties=properties)
 
@@ -335,9 +339,7 @@ class ScaledDotProductAttentionLogsumexpOp(FusionOp):
         scale: float,
         result_type: Attribute,
     ):
-        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
-        if causal:
-            properties["causal"] = UnitAttr()
+        properties = attention_properties(causal, scale)
         super().__init__(operands=[q, k, v, attention], result_types=[result_type], properties=properties)
 
     @property
@@ -417,9 +419,7 @@ class ScaledDotProductAttentionStatsBackwardOp(FusionOp):
         scale: float,
         result_type: Attribute,
     ):
-        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, f64)}
-        if causal:
-            properties["causal"] = UnitAttr()
+        properties = attention_properties(causal, scale)
         operands = [grad, q, k, v, attention, lse]
         super().__init__(operands=operands, result_types=[result_type], properties=properties)
 
